@@ -1,0 +1,156 @@
+# libshexec - build, test, install, demo, bench. GNU make; no other build system.
+#
+#   make                 lib/libshexec.so.1.0.0 (+ .so.1, .so links) and lib/libshexec.a
+#   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind)
+#   make demo            build and run examples/demo
+#   make bench           benchmarks (they report; they never fail the build)
+#   make install         PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+
+VERSION    := 1.0.0
+SOMAJOR    := 1
+CC         ?= cc
+
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN)
+OPT        ?= -O2
+CFLAGS     ?=
+LDFLAGS    ?=
+
+ifeq ($(SANITIZE),1)
+  VARIANT  := asan
+  SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  OPT      := -O1
+else ifeq ($(TSAN),1)
+  VARIANT  := tsan
+  SAN      := -fsanitize=thread
+  OPT      := -O1
+else
+  VARIANT  := default
+  SAN      :=
+endif
+
+B          := build/$(VARIANT)
+LIB_SRCS   := $(sort $(wildcard lib/*.c))
+LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
+LIB_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -fPIC -fvisibility=hidden -DSHEXEC_BUILDING -Iinclude -iquote lib $(CFLAGS)
+
+ifeq ($(VARIANT),default)
+  OUT      := lib
+else
+  OUT      := $(B)
+endif
+SO_REAL    := $(OUT)/libshexec.so.$(VERSION)
+SO_MAJOR   := $(OUT)/libshexec.so.$(SOMAJOR)
+SO_DEV     := $(OUT)/libshexec.so
+STATIC     := $(OUT)/libshexec.a
+
+TEST_SRCS  := $(sort $(wildcard test/test_*.c))
+TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
+HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
+HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))
+TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote test $(CFLAGS)
+TEST_LIBS  := -lcmocka
+
+.PHONY: all check demo bench install uninstall clean cmocka-present
+
+all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
+
+$(B)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(SO_REAL): $(LIB_OBJS) lib/libshexec.map
+	@mkdir -p $(@D)
+	$(CC) $(SAN) -shared -Wl,-soname,libshexec.so.$(SOMAJOR) -Wl,--version-script=lib/libshexec.map \
+	  -Wl,--no-undefined -o $@ $(LIB_OBJS) $(LDFLAGS)
+
+$(SO_MAJOR): $(SO_REAL)
+	ln -sf libshexec.so.$(VERSION) $@
+$(SO_DEV): $(SO_MAJOR)
+	ln -sf libshexec.so.$(SOMAJOR) $@
+
+$(STATIC): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+# --- tests -------------------------------------------------------------------
+
+$(B)/test/testutil.o: test/testutil.c test/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(B)/test/test_%: test/test_%.c $(B)/test/testutil.o $(STATIC) | cmocka-present
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(B)/test/testutil.o $(STATIC) $(TEST_LIBS) $(LDFLAGS)
+
+$(B)/test/helpers/%: test/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(OPT) -o $@ $<
+
+# cmocka comes from Debian's libcmocka-dev: install it when we can, else say how.
+cmocka-present:
+	@if [ ! -f /usr/include/cmocka.h ] && ! pkg-config --exists cmocka 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "cmocka is missing: installing libcmocka-dev"; \
+	    apt-get update -qq && apt-get install -y -qq libcmocka-dev >/dev/null || exit 1; \
+	  else \
+	    echo "cmocka is missing. Install it with:  sudo apt-get install -y libcmocka-dev" >&2; exit 1; \
+	  fi; \
+	fi
+
+check: all $(TEST_BINS) $(HELPER_BINS)
+	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
+	  sh test/run-tests.sh $(TEST_BINS)
+
+# --- examples ----------------------------------------------------------------
+
+EXAMPLE_CFLAGS := $(BASE_CFLAGS) $(OPT) -Iinclude
+
+examples/demo/demo: examples/demo/demo.c include/shexec.h $(SO_REAL) $(SO_MAJOR) $(SO_DEV)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -Llib -lshexec -Wl,-rpath,'$$ORIGIN/../../lib'
+
+demo: examples/demo/demo
+	./examples/demo/demo
+
+# --- benchmarks --------------------------------------------------------------
+
+bench/bin/%: bench/%.c include/shexec.h lib/libshexec.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $< lib/libshexec.a
+
+bench: all $(patsubst bench/%.c,bench/bin/%,$(sort $(wildcard bench/*.c)))
+	@for b in $(patsubst bench/%.c,bench/bin/%,$(sort $(wildcard bench/*.c))); do $$b || exit 1; done
+
+# --- install -----------------------------------------------------------------
+
+pkgconfig/shexec.pc: pkgconfig/shexec.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+install: all pkgconfig/shexec.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec.h
+	install -m 755 lib/libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION)
+	ln -sf libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR)
+	ln -sf libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so
+	install -m 644 lib/libshexec.a $(DESTDIR)$(LIBDIR)/libshexec.a
+	install -m 644 pkgconfig/shexec.pc $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/shexec.h $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION) \
+	  $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so \
+	  $(DESTDIR)$(LIBDIR)/libshexec.a $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+clean:
+	rm -rf build lib/libshexec.so* lib/libshexec.a examples/demo/demo bench/bin pkgconfig/shexec.pc
+
+-include $(LIB_OBJS:.o=.d)

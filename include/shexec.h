@@ -1,0 +1,469 @@
+/*
+ * shexec.h - libshexec: run shell commands for agent hosts, correctly.
+ *
+ * This header is the manual. Everything a host can call is declared and
+ * documented here; nothing else in the library is visible to it.
+ *
+ * OVERVIEW
+ *
+ *   A session (shexec_session) is one persistent "terminal": it tracks the
+ *   working directory across commands (a `cd` in one command is where the
+ *   next one starts), owns the environment policy, the time and output
+ *   limits, and one poll() loop that drives every process it started.
+ *
+ *   A run (shexec_run) is one foreground command in a session: configure it,
+ *   execute it (blocking, or start it and pump the loop yourself), then read
+ *   its result: how it ended, its exit code, its captured stdout and stderr.
+ *   Output can also be streamed to a callback while the command runs.
+ *
+ *       shexec_session *s;
+ *       shexec_run *r;
+ *       if (shexec_session_new(&s) != SHEXEC_OK) return 1;
+ *       shexec_run_new(&r, s, "cd /tmp && ls | head -3");
+ *       if (shexec_run_exec(r) == SHEXEC_OK) {
+ *           size_t n;
+ *           const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+ *           printf("exit %d, %zu bytes: %s", shexec_run_exit_code(r), n, out);
+ *       } else {
+ *           fprintf(stderr, "shexec: %s\n", shexec_session_errmsg(s));
+ *       }
+ *       shexec_run_free(r);
+ *       printf("cwd is now %s\n", shexec_session_cwd(s));   // "/tmp"
+ *       shexec_session_free(s);
+ *
+ * CONVENTIONS
+ *
+ *   - Every fallible call returns int: SHEXEC_OK (0) or a negative
+ *     SHEXEC_E* code. shexec_strerror() names a code; the session's
+ *     shexec_session_errmsg() holds the detail of its last failure
+ *     (e.g. `working directory "/nope" does not exist`).
+ *   - Out-parameters come first; a constructor writes NULL to *out when it
+ *     fails, so freeing the result unconditionally is always safe. Every
+ *     free function accepts NULL.
+ *   - Input strings are NUL-terminated UTF-8. Output is bytes with an explicit
+ *     length: it may contain NUL bytes and invalid UTF-8 and is passed on
+ *     exactly as the command wrote it (captured copies are additionally
+ *     NUL-terminated for convenience).
+ *   - No structs cross the API, no varargs; integers are fixed-width; enum
+ *     values are explicit and only ever appended to. The library can be
+ *     called from any FFI (ctypes, cffi, node-ffi, cgo, Rust) without glue.
+ *
+ * THREADS AND PROCESS-WIDE STATE
+ *
+ *   A session and everything created from it is used by one thread at a time;
+ *   different sessions may be used by different threads at once. The library
+ *   creates no threads, installs no signal handlers, never changes a signal
+ *   disposition or the signal mask of the host, never reaps a child it did not
+ *   start (no waitpid(-1)), reads no environment variable of its own, never
+ *   writes to stdout/stderr, and never aborts on bad input. Every descriptor
+ *   it creates is close-on-exec.
+ *
+ * HOW A COMMAND IS RUN
+ *
+ *   The command text is passed to the shell as an argument and `eval`-ed by a
+ *   fixed wrapper script: it is never spliced into script text, so trailing
+ *   `&`, here-documents, `# comments` and unbalanced quotes behave exactly as
+ *   they would typed at a prompt. The shell is /bin/bash when it is
+ *   executable, else /bin/sh (see shexec_session_set_shell()). The wrapper
+ *   keeps the command's exit status, then prints a per-session random
+ *   sentinel and the shell's working directory on stdout; the library strips
+ *   both from the output (no byte of them ever reaches a callback or the
+ *   captured stdout) and makes that directory the session's cwd.
+ *
+ *   Each command gets its own process group, stdin from /dev/null, default
+ *   signal dispositions, an empty signal mask, and no descriptor but 0, 1, 2
+ *   (even those the host opened without O_CLOEXEC).
+ *
+ *   A run completes when its shell exits, not when its pipes close: a command
+ *   that leaves processes running (`server &`, `sleep 100 & echo started`)
+ *   returns at once. Those leftover processes (still in the command's process
+ *   group) are then killed with SIGKILL.
+ *
+ *   On timeout or cancel the whole process group gets SIGTERM, then, after
+ *   the session's grace period, SIGKILL. A command that handles SIGTERM and
+ *   exits has its cleanup output captured. The group is only ever signalled
+ *   while the command's shell is not yet reaped, so its id cannot have been
+ *   reused by an unrelated process.
+ *
+ * WHAT PERSISTS IN A SESSION
+ *
+ *   The working directory persists (by the sentinel). Nothing else does: shell
+ *   variables, aliases, functions, `export`s and `set` options made inside a
+ *   command last only for that command, as with separate `bash -c` calls. Set
+ *   persistent variables with shexec_session_setenv().
+ */
+#ifndef SHEXEC_H
+#define SHEXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHEXEC_VERSION_MAJOR 1
+#define SHEXEC_VERSION_MINOR 0
+#define SHEXEC_VERSION_PATCH 0
+#define SHEXEC_VERSION_STRING "1.0.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH */
+#define SHEXEC_VERSION_NUMBER 10000
+
+#if defined(SHEXEC_BUILDING) && defined(__GNUC__) && __GNUC__ >= 4
+#define SHEXEC_API __attribute__((visibility("default")))
+#else
+#define SHEXEC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Handles, constants
+ * ------------------------------------------------------------------------ */
+
+/* A shell session: cwd, environment policy, limits, the process loop. */
+typedef struct shexec_session shexec_session;
+/* One foreground command and its result. */
+typedef struct shexec_run shexec_run;
+
+/* Result codes. Append-only; values never change. */
+enum {
+    SHEXEC_OK = 0,
+    SHEXEC_EINVAL = -1,   /* an argument is invalid (NULL, empty, bad name) */
+    SHEXEC_ENOMEM = -2,   /* out of memory */
+    SHEXEC_ENOCWD = -3,   /* the working directory is missing or not a directory */
+    SHEXEC_ESPAWN = -4,   /* the shell could not be executed (missing, not executable) */
+    SHEXEC_ESYS = -5,     /* a system call failed (descriptors exhausted, fork failed, ...) */
+    SHEXEC_ESTATE = -6,   /* the handle is in the wrong state for this call */
+    SHEXEC_E2BIG = -7     /* the command (or environment) is too long for the kernel */
+};
+
+/* Output streams. */
+enum {
+    SHEXEC_STDOUT = 1,
+    SHEXEC_STDERR = 2
+};
+
+/* How a run stands or ended (shexec_run_state()). */
+enum {
+    SHEXEC_STATE_NEW = 0,       /* created, not started */
+    SHEXEC_STATE_RUNNING = 1,   /* started, not finished */
+    SHEXEC_STATE_EXITED = 2,    /* the shell exited; see shexec_run_exit_code() */
+    SHEXEC_STATE_SIGNALED = 3,  /* the shell was killed by a signal it was not sent by us */
+    SHEXEC_STATE_TIMED_OUT = 4, /* the timeout expired; the group was terminated */
+    SHEXEC_STATE_CANCELLED = 5  /* shexec_run_cancel() or freeing ended it */
+};
+
+/* Output limit units and what to keep (shexec_session_set_output_limit()). */
+enum {
+    SHEXEC_UNIT_CHARS = 0, /* UTF-8 code points; each invalid byte counts as one */
+    SHEXEC_UNIT_BYTES = 1
+};
+enum {
+    SHEXEC_KEEP_HEAD = 0,     /* keep the first `limit` units */
+    SHEXEC_KEEP_HEAD_TAIL = 1 /* keep the first and the last limit/2 units */
+};
+
+/* Defaults. */
+#define SHEXEC_DEFAULT_TIMEOUT_MS 120000u
+#define SHEXEC_DEFAULT_MAX_TIMEOUT_MS 600000u
+#define SHEXEC_DEFAULT_KILL_GRACE_MS 5000u
+#define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
+
+/*
+ * Called with each chunk of output as the command produces it. `stream` is
+ * SHEXEC_STDOUT or SHEXEC_STDERR; `data` is valid only during the call and is
+ * not NUL-terminated. Chunks of one stream concatenated equal that stream's
+ * complete output (before truncation; the cwd sentinel never appears).
+ * The callback may call shexec_run_cancel() on its run; it must not free the
+ * run or the session, nor start another run in the same session.
+ */
+typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
+
+/* ------------------------------------------------------------------------
+ * Library
+ * ------------------------------------------------------------------------ */
+
+/* The library's version, "MAJOR.MINOR.PATCH". Static storage. */
+SHEXEC_API const char *shexec_version(void);
+
+/*
+ * A short English description of a result code ("working directory not
+ * found"). Static storage; never NULL (unknown codes give "unknown error").
+ */
+SHEXEC_API const char *shexec_strerror(int code);
+
+/* ------------------------------------------------------------------------
+ * Session
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Create a session. Its cwd is the host's current directory, its shell
+ * /bin/bash if executable else /bin/sh, its environment inherited from the
+ * host (with the dangerous-variable deny list applied), its limits the
+ * SHEXEC_DEFAULT_* values. A random nonce for the cwd sentinel is drawn.
+ *
+ * Errors: SHEXEC_EINVAL (out is NULL), SHEXEC_ENOMEM, SHEXEC_ENOCWD (the
+ * host's cwd cannot be determined), SHEXEC_ESYS (no randomness available).
+ * On failure *out is NULL.
+ */
+SHEXEC_API int shexec_session_new(shexec_session **out);
+
+/*
+ * Free a session. Every command it still runs is terminated (SIGTERM to its
+ * process group, the grace period, then SIGKILL) and reaped before this
+ * returns. Runs not yet freed stay valid for reading their results and must
+ * still be freed with shexec_run_free(); they can no longer be started.
+ * NULL is a no-op.
+ */
+SHEXEC_API void shexec_session_free(shexec_session *s);
+
+/*
+ * The detail message of the session's last failed call, or "" when there was
+ * none. Owned by the session; valid until the next call on the session or on
+ * one of its runs. Never NULL, also for s == NULL.
+ */
+SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s);
+
+/*
+ * Set the working directory for the next commands. A relative path is taken
+ * relative to the current session cwd. The directory must exist.
+ * Errors: SHEXEC_EINVAL (NULL or empty), SHEXEC_ENOCWD (missing or not a
+ * directory; the cwd is unchanged), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_set_cwd(shexec_session *s, const char *dir);
+
+/*
+ * The session's current working directory (absolute). Owned by the session;
+ * valid until the cwd next changes (a completed run or set_cwd). NULL only
+ * for s == NULL.
+ */
+SHEXEC_API const char *shexec_session_cwd(const shexec_session *s);
+
+/*
+ * Use `path` as the shell (it is run as `path -c SCRIPT`). NULL restores the
+ * default choice: /bin/bash when executable, else /bin/sh. The shell must be
+ * POSIX-compatible (it runs the wrapper script); it is checked when a
+ * command starts, not here.
+ * Errors: SHEXEC_EINVAL (empty string), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *path);
+
+/*
+ * Set the default timeout for runs and the maximum any run may ask for, in
+ * milliseconds. A larger per-run timeout is clamped to max_ms.
+ * Errors: SHEXEC_EINVAL (either is 0, or default_ms > max_ms).
+ */
+SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms,
+                                           uint32_t max_ms);
+
+/*
+ * Set the time between SIGTERM and SIGKILL when a command is terminated
+ * (timeout, cancel, free). 0 sends SIGKILL right after SIGTERM.
+ * Errors: SHEXEC_EINVAL (s is NULL).
+ */
+SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms);
+
+/*
+ * Set how much of each output stream a run keeps (stdout and stderr are
+ * limited independently). `limit` is in `unit` (SHEXEC_UNIT_CHARS or
+ * SHEXEC_UNIT_BYTES); 0 keeps nothing (output only reaches the callback).
+ * `keep` is SHEXEC_KEEP_HEAD or SHEXEC_KEEP_HEAD_TAIL. A UTF-8 sequence is
+ * never split, whatever the unit. Memory held per stream is bounded by the
+ * limit however much the command prints.
+ *
+ * When output exceeds the limit the captured text ends with (HEAD) or has in
+ * its middle (HEAD_TAIL) a notice, in the unit of the limit, exactly:
+ *   HEAD:      "\n[output truncated: N characters in total, the first K shown]\n"
+ *   HEAD_TAIL: "\n[output truncated: N characters in total, M omitted here]\n"
+ * ("bytes" instead of "characters" for SHEXEC_UNIT_BYTES).
+ * Errors: SHEXEC_EINVAL (unknown unit or keep, limit above 1 GiB).
+ */
+SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit, int unit,
+                                               int keep);
+
+/*
+ * Environment. A command's environment is built in this order:
+ *   1. the base: the host's environment (inherit, the default) or nothing;
+ *   2. the session's overrides (shexec_session_setenv);
+ *   3. the run's overrides (shexec_run_setenv);
+ *   4. the deny list: every variable whose name matches a deny glob and no
+ *      allow glob is removed, whatever step added it.
+ * The default deny list: LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, DYLD_*,
+ * BASH_ENV, ENV, BASH_FUNC_*, SHELLOPTS, BASHOPTS, PROMPT_COMMAND, IFS,
+ * CDPATH, GLOBIGNORE. Globs are fnmatch(3) patterns matched against the
+ * name (`*`, `?`, `[...]`). The host's own environ is never modified; it is
+ * read each time a command starts.
+ */
+
+/*
+ * Inherit the host's environment (1, the default) or start from an empty
+ * one (0). Errors: SHEXEC_EINVAL (s NULL).
+ */
+SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit);
+
+/*
+ * Set `name` to `value` for every later command of the session; value NULL
+ * removes the variable (also an inherited one). Names must be non-empty and
+ * must not contain '='. Errors: SHEXEC_EINVAL (bad name; nothing is
+ * changed), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const char *value);
+
+/*
+ * Add a glob to the deny list (variables it matches are removed), or to the
+ * allow list (variables it matches are kept even if denied, e.g. "LD_LIBRARY_PATH"
+ * for a host that needs it). Errors: SHEXEC_EINVAL (NULL or empty glob),
+ * SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_env_deny(shexec_session *s, const char *glob);
+SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
+
+/*
+ * Set the program and leading arguments that run each command: the library
+ * appends "-c", its wrapper script, "shexec" and the command. argv is a
+ * NULL-terminated array, copied. argv[0] may be an absolute path or a name
+ * looked up in the PATH of the command's environment. With a prefix such as
+ *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
+ *   {"docker", "exec", "-i", "ctr", "bash", NULL}
+ * every command runs inside that wrapper; cwd tracking keeps working as long
+ * as the wrapper passes stdout through. shexec_session_set_shell(s, p) is
+ * set_shell_argv with {p, NULL}; NULL restores the default.
+ * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv);
+
+/*
+ * Pump the session's loop: read output of running commands, enforce their
+ * timeouts, reap the ones that ended. Returns when at least one run of the
+ * session finished during the call, when timeout_ms elapsed (negative: no
+ * limit), or at once when nothing is running. Used with shexec_run_start()
+ * for non-blocking use. Output callbacks run from inside this call.
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (called from a callback),
+ * SHEXEC_ESYS (poll failed other than by EINTR).
+ */
+SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
+
+/* ------------------------------------------------------------------------
+ * Run
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Create a run of `command` in session `s`. The command is copied.
+ * Errors: SHEXEC_EINVAL (out, s or command NULL, command empty),
+ * SHEXEC_ENOMEM. On failure *out is NULL.
+ */
+SHEXEC_API int shexec_run_new(shexec_run **out, shexec_session *s, const char *command);
+
+/*
+ * Same, with an explicit length, for callers whose strings are not
+ * NUL-terminated (FFI). A command containing a NUL byte is SHEXEC_EINVAL:
+ * it could not reach the shell intact.
+ */
+SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const char *command,
+                                    size_t len);
+
+/*
+ * Set this run's timeout in ms (default: the session's). Values above the
+ * session maximum are clamped to it. Errors: SHEXEC_EINVAL (run NULL or
+ * ms 0), SHEXEC_ESTATE (already started).
+ */
+SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms);
+
+/*
+ * Run in `dir` instead of the session cwd (relative: to the session cwd).
+ * A run with its own cwd does not move the session cwd when it ends. The
+ * directory is checked when the run starts (SHEXEC_ENOCWD then).
+ * Errors: SHEXEC_EINVAL (NULL or empty), SHEXEC_ESTATE, SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir);
+
+/*
+ * Set (value non-NULL) or remove (value NULL) a variable for this run only;
+ * applied after the session's overrides, before the deny list.
+ * Errors: SHEXEC_EINVAL (bad name), SHEXEC_ESTATE, SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value);
+
+/*
+ * Override the session's output limit for this run; arguments and notice as
+ * for shexec_session_set_output_limit(). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
+ */
+SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int unit, int keep);
+
+/*
+ * Set the output callback (NULL removes it). `user` is passed back verbatim.
+ * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (already started).
+ */
+SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user);
+
+/*
+ * Start the run and wait until it ends (exits, times out, or is cancelled
+ * from its callback). SHEXEC_OK means the command ran: how it ended is in
+ * the result accessors (a non-zero exit or a timeout is data, not an error).
+ * Errors (nothing was run, nothing is left behind): SHEXEC_EINVAL,
+ * SHEXEC_ESTATE (already started, session freed, or called from a callback),
+ * SHEXEC_ENOCWD (the cwd vanished), SHEXEC_ESPAWN (the shell could not be
+ * executed), SHEXEC_E2BIG (command or environment too long for exec),
+ * SHEXEC_ESYS (pipes or process could not be created, e.g. EMFILE, EAGAIN),
+ * SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_run_exec(shexec_run *run);
+
+/*
+ * Start the run and return at once; drive it with shexec_session_wait()
+ * until shexec_run_done() says it finished. Errors as for shexec_run_exec().
+ */
+SHEXEC_API int shexec_run_start(shexec_run *run);
+
+/* 1 when the run has finished (its results are final), else 0. */
+SHEXEC_API int shexec_run_done(const shexec_run *run);
+
+/*
+ * Terminate a running run: SIGTERM to its process group now, SIGKILL after
+ * the grace period. Returns at once; the run finishes (state CANCELLED) as
+ * the loop is pumped. Cancelling a finished run does nothing.
+ * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not started).
+ */
+SHEXEC_API int shexec_run_cancel(shexec_run *run);
+
+/* The run's SHEXEC_STATE_*. */
+SHEXEC_API int shexec_run_state(const shexec_run *run);
+
+/* The shell's exit status (0-255) when the state is EXITED, else -1. */
+SHEXEC_API int shexec_run_exit_code(const shexec_run *run);
+
+/*
+ * The signal that ended the shell (e.g. 15 after a timeout that SIGTERM
+ * ended), or 0 when it exited normally or has not finished.
+ */
+SHEXEC_API int shexec_run_signal(const shexec_run *run);
+
+/*
+ * The captured output of `stream` (SHEXEC_STDOUT or SHEXEC_STDERR): bounded
+ * by the output limit, with the truncation notice when truncated, cwd
+ * sentinel removed. *len receives its length in bytes (len may be NULL).
+ * The text is NUL-terminated but may contain NUL bytes. Owned by the run;
+ * valid until the run is freed or pumped again. Returns "" (len 0) for a
+ * bad stream or a NULL run.
+ */
+SHEXEC_API const char *shexec_run_output(shexec_run *run, int stream, size_t *len);
+
+/* How many bytes `stream` produced in total (after sentinel removal). */
+SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream);
+
+/* 1 when `stream` was truncated by the output limit, else 0. */
+SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream);
+
+/* Wall time from start to end (or until now, while running), in ms. */
+SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
+
+/*
+ * Free a run. A run still running is terminated first (SIGTERM, grace,
+ * SIGKILL) and reaped. NULL is a no-op.
+ */
+SHEXEC_API void shexec_run_free(shexec_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHEXEC_H */

@@ -1,0 +1,96 @@
+/*
+ * buf.c - the growable byte buffer (see buf.h).
+ */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int shx_buf_reserve(shx_buf *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len - 1)
+        return -1;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int shx_buf_append(shx_buf *b, const void *data, size_t len)
+{
+    if (shx_buf_reserve(b, len) != 0)
+        return -1;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int shx_buf_puts(shx_buf *b, const char *s)
+{
+    return shx_buf_append(b, s, strlen(s));
+}
+
+int shx_buf_putc(shx_buf *b, char c)
+{
+    return shx_buf_append(b, &c, 1);
+}
+
+int shx_buf_printf(shx_buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if ((size_t)n < sizeof small)
+        return shx_buf_append(b, small, (size_t)n);
+    if (shx_buf_reserve(b, (size_t)n) != 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+void shx_buf_clear(shx_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void shx_buf_free(shx_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *shx_buf_steal(shx_buf *b, size_t *len)
+{
+    if (!b->data && shx_buf_reserve(b, 0) != 0)
+        return NULL;
+    char *p = b->data;
+    p[b->len] = '\0';
+    if (len)
+        *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}

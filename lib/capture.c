@@ -1,0 +1,254 @@
+/*
+ * capture.c - bounded capture of one output stream (see capture.h).
+ *
+ * Characters are fed one at a time through take_char() except on the two
+ * paths that carry almost all bytes of a big output: an ASCII run while the
+ * head is still filling (one memcpy), and counting once nothing more is kept
+ * (eight bytes at a time). That keeps a 1 GiB stream cheap.
+ */
+#include "capture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shexec.h"
+#include "utf8.h"
+
+void shx_capture_init(shx_capture *c, uint64_t limit, int unit, int keep)
+{
+    memset(c, 0, sizeof *c);
+    c->limit = limit;
+    c->unit = unit;
+    c->keep = keep;
+    if (keep == SHEXEC_KEEP_HEAD_TAIL) {
+        c->tail_cap = limit / 2;
+        c->head_cap = limit - c->tail_cap;
+    } else {
+        c->head_cap = limit;
+    }
+}
+
+static uint64_t units_of(const shx_capture *c, size_t char_len)
+{
+    return c->unit == SHEXEC_UNIT_BYTES ? char_len : 1;
+}
+
+static unsigned char ring_at(const shx_capture *c, size_t i)
+{
+    return c->ring[(c->ring_start + i) % c->ring_cap];
+}
+
+static void ring_drop_front(shx_capture *c)
+{
+    unsigned char seq[4];
+    size_t avail = c->ring_len < 4 ? c->ring_len : 4;
+    for (size_t i = 0; i < avail; i++)
+        seq[i] = ring_at(c, i);
+    size_t n = shx_utf8_char_len(seq, avail, 1);
+    uint64_t u = units_of(c, n);
+    c->ring_start = (c->ring_start + n) % c->ring_cap;
+    c->ring_len -= n;
+    c->tail_units -= u;
+    c->dropped_units += u;
+}
+
+static int ring_push(shx_capture *c, const unsigned char *p, size_t n)
+{
+    if (!c->ring) {
+        /* tail_cap units of at most 4 bytes, plus room for the one being added */
+        uint64_t cap = (c->unit == SHEXEC_UNIT_BYTES ? c->tail_cap : c->tail_cap * 4) + 4;
+        c->ring = malloc((size_t)cap);
+        if (!c->ring)
+            return -1;
+        c->ring_cap = (size_t)cap;
+    }
+    for (size_t i = 0; i < n; i++)
+        c->ring[(c->ring_start + c->ring_len + i) % c->ring_cap] = p[i];
+    c->ring_len += n;
+    c->tail_units += units_of(c, n);
+    while (c->tail_units > c->tail_cap)
+        ring_drop_front(c);
+    return 0;
+}
+
+static int take_char(shx_capture *c, const unsigned char *p, size_t n)
+{
+    uint64_t u = units_of(c, n);
+    c->total_units += u;
+    if (!c->head_closed) {
+        if (c->head_units + u <= c->head_cap) {
+            c->head_units += u;
+            return shx_buf_append(&c->head, p, n);
+        }
+        c->head_closed = 1;
+    }
+    if (c->keep == SHEXEC_KEEP_HEAD_TAIL && c->tail_cap > 0)
+        return ring_push(c, p, n);
+    c->dropped_units += u;
+    return 0;
+}
+
+/* Count characters when nothing more is kept: ASCII eight bytes at a time. */
+static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    uint64_t chars = 0;
+    while (i < n) {
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w & 0x8080808080808080ull)
+                break;
+            i += 8;
+            chars += 8;
+        }
+        if (i >= n)
+            break;
+        if (p[i] < 0x80) {
+            i++;
+            chars++;
+            continue;
+        }
+        size_t len = shx_utf8_char_len(p + i, n - i, 0);
+        if (len == 0)
+            break; /* incomplete at the end: the caller keeps it pending */
+        i += len;
+        chars++;
+    }
+    c->total_units += chars;
+    c->dropped_units += chars;
+    return i;
+}
+
+static int feed_bytes(shx_capture *c, const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (c->head_closed && c->keep == SHEXEC_KEEP_HEAD) {
+            if (c->unit == SHEXEC_UNIT_BYTES) {
+                c->total_units += n - i;
+                c->dropped_units += n - i;
+                return 0;
+            }
+            i += count_only(c, p + i, n - i);
+            if (i >= n)
+                return 0;
+        } else if (!c->head_closed && p[i] < 0x80) {
+            /* ASCII run into the head in one copy */
+            size_t run = 1;
+            while (i + run < n && p[i + run] < 0x80)
+                run++;
+            uint64_t room = c->head_cap - c->head_units;
+            size_t take = run < room ? run : (size_t)room;
+            if (take > 0) {
+                if (shx_buf_append(&c->head, p + i, take) != 0)
+                    return -1;
+                c->head_units += take;
+                c->total_units += take;
+                i += take;
+                continue;
+            }
+        }
+        size_t len = shx_utf8_char_len(p + i, n - i, 0);
+        if (len == 0) {
+            memcpy(c->pend, p + i, n - i);
+            c->pend_len = n - i;
+            return 0;
+        }
+        if (take_char(c, p + i, len) != 0)
+            return -1;
+        i += len;
+    }
+    return 0;
+}
+
+int shx_capture_feed(shx_capture *c, const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    c->total_bytes += len;
+    if (len == 0)
+        return 0;
+    if (c->pend_len) {
+        /* finish the sequence cut by the previous feed */
+        unsigned char tmp[8];
+        size_t t = c->pend_len;
+        memcpy(tmp, c->pend, t);
+        size_t more = len < 4 ? len : 4;
+        memcpy(tmp + t, p, more);
+        size_t tl = t + more, off = 0;
+        while (off < t) {
+            size_t n = shx_utf8_char_len(tmp + off, tl - off, 0);
+            if (n == 0) {
+                memmove(c->pend, tmp + off, tl - off);
+                c->pend_len = tl - off;
+                return 0;
+            }
+            if (take_char(c, tmp + off, n) != 0)
+                return -1;
+            off += n;
+        }
+        c->pend_len = 0;
+        p += off - t;
+        len -= off - t;
+    }
+    return feed_bytes(c, p, len);
+}
+
+int shx_capture_finish(shx_capture *c)
+{
+    size_t off = 0;
+    while (off < c->pend_len) {
+        size_t n = shx_utf8_char_len(c->pend + off, c->pend_len - off, 1);
+        if (take_char(c, c->pend + off, n) != 0)
+            return -1;
+        off += n;
+    }
+    c->pend_len = 0;
+    c->finished = 1;
+    return 0;
+}
+
+int shx_capture_truncated(const shx_capture *c)
+{
+    return c->dropped_units > 0;
+}
+
+int shx_capture_render(const shx_capture *c, shx_buf *out)
+{
+    shx_buf_clear(out);
+    if (shx_buf_reserve(out, c->head.len + c->ring_len + 128) != 0)
+        return -1;
+    shx_buf_append(out, c->head.data ? c->head.data : "", c->head.len);
+    const char *what = c->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters";
+    if (shx_capture_truncated(c) && c->limit > 0) {
+        int rc;
+        if (c->keep == SHEXEC_KEEP_HEAD_TAIL)
+            rc = shx_buf_printf(out, "\n[output truncated: %llu %s in total, %llu omitted here]\n",
+                                (unsigned long long)c->total_units, what,
+                                (unsigned long long)c->dropped_units);
+        else
+            rc = shx_buf_printf(out, "\n[output truncated: %llu %s in total, the first %llu shown]\n",
+                                (unsigned long long)c->total_units, what,
+                                (unsigned long long)c->head_units);
+        if (rc != 0)
+            return -1;
+    }
+    if (c->ring_len) {
+        if (shx_buf_reserve(out, c->ring_len) != 0)
+            return -1;
+        size_t first = c->ring_cap - c->ring_start;
+        if (first > c->ring_len)
+            first = c->ring_len;
+        shx_buf_append(out, c->ring + c->ring_start, first);
+        shx_buf_append(out, c->ring, c->ring_len - first);
+    }
+    return 0;
+}
+
+void shx_capture_free(shx_capture *c)
+{
+    shx_buf_free(&c->head);
+    free(c->ring);
+    c->ring = NULL;
+    c->ring_len = c->ring_cap = 0;
+}

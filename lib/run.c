@@ -1,0 +1,397 @@
+/*
+ * run.c - the run handle: one foreground command, its settings, how it is
+ * started (cwd check, environment, wrapper argv, spawn) and its results.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "spawn.h"
+
+extern char **environ;
+
+static void link_run(shexec_session *s, shexec_run *r)
+{
+    r->next = s->runs;
+    if (s->runs)
+        s->runs->prev = r;
+    s->runs = r;
+}
+
+static void unlink_run(shexec_session *s, shexec_run *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else if (s->runs == r)
+        s->runs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+}
+
+SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const char *command,
+                                    size_t len)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (!command)
+        return shx_fail(s, SHEXEC_EINVAL, "command is NULL");
+    if (len == 0)
+        return shx_fail(s, SHEXEC_EINVAL, "command is empty");
+    if (memchr(command, '\0', len))
+        return shx_fail(s, SHEXEC_EINVAL, "command contains a NUL byte");
+    shexec_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    r->command = malloc(len + 1);
+    if (!r->command) {
+        free(r);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    memcpy(r->command, command, len);
+    r->command[len] = '\0';
+    r->command_len = len;
+    r->s = s;
+    r->pid = -1;
+    r->pidfd = -1;
+    r->exit_code = -1;
+    r->out.fd = r->err.fd = -1;
+    r->state = SHEXEC_STATE_NEW;
+    link_run(s, r);
+    *out = r;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_new(shexec_run **out, shexec_session *s, const char *command)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    if (!command) {
+        shx_ok(s);
+        return shx_fail(s, SHEXEC_EINVAL, "command is NULL");
+    }
+    return shexec_run_new_bytes(out, s, command, strlen(command));
+}
+
+/* Setters share this: a run can only be configured before it starts. */
+static int configurable(shexec_run *r)
+{
+    if (!r)
+        return SHEXEC_EINVAL;
+    shx_ok(r->s);
+    if (r->state != SHEXEC_STATE_NEW)
+        return shx_fail(r->s, SHEXEC_ESTATE, "the run has already been started");
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    if (ms == 0)
+        return shx_fail(run->s, SHEXEC_EINVAL, "timeout must be at least 1 ms");
+    run->timeout_ms = ms;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    if (!dir || !*dir)
+        return shx_fail(run->s, SHEXEC_EINVAL, "working directory is empty");
+    char *copy = strdup(dir);
+    if (!copy)
+        return shx_fail(run->s, SHEXEC_ENOMEM, "out of memory");
+    free(run->cwd);
+    run->cwd = copy;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    return shx_env_error(run->s, shx_envlist_set(&run->env, name, value), name);
+}
+
+SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int unit, int keep)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    rc = shx_check_limit(run->s, limit, unit, keep);
+    if (rc != SHEXEC_OK)
+        return rc;
+    run->limit_set = 1;
+    run->limit = limit;
+    run->unit = unit;
+    run->keep = keep;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    run->fn = fn;
+    run->user = user;
+    return SHEXEC_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The built environment with PWD set to the start directory, so a shell keeps
+ * a logical path (through symlinks) from one command to the next. */
+static char **with_pwd(char **env, const char *dir, char **pwd_entry)
+{
+    size_t n = 0, at = (size_t)-1;
+    for (; env[n]; n++)
+        if (at == (size_t)-1 && strncmp(env[n], "PWD=", 4) == 0)
+            at = n;
+    char **v = malloc((n + 2) * sizeof *v);
+    size_t dl = strlen(dir);
+    *pwd_entry = malloc(dl + 5);
+    if (!v || !*pwd_entry) {
+        free(v);
+        free(*pwd_entry);
+        *pwd_entry = NULL;
+        return NULL;
+    }
+    memcpy(*pwd_entry, "PWD=", 4);
+    memcpy(*pwd_entry + 4, dir, dl + 1);
+    memcpy(v, env, n * sizeof *v);
+    if (at != (size_t)-1)
+        v[at] = *pwd_entry;
+    else
+        v[n++] = *pwd_entry;
+    v[n] = NULL;
+    return v;
+}
+
+static int start(shexec_run *r)
+{
+    shexec_session *s = r->s;
+    if (!s)
+        return SHEXEC_ESTATE;
+    shx_ok(s);
+    if (r->state != SHEXEC_STATE_NEW)
+        return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
+    if (s->in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "cannot start a run from an output callback");
+
+    char *dir = NULL;
+    int rc;
+    if (r->cwd)
+        rc = shx_session_resolve_dir(s, r->cwd, &dir);
+    else
+        rc = (dir = strdup(s->cwd)) ? SHEXEC_OK : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    if (rc != SHEXEC_OK)
+        return rc;
+    rc = shx_session_check_dir(s, dir);
+    if (rc != SHEXEC_OK) {
+        free(dir);
+        return rc;
+    }
+
+    char **env = NULL, **envp = NULL, *pwd_entry = NULL;
+    rc = shx_env_build(&env, s->env_inherit ? (const char *const *)environ : NULL, &s->env, &r->env,
+                       &s->deny, &s->allow);
+    if (rc == SHEXEC_OK && !(envp = with_pwd(env, dir, &pwd_entry)))
+        rc = SHEXEC_ENOMEM;
+    if (rc != SHEXEC_OK) {
+        shx_env_free(env);
+        free(dir);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+
+    const char *def[2] = {s->default_shell, NULL};
+    const char *const *prefix = s->shell_argv ? (const char *const *)s->shell_argv : def;
+    size_t np = 0;
+    while (prefix[np])
+        np++;
+    const char **argv = malloc((np + 5) * sizeof *argv);
+    shx_buf path = SHX_BUF_INIT, err = SHX_BUF_INIT;
+    if (!argv) {
+        rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(argv, prefix, np * sizeof *argv);
+    argv[np] = "-c";
+    argv[np + 1] = s->script;
+    argv[np + 2] = base_name(prefix[np - 1]);
+    argv[np + 3] = r->command;
+    argv[np + 4] = NULL;
+    if (shx_find_program(prefix[0], shx_env_get(envp, "PATH"), &path) != 0) {
+        rc = shx_fail(s, SHEXEC_ESPAWN, "cannot execute \"%s\": not found in PATH", prefix[0]);
+        goto out;
+    }
+
+    shx_child child;
+    shx_spawn_req req = {path.data, (char *const *)argv, envp, dir, s->use_pidfd};
+    rc = shx_spawn(&req, &child, &err);
+    if (rc != SHEXEC_OK) {
+        shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
+        goto out;
+    }
+
+    r->pid = child.pid;
+    r->pidfd = child.pidfd;
+    uint64_t limit = r->limit_set ? r->limit : s->limit;
+    int unit = r->limit_set ? r->unit : s->unit;
+    int keep = r->limit_set ? r->keep : s->keep;
+    shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, s->tag, limit, unit, keep, r->fn, r->user);
+    shx_stream_init(&r->err, SHEXEC_STDERR, child.err_fd, NULL, limit, unit, keep, r->fn, r->user);
+    uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
+    if (t > s->max_timeout_ms)
+        t = s->max_timeout_ms;
+    r->start_ns = shx_now_ns();
+    r->deadline_ns = r->start_ns + (int64_t)t * 1000000;
+    r->check_backoff_ns = 1000000;
+    r->next_check_ns = r->start_ns + r->check_backoff_ns;
+    r->state = SHEXEC_STATE_RUNNING;
+    shx_loop_add(s, r);
+out:
+    free(argv);
+    shx_buf_free(&path);
+    shx_buf_free(&err);
+    free(envp);
+    free(pwd_entry);
+    shx_env_free(env);
+    free(dir);
+    return rc;
+}
+
+SHEXEC_API int shexec_run_start(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    return start(run);
+}
+
+SHEXEC_API int shexec_run_exec(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    int rc = start(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    return shx_loop(run->s, run, 0, -1);
+}
+
+SHEXEC_API int shexec_run_done(const shexec_run *run)
+{
+    return run && run->state != SHEXEC_STATE_NEW && run->state != SHEXEC_STATE_RUNNING;
+}
+
+SHEXEC_API int shexec_run_cancel(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    shx_ok(run->s);
+    if (run->state == SHEXEC_STATE_NEW)
+        return shx_fail(run->s, SHEXEC_ESTATE, "the run has not been started");
+    if (run->state == SHEXEC_STATE_RUNNING)
+        shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_state(const shexec_run *run)
+{
+    return run ? run->state : SHEXEC_STATE_NEW;
+}
+
+SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
+{
+    return run && shexec_run_done(run) ? run->exit_code : -1;
+}
+
+SHEXEC_API int shexec_run_signal(const shexec_run *run)
+{
+    return run && shexec_run_done(run) ? run->term_signal : 0;
+}
+
+static shx_stream *stream_of(shexec_run *run, int stream)
+{
+    if (!run || run->state == SHEXEC_STATE_NEW)
+        return NULL;
+    if (stream == SHEXEC_STDOUT)
+        return &run->out;
+    if (stream == SHEXEC_STDERR)
+        return &run->err;
+    return NULL;
+}
+
+SHEXEC_API const char *shexec_run_output(shexec_run *run, int stream, size_t *len)
+{
+    shx_stream *st = stream_of(run, stream);
+    if (len)
+        *len = 0;
+    if (!st)
+        return "";
+    int i = stream - 1;
+    if (!run->rendered_valid[i] || !shexec_run_done(run)) {
+        if (shx_capture_render(&st->capture, &run->rendered[i]) != 0)
+            return "";
+        run->rendered_valid[i] = 1;
+    }
+    if (len)
+        *len = run->rendered[i].len;
+    return run->rendered[i].data ? run->rendered[i].data : "";
+}
+
+SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? st->capture.total_bytes : 0;
+}
+
+SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? shx_capture_truncated(&st->capture) : 0;
+}
+
+SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
+{
+    if (!run || run->state == SHEXEC_STATE_NEW)
+        return 0;
+    int64_t end = shexec_run_done(run) ? run->end_ns : shx_now_ns();
+    return (uint64_t)((end - run->start_ns) / 1000000);
+}
+
+SHEXEC_API void shexec_run_free(shexec_run *run)
+{
+    if (!run)
+        return;
+    shexec_session *s = run->s;
+    if (s && run->state == SHEXEC_STATE_RUNNING) {
+        shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
+        shx_loop(s, run, 0, -1);
+    }
+    if (s)
+        unlink_run(s, run);
+    if (run->state != SHEXEC_STATE_NEW) {
+        shx_stream_free(&run->out);
+        shx_stream_free(&run->err);
+    }
+    shx_buf_free(&run->rendered[0]);
+    shx_buf_free(&run->rendered[1]);
+    shx_envlist_free(&run->env);
+    free(run->cwd);
+    free(run->command);
+    free(run);
+}

@@ -1,0 +1,95 @@
+/*
+ * session.h - the internal layout of sessions and runs, shared by
+ * session.c (settings, cwd, env policy), run.c (run lifecycle and results)
+ * and loop.c (the poll loop that drives every live run of a session).
+ */
+#ifndef SHX_SESSION_H
+#define SHX_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "env.h"
+#include "shexec.h"
+#include "stream.h"
+
+/* Why the library ended a command. */
+enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2 };
+
+struct shexec_run {
+    shexec_session *s;            /* NULL once the session is freed */
+    shexec_run *prev, *next;      /* all runs of the session */
+    shexec_run *next_active;      /* runs the loop drives */
+    char *command;
+    size_t command_len;
+    uint32_t timeout_ms;          /* 0: the session default */
+    char *cwd;                    /* NULL: the session cwd (and track it) */
+    shx_envlist env;
+    int limit_set;
+    uint64_t limit;
+    int unit, keep;
+    shexec_output_fn fn;
+    void *user;
+
+    int state;                    /* SHEXEC_STATE_* */
+    pid_t pid;                    /* shell pid == process group id */
+    int pidfd;
+    int exited;                   /* the shell's status is known (it may be unreaped) */
+    int reaped;                   /* the pid may be reused: never signal the group again */
+    int status_lost;              /* the host reaped it (SIGCHLD ignored) */
+    int exit_code;                /* -1 unless the shell exited normally */
+    int term_signal;              /* 0 unless a signal ended the shell */
+    int end_reason;               /* SHX_END_* */
+    int term_sent, kill_sent;
+    int64_t start_ns, end_ns, deadline_ns, kill_at_ns;
+    int64_t next_check_ns;        /* no pidfd: when to look with waitid next */
+    int64_t check_backoff_ns;
+    shx_stream out, err;
+    shx_buf rendered[2];          /* captured output as returned to the host */
+    int rendered_valid[2];
+};
+
+struct shexec_session {
+    char *cwd;
+    char **shell_argv;            /* NULL: the default shell */
+    const char *default_shell;
+    uint32_t default_timeout_ms, max_timeout_ms, kill_grace_ms;
+    uint64_t limit;
+    int unit, keep;
+    int env_inherit;
+    shx_envlist env;
+    shx_globlist deny, allow;
+    char tag[SHX_SENTINEL_TAG_MAX];
+    char *script;                 /* the wrapper script, with the tag */
+    shx_buf errmsg;
+    shexec_run *runs;             /* every run not yet freed */
+    shexec_run *active;           /* runs with a live process */
+    int in_loop;                  /* inside the loop (callbacks run there) */
+    int use_pidfd;
+};
+
+/* Record a failure: message into s->errmsg (if s), returns code. */
+int shx_fail(shexec_session *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Clear the message at the start of a call that can fail. */
+void shx_ok(shexec_session *s);
+int64_t shx_now_ns(void);
+
+/* loop.c */
+/*
+ * Pump until `until` is done (if non-NULL), or until any run finished
+ * (stop_on_any), or until timeout_ns passed (negative: none). SHEXEC_OK or
+ * SHEXEC_ESYS.
+ */
+int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns);
+/* Begin terminating a live run: SIGTERM now, SIGKILL after the grace. */
+void shx_run_terminate(shexec_run *r, int reason, int64_t now);
+void shx_loop_add(shexec_session *s, shexec_run *r);
+
+/* session.c */
+int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep);
+int shx_env_error(shexec_session *s, int rc, const char *name);
+int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out);
+int shx_session_check_dir(shexec_session *s, const char *dir);
+
+#endif

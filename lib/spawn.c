@@ -1,0 +1,208 @@
+/*
+ * spawn.c - starting one command (see spawn.h).
+ *
+ * posix_spawn (vfork semantics in glibc) keeps the cost of a spawn
+ * independent of the host's memory size, and reports exec failures as its
+ * return value instead of an exit status 127. The child's setup is entirely
+ * file actions and attributes: nothing runs between fork and exec that we
+ * wrote, so there is nothing async-signal-unsafe to get wrong.
+ */
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shexec.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+const char *shx_pick_shell(const char *const *candidates)
+{
+    for (; *candidates; candidates++) {
+        struct stat st;
+        if (stat(*candidates, &st) == 0 && S_ISREG(st.st_mode) && access(*candidates, X_OK) == 0)
+            return *candidates;
+    }
+    return NULL;
+}
+
+int shx_find_program(const char *name, const char *path_var, shx_buf *out)
+{
+    shx_buf_clear(out);
+    if (strchr(name, '/'))
+        return shx_buf_puts(out, name);
+    const char *p = path_var ? path_var : "/usr/bin:/bin";
+    for (;;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        shx_buf_clear(out);
+        if (n == 0)
+            shx_buf_puts(out, "."); /* an empty PATH element is the cwd */
+        else
+            shx_buf_append(out, p, n);
+        shx_buf_putc(out, '/');
+        if (shx_buf_puts(out, name) != 0)
+            return -1;
+        struct stat st;
+        if (stat(out->data, &st) == 0 && S_ISREG(st.st_mode) && access(out->data, X_OK) == 0)
+            return 0;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    shx_buf_clear(out);
+    return -1;
+}
+
+/* Make a pipe whose ends are >= 3, so dup2 onto 0-2 never clobbers one of ours
+ * even in a host that closed its own standard descriptors. */
+static int make_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] < 3) {
+            int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            if (moved < 0) {
+                int e = errno;
+                close(fds[0]);
+                close(fds[1]);
+                errno = e;
+                return -1;
+            }
+            close(fds[i]);
+            fds[i] = moved;
+        }
+    }
+    return 0;
+}
+
+static void close_pair(int fds[2])
+{
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    fds[0] = fds[1] = -1;
+}
+
+static int sys_error(shx_buf *err, const char *what, int e)
+{
+    shx_buf_clear(err);
+    shx_buf_printf(err, "%s: %s", what, strerror(e));
+    return e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+}
+
+int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
+{
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    out->pid = -1;
+    out->pidfd = -1;
+    out->out_fd = out->err_fd = -1;
+
+    if (make_pipe(outp) != 0)
+        return sys_error(err, "cannot create a pipe", errno);
+    if (make_pipe(errp) != 0) {
+        int e = errno;
+        close_pair(outp);
+        return sys_error(err, "cannot create a pipe", e);
+    }
+
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc != 0) {
+        close_pair(outp);
+        close_pair(errp);
+        return sys_error(err, "posix_spawn_file_actions_init", rc);
+    }
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        close_pair(outp);
+        close_pair(errp);
+        return sys_error(err, "posix_spawnattr_init", rc);
+    }
+
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    /* SETSIGDEF matters for signals the host ignores (SIGPIPE): SIG_IGN
+     * survives exec, and `yes | head -1` would then never end. */
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                                 POSIX_SPAWN_SETSIGMASK);
+    if (rc == 0)
+        rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(&attr, &all);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
+    /* the host may hold descriptors without O_CLOEXEC; none may leak */
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        close_pair(outp);
+        close_pair(errp);
+        return sys_error(err, "cannot prepare the spawn", rc);
+    }
+
+    pid_t pid;
+    rc = posix_spawn(&pid, req->path, &fa, &attr, req->argv, req->envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(outp[1]);
+    close(errp[1]);
+    if (rc != 0) {
+        close(outp[0]);
+        close(errp[0]);
+        shx_buf_clear(err);
+        struct stat st;
+        if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
+            return SHEXEC_ENOCWD;
+        }
+        if (rc == E2BIG) {
+            shx_buf_printf(err, "command too long for the kernel (E2BIG): arguments and "
+                                "environment exceed the exec limit");
+            return SHEXEC_E2BIG;
+        }
+        if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR || rc == ELOOP ||
+            rc == EPERM || rc == ETXTBSY) {
+            shx_buf_printf(err, "cannot execute \"%s\": %s", req->path, strerror(rc));
+            return SHEXEC_ESPAWN;
+        }
+        shx_buf_printf(err, "cannot start \"%s\": %s", req->path, strerror(rc));
+        return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+    }
+
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    out->pid = pid;
+    out->out_fd = outp[0];
+    out->err_fd = errp[0];
+    if (req->use_pidfd) {
+        long fd = syscall(SYS_pidfd_open, pid, 0);
+        /* pidfds are close-on-exec by definition */
+        out->pidfd = fd >= 0 ? (int)fd : -1;
+    }
+    return SHEXEC_OK;
+}

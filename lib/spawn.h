@@ -1,0 +1,44 @@
+/*
+ * spawn.h - starting one command: its pipes, posix_spawn with a new process
+ * group, default signal dispositions, an empty signal mask, stdin from
+ * /dev/null, only descriptors 0-2 inherited, and a pidfd to wait on.
+ */
+#ifndef SHX_SPAWN_H
+#define SHX_SPAWN_H
+
+#include <sys/types.h>
+
+#include "buf.h"
+
+typedef struct shx_spawn_req {
+    const char *path;        /* program to execute (absolute or relative to the host cwd) */
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;         /* directory the child starts in */
+    int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
+} shx_spawn_req;
+
+typedef struct shx_child {
+    pid_t pid;               /* also the process group id */
+    int pidfd;               /* -1 when unavailable */
+    int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec */
+} shx_child;
+
+/*
+ * Start the child. Returns SHEXEC_OK or SHEXEC_ENOCWD / SHEXEC_ESPAWN /
+ * SHEXEC_E2BIG / SHEXEC_ESYS / SHEXEC_ENOMEM with a message in err. On
+ * failure nothing is left open and no child exists.
+ */
+int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err);
+
+/* The first of the NULL-terminated candidate paths that is an executable file, or NULL. */
+const char *shx_pick_shell(const char *const *candidates);
+
+/*
+ * Resolve a program name the way execvp would, using `path_var` (the PATH of
+ * the child's environment; NULL means "/usr/bin:/bin"). A name containing a
+ * slash is returned as is. Result in out; 0, or -1 when not found.
+ */
+int shx_find_program(const char *name, const char *path_var, shx_buf *out);
+
+#endif

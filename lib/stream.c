@@ -1,0 +1,121 @@
+/*
+ * stream.c - reading one output stream through its pipeline (see stream.h).
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+/* Big enough that a fast writer is read in few syscalls; lives on the stack. */
+#define READ_CHUNK (64 * 1024)
+
+void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t limit, int unit,
+                     int keep, shexec_output_fn fn, void *user)
+{
+    st->fd = fd;
+    st->id = id;
+    st->filter = tag != NULL;
+    if (tag)
+        shx_sentinel_init(&st->sentinel, tag);
+    shx_capture_init(&st->capture, limit, unit, keep);
+    st->fn = fn;
+    st->user = user;
+    st->failed = 0;
+}
+
+/* The end of the pipeline: callback, then capture. */
+static int deliver(void *ctx, const char *data, size_t len)
+{
+    shx_stream *st = ctx;
+    if (st->fn)
+        st->fn(st->user, st->id, data, len);
+    if (shx_capture_feed(&st->capture, data, len) != 0)
+        st->failed = 1;
+    return 0;
+}
+
+static void push(shx_stream *st, const char *data, size_t len)
+{
+    if (st->filter)
+        shx_sentinel_feed(&st->sentinel, data, len, deliver, st);
+    else
+        deliver(st, data, len);
+}
+
+static void close_fd(shx_stream *st)
+{
+    if (st->fd >= 0) {
+        close(st->fd);
+        st->fd = -1;
+    }
+}
+
+/* Returns bytes read, 0 at EOF, -1 when the pipe is empty (or failed). */
+static ssize_t read_once(shx_stream *st, char *buf, size_t cap)
+{
+    for (;;) {
+        ssize_t n = read(st->fd, buf, cap);
+        if (n > 0) {
+            push(st, buf, (size_t)n);
+            return n;
+        }
+        if (n == 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return -1;
+        return 0; /* EIO and friends: nothing more will come */
+    }
+}
+
+int shx_stream_read(shx_stream *st)
+{
+    char buf[READ_CHUNK];
+    if (st->fd < 0)
+        return 1;
+    /* keep reading while reads come back full: the writer is ahead of us */
+    for (int round = 0; round < 16; round++) {
+        ssize_t n = read_once(st, buf, sizeof buf);
+        if (n == 0) {
+            close_fd(st);
+            return 1;
+        }
+        if (n < (ssize_t)sizeof buf)
+            break;
+    }
+    return 0;
+}
+
+void shx_stream_drain(shx_stream *st, size_t max)
+{
+    char buf[READ_CHUNK];
+    size_t got = 0;
+    while (st->fd >= 0 && got < max) {
+        size_t want = max - got < sizeof buf ? max - got : sizeof buf;
+        ssize_t n = read_once(st, buf, want);
+        if (n == 0) {
+            close_fd(st);
+            return;
+        }
+        if (n < 0)
+            return;
+        got += (size_t)n;
+    }
+}
+
+void shx_stream_finish(shx_stream *st)
+{
+    close_fd(st);
+    if (st->filter)
+        shx_sentinel_finish(&st->sentinel, deliver, st);
+    shx_capture_finish(&st->capture);
+}
+
+void shx_stream_free(shx_stream *st)
+{
+    close_fd(st);
+    if (st->filter)
+        shx_sentinel_free(&st->sentinel);
+    shx_capture_free(&st->capture);
+}

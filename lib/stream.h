@@ -1,0 +1,37 @@
+/*
+ * stream.h - one output stream of a running command: the read end of its
+ * pipe and the pipeline its bytes go through, in order:
+ *   sentinel filter (stdout, when cwd is tracked) -> output callback -> capture.
+ */
+#ifndef SHX_STREAM_H
+#define SHX_STREAM_H
+
+#include "capture.h"
+#include "sentinel.h"
+#include "shexec.h"
+
+typedef struct shx_stream {
+    int fd;        /* read end, non-blocking; -1 once closed */
+    int id;        /* SHEXEC_STDOUT / SHEXEC_STDERR */
+    int filter;    /* run the sentinel filter */
+    shx_sentinel sentinel;
+    shx_capture capture;
+    shexec_output_fn fn;
+    void *user;
+    int failed;    /* ENOMEM while capturing: further bytes are only counted */
+} shx_stream;
+
+void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t limit, int unit,
+                     int keep, shexec_output_fn fn, void *user);
+/*
+ * Read what the pipe has (up to a few buffers) and push it down the pipeline.
+ * Returns 1 at EOF (the descriptor is then closed), 0 otherwise.
+ */
+int shx_stream_read(shx_stream *st);
+/* Read until the pipe is empty or at EOF, at most `max` bytes. */
+void shx_stream_drain(shx_stream *st, size_t max);
+/* No more input: close the descriptor, flush the filter, finish the capture. */
+void shx_stream_finish(shx_stream *st);
+void shx_stream_free(shx_stream *st);
+
+#endif

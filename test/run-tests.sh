@@ -1,0 +1,31 @@
+#!/bin/sh
+# Run each cmocka test binary (under valgrind when VALGRIND=1), add up the
+# cmocka summaries and print one closing line: "check: N passed, N failed".
+passed=0
+failed=0
+broken=""
+for t in "$@"; do
+    name=$(basename "$t")
+    log=$(mktemp)
+    if [ "$VALGRIND" = 1 ]; then
+        valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --track-fds=no "$t" >"$log" 2>&1
+    else
+        "$t" >"$log" 2>&1
+    fi
+    rc=$?
+    cat "$log"
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    rm -f "$log"
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    if [ "$rc" != 0 ]; then
+        broken="$broken $name(exit $rc)"
+        [ -z "$f" ] && failed=$((failed + 1))
+    fi
+done
+echo
+[ -n "$broken" ] && echo "failing binaries:$broken"
+echo "check: $passed passed, $failed failed"
+[ "$failed" = 0 ] && [ -z "$broken" ]

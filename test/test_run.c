@@ -1,0 +1,888 @@
+/*
+ * test_run.c - the core run engine: spawn, exit status, streams, timeouts,
+ * process groups, descriptors, signals, bounded capture, bad input. Every
+ * test checks that no descriptor and no child process is left behind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "shexec.h"
+#include "spawn.h"
+#include "testutil.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+typedef struct {
+    shx_buf out, err;
+    int out_calls, err_calls;
+} collected;
+
+static void collect(void *user, int stream, const char *data, size_t len)
+{
+    collected *c = user;
+    if (stream == SHEXEC_STDOUT) {
+        shx_buf_append(&c->out, data, len);
+        c->out_calls++;
+    } else {
+        shx_buf_append(&c->err, data, len);
+        c->err_calls++;
+    }
+}
+
+static void collected_free(collected *c)
+{
+    shx_buf_free(&c->out);
+    shx_buf_free(&c->err);
+}
+
+/* Run cmd to completion in s; returns the run (caller frees). */
+static shexec_run *run_cmd(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(shexec_run_done(r));
+    return r;
+}
+
+static const char *out_of(shexec_run *r)
+{
+    return shexec_run_output(r, SHEXEC_STDOUT, NULL);
+}
+
+static const char *err_of(shexec_run *r)
+{
+    return shexec_run_output(r, SHEXEC_STDERR, NULL);
+}
+
+static int heavy_ok(void)
+{
+    const char *v = getenv("VALGRIND");
+    return !(v && strcmp(v, "1") == 0);
+}
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+/* ---- seed scenarios ----------------------------------------------------- */
+
+static void test_echo_hello(void **state)
+{
+    shexec_run *r = run_cmd(*state, "echo hello");
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_string_equal(out, "hello\n");
+    assert_int_equal(n, 6);
+    assert_string_equal(err_of(r), "");
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_int_equal(shexec_run_signal(r), 0);
+    shexec_run_free(r);
+}
+
+static void test_exit_code_is_data(void **state)
+{
+    shexec_run *r = run_cmd(*state, "exit 42");
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 42);
+    shexec_run_free(r);
+    r = run_cmd(*state, "false");
+    assert_int_equal(shexec_run_exit_code(r), 1);
+    shexec_run_free(r);
+}
+
+static void test_stderr(void **state)
+{
+    shexec_run *r = run_cmd(*state, "echo err >&2");
+    assert_string_equal(err_of(r), "err\n");
+    assert_string_equal(out_of(r), "");
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+}
+
+/* ---- process setup ---------------------------------------------------- */
+
+static void test_own_process_group(void **state)
+{
+    /* field 5 of /proc/PID/stat is the process group */
+    shexec_run *r = run_cmd(*state, "echo $$; cut -d' ' -f5 /proc/$$/stat");
+    int pid = 0, pgid = -1;
+    assert_int_equal(sscanf(out_of(r), "%d\n%d", &pid, &pgid), 2);
+    assert_int_equal(pid, pgid);
+    assert_int_not_equal(pgid, (int)getpgrp());
+    shexec_run_free(r);
+}
+
+static void test_child_signals_default(void **state)
+{
+    struct sigaction old_pipe, ignore = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ignore, &old_pipe);
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+
+    /* an exec-ed child reports its own masks; bits 32+ are glibc's internal
+     * real-time signals, which no program can change */
+    shexec_run *r = run_cmd(*state, "grep -E '^Sig(Blk|Ign)' /proc/self/status");
+    unsigned long long blk = ~0ull, ign = ~0ull;
+    const char *o = out_of(r);
+    assert_int_equal(sscanf(strstr(o, "SigBlk:"), "SigBlk: %llx", &blk), 1);
+    assert_int_equal(sscanf(strstr(o, "SigIgn:"), "SigIgn: %llx", &ign), 1);
+    assert_int_equal(blk & 0x7fffffffull, 0); /* signals 1-31 */
+    assert_int_equal(ign & 0x7fffffffull, 0);
+    shexec_run_free(r);
+
+    /* with SIGPIPE ignored in the child, `yes` would spin forever */
+    shexec_run *y = NULL;
+    assert_int_equal(shexec_run_new(&y, *state, "yes | head -1"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(y, 20000), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(y), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(y), SHEXEC_STATE_EXITED);
+    assert_string_equal(out_of(y), "y\n");
+    shexec_run_free(y);
+
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+}
+
+static void test_no_inherited_descriptors(void **state)
+{
+    int fd = open("/dev/null", O_RDONLY); /* deliberately without O_CLOEXEC */
+    assert_true(fd >= 3);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "if [ -e /proc/$$/fd/%d ]; then echo leaked; else echo clean; fi; "
+                              "exec ls /proc/self/fd",
+             fd);
+    shexec_run *r = run_cmd(*state, cmd);
+    /* 3 is ls's own handle on the directory it lists */
+    assert_string_equal(out_of(r), "clean\n0\n1\n2\n3\n");
+    shexec_run_free(r);
+    close(fd);
+}
+
+static void test_stdin_is_dev_null(void **state)
+{
+    shexec_run *r = run_cmd(*state, "readlink /proc/$$/fd/0; cat; echo done");
+    assert_string_equal(out_of(r), "/dev/null\ndone\n");
+    shexec_run_free(r);
+}
+
+static void test_library_descriptors_cloexec(void **state)
+{
+    char was_open[1024];
+    for (int fd = 0; fd < 1024; fd++)
+        was_open[fd] = fcntl(fd, F_GETFD) >= 0;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "sleep 0.2"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int checked = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags < 0 || was_open[fd])
+            continue;
+        assert_true(flags & FD_CLOEXEC);
+        checked++;
+    }
+    assert_true(checked >= 2); /* at least the two pipes */
+    while (!shexec_run_done(r))
+        assert_int_equal(shexec_session_wait(*state, 1000), SHEXEC_OK);
+    shexec_run_free(r);
+}
+
+/* ---- shell ------------------------------------------------------------ */
+
+static void test_shell_selection(void **state)
+{
+    const char *both[] = {"/bin/bash", "/bin/sh", NULL};
+    const char *no_bash[] = {"/nonexistent/bash", "/bin/sh", NULL};
+    const char *dir_not_exe[] = {"/tmp", "/bin/sh", NULL};
+    const char *none[] = {"/nonexistent/bash", NULL};
+    if (access("/bin/bash", X_OK) == 0)
+        assert_string_equal(shx_pick_shell(both), "/bin/bash");
+    assert_string_equal(shx_pick_shell(no_bash), "/bin/sh");
+    assert_string_equal(shx_pick_shell(dir_not_exe), "/bin/sh");
+    assert_null(shx_pick_shell(none));
+
+    if (access("/bin/bash", X_OK) == 0) {
+        shexec_run *r = run_cmd(*state, "echo ${BASH_VERSION:+bash}");
+        assert_string_equal(out_of(r), "bash\n");
+        shexec_run_free(r);
+    }
+    assert_int_equal(shexec_session_set_shell(*state, "/bin/sh"), SHEXEC_OK);
+    shexec_run *r = run_cmd(*state, "echo $0");
+    assert_string_equal(out_of(r), "sh\n");
+    shexec_run_free(r);
+    assert_int_equal(shexec_session_set_shell(*state, ""), SHEXEC_EINVAL);
+
+    assert_int_equal(shexec_session_set_shell(*state, "/nonexistent/shell"), SHEXEC_OK);
+    shexec_run *bad = NULL;
+    assert_int_equal(shexec_run_new(&bad, *state, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(bad), SHEXEC_ESPAWN);
+    assert_non_null(strstr(shexec_session_errmsg(*state), "/nonexistent/shell"));
+    assert_int_equal(shexec_run_state(bad), SHEXEC_STATE_NEW);
+    shexec_run_free(bad);
+    assert_int_equal(shexec_session_set_shell(*state, NULL), SHEXEC_OK);
+}
+
+static void test_command_is_an_argument(void **state)
+{
+    /* quotes, $, backslashes and a trailing comment reach the shell intact */
+    shexec_run *r = run_cmd(*state, "echo 'a\"b' \"c'd\" \\$HOME # tail comment");
+    assert_string_equal(out_of(r), "a\"b c'd $HOME\n");
+    shexec_run_free(r);
+    /* positional parameters are empty for the command */
+    r = run_cmd(*state, "echo \"[$#][$1]\"");
+    assert_string_equal(out_of(r), "[0][]\n");
+    shexec_run_free(r);
+}
+
+/* ---- cwd ---------------------------------------------------------------- */
+
+static void test_cwd_checked_before_running(void **state)
+{
+    const char *dir = tu_mkdtemp();
+    char marker[512], cmd[600];
+    snprintf(marker, sizeof marker, "%s/marker", dir);
+    snprintf(cmd, sizeof cmd, "touch %s", marker);
+
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, "/nonexistent/dir"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
+    assert_non_null(strstr(shexec_session_errmsg(*state), "/nonexistent/dir"));
+    assert_int_equal(access(marker, F_OK), -1);
+    shexec_run_free(r);
+
+    /* a file is not a directory */
+    assert_int_equal(shexec_run_new(&r, *state, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, "/etc/passwd"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
+    assert_int_equal(access(marker, F_OK), -1);
+    shexec_run_free(r);
+
+    /* set_cwd validates at once and leaves the cwd unchanged */
+    char *before = strdup(shexec_session_cwd(*state));
+    assert_int_equal(shexec_session_set_cwd(*state, "/nonexistent/dir"), SHEXEC_ENOCWD);
+    assert_string_equal(shexec_session_cwd(*state), before);
+    assert_int_equal(shexec_session_set_cwd(*state, ""), SHEXEC_EINVAL);
+    free(before);
+
+    /* and the command runs where asked */
+    assert_int_equal(shexec_session_set_cwd(*state, dir), SHEXEC_OK);
+    r = run_cmd(*state, "pwd");
+    char expect[600];
+    snprintf(expect, sizeof expect, "%s\n", dir);
+    assert_string_equal(out_of(r), expect);
+    shexec_run_free(r);
+    tu_rmtree(dir);
+}
+
+static void test_run_cwd_does_not_move_session(void **state)
+{
+    char *before = strdup(shexec_session_cwd(*state));
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "pwd; cd /"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, "/tmp"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "/tmp\n");
+    assert_string_equal(shexec_session_cwd(*state), before);
+    shexec_run_free(r);
+    free(before);
+}
+
+/* ---- environment ---------------------------------------------------------- */
+
+static void test_env_inherit_replace_override(void **state)
+{
+    shexec_session *s = *state;
+    setenv("SHEXEC_TEST_HOSTVAR", "from-host", 1);
+    shexec_run *r = run_cmd(s, "echo \"$SHEXEC_TEST_HOSTVAR\"");
+    assert_string_equal(out_of(r), "from-host\n");
+    shexec_run_free(r);
+
+    assert_int_equal(shexec_session_setenv(s, "SHEXEC_A", "session"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "SHEXEC_B", "session"), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&r, s, "echo \"$SHEXEC_A $SHEXEC_B ${SHEXEC_TEST_HOSTVAR-unset}\""),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "SHEXEC_B", "run"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "SHEXEC_TEST_HOSTVAR", NULL), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "session run unset\n");
+    shexec_run_free(r);
+
+    /* replace mode: nothing from the host */
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    r = run_cmd(s, "echo \"${SHEXEC_TEST_HOSTVAR-unset} $SHEXEC_A\"");
+    assert_string_equal(out_of(r), "unset session\n");
+    shexec_run_free(r);
+
+    /* bad names are errors, never silently dropped */
+    assert_int_equal(shexec_session_setenv(s, "", "x"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_setenv(s, "A=B", "x"), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(s), "A=B"));
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "X=Y", "1"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_setenv(r, NULL, "1"), SHEXEC_EINVAL);
+    shexec_run_free(r);
+    unsetenv("SHEXEC_TEST_HOSTVAR");
+}
+
+/* ---- waiting: pidfd and the fallback ------------------------------------ */
+
+static void exercise_waiting(shexec_session *s)
+{
+    shexec_run *r = run_cmd(s, "echo a; echo b >&2; exit 3");
+    assert_string_equal(out_of(r), "a\n");
+    assert_string_equal(err_of(r), "b\n");
+    assert_int_equal(shexec_run_exit_code(r), 3);
+    shexec_run_free(r);
+
+    /* the shell exits while a child still holds the pipes */
+    int64_t t0 = tu_now_ms();
+    r = run_cmd(s, "sleep 30 & echo started");
+    assert_string_equal(out_of(r), "started\n");
+    assert_true(tu_now_ms() - t0 < 10000);
+    shexec_run_free(r);
+
+    /* a shell that closes its pipes long before it exits */
+    r = run_cmd(s, "exec >/dev/null 2>&1; sleep 0.3; exit 4");
+    assert_int_equal(shexec_run_exit_code(r), 4);
+    shexec_run_free(r);
+
+    shexec_session_set_timeouts(s, 300, 600000);
+    r = run_cmd(s, "sleep 30");
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    shexec_run_free(r);
+}
+
+static void test_wait_with_pidfd(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(s->use_pidfd, 1);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_true(r->pidfd >= 0); /* this kernel has pidfds: the main path is the one tested */
+    while (!shexec_run_done(r))
+        shexec_session_wait(s, -1);
+    shexec_run_free(r);
+    exercise_waiting(s);
+}
+
+static void test_wait_fallback_without_pidfd(void **state)
+{
+    shexec_session *s = *state;
+    s->use_pidfd = 0;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_int_equal(r->pidfd, -1);
+    while (!shexec_run_done(r))
+        shexec_session_wait(s, -1);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    exercise_waiting(s);
+}
+
+/* ---- timeouts ------------------------------------------------------------ */
+
+static void test_timeout_kills_and_keeps_output(void **state)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "echo before; sleep 300; echo after"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 1000), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    int64_t took = tu_now_ms() - t0;
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_signal(r), SIGTERM);
+    assert_int_equal(shexec_run_exit_code(r), -1);
+    assert_string_equal(out_of(r), "before\n");
+    assert_true(took >= 990);
+    assert_true(took < 4000); /* the grace period (5 s) was not needed */
+    assert_true(shexec_run_duration_ms(r) >= 990);
+    shexec_run_free(r);
+}
+
+static void test_timeout_term_trap_cleanup_captured(void **state)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state,
+                                     "trap 'echo cleanup; exit 7' TERM; echo ready; sleep 300 & wait"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 500), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 4000); /* exited on TERM, no SIGKILL after 5 s */
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_string_equal(out_of(r), "ready\ncleanup\n");
+    assert_int_equal(shexec_run_exit_code(r), 7);
+    assert_int_equal(shexec_run_signal(r), 0);
+    shexec_run_free(r);
+}
+
+static void test_timeout_term_ignored_gets_kill(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 300), SHEXEC_OK);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "trap '' TERM; echo stubborn; sleep 300"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 500), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    int64_t took = tu_now_ms() - t0;
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_signal(r), SIGKILL);
+    assert_string_equal(out_of(r), "stubborn\n");
+    assert_true(took >= 790);
+    shexec_run_free(r);
+}
+
+static void test_timeout_kills_whole_group(void **state)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state,
+                                     "sleep 300 & echo $!; (sleep 300; echo never) & echo $!; "
+                                     "sh -c 'sleep 300' & echo $!; wait"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 500), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    int pids[3];
+    assert_int_equal(sscanf(out_of(r), "%d %d %d", &pids[0], &pids[1], &pids[2]), 3);
+    for (int i = 0; i < 3; i++)
+        assert_true(tu_wait_pid_gone(pids[i], 2000));
+    shexec_run_free(r);
+}
+
+static void test_timeout_default_and_clamp(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_timeouts(s, 0, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts(s, 200, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+
+    shexec_run *r = run_cmd(s, "sleep 30"); /* the session default: 300 ms */
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_true(shexec_run_duration_ms(r) < 5000);
+    shexec_run_free(r);
+
+    assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 900000), SHEXEC_OK); /* clamped to 400 */
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_true(shexec_run_duration_ms(r) >= 390);
+    assert_true(shexec_run_duration_ms(r) < 5000);
+    shexec_run_free(r);
+}
+
+static void test_leftovers_do_not_hold_the_run(void **state)
+{
+    int64_t t0 = tu_now_ms();
+    shexec_run *r = run_cmd(*state, "sleep 30 & echo $!; echo started");
+    assert_true(tu_now_ms() - t0 < 5000);
+    int pid = 0;
+    assert_int_equal(sscanf(out_of(r), "%d\nstarted\n", &pid), 1);
+    assert_non_null(strstr(out_of(r), "started\n"));
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    /* leftovers in the group are killed when the run completes */
+    assert_true(tu_wait_pid_gone(pid, 2000));
+    shexec_run_free(r);
+
+    /* one that redirected its output away is found through the group too */
+    r = run_cmd(*state, "sleep 30 >/dev/null 2>&1 & echo $!");
+    assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
+    assert_true(tu_wait_pid_gone(pid, 2000));
+    shexec_run_free(r);
+}
+
+/* ---- non-blocking use and cancel ------------------------------------------ */
+
+static void test_start_wait_cancel(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo go; sleep 300"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_false(shexec_run_done(r));
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_start(r), SHEXEC_ESTATE);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 5), SHEXEC_ESTATE);
+    assert_int_equal(shexec_session_wait(s, 100), SHEXEC_OK);
+    assert_false(shexec_run_done(r));
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    assert_int_equal(shexec_run_signal(r), SIGTERM);
+    assert_string_equal(out_of(r), "go\n");
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK); /* finished: nothing to do */
+    shexec_run_free(r);
+
+    shexec_run *fresh = NULL;
+    assert_int_equal(shexec_run_new(&fresh, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(fresh), SHEXEC_ESTATE);
+    shexec_run_free(fresh);
+}
+
+static void cancel_on_marker(void *user, int stream, const char *data, size_t len)
+{
+    shexec_run **r = user;
+    if (stream == SHEXEC_STDOUT && memmem(data, len, "MARK", 4))
+        shexec_run_cancel(*r);
+}
+
+static void test_cancel_from_callback(void **state)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "echo MARK; sleep 300"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, cancel_on_marker, &r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    shexec_run_free(r);
+}
+
+static void test_free_running_run_and_session(void **state)
+{
+    (void)state;
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 200);
+    shexec_run *a = NULL, *b = NULL;
+    assert_int_equal(shexec_run_new(&a, s, "echo $$; sleep 300"), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&b, s, "trap '' TERM; echo $$; sleep 300"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(a), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(b), SHEXEC_OK);
+    pid_t pa = a->pid, pb = b->pid;
+    shexec_run_free(a); /* terminates and reaps */
+    assert_false(tu_pid_alive(pa));
+    shexec_session_free(s); /* b: TERM ignored, KILL after the grace */
+    assert_false(tu_pid_alive(pb));
+    assert_int_equal(shexec_run_state(b), SHEXEC_STATE_CANCELLED);
+    assert_int_equal(shexec_run_start(b), SHEXEC_ESTATE);
+    shexec_run_free(b);
+}
+
+/* ---- streaming ---------------------------------------------------------- */
+
+static void test_streaming_chunks(void **state)
+{
+    collected c = {SHX_BUF_INIT, SHX_BUF_INIT, 0, 0};
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state,
+                                     "for i in 1 2 3 4; do echo line$i; echo e$i >&2; sleep 0.05; done"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, collect, &c), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(c.out.data, "line1\nline2\nline3\nline4\n");
+    assert_string_equal(c.err.data, "e1\ne2\ne3\ne4\n");
+    assert_string_equal(out_of(r), c.out.data);
+    assert_string_equal(err_of(r), c.err.data);
+    /* produced 50 ms apart, so they arrived as they were produced */
+    assert_true(c.out_calls >= 3);
+    assert_true(c.err_calls >= 3);
+    shexec_run_free(r);
+    collected_free(&c);
+}
+
+static void test_streaming_long_line_and_binary(void **state)
+{
+    collected c = {SHX_BUF_INIT, SHX_BUF_INIT, 0, 0};
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "head -c 1000000 /dev/zero | tr '\\0' a"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, collect, &c), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(c.out.len, 1000000);
+    for (size_t i = 0; i < c.out.len; i++)
+        if (c.out.data[i] != 'a')
+            fail_msg("byte %zu is %d", i, c.out.data[i]);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 1000000);
+    shexec_run_free(r);
+    collected_free(&c);
+
+    collected b = {SHX_BUF_INIT, SHX_BUF_INIT, 0, 0};
+    assert_int_equal(shexec_run_new(&r, *state, "printf 'a\\000b\\000\\377c'"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, collect, &b), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(b.out.len, 6);
+    assert_memory_equal(b.out.data, "a\0b\0\377c", 6);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_int_equal(n, 6);
+    assert_memory_equal(out, "a\0b\0\377c", 6);
+    shexec_run_free(r);
+    collected_free(&b);
+}
+
+/* ---- bounded capture ------------------------------------------------------ */
+
+static size_t count_chars(const char *s, size_t n)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            chars++;
+    return chars;
+}
+
+static void test_capture_limits(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = run_cmd(s, "head -c 10000 /dev/zero | tr '\\0' x");
+    size_t n;
+    shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_int_equal(n, 10000);
+    assert_false(shexec_run_truncated(r, SHEXEC_STDOUT));
+    shexec_run_free(r);
+
+    r = run_cmd(s, "head -c 50000 /dev/zero | tr '\\0' x");
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
+    const char *notice = "\n[output truncated: 50000 characters in total, the first 30000 shown]\n";
+    assert_int_equal(n, 30000 + strlen(notice));
+    assert_string_equal(out + 30000, notice);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 50000);
+    shexec_run_free(r);
+
+    /* stderr is limited independently */
+    r = run_cmd(s, "head -c 5000 /dev/zero | tr '\\0' o; head -c 40000 /dev/zero | tr '\\0' e >&2");
+    shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_int_equal(n, 5000);
+    assert_false(shexec_run_truncated(r, SHEXEC_STDOUT));
+    out = shexec_run_output(r, SHEXEC_STDERR, &n);
+    assert_true(shexec_run_truncated(r, SHEXEC_STDERR));
+    assert_non_null(strstr(out, "40000 characters in total"));
+    shexec_run_free(r);
+
+    /* characters, not bytes: 40,000 two-byte characters keep 30,000 whole ones */
+    r = run_cmd(s, "for i in $(seq 400); do printf '%0100d' 0; done | sed 's/0/\xc3\xa9/g'");
+    out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    const char *cut = strstr(out, "\n[output truncated: 40000 characters in total");
+    assert_non_null(cut);
+    assert_int_equal(cut - out, 60000);
+    assert_int_equal(count_chars(out, (size_t)(cut - out)), 30000);
+    shexec_run_free(r);
+}
+
+static long rss_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void count_bytes(void *user, int stream, const char *data, size_t len)
+{
+    (void)stream;
+    (void)data;
+    *(uint64_t *)user += len;
+}
+
+static void test_capture_memory_bounded(void **state)
+{
+    uint64_t size = heavy_ok() ? (1ull << 30) : (64ull << 20);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "head -c %llu /dev/zero", (unsigned long long)size);
+    long before = rss_peak_kb();
+    uint64_t seen = 0;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, count_bytes, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 300000), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    long after = rss_peak_kb();
+    assert_int_equal(seen, size);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), size);
+    assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
+    print_message("peak RSS %ld kB -> %ld kB after %llu bytes\n", before, after,
+                  (unsigned long long)size);
+    assert_true(after - before < 8 * 1024);
+    shexec_run_free(r);
+}
+
+/* ---- bad input ------------------------------------------------------------ */
+
+static void test_bad_input(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = (shexec_run *)1;
+    assert_int_equal(shexec_run_new(&r, s, NULL), SHEXEC_EINVAL);
+    assert_null(r);
+    assert_int_equal(shexec_run_new(&r, s, ""), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(s), "empty"));
+    assert_int_equal(shexec_run_new(&r, NULL, "true"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_new(NULL, s, "true"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_new_bytes(&r, s, "echo a\0b", 8), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(s), "NUL"));
+    assert_int_equal(shexec_session_new(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_exec(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_start(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_cancel(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_cwd(NULL, "/"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_wait(NULL, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_output_limit(s, 10, 7, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_output_limit(s, 10, SHEXEC_UNIT_BYTES, 9), SHEXEC_EINVAL);
+    assert_string_equal(shexec_session_errmsg(NULL), "");
+    assert_int_equal(shexec_run_state(NULL), SHEXEC_STATE_NEW);
+    assert_int_equal(shexec_run_exit_code(NULL), -1);
+    size_t n = 99;
+    assert_string_equal(shexec_run_output(NULL, SHEXEC_STDOUT, &n), "");
+    assert_int_equal(n, 0);
+    shexec_run_free(NULL);
+    shexec_session_free(NULL);
+
+    /* a length with a NUL-free command works */
+    assert_int_equal(shexec_run_new_bytes(&r, s, "echo abc; junk", 8), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "abc\n");
+    size_t bad = 9;
+    shexec_run_output(r, 3, &bad);
+    assert_int_equal(bad, 0);
+    shexec_run_free(r);
+}
+
+static void test_command_too_long(void **state)
+{
+    size_t len = 300 * 1024; /* one argument may not exceed 128 KiB on Linux */
+    char *cmd = malloc(len + 1);
+    memset(cmd, ' ', len);
+    memcpy(cmd, "true", 4);
+    cmd[len] = '\0';
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_E2BIG);
+    assert_non_null(strstr(shexec_session_errmsg(*state), "too long"));
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    shexec_run_free(r);
+    free(cmd);
+}
+
+static void test_descriptors_exhausted(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        shexec_session *s = NULL;
+        if (shexec_session_new(&s) != SHEXEC_OK)
+            _exit(10);
+        int before = tu_count_fds();
+        /* leave exactly one free descriptor: a pipe needs two */
+        int lowest = dup(0);
+        close(lowest);
+        struct rlimit rl = {(rlim_t)lowest + 1, (rlim_t)lowest + 1};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(11);
+        shexec_run *r = NULL;
+        if (shexec_run_new(&r, s, "echo hi") != SHEXEC_OK)
+            _exit(12);
+        int rc = shexec_run_exec(r);
+        if (rc != SHEXEC_ESYS) {
+            fprintf(stderr, "rc %d: %s\n", rc, shexec_session_errmsg(s));
+            _exit(13);
+        }
+        if (!strstr(shexec_session_errmsg(s), "descriptors") &&
+            !strstr(shexec_session_errmsg(s), "Too many open files"))
+            _exit(14);
+        if (tu_count_fds() != before)
+            _exit(15);
+        if (tu_count_children() != 0)
+            _exit(16);
+        shexec_run_free(r);
+        shexec_session_free(s);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_version_and_strerror(void **state)
+{
+    (void)state;
+    assert_string_equal(shexec_version(), SHEXEC_VERSION_STRING);
+    assert_string_equal(shexec_strerror(SHEXEC_ENOCWD), "working directory not found");
+    assert_string_equal(shexec_strerror(SHEXEC_OK), "success");
+    assert_string_equal(shexec_strerror(-999), "unknown error");
+    for (int c = 0; c >= SHEXEC_E2BIG; c--)
+        assert_string_not_equal(shexec_strerror(c), "unknown error");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_echo_hello, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_code_is_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stderr, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_process_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_child_signals_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_inherited_descriptors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_is_dev_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_library_descriptors_cloexec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shell_selection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_is_an_argument, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cwd_checked_before_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_cwd_does_not_move_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_inherit_replace_override, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_with_pidfd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_fallback_without_pidfd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_kills_and_keeps_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_term_trap_cleanup_captured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_term_ignored_gets_kill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_kills_whole_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_default_and_clamp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leftovers_do_not_hold_the_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_wait_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_from_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_free_running_run_and_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streaming_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streaming_long_line_and_binary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capture_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capture_memory_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_descriptors_exhausted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_and_strerror, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("run", tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int tu_count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+int tu_count_children(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, pid;
+    while (fscanf(f, "%d", &pid) == 1)
+        n++;
+    fclose(f);
+    return n;
+}
+
+int tu_pid_alive(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ')
+        return 0;
+    return p[2] != 'Z' && p[2] != 'X';
+}
+
+int64_t tu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tu_wait_pid_gone(pid_t pid, int ms)
+{
+    int64_t end = tu_now_ms() + ms;
+    while (tu_pid_alive(pid)) {
+        if (tu_now_ms() > end)
+            return 0;
+        usleep(2000);
+    }
+    return 1;
+}
+
+const char *tu_helper(const char *name)
+{
+    static char path[4096];
+    const char *dir = getenv("SHEXEC_TEST_HELPERS");
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : "build/default/test/helpers", name);
+    return path;
+}
+
+const char *tu_mkdtemp(void)
+{
+    static char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/shexec-test-XXXXXX");
+    if (!mkdtemp(dir))
+        return NULL;
+    return dir;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void tu_rmtree(const char *dir)
+{
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int leak_fds = -1;
+
+void tu_leak_begin(void)
+{
+    leak_fds = tu_count_fds();
+}
+
+void tu_leak_end(void)
+{
+    int fds = tu_count_fds();
+    if (fds != leak_fds)
+        fail_msg("descriptor leak: %d open before, %d after", leak_fds, fds);
+    int kids = tu_count_children();
+    if (kids != 0)
+        fail_msg("%d child process(es) left behind", kids);
+}

@@ -1,0 +1,37 @@
+/*
+ * testutil.h - helpers shared by the test suites: leak checks on the test
+ * process (descriptors, children) and process liveness by pid.
+ */
+#ifndef SHEXEC_TESTUTIL_H
+#define SHEXEC_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Number of open descriptors of this process. */
+int tu_count_fds(void);
+/* Number of live (unreaped) children of this process's main thread. */
+int tu_count_children(void);
+/* 1 when pid exists and is not a zombie. */
+int tu_pid_alive(pid_t pid);
+/* Wait up to ms for pid to be gone (dead or zombie); 1 when gone. */
+int tu_wait_pid_gone(pid_t pid, int ms);
+/* Monotonic clock in ms. */
+int64_t tu_now_ms(void);
+/* Path of a helper program built from test/helpers (static storage). */
+const char *tu_helper(const char *name);
+/* Make a fresh temporary directory (static storage until the next call). */
+const char *tu_mkdtemp(void);
+/* rm -rf a directory tree made by tu_mkdtemp. */
+void tu_rmtree(const char *dir);
+
+/*
+ * Leak guard: call tu_leak_begin() at the start of a test and
+ * tu_leak_end() at its end; it fails the test when descriptors or children
+ * were left behind.
+ */
+void tu_leak_begin(void);
+void tu_leak_end(void);
+
+#endif
