@@ -81,6 +81,10 @@ static int take_char(shx_capture *c, const unsigned char *p, size_t n)
             return shx_buf_append(&c->head, p, n);
         }
         c->head_closed = 1;
+        /* a character that did not fit leaves head room unused: the tail
+         * gets it, so output within the limit is never truncated */
+        if (c->keep == SHEXEC_KEEP_HEAD_TAIL)
+            c->tail_cap = c->limit - c->head_units;
     }
     if (c->keep == SHEXEC_KEEP_HEAD_TAIL && c->tail_cap > 0)
         return ring_push(c, p, n);

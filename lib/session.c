@@ -70,16 +70,15 @@ static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
 
 /*
  * The wrapper: the command arrives as $1 and is eval-ed, so its text is never
- * parsed as part of this script. `command` keeps user functions named printf
+ * parsed as part of this script. The eval is on line 1 so the shell's error
+ * messages give the command's own line numbers ("bash: line 1: ..."). `command` keeps user functions named printf
  * or exit from taking over. The tag is written in two pieces so that it
  * never appears whole in the shell's argv (where `ps` could print it).
  */
 static char *make_script(const char *hex)
 {
     static const char fmt[] =
-        "__shexec_cmd=$1\n"
-        "shift\n"
-        "eval \"$__shexec_cmd\"\n"
+        "__shexec_cmd=$1; shift; eval \"$__shexec_cmd\"\n"
         "__shexec_status=$?\n"
         "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$PWD\"\n"
         "command exit $__shexec_status\n";

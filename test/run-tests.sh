@@ -7,12 +7,16 @@ broken=""
 for t in "$@"; do
     name=$(basename "$t")
     log=$(mktemp)
+    case "$t" in
+    *.sh) sh "$t" >"$log" 2>&1 ;;
+    *)
     if [ "$VALGRIND" = 1 ]; then
         valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
             --track-fds=no "$t" >"$log" 2>&1
     else
         "$t" >"$log" 2>&1
-    fi
+    fi ;;
+    esac
     rc=$?
     cat "$log"
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)

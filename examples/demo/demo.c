@@ -1,0 +1,135 @@
+/*
+ * demo.c - a short agent-like session through libshexec, printed as a
+ * transcript: cwd tracking, streamed output, exit codes, stderr, a timeout,
+ * truncation, and a command that leaves a process running.
+ * Uses only the public API (include/shexec.h).
+ */
+#include <shexec.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double started;
+
+/* Streamed output: show each chunk as it arrives, with its time. */
+static void stream_to_terminal(void *user, int stream, const char *data, size_t len)
+{
+    (void)user;
+    printf("  %5.2fs %s| %.*s", now_s() - started, stream == SHEXEC_STDOUT ? "out" : "err",
+           (int)len, data);
+    if (len && data[len - 1] != '\n')
+        printf("\n");
+    fflush(stdout);
+}
+
+static const char *state_name(int state)
+{
+    switch (state) {
+    case SHEXEC_STATE_EXITED: return "exited";
+    case SHEXEC_STATE_SIGNALED: return "killed by a signal";
+    case SHEXEC_STATE_TIMED_OUT: return "TIMED OUT";
+    case SHEXEC_STATE_CANCELLED: return "cancelled";
+    default: return "?";
+    }
+}
+
+static void print_block(const char *label, const char *text, size_t len)
+{
+    if (!len)
+        return;
+    printf("  %s:\n", label);
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        printf("    %.*s\n", (int)n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
+/* Run one command; stream it live or print its captured result. */
+static void step(shexec_session *s, const char *note, const char *cmd, uint32_t timeout_ms,
+                 int stream)
+{
+    printf("\n# %s\n$ %s\n", note, cmd);
+    shexec_run *r = NULL;
+    if (shexec_run_new(&r, s, cmd) != SHEXEC_OK) {
+        printf("  error: %s\n", shexec_session_errmsg(s));
+        return;
+    }
+    if (timeout_ms)
+        shexec_run_set_timeout_ms(r, timeout_ms);
+    if (stream)
+        shexec_run_set_output_fn(r, stream_to_terminal, NULL);
+    started = now_s();
+    int rc = shexec_run_exec(r);
+    if (rc != SHEXEC_OK) {
+        printf("  error %d (%s): %s\n", rc, shexec_strerror(rc), shexec_session_errmsg(s));
+        shexec_run_free(r);
+        return;
+    }
+    if (!stream) {
+        size_t n;
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+        print_block("stdout", out, n);
+        out = shexec_run_output(r, SHEXEC_STDERR, &n);
+        print_block("stderr", out, n);
+    }
+    printf("  [%s", state_name(shexec_run_state(r)));
+    if (shexec_run_exit_code(r) >= 0)
+        printf(", exit %d", shexec_run_exit_code(r));
+    if (shexec_run_signal(r))
+        printf(", signal %d", shexec_run_signal(r));
+    printf(", %llu ms, cwd %s]\n", (unsigned long long)shexec_run_duration_ms(r),
+           shexec_session_cwd(s));
+    shexec_run_free(r);
+}
+
+int main(void)
+{
+    shexec_session *s = NULL;
+    int rc = shexec_session_new(&s);
+    if (rc != SHEXEC_OK) {
+        fprintf(stderr, "shexec_session_new: %s\n", shexec_strerror(rc));
+        return 1;
+    }
+    printf("libshexec %s demo: one session, like an agent's terminal\n", shexec_version());
+
+    step(s, "where are we?", "pwd", 0, 0);
+    step(s, "cd persists across commands (tracked by a sentinel the output never shows)",
+         "mkdir -p /tmp/shexec-demo && cd /tmp/shexec-demo && printf 'alpha\\nbeta\\n' > notes.txt",
+         0, 0);
+    step(s, "the next command starts where the last one left off", "pwd; ls; wc -l notes.txt", 0,
+         0);
+    step(s, "output is streamed while the command runs",
+         "for i in 1 2 3; do echo \"step $i\"; sleep 0.3; done; echo done >&2", 0, 1);
+    step(s, "a non-zero exit is data, not an error", "grep gamma notes.txt", 0, 0);
+    step(s, "stderr is kept apart", "ls /nonexistent", 0, 0);
+    step(s, "a timeout: SIGTERM to the whole process group, output so far kept",
+         "echo starting; sleep 30; echo never printed", 1000, 0);
+
+    shexec_session_set_output_limit(s, 60, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL);
+    step(s, "a flood is bounded (limit set to 60 characters, head and tail kept)",
+         "seq 1 100000", 0, 0);
+    shexec_session_set_output_limit(s, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
+                                    SHEXEC_KEEP_HEAD);
+
+    step(s, "a command that leaves a server running returns at once",
+         "sleep 30 & echo \"server started as $!\"", 0, 0);
+    step(s, "clean up from inside the directory", "rm -rf /tmp/shexec-demo", 0, 0);
+    step(s, "the cwd is gone: the next command is refused before anything runs", "ls", 0, 0);
+    shexec_session_set_cwd(s, "/tmp");
+    step(s, "after shexec_session_set_cwd(s, \"/tmp\")", "pwd", 0, 0);
+
+    shexec_session_free(s);
+    return 0;
+}

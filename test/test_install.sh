@@ -1,0 +1,49 @@
+#!/bin/sh
+# make install into a staging DESTDIR, build a program outside the tree with
+# pkg-config, run it against the installed library, then make uninstall and
+# check nothing is left. Prints one cmocka-style summary line.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+stage=$(mktemp -d)
+app=$(mktemp -d)
+fail() { echo "test_install: $*"; echo "[  FAILED  ] 1 test(s)"; rm -rf "$stage" "$app"; exit 1; }
+
+make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr/local >/dev/null || fail "make install failed"
+for f in include/shexec.h lib/libshexec.so.1.0.0 lib/libshexec.so.1 lib/libshexec.so lib/libshexec.a lib/pkgconfig/shexec.pc; do
+    [ -e "$stage/usr/local/$f" ] || fail "missing $f"
+done
+[ "$(readlink "$stage/usr/local/lib/libshexec.so.1")" = libshexec.so.1.0.0 ] || fail "bad .so.1 link"
+soname=$(readelf -d "$stage/usr/local/lib/libshexec.so.1.0.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = libshexec.so.1 ] || fail "SONAME is '$soname'"
+
+cat > "$app/app.c" <<'C'
+#include <shexec.h>
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    shexec_session *s; shexec_run *r;
+    if (shexec_session_new(&s) || shexec_run_new(&r, s, "echo installed; exit 5")) return 1;
+    if (shexec_run_exec(r)) return 2;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    int ok = strcmp(out, "installed\n") == 0 && shexec_run_exit_code(r) == 5;
+    printf("%s %s", shexec_version(), out);
+    shexec_run_free(r); shexec_session_free(s);
+    return ok ? 0 : 3;
+}
+C
+export PKG_CONFIG_PATH="$stage/usr/local/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$stage"
+flags=$(pkg-config --cflags --libs shexec) || fail "pkg-config does not know shexec"
+cc -o "$app/app" "$app/app.c" $flags || fail "cannot build against the installed library"
+out=$(LD_LIBRARY_PATH="$stage/usr/local/lib" "$app/app") || fail "installed program failed: $out"
+[ "$out" = "1.0.0 installed" ] || fail "unexpected output '$out'"
+# the program really used the shared library
+LD_LIBRARY_PATH="$stage/usr/local/lib" ldd "$app/app" | grep -q "$stage/usr/local/lib/libshexec.so.1" \
+    || fail "not linked against the installed libshexec.so.1"
+
+make -s -C "$top" uninstall DESTDIR="$stage" PREFIX=/usr/local >/dev/null || fail "make uninstall failed"
+left=$(find "$stage" -type f -o -type l)
+[ -z "$left" ] || fail "uninstall left: $left"
+rm -rf "$stage" "$app"
+echo "test_install: install, pkg-config build, run, uninstall: ok"
+echo "[  PASSED  ] 1 test(s)."

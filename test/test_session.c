@@ -1,0 +1,536 @@
+/*
+ * test_session.c - a session as an agent's terminal: cwd tracking by
+ * sentinel across every shape of command, exit-code fidelity, output
+ * policies, environment filtering, shell wrappers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "shexec.h"
+#include "testutil.h"
+
+extern char **environ;
+
+typedef struct {
+    shx_buf out, err;
+} collected;
+
+static void collect(void *user, int stream, const char *data, size_t len)
+{
+    collected *c = user;
+    shx_buf_append(stream == SHEXEC_STDOUT ? &c->out : &c->err, data, len);
+}
+
+static shexec_run *run_cmd(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    return r;
+}
+
+/* Run, check the callback saw exactly the captured stdout, return the run. */
+static shexec_run *run_streamed(shexec_session *s, const char *cmd)
+{
+    collected c = {SHX_BUF_INIT, SHX_BUF_INIT};
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, collect, &c), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    if (!shexec_run_truncated(r, SHEXEC_STDOUT)) {
+        size_t n;
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+        assert_int_equal(c.out.len, n);
+        if (n)
+            assert_memory_equal(c.out.data, out, n);
+    }
+    if (c.out.len)
+        assert_null(memmem(c.out.data, c.out.len, s->tag, strlen(s->tag)));
+    shx_buf_free(&c.out);
+    shx_buf_free(&c.err);
+    return r;
+}
+
+static void expect(shexec_session *s, const char *cmd, const char *out, int code, const char *cwd)
+{
+    shexec_run *r = run_streamed(s, cmd);
+    size_t n;
+    const char *got = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    if (out && (n != strlen(out) || memcmp(got, out, n) != 0))
+        fail_msg("%s: stdout [%.*s], expected [%s]", cmd, (int)n, got, out);
+    if (shexec_run_exit_code(r) != code)
+        fail_msg("%s: exit %d, expected %d (stderr: %s)", cmd, shexec_run_exit_code(r), code,
+                 shexec_run_output(r, SHEXEC_STDERR, NULL));
+    if (cwd && strcmp(shexec_session_cwd(s), cwd) != 0)
+        fail_msg("%s: cwd %s, expected %s", cmd, shexec_session_cwd(s), cwd);
+    shexec_run_free(r);
+}
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+/* ---- the sentinel ------------------------------------------------------- */
+
+static void test_nonce_per_session(void **state)
+{
+    shexec_session *a = *state, *b = NULL;
+    assert_int_equal(shexec_session_new(&b), SHEXEC_OK);
+    regex_t re;
+    assert_int_equal(regcomp(&re, "^__SHEXEC_CWD_[0-9a-f]{16}__$", REG_EXTENDED), 0);
+    assert_int_equal(regexec(&re, a->tag, 0, NULL, 0), 0);
+    assert_int_equal(regexec(&re, b->tag, 0, NULL, 0), 0);
+    regfree(&re);
+    assert_string_not_equal(a->tag, b->tag);
+    /* the whole tag never appears in the shell's argv (ps would show it) */
+    assert_null(strstr(a->script, a->tag));
+    shexec_session_free(b);
+}
+
+static void test_cd_persists(void **state)
+{
+    shexec_session *s = *state;
+    expect(s, "cd /tmp", "", 0, "/tmp");
+    expect(s, "pwd", "/tmp\n", 0, "/tmp");
+    expect(s, "echo hello", "hello\n", 0, "/tmp");
+    expect(s, "cd /usr && cd bin", "", 0, "/usr/bin");
+    expect(s, "cd ..; pwd", "/usr\n", 0, "/usr");
+}
+
+static void test_initial_cwd_is_host_cwd(void **state)
+{
+    (void)state;
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    char here[4096];
+    assert_non_null(getcwd(here, sizeof here));
+    assert_string_equal(shexec_session_cwd(s), here);
+    char want[4200];
+    snprintf(want, sizeof want, "%s\n", here);
+    expect(s, "pwd", want, 0, here);
+    shexec_session_free(s);
+}
+
+static void test_exit_codes_every_shape(void **state)
+{
+    shexec_session *s = *state;
+    expect(s, "false", "", 1, "/");
+    expect(s, "cd /tmp && false", "", 1, "/tmp");
+    expect(s, "exit 3", "", 3, "/tmp"); /* no sentinel: cwd unchanged */
+    expect(s, "cd / && exit 4", "", 4, "/tmp");
+    expect(s, "(exit 5)", "", 5, "/tmp");
+    expect(s, "true | false", "", 1, "/tmp");
+    expect(s, "set -o pipefail; false | true", "", 1, "/tmp");
+    expect(s, "kill -TERM $$", "", -1, "/tmp");
+    expect(s, "sh -c 'exit 200'", "", 200, "/tmp");
+}
+
+static void test_wrapper_failures_elsewhere(void **state)
+{
+    shexec_session *s = *state;
+    int64_t t0 = tu_now_ms();
+    expect(s, "sleep 0.2 &", "", 0, "/"); /* trailing & is not a syntax error */
+    expect(s, "cat <<EOF\nbody line\n  indented\nEOF", "body line\n  indented\n", 0, "/");
+    expect(s, "cat <<'X'\n$HOME\nX\necho after", "$HOME\nafter\n", 0, "/");
+    expect(s, "cd /tmp # a trailing comment", "", 0, "/tmp");
+    expect(s, "ls /nonexistent-dir 2>/dev/null # comment", "", 2, "/tmp");
+    expect(s, "cd / && echo x \\\n  y", "x y\n", 0, "/");
+    expect(s, "printf foo", "foo", 0, "/");
+    expect(s, "printf 'a\\r\\nb\\r\\n'", "a\r\nb\r\n", 0, "/");
+    expect(s, "echo 'unbalanced", NULL, 2, "/");
+    assert_true(tu_now_ms() - t0 < 10000);
+
+    /* `sleep 5 & cd /tmp`: the cd runs in the foreground shell, at once */
+    t0 = tu_now_ms();
+    expect(s, "sleep 5 & cd /tmp", "", 0, "/tmp");
+    assert_true(tu_now_ms() - t0 < 4000);
+}
+
+static void test_timeout_keeps_cwd(void **state)
+{
+    shexec_session *s = *state;
+    expect(s, "cd /tmp", "", 0, "/tmp");
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "cd /usr; sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+    /* closed stdout: no sentinel, cwd stays */
+    expect(s, "cd /usr; exec >&-", "", 0, "/tmp");
+}
+
+static void test_forged_sentinels_untouched(void **state)
+{
+    shexec_session *s = *state;
+    expect(s, "echo __SHEXEC_CWD__; cd /tmp", "__SHEXEC_CWD__\n", 0, "/tmp");
+
+    /* another session's full record, NUL-terminated, passes through */
+    shexec_session *other = NULL;
+    assert_int_equal(shexec_session_new(&other), SHEXEC_OK);
+    char cmd[256], want[256];
+    snprintf(cmd, sizeof cmd, "printf '%s/usr\\000'", other->tag);
+    size_t wl = (size_t)snprintf(want, sizeof want, "%s/usr", other->tag) + 1;
+    shexec_run *r = run_streamed(s, cmd);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_int_equal(n, wl);
+    assert_memory_equal(out, want, wl);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+    shexec_session_free(other);
+}
+
+static void test_weird_directory_names(void **state)
+{
+    shexec_session *s = *state;
+    const char *base = tu_mkdtemp();
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/sp ace 'q' \"dq\" $x\nnl\n", base);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(shexec_session_set_cwd(s, base), SHEXEC_OK);
+    /* the name ends in a newline, which $(...) would strip: a glob keeps it */
+    expect(s, "cd sp*", "", 0, dir);
+    expect(s, "pwd | od -c | head -1 | cut -c1-7", "0000000\n", 0, dir);
+    expect(s, "cd ..", "", 0, base);
+    tu_rmtree(base);
+}
+
+static void test_deleted_cwd_is_an_error(void **state)
+{
+    shexec_session *s = *state;
+    const char *base = tu_mkdtemp();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s'", base);
+    expect(s, cmd, "", 0, base);
+    expect(s, "rmdir \"$PWD\"", "", 0, base);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo should not run"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
+    assert_non_null(strstr(shexec_session_errmsg(s), base));
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    shexec_run_free(r);
+}
+
+static void test_sentinel_split_across_reads(void **state)
+{
+    shexec_session *s = *state;
+    /* stdout of n bytes, then the record: it lands on and around the 64 KiB
+     * read boundary for some n */
+    for (int n = 65536 - 40; n <= 65536 + 2; n += 7) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "head -c %d /dev/zero | tr '\\0' x; cd /tmp", n);
+        shexec_session_set_output_limit(s, 1 << 20, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD);
+        shexec_session_set_cwd(s, "/");
+        shexec_run *r = run_streamed(s, cmd);
+        size_t len;
+        shexec_run_output(r, SHEXEC_STDOUT, &len);
+        assert_int_equal(len, (size_t)n);
+        assert_string_equal(shexec_session_cwd(s), "/tmp");
+        shexec_run_free(r);
+    }
+}
+
+typedef struct {
+    size_t bytes;
+} counter;
+
+static void count_out(void *user, int stream, const char *data, size_t len)
+{
+    (void)data;
+    if (stream == SHEXEC_STDOUT)
+        ((counter *)user)->bytes += len;
+}
+
+static void test_forged_tag_does_not_hold_output(void **state)
+{
+    shexec_session *s = *state;
+    char cmd[256];
+    /* this session's own tag, then 100 KB and no NUL: not a record */
+    snprintf(cmd, sizeof cmd, "printf '%s'; head -c 100000 /dev/zero | tr '\\0' x; sleep 2; cd /tmp",
+             s->tag);
+    counter c = {0};
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, count_out, &c), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 1500;
+    while (c.bytes < 100000 && tu_now_ms() < end)
+        shexec_session_wait(s, 50);
+    /* everything but what could still be a record arrived while the command slept */
+    assert_false(shexec_run_done(r));
+    assert_int_equal(c.bytes, 100000 + strlen(s->tag));
+    while (!shexec_run_done(r))
+        shexec_session_wait(s, -1);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+}
+
+static void test_sentinel_before_truncation(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = run_streamed(s, "head -c 50000 /dev/zero | tr '\\0' x; cd /tmp");
+    assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    assert_non_null(strstr(out, "50000 characters in total"));
+    assert_null(strstr(out, "SHEXEC"));
+    shexec_run_free(r);
+}
+
+/* ---- output policies -------------------------------------------------- */
+
+static void test_output_policies(void **state)
+{
+    shexec_session *s = *state;
+    /* seed 002: 50 KB in bytes */
+    assert_int_equal(shexec_session_set_output_limit(s, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    shexec_run *r = run_cmd(s, "head -c 100000 /dev/zero | tr '\\0' x");
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    const char *notice = "\n[output truncated: 100000 bytes in total, the first 51200 shown]\n";
+    assert_int_equal(n, 51200 + strlen(notice));
+    assert_string_equal(out + 51200, notice);
+    shexec_run_free(r);
+
+    /* head and tail: build logs end with the errors */
+    assert_int_equal(shexec_session_set_output_limit(s, 1000, SHEXEC_UNIT_CHARS,
+                                                     SHEXEC_KEEP_HEAD_TAIL),
+                     SHEXEC_OK);
+    r = run_cmd(s, "seq 1 20000; echo 'error: the build failed' >&2");
+    out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_true(strncmp(out, "1\n2\n3\n", 6) == 0);
+    assert_true(n > 12 && strcmp(out + n - 12, "19999\n20000\n") == 0);
+    assert_non_null(strstr(out, "\n[output truncated: 108894 characters in total, 107894 omitted here]\n"));
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "error: the build failed\n");
+    shexec_run_free(r);
+
+    /* a run overrides the session */
+    assert_int_equal(shexec_run_new(&r, s, "seq 1 1000"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_limit(r, 10, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_limit(r, 10, 5, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    assert_string_equal(out, "1\n2\n3\n4\n5\n\n[output truncated: 3893 bytes in total, the first 10 shown]\n");
+    assert_int_equal(shexec_run_set_output_limit(r, 10, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_ESTATE);
+    shexec_run_free(r);
+
+    /* limit 0: nothing kept, the callback still gets everything */
+    assert_int_equal(shexec_session_set_output_limit(s, 0, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    counter c = {0};
+    assert_int_equal(shexec_run_new(&r, s, "seq 1 1000"), SHEXEC_OK);
+    shexec_run_set_output_fn(r, count_out, &c);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "");
+    assert_int_equal(c.bytes, 3893);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 3893);
+    shexec_run_free(r);
+}
+
+/* ---- environment -------------------------------------------------------- */
+
+static void test_dangerous_variables_filtered(void **state)
+{
+    shexec_session *s = *state;
+    const char *base = tu_mkdtemp();
+    char bash_env[600], cmd[1024];
+    snprintf(bash_env, sizeof bash_env, "%s/bash_env", base);
+    FILE *f = fopen(bash_env, "w");
+    fputs("echo BASH_ENV-WAS-SOURCED\n", f);
+    fclose(f);
+    setenv("LD_PRELOAD", "/nonexistent/libhijack.so", 1);
+    setenv("LD_AUDIT", "/nonexistent/libaudit.so", 1);
+    setenv("DYLD_INSERT_LIBRARIES", "/x.dylib", 1);
+    setenv("BASH_ENV", bash_env, 1);
+    setenv("BASH_FUNC_ls%%", "() { echo hijacked; }", 1);
+    setenv("IFS", "x", 1);
+    setenv("CDPATH", "/usr", 1);
+    setenv("PROMPT_COMMAND", "echo prompt", 1);
+    setenv("SHEXEC_HARMLESS", "kept", 1);
+    snprintf(cmd, sizeof cmd,
+             "echo \"${LD_PRELOAD-unset} ${LD_AUDIT-unset} ${DYLD_INSERT_LIBRARIES-unset} "
+             "${BASH_ENV-unset} ${CDPATH-unset} ${PROMPT_COMMAND-unset} $SHEXEC_HARMLESS\"; "
+             "env | grep -c BASH_FUNC; ls -d /");
+    expect(s, cmd, "unset unset unset unset unset unset kept\n0\n/\n", 0, "/");
+    /* IFS from the host would split words on 'x' */
+    expect(s, "v='axb'; set -- $v; echo $#", "1\n", 0, "/");
+    /* with the host's CDPATH=/usr, `cd bin` from /tmp would land in /usr/bin */
+    expect(s, "cd /tmp; cd bin 2>/dev/null; pwd; cd /", "/tmp\n", 0, "/");
+
+    /* explicit overrides are filtered too, unless allowed */
+    assert_int_equal(shexec_session_setenv(s, "LD_LIBRARY_PATH", "/opt/lib"), SHEXEC_OK);
+    expect(s, "echo ${LD_LIBRARY_PATH-unset}", "unset\n", 0, "/");
+    assert_int_equal(shexec_session_env_allow(s, "LD_LIBRARY_PATH"), SHEXEC_OK);
+    expect(s, "echo ${LD_LIBRARY_PATH-unset}", "/opt/lib\n", 0, "/");
+    /* and the deny list can grow */
+    assert_int_equal(shexec_session_env_deny(s, "SHEXEC_HARM*"), SHEXEC_OK);
+    expect(s, "echo ${SHEXEC_HARMLESS-unset}", "unset\n", 0, "/");
+    assert_int_equal(shexec_session_env_deny(s, ""), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_env_allow(s, NULL), SHEXEC_EINVAL);
+
+    const char *names[] = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "BASH_ENV",
+                           "BASH_FUNC_ls%%", "IFS", "CDPATH", "PROMPT_COMMAND", "SHEXEC_HARMLESS"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        unsetenv(names[i]);
+    tu_rmtree(base);
+}
+
+static void test_overrides_and_replace_mode(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo $FOO"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "FOO", "bar"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bar\n");
+    shexec_run_free(r);
+
+    /* replace: only the given variables, plus what the shell sets itself */
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "ONLY_ME", "1"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "PATH", "/usr/bin:/bin"), SHEXEC_OK);
+    r = run_cmd(s, "env | cut -d= -f1 | sort | tr '\\n' ' '");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "ONLY_ME PATH PWD SHLVL _ ");
+    shexec_run_free(r);
+}
+
+static void test_host_environ_untouched(void **state)
+{
+    shexec_session *s = *state;
+    setenv("SHEXEC_SNAPSHOT", "v", 1);
+    char **before_ptr = environ;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **copy = calloc(n + 1, sizeof *copy);
+    for (size_t i = 0; i < n; i++)
+        copy[i] = strdup(environ[i]);
+
+    shexec_session_setenv(s, "SHEXEC_SNAPSHOT", "changed");
+    shexec_session_setenv(s, "HOME", NULL);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo $SHEXEC_SNAPSHOT ${HOME-nohome}"), SHEXEC_OK);
+    shexec_run_setenv(r, "NEWVAR", "1");
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "changed nohome\n");
+    shexec_run_free(r);
+
+    assert_ptr_equal(environ, before_ptr);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(environ[i], copy[i]);
+        free(copy[i]);
+    }
+    assert_null(environ[n]);
+    free(copy);
+    assert_string_equal(getenv("SHEXEC_SNAPSHOT"), "v");
+    assert_null(getenv("NEWVAR"));
+    unsetenv("SHEXEC_SNAPSHOT");
+}
+
+/* ---- shell argv and wrappers ------------------------------------------- */
+
+static void test_shell_wrapper_prefix(void **state)
+{
+    shexec_session *s = *state;
+    char here[4096], wrap[4200];
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
+    const char *argv[] = {wrap, "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    shexec_run *r = run_cmd(s, "cd /tmp && echo in $PWD");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "in /tmp\n");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "wrapped\n");
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+    expect(s, "exit 9", "", 9, "/tmp");
+
+    /* a name looked up in PATH, with arguments: env -i clears everything */
+    setenv("SHEXEC_VISIBLE", "1", 1);
+    const char *envi[] = {"env", "-i", "/bin/sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, envi), SHEXEC_OK);
+    expect(s, "echo ${SHEXEC_VISIBLE-gone}; cd /usr", "gone\n", 0, "/usr");
+    unsetenv("SHEXEC_VISIBLE");
+
+    const char *missing[] = {"no-such-wrapper-program", "/bin/sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ESPAWN);
+    assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
+    shexec_run_free(r);
+
+    const char *empty[] = {NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, empty), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
+    expect(s, "echo back", "back\n", 0, "/usr");
+}
+
+static void test_logical_cwd_through_symlink(void **state)
+{
+    shexec_session *s = *state;
+    const char *base = tu_mkdtemp();
+    char real[600], link[600], cmd[1400];
+    snprintf(real, sizeof real, "%s/real", base);
+    snprintf(link, sizeof link, "%s/link", base);
+    mkdir(real, 0700);
+    assert_int_equal(symlink(real, link), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s'", link);
+    expect(s, cmd, "", 0, link);
+    /* the next command starts in the same logical directory */
+    snprintf(cmd, sizeof cmd, "%s\n", link);
+    expect(s, "pwd", cmd, 0, link);
+    tu_rmtree(base);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_nonce_per_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cd_persists, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_initial_cwd_is_host_cwd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_codes_every_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_failures_elsewhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_keeps_cwd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_sentinels_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_weird_directory_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_cwd_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sentinel_split_across_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_tag_does_not_hold_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sentinel_before_truncation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_policies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dangerous_variables_filtered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overrides_and_replace_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_environ_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shell_wrapper_prefix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("session", tests, NULL, NULL);
+}
