@@ -107,7 +107,7 @@ cmocka-present:
 
 check: all $(TEST_BINS) $(HELPER_BINS)
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
-	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),test/test_install.sh)
+	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),test/test_abi.sh test/test_install.sh)
 
 # --- examples ----------------------------------------------------------------
 

@@ -70,6 +70,8 @@ static const char *err_of(shexec_run *r)
     return shexec_run_output(r, SHEXEC_STDERR, NULL);
 }
 
+/* 0 under valgrind: it is slow, it does not know pidfd_open (3.19), and it
+ * cannot survive an execve that fails in a vfork child */
 static int heavy_ok(void)
 {
     const char *v = getenv("VALGRIND");
@@ -245,6 +247,8 @@ static void test_shell_selection(void **state)
     shexec_run_free(r);
     assert_int_equal(shexec_session_set_shell(*state, ""), SHEXEC_EINVAL);
 
+    if (!heavy_ok())
+        return;
     assert_int_equal(shexec_session_set_shell(*state, "/nonexistent/shell"), SHEXEC_OK);
     shexec_run *bad = NULL;
     assert_int_equal(shexec_run_new(&bad, *state, "true"), SHEXEC_OK);
@@ -393,7 +397,8 @@ static void test_wait_with_pidfd(void **state)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-    assert_true(r->pidfd >= 0); /* this kernel has pidfds: the main path is the one tested */
+    if (heavy_ok())
+        assert_true(r->pidfd >= 0); /* this kernel has pidfds: the main path is the one tested */
     while (!shexec_run_done(r))
         shexec_session_wait(s, -1);
     shexec_run_free(r);
@@ -782,6 +787,8 @@ static void test_bad_input(void **state)
 
 static void test_command_too_long(void **state)
 {
+    if (!heavy_ok())
+        skip();
     size_t len = 300 * 1024; /* one argument may not exceed 128 KiB on Linux */
     char *cmd = malloc(len + 1);
     memset(cmd, ' ', len);
@@ -799,6 +806,8 @@ static void test_command_too_long(void **state)
 static void test_descriptors_exhausted(void **state)
 {
     (void)state;
+    if (!heavy_ok())
+        skip();
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {

@@ -1,0 +1,1045 @@
+/*
+ * test_capture.c - bounded capture of one output stream (lib/capture.c):
+ * HEAD and HEAD_TAIL in characters and bytes, the exact truncation notice,
+ * UTF-8 sequences never split at a cut, invalid bytes counted one per byte,
+ * limit 0, exact totals, results independent of how the input is chunked
+ * (checked against an independent reference model), and memory bounded by
+ * the limit whatever is fed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "capture.h"
+#include "shexec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+/* Deterministic xorshift64* generator (fixed seeds: reproducible failures). */
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s)
+{
+    rng_state = s ? s : 0x9E3779B97F4A7C15ull;
+}
+
+static uint64_t rng_next(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static size_t rng_below(size_t n)
+{
+    return n ? (size_t)(rng_next() % n) : 0;
+}
+
+/*
+ * Reference segmentation, written independently of lib/utf8.h from Unicode
+ * table 3-7: the length of the character at p when no more input follows
+ * (a sequence that is not well formed, or cut short, is one invalid byte).
+ */
+static size_t ref_char_len(const unsigned char *p, size_t avail)
+{
+    unsigned char c = p[0];
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c <= 0x7F)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 2;
+    } else if (c == 0xE0) {
+        need = 3;
+        lo = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        need = 3;
+    } else if (c == 0xED) {
+        need = 3;
+        hi = 0x9F;
+    } else if (c == 0xF0) {
+        need = 4;
+        lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        need = 4;
+    } else if (c == 0xF4) {
+        need = 4;
+        hi = 0x8F;
+    } else {
+        return 1; /* 80..C1, F5..FF */
+    }
+    if (avail < need)
+        return 1;
+    if (p[1] < lo || p[1] > hi)
+        return 1;
+    for (size_t i = 2; i < need; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 1;
+    return need;
+}
+
+/* Number of characters in p[0..n) under the reference segmentation. */
+static uint64_t ref_count_chars(const unsigned char *p, size_t n)
+{
+    uint64_t chars = 0;
+    for (size_t i = 0; i < n; i += ref_char_len(p + i, n - i))
+        chars++;
+    return chars;
+}
+
+/* 1 when p[0..n) is entirely well-formed UTF-8. */
+static int is_valid_utf8(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t l = ref_char_len(p + i, n - i);
+        if (l == 1 && p[i] >= 0x80)
+            return 0;
+        i += l;
+    }
+    return 1;
+}
+
+/*
+ * Reference model of the capture, computed on the whole input at once:
+ * the head is the longest prefix of whole characters within ceil(limit/2)
+ * (HEAD_TAIL) or limit (HEAD) units; the tail (HEAD_TAIL) is the longest
+ * suffix of the remaining characters within limit - (head units) units,
+ * i.e. floor(limit/2) plus whatever the head could not use.
+ */
+typedef struct model {
+    shx_buf out;
+    uint64_t total_units;
+    int truncated;
+} model;
+
+static void model_run(model *m, const unsigned char *in, size_t len, uint64_t limit, int unit,
+                      int keep)
+{
+    memset(m, 0, sizeof *m);
+    size_t nchars = 0;
+    size_t *off = malloc((len + 1) * sizeof *off);
+    assert_non_null(off);
+    for (size_t i = 0; i < len; i += ref_char_len(in + i, len - i))
+        off[nchars++] = i;
+    off[nchars] = len;
+#define UNITS(k) (unit == SHEXEC_UNIT_BYTES ? (uint64_t)(off[(k) + 1] - off[k]) : 1u)
+    uint64_t total = 0;
+    for (size_t k = 0; k < nchars; k++)
+        total += UNITS(k);
+    uint64_t tail_cap = keep == SHEXEC_KEEP_HEAD_TAIL ? limit / 2 : 0;
+    uint64_t head_cap = limit - tail_cap;
+    size_t h = 0;
+    uint64_t head_units = 0;
+    while (h < nchars && head_units + UNITS(h) <= head_cap) {
+        head_units += UNITS(h);
+        h++;
+    }
+    /* room the head left unused (a character that did not fit, BYTES only)
+     * goes to the tail: what is kept never exceeds the limit, and output
+     * within the limit is kept whole */
+    if (keep == SHEXEC_KEEP_HEAD_TAIL)
+        tail_cap = limit - head_units;
+    size_t t = nchars; /* tail is chars [t, nchars) */
+    uint64_t tail_units = 0;
+    while (t > h && tail_units + UNITS(t - 1) <= tail_cap) {
+        tail_units += UNITS(t - 1);
+        t--;
+    }
+#undef UNITS
+    assert_true(head_units + tail_units <= limit);
+    uint64_t dropped = total - head_units - tail_units;
+    m->total_units = total;
+    m->truncated = dropped > 0;
+    assert_int_equal(shx_buf_append(&m->out, "", 0), 0);
+    assert_int_equal(shx_buf_append(&m->out, in, off[h]), 0);
+    if (dropped > 0 && limit > 0) {
+        const char *what = unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters";
+        if (keep == SHEXEC_KEEP_HEAD_TAIL)
+            shx_buf_printf(&m->out, "\n[output truncated: %llu %s in total, %llu omitted here]\n",
+                           (unsigned long long)total, what, (unsigned long long)dropped);
+        else
+            shx_buf_printf(&m->out, "\n[output truncated: %llu %s in total, the first %llu shown]\n",
+                           (unsigned long long)total, what, (unsigned long long)head_units);
+    }
+    assert_int_equal(shx_buf_append(&m->out, in + off[t], len - off[t]), 0);
+    free(off);
+}
+
+/* What one capture produced. */
+typedef struct result {
+    shx_buf out;
+    uint64_t total_units, total_bytes;
+    int truncated;
+} result;
+
+/*
+ * Capture in[0..len) with the given chunking, finish, render into r.
+ * chunk: 0 = all at once, 1 = one byte at a time, -1 = random sizes 1..max_rand.
+ */
+static void capture_run(result *r, const void *in, size_t len, uint64_t limit, int unit, int keep,
+                        int chunk, size_t max_rand)
+{
+    shx_capture c;
+    const char *p = in;
+    shx_capture_init(&c, limit, unit, keep);
+    size_t i = 0;
+    while (i < len) {
+        size_t n;
+        if (chunk == 0)
+            n = len;
+        else if (chunk > 0)
+            n = (size_t)chunk;
+        else
+            n = 1 + rng_below(max_rand);
+        if (n > len - i)
+            n = len - i;
+        assert_int_equal(shx_capture_feed(&c, p + i, n), 0);
+        if (chunk < 0 && rng_below(4) == 0)
+            assert_int_equal(shx_capture_feed(&c, p + i, 0), 0); /* empty feeds change nothing */
+        i += n;
+    }
+    assert_int_equal(shx_capture_finish(&c), 0);
+    memset(r, 0, sizeof *r);
+    assert_int_equal(shx_capture_render(&c, &r->out), 0);
+    assert_non_null(r->out.data);
+    r->total_units = c.total_units;
+    r->total_bytes = c.total_bytes;
+    r->truncated = shx_capture_truncated(&c);
+    shx_capture_free(&c);
+}
+
+static void assert_bytes_equal(const char *what, const void *got, size_t got_len, const void *want,
+                               size_t want_len)
+{
+    if (got_len == want_len && memcmp(got, want, got_len) == 0)
+        return;
+    size_t i = 0;
+    size_t min = got_len < want_len ? got_len : want_len;
+    while (i < min && ((const unsigned char *)got)[i] == ((const unsigned char *)want)[i])
+        i++;
+    fail_msg("%s: got %zu bytes, expected %zu; first difference at byte %zu", what, got_len,
+             want_len, i);
+}
+
+static void assert_result_is(const result *r, const void *want, size_t want_len)
+{
+    assert_bytes_equal("render()", r->out.data, r->out.len, want, want_len);
+}
+
+static void result_free(result *r)
+{
+    shx_buf_free(&r->out);
+}
+
+/* Build "X" repeated: len bytes of a pattern so positions can be told apart. */
+static char *ascii_text(size_t len)
+{
+    char *s = malloc(len + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < len; i++)
+        s[i] = (char)('a' + (i * 7 + i / 26) % 26);
+    s[len] = '\0';
+    return s;
+}
+
+/* Expected kept + notice (HEAD). */
+static void expect_head(shx_buf *want, const void *kept, size_t kept_len, unsigned long long total,
+                        const char *what, unsigned long long shown)
+{
+    shx_buf_clear(want);
+    assert_int_equal(shx_buf_append(want, kept, kept_len), 0);
+    assert_int_equal(shx_buf_printf(want,
+                                    "\n[output truncated: %llu %s in total, the first %llu shown]\n",
+                                    total, what, shown),
+                     0);
+}
+
+/* ------------------------------------------------------------------------
+ * HEAD, characters
+ * ------------------------------------------------------------------------ */
+
+static void test_head_chars_under_limit_kept_whole(void **state)
+{
+    (void)state;
+    char *in = ascii_text(10000);
+    static const int chunks[] = {0, 1, 4096};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, 10000, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
+                    SHEXEC_KEEP_HEAD, chunks[k], 0);
+        assert_result_is(&r, in, 10000);
+        assert_false(r.truncated);
+        assert_int_equal(r.total_units, 10000);
+        assert_int_equal(r.total_bytes, 10000);
+        result_free(&r);
+    }
+    free(in);
+}
+
+static void test_head_chars_exactly_limit_not_truncated(void **state)
+{
+    (void)state;
+    char *in = ascii_text(30000);
+    result r;
+    capture_run(&r, in, 30000, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, 0);
+    assert_result_is(&r, in, 30000);
+    assert_false(r.truncated);
+    result_free(&r);
+    /* one more character truncates */
+    char *in2 = ascii_text(30001);
+    capture_run(&r, in2, 30001, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 1000, 0);
+    shx_buf want = SHX_BUF_INIT;
+    expect_head(&want, in2, 30000, 30001, "characters", 30000);
+    assert_result_is(&r, want.data, want.len);
+    assert_true(r.truncated);
+    result_free(&r);
+    shx_buf_free(&want);
+    free(in);
+    free(in2);
+}
+
+static void test_head_chars_50000_exact_notice(void **state)
+{
+    (void)state;
+    char *in = ascii_text(50000);
+    static const int chunks[] = {0, 1, 7, 65536};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, 50000, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunks[k], 0);
+        assert_true(r.out.len > 30000);
+        assert_memory_equal(r.out.data, in, 30000);
+        const char *notice = "\n[output truncated: 50000 characters in total, the first 30000 shown]\n";
+        assert_int_equal(r.out.len, 30000 + strlen(notice));
+        assert_memory_equal(r.out.data + 30000, notice, strlen(notice));
+        assert_true(r.truncated);
+        assert_int_equal(r.total_units, 50000);
+        assert_int_equal(r.total_bytes, 50000);
+        result_free(&r);
+    }
+    free(in);
+}
+
+/* 2-, 3- and 4-byte characters count as one and are never split at the cut. */
+static void test_head_chars_multibyte_counted_and_never_split(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a", "\xC3\xA9" /* é */, "\xE2\x82\xAC" /* € */,
+                                         "\xF0\x9F\x98\x80" /* 😀 */};
+    /* 50000 characters cycling through the four widths: 125000 bytes */
+    shx_buf in = SHX_BUF_INIT;
+    for (int i = 0; i < 50000; i++)
+        assert_int_equal(shx_buf_puts(&in, pieces[i % 4]), 0);
+    assert_int_equal(in.len, 12500u * (1 + 2 + 3 + 4));
+
+    static const int chunks[] = {0, 1, 3, 4093};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in.data, in.len, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunks[k], 0);
+        /* the first 30000 characters are 7500 full cycles = 75000 bytes */
+        shx_buf want = SHX_BUF_INIT;
+        expect_head(&want, in.data, 75000, 50000, "characters", 30000);
+        assert_result_is(&r, want.data, want.len);
+        assert_true(is_valid_utf8((const unsigned char *)r.out.data, 75000));
+        assert_int_equal(ref_count_chars((const unsigned char *)r.out.data, 75000), 30000);
+        assert_int_equal(r.total_units, 50000);
+        assert_int_equal(r.total_bytes, in.len);
+        shx_buf_free(&want);
+        result_free(&r);
+    }
+
+    /* every cut position of a short text: exactly `limit` whole characters */
+    const char *s = "h\xC3\xA9llo \xE2\x82\xAC\xF0\x9F\x98\x80x\xF0\x9F\x98\x80\xC3\xA9\xE2\x82\xAC!";
+    size_t slen = strlen(s);
+    uint64_t nchars = ref_count_chars((const unsigned char *)s, slen);
+    assert_int_equal(nchars, 13);
+    for (uint64_t limit = 1; limit <= nchars + 1; limit++) {
+        result r;
+        capture_run(&r, s, slen, limit, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 1, 0);
+        size_t kept = 0;
+        for (uint64_t c = 0; c < limit && kept < slen; c++)
+            kept += ref_char_len((const unsigned char *)s + kept, slen - kept);
+        if (limit >= nchars) {
+            assert_result_is(&r, s, slen);
+            assert_false(r.truncated);
+        } else {
+            shx_buf want = SHX_BUF_INIT;
+            expect_head(&want, s, kept, nchars, "characters", limit);
+            assert_result_is(&r, want.data, want.len);
+            assert_true(is_valid_utf8((const unsigned char *)r.out.data, kept));
+            assert_int_equal(ref_count_chars((const unsigned char *)r.out.data, kept), limit);
+            shx_buf_free(&want);
+        }
+        assert_int_equal(r.total_units, nchars);
+        result_free(&r);
+    }
+    shx_buf_free(&in);
+}
+
+/* Invalid bytes count one character each, as shx_utf8_char_len defines. */
+static void test_chars_invalid_bytes_one_per_byte(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len;
+        uint64_t chars;
+    } cases[] = {
+        {"\xFF", 1, 1},
+        {"\x80", 1, 1},                  /* lone continuation byte */
+        {"\xC0\xAF", 2, 2},              /* overlong '/' */
+        {"\xC1\xBF", 2, 2},              /* overlong */
+        {"\xE0\x80\xAF", 3, 3},          /* overlong 3-byte */
+        {"\xED\xA0\x80", 3, 3},          /* surrogate U+D800 */
+        {"\xF4\x90\x80\x80", 4, 4},      /* above U+10FFFF */
+        {"\xF5\x80\x80\x80", 4, 4},
+        {"\xE2\x82", 2, 2},              /* truncated € at the very end */
+        {"\xF0\x9F\x98", 3, 3},          /* truncated 😀 at the very end */
+        {"\xE2\x82" "A", 3, 3},          /* truncated € followed by ASCII */
+        {"\xC3", 1, 1},
+        {"\xC3\xA9", 2, 1},              /* control: valid é is one */
+        {"\xED\x9F\xBF", 3, 1},          /* control: U+D7FF is valid */
+        {"\xF4\x8F\xBF\xBF", 4, 1},      /* control: U+10FFFF is valid */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        assert_int_equal(ref_count_chars((const unsigned char *)cases[k].bytes, cases[k].len),
+                         cases[k].chars);
+        for (int chunk = 0; chunk <= 1; chunk++) {
+            /* under the limit: kept whole, counted exactly */
+            result r;
+            capture_run(&r, cases[k].bytes, cases[k].len, 100, SHEXEC_UNIT_CHARS,
+                        SHEXEC_KEEP_HEAD, chunk, 0);
+            assert_result_is(&r, cases[k].bytes, cases[k].len);
+            if (r.total_units != cases[k].chars)
+                fail_msg("case %zu: %llu characters, expected %llu", k,
+                         (unsigned long long)r.total_units, (unsigned long long)cases[k].chars);
+            assert_int_equal(r.total_bytes, cases[k].len);
+            assert_false(r.truncated);
+            result_free(&r);
+
+            /* limit 1: exactly the first character kept */
+            capture_run(&r, cases[k].bytes, cases[k].len, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
+                        chunk, 0);
+            if (cases[k].chars == 1) {
+                assert_result_is(&r, cases[k].bytes, cases[k].len);
+            } else {
+                shx_buf want = SHX_BUF_INIT;
+                expect_head(&want, cases[k].bytes, 1, cases[k].chars, "characters", 1);
+                assert_result_is(&r, want.data, want.len);
+                shx_buf_free(&want);
+            }
+            result_free(&r);
+        }
+    }
+
+    /* a truncated sequence at the end, cut across feeds and never completed */
+    shx_capture c;
+    shx_capture_init(&c, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "ab\xF0", 3), 0);
+    assert_int_equal(shx_capture_feed(&c, "\x9F", 1), 0);
+    assert_int_equal(shx_capture_feed(&c, "\x98", 1), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    assert_int_equal(c.total_units, 5);
+    assert_int_equal(c.total_bytes, 5);
+    shx_buf out = SHX_BUF_INIT;
+    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_bytes_equal("render()", out.data, out.len, "ab\xF0\x9F\x98", 5);
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+
+    /* a truncated sequence broken by a following invalid byte in a later feed */
+    shx_capture_init(&c, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "\xF0\x9F\x98", 3), 0);
+    assert_int_equal(shx_capture_feed(&c, "Z\xE2\x82\xAC", 4), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    assert_int_equal(c.total_units, 5); /* F0 9F 98 Z € */
+    shx_capture_free(&c);
+}
+
+/* ------------------------------------------------------------------------
+ * BYTES unit
+ * ------------------------------------------------------------------------ */
+
+static void test_head_bytes_ascii(void **state)
+{
+    (void)state;
+    char *in = ascii_text(100000);
+    static const int chunks[] = {0, 1, 65536};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, 100000, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunks[k], 0);
+        shx_buf want = SHX_BUF_INIT;
+        expect_head(&want, in, 51200, 100000, "bytes", 51200);
+        assert_result_is(&r, want.data, want.len);
+        assert_non_null(strstr(r.out.data + 51200, "100000 bytes in total, the first 51200 shown"));
+        assert_true(r.truncated);
+        assert_int_equal(r.total_units, 100000);
+        assert_int_equal(r.total_bytes, 100000);
+        shx_buf_free(&want);
+        result_free(&r);
+    }
+    free(in);
+}
+
+static void test_head_bytes_never_splits_sequence(void **state)
+{
+    (void)state;
+    /* 25000 x 😀 = 100000 bytes; 51200 is a multiple of 4: kept exactly */
+    shx_buf in = SHX_BUF_INIT;
+    for (int i = 0; i < 25000; i++)
+        assert_int_equal(shx_buf_puts(&in, "\xF0\x9F\x98\x80"), 0);
+    result r;
+    shx_buf want = SHX_BUF_INIT;
+    capture_run(&r, in.data, in.len, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 3, 0);
+    expect_head(&want, in.data, 51200, 100000, "bytes", 51200);
+    assert_result_is(&r, want.data, want.len);
+    result_free(&r);
+
+    /* "a" + 😀...: 51200 would cut the 12800th emoji: 51197 bytes kept */
+    shx_buf_clear(&in);
+    assert_int_equal(shx_buf_puts(&in, "a"), 0);
+    for (int i = 0; i < 25000; i++)
+        assert_int_equal(shx_buf_puts(&in, "\xF0\x9F\x98\x80"), 0);
+    static const int chunks[] = {0, 1, 5};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        capture_run(&r, in.data, in.len, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunks[k], 0);
+        expect_head(&want, in.data, 51197, 100001, "bytes", 51197);
+        assert_result_is(&r, want.data, want.len);
+        assert_true(is_valid_utf8((const unsigned char *)r.out.data, 51197));
+        assert_int_equal(r.total_units, 100001);
+        assert_int_equal(r.total_bytes, 100001);
+        result_free(&r);
+    }
+
+    /* every limit over a mixed text: the longest whole-character prefix */
+    const char *s = "x\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80y\xE2\x82\xAC\xC3\xA9z";
+    size_t slen = strlen(s);
+    for (uint64_t limit = 1; limit <= slen; limit++) {
+        size_t kept = 0;
+        for (;;) {
+            size_t l = ref_char_len((const unsigned char *)s + kept, slen - kept);
+            if (kept >= slen || kept + l > limit)
+                break;
+            kept += l;
+        }
+        capture_run(&r, s, slen, limit, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 1, 0);
+        if (limit == slen) {
+            assert_result_is(&r, s, slen);
+            assert_false(r.truncated);
+        } else {
+            expect_head(&want, s, kept, slen, "bytes", kept);
+            assert_result_is(&r, want.data, want.len);
+            assert_true(r.truncated);
+        }
+        assert_int_equal(r.total_units, slen);
+        result_free(&r);
+    }
+    shx_buf_free(&want);
+    shx_buf_free(&in);
+}
+
+/* ------------------------------------------------------------------------
+ * HEAD_TAIL
+ * ------------------------------------------------------------------------ */
+
+static void test_head_tail_chars_exact(void **state)
+{
+    (void)state;
+    char *in = ascii_text(50000);
+    static const int chunks[] = {0, 1, 4099};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, 50000, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunks[k], 0);
+        shx_buf want = SHX_BUF_INIT;
+        assert_int_equal(shx_buf_append(&want, in, 15000), 0);
+        assert_int_equal(
+            shx_buf_puts(&want, "\n[output truncated: 50000 characters in total, 20000 omitted here]\n"),
+            0);
+        assert_int_equal(shx_buf_append(&want, in + 35000, 15000), 0);
+        assert_result_is(&r, want.data, want.len);
+        assert_true(r.truncated);
+        assert_int_equal(r.total_units, 50000);
+        shx_buf_free(&want);
+        result_free(&r);
+    }
+    free(in);
+
+    /* odd limit: ceil(7/2) = 4 first, floor(7/2) = 3 last */
+    for (int chunk = 0; chunk <= 1; chunk++) {
+        result r;
+        capture_run(&r, "abcdefghijklmnop", 16, 7, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk,
+                    0);
+        const char *want = "abcd\n[output truncated: 16 characters in total, 9 omitted here]\nnop";
+        assert_result_is(&r, want, strlen(want));
+        result_free(&r);
+    }
+
+    /* limit 1: one character of head, no tail */
+    result r;
+    capture_run(&r, "abc", 3, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 1, 0);
+    const char *w1 = "a\n[output truncated: 3 characters in total, 2 omitted here]\n";
+    assert_result_is(&r, w1, strlen(w1));
+    result_free(&r);
+}
+
+static void test_head_tail_multibyte(void **state)
+{
+    (void)state;
+    /* 9 characters: é € 😀 a b c 😀 € é, limit 4: first 2, last 2, 5 omitted */
+    const char *s = "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80" "abc"
+                    "\xF0\x9F\x98\x80\xE2\x82\xAC\xC3\xA9";
+    for (int chunk = 0; chunk <= 1; chunk++) {
+        result r;
+        capture_run(&r, s, strlen(s), 4, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+        const char *want = "\xC3\xA9\xE2\x82\xAC"
+                           "\n[output truncated: 9 characters in total, 5 omitted here]\n"
+                           "\xE2\x82\xAC\xC3\xA9";
+        assert_result_is(&r, want, strlen(want));
+        result_free(&r);
+
+        /* bytes, limit 9: head 5 bytes (é€, 😀 would split), tail 4 bytes (é + ... €é is 5) */
+        capture_run(&r, s, strlen(s), 9, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+        /* total 2+3+4+3+4+3+2 = 21 bytes; head "é€" 5, tail: é(2) fits, €(3) would make 5 > 4 */
+        const char *want_b = "\xC3\xA9\xE2\x82\xAC"
+                             "\n[output truncated: 21 bytes in total, 14 omitted here]\n"
+                             "\xC3\xA9";
+        assert_result_is(&r, want_b, strlen(want_b));
+        assert_int_equal(r.total_units, 21);
+        result_free(&r);
+    }
+}
+
+static void test_head_tail_under_limit_identical(void **state)
+{
+    (void)state;
+    static const char *const inputs[] = {
+        "",
+        "a",
+        "abcdefghij", /* exactly the limit in characters */
+        "abcdefghi",
+        "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80xyz\xF0\x9F\x98\x80\xE2\x82\xAC\xC3\xA9", /* 9 chars */
+        "\xFF\x80\xC0\xAF\xED\xA0\x80\xE2\x82", /* 9 invalid bytes */
+    };
+    for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++) {
+        size_t len = strlen(inputs[k]);
+        for (int chunk = 0; chunk <= 1; chunk++) {
+            result r;
+            capture_run(&r, inputs[k], len, 10, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+            assert_result_is(&r, inputs[k], len);
+            assert_false(r.truncated);
+            result_free(&r);
+        }
+    }
+    /* big: 29999 and 30000 characters with limit 30000 */
+    char *in = ascii_text(30000);
+    for (size_t len = 29999; len <= 30000; len++) {
+        result r;
+        capture_run(&r, in, len, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 1000, 0);
+        assert_result_is(&r, in, len);
+        assert_false(r.truncated);
+        result_free(&r);
+    }
+    /* bytes, ASCII only, total == limit */
+    {
+        result r;
+        capture_run(&r, in, 30000, 30000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 1000, 0);
+        assert_result_is(&r, in, 30000);
+        assert_false(r.truncated);
+        result_free(&r);
+    }
+    free(in);
+}
+
+/*
+ * BYTES + HEAD_TAIL with total <= limit, where a multi-byte character
+ * straddles ceil(limit/2): the head stops short of it, and the rest
+ * (more than floor(limit/2) bytes) must still all be kept, since the whole
+ * output fits the limit.
+ */
+static void test_head_tail_bytes_under_limit_multibyte_at_cut(void **state)
+{
+    (void)state;
+    char msg[2][256] = {"", ""};
+    int bad = 0;
+
+    /* "a€" = 4 bytes, limit 4: head_cap 2 holds "a", € (3 bytes) exceeds tail_cap 2 */
+    result r;
+    capture_run(&r, "a\xE2\x82\xAC", 4, 4, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 0, 0);
+    if (r.truncated || r.out.len != 4 || memcmp(r.out.data, "a\xE2\x82\xAC", 4) != 0) {
+        bad++;
+        snprintf(msg[0], sizeof msg[0],
+                 "limit 4 bytes HEAD_TAIL, input \"a\\xE2\\x82\\xAC\" (4 bytes): expected it "
+                 "unchanged; got truncated=%d, %zu bytes", r.truncated, r.out.len);
+    }
+    result_free(&r);
+
+    /* 14999 'x' + € + 14998 'y' = 30000 bytes, limit 30000 */
+    shx_buf in = SHX_BUF_INIT;
+    for (int i = 0; i < 14999; i++)
+        assert_int_equal(shx_buf_putc(&in, 'x'), 0);
+    assert_int_equal(shx_buf_puts(&in, "\xE2\x82\xAC"), 0);
+    for (int i = 0; i < 14998; i++)
+        assert_int_equal(shx_buf_putc(&in, 'y'), 0);
+    assert_int_equal(in.len, 30000);
+    capture_run(&r, in.data, in.len, 30000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 0, 0);
+    if (r.truncated || r.out.len != in.len || memcmp(r.out.data, in.data, in.len) != 0) {
+        bad++;
+        snprintf(msg[1], sizeof msg[1],
+                 "limit 30000 bytes HEAD_TAIL, 30000-byte input with a 3-byte char at offset "
+                 "14999: expected it unchanged; got truncated=%d, %zu bytes", r.truncated,
+                 r.out.len);
+    }
+    result_free(&r);
+    shx_buf_free(&in);
+    if (bad)
+        fail_msg("%s%s%s", msg[0], msg[0][0] && msg[1][0] ? " | " : "", msg[1]);
+}
+
+/* BYTES + HEAD_TAIL over the limit: head room left by a character that did
+ * not fit goes to the tail, so exactly `limit` bytes can still be kept. */
+static void test_head_tail_bytes_unused_head_room_to_tail(void **state)
+{
+    (void)state;
+    /* limit 4: head "a" (€ would make 4 > 2), tail gets 4 - 1 = 3 bytes */
+    for (int chunk = 0; chunk <= 1; chunk++) {
+        result r;
+        capture_run(&r, "a\xE2\x82\xAC" "bcdef", 9, 4, SHEXEC_UNIT_BYTES,
+                    SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+        const char *want = "a\n[output truncated: 9 bytes in total, 5 omitted here]\ndef";
+        assert_result_is(&r, want, strlen(want));
+        result_free(&r);
+        /* the tail still never splits a character: "😀" (4 bytes) > 3 */
+        capture_run(&r, "a\xE2\x82\xAC" "b\xF0\x9F\x98\x80", 9, 4, SHEXEC_UNIT_BYTES,
+                    SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+        const char *want2 = "a\n[output truncated: 9 bytes in total, 8 omitted here]\n";
+        assert_result_is(&r, want2, strlen(want2));
+        result_free(&r);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Limit 0, totals, render
+ * ------------------------------------------------------------------------ */
+
+static void test_limit_zero_keeps_nothing(void **state)
+{
+    (void)state;
+    for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++) {
+        for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++) {
+            result r;
+            capture_run(&r, "", 0, 0, unit, keep, 0, 0);
+            assert_int_equal(r.out.len, 0);
+            assert_false(r.truncated);
+            assert_int_equal(r.total_units, 0);
+            result_free(&r);
+
+            const char *s = "h\xC3\xA9llo\xFF";
+            capture_run(&r, s, strlen(s), 0, unit, keep, 1, 0);
+            assert_int_equal(r.out.len, 0);
+            assert_string_equal(r.out.data, "");
+            assert_true(r.truncated);
+            assert_int_equal(r.total_units, unit == SHEXEC_UNIT_BYTES ? 7 : 6);
+            assert_int_equal(r.total_bytes, 7);
+            result_free(&r);
+
+            /* a big input too (the fast counting paths) */
+            char *big = ascii_text(100000);
+            capture_run(&r, big, 100000, 0, unit, keep, 4096, 0);
+            assert_int_equal(r.out.len, 0);
+            assert_true(r.truncated);
+            assert_int_equal(r.total_units, 100000);
+            result_free(&r);
+            free(big);
+        }
+    }
+}
+
+static void test_totals_and_render_replaces(void **state)
+{
+    (void)state;
+    /* a -> 1, é -> 2, invalid FF -> 1, € -> 3, truncated F0 9F at end -> 2 */
+    const char *s = "a\xC3\xA9\xFF\xE2\x82\xAC\xF0\x9F";
+    size_t len = strlen(s);
+    for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++) {
+        for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++) {
+            for (int chunk = 0; chunk <= 1; chunk++) {
+                result r;
+                capture_run(&r, s, len, 3, unit, keep, chunk, 0);
+                assert_int_equal(r.total_bytes, len);
+                assert_int_equal(r.total_units, unit == SHEXEC_UNIT_BYTES ? 9 : 6);
+                assert_true(r.truncated);
+                result_free(&r);
+            }
+        }
+    }
+
+    /* render replaces what the buffer held, and can be called again */
+    shx_capture c;
+    shx_capture_init(&c, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "abcdef", 6), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    shx_buf out = SHX_BUF_INIT;
+    assert_int_equal(shx_buf_puts(&out, "previous content that must go"), 0);
+    assert_int_equal(shx_capture_render(&c, &out), 0);
+    const char *want = "abc\n[output truncated: 6 characters in total, the first 3 shown]\n";
+    assert_bytes_equal("render()", out.data, out.len, want, strlen(want));
+    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_bytes_equal("second render()", out.data, out.len, want, strlen(want));
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+
+    /* full head, nothing more: not truncated, even after an empty feed */
+    shx_capture_init(&c, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "abc", 3), 0);
+    assert_int_equal(shx_capture_feed(&c, "", 0), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    assert_false(shx_capture_truncated(&c));
+    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_bytes_equal("render()", out.data, out.len, "abc", 3);
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+}
+
+/* ------------------------------------------------------------------------
+ * Chunking invariance against the reference model
+ * ------------------------------------------------------------------------ */
+
+static size_t random_text(unsigned char *buf, size_t max)
+{
+    static const char *const frags[] = {
+        "a", "b", " ", "\n", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF",
+        "\xFF", "\x80", "\xC0\xAF", "\xED\xA0\x80", "\xE2\x82", "\xF0\x9F\x98", "\xE0\x80",
+        "\xF5", "\xC3", "\xBF\xBF", "hello world ",
+    };
+    size_t n = 0;
+    size_t target = rng_below(max);
+    while (n < target) {
+        const char *f = frags[rng_below(sizeof frags / sizeof frags[0])];
+        size_t fl = strlen(f);
+        if (rng_below(3) == 0) { /* raw random byte */
+            buf[n++] = (unsigned char)rng_next();
+            continue;
+        }
+        if (n + fl > max)
+            break;
+        memcpy(buf + n, f, fl);
+        n += fl;
+    }
+    return n;
+}
+
+static void test_chunking_invariance(void **state)
+{
+    (void)state;
+    static const uint64_t limits[] = {0, 1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 100, 257, 1000};
+    unsigned char *buf = malloc(600);
+    assert_non_null(buf);
+    rng_seed(20240601);
+    for (int iter = 0; iter < 300; iter++) {
+        size_t len = random_text(buf, 600);
+        for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++) {
+            for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++) {
+                for (size_t li = 0; li < sizeof limits / sizeof limits[0]; li++) {
+                    uint64_t limit = limits[li];
+                    model m;
+                    model_run(&m, buf, len, limit, unit, keep);
+                    result all, one, rnd, rnd_big;
+                    capture_run(&all, buf, len, limit, unit, keep, 0, 0);
+                    capture_run(&one, buf, len, limit, unit, keep, 1, 0);
+                    capture_run(&rnd, buf, len, limit, unit, keep, -1, 6);
+                    capture_run(&rnd_big, buf, len, limit, unit, keep, -1, 64);
+                    const result *rs[] = {&all, &one, &rnd, &rnd_big};
+                    static const char *const names[] = {"all at once", "1 byte at a time",
+                                                        "random 1..6", "random 1..64"};
+                    for (int k = 0; k < 4; k++) {
+                        const result *r = rs[k];
+                        if (r->out.len != m.out.len ||
+                            memcmp(r->out.data, m.out.data, m.out.len) != 0 ||
+                            r->total_units != m.total_units || r->total_bytes != len ||
+                            r->truncated != m.truncated)
+                            fail_msg("iter %d, unit %d, keep %d, limit %llu, %s: render %zu bytes "
+                                     "(model %zu), units %llu (model %llu), bytes %llu (%zu), "
+                                     "truncated %d (model %d)",
+                                     iter, unit, keep, (unsigned long long)limit, names[k],
+                                     r->out.len, m.out.len, (unsigned long long)r->total_units,
+                                     (unsigned long long)m.total_units,
+                                     (unsigned long long)r->total_bytes, len, r->truncated,
+                                     m.truncated);
+                    }
+                    result_free(&all);
+                    result_free(&one);
+                    result_free(&rnd);
+                    result_free(&rnd_big);
+                    shx_buf_free(&m.out);
+                }
+            }
+        }
+    }
+    free(buf);
+}
+
+/* Large inputs crossing the fast paths (ASCII memcpy, 8-byte counting). */
+static void test_chunking_invariance_large(void **state)
+{
+    (void)state;
+    size_t len = 200000;
+    unsigned char *buf = malloc(len);
+    assert_non_null(buf);
+    rng_seed(77);
+    /* long ASCII runs interrupted by multibyte and invalid bytes */
+    for (size_t i = 0; i < len; i++) {
+        uint64_t r = rng_below(1000);
+        if (r < 990)
+            buf[i] = (unsigned char)('A' + r % 26);
+        else
+            buf[i] = (unsigned char)(0x80 + rng_below(128));
+    }
+    for (size_t i = 0; i + 4 <= len; i += 997)
+        memcpy(buf + i, "\xF0\x9F\x98\x80", 4);
+    static const uint64_t limits[] = {0, 1, 1000, 30000, 99999, 199999, 200000, 400000};
+    for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++) {
+        for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++) {
+            for (size_t li = 0; li < sizeof limits / sizeof limits[0]; li++) {
+                model m;
+                model_run(&m, buf, len, limits[li], unit, keep);
+                result all, one, rnd;
+                capture_run(&all, buf, len, limits[li], unit, keep, 0, 0);
+                capture_run(&one, buf, len, limits[li], unit, keep, 1, 0);
+                capture_run(&rnd, buf, len, limits[li], unit, keep, -1, 20000);
+                const result *rs[] = {&all, &one, &rnd};
+                for (int k = 0; k < 3; k++) {
+                    if (rs[k]->out.len != m.out.len ||
+                        memcmp(rs[k]->out.data, m.out.data, m.out.len) != 0 ||
+                        rs[k]->total_units != m.total_units || rs[k]->truncated != m.truncated)
+                        fail_msg("unit %d keep %d limit %llu chunking %d: differs from model", unit,
+                                 keep, (unsigned long long)limits[li], k);
+                }
+                result_free(&all);
+                result_free(&one);
+                result_free(&rnd);
+                shx_buf_free(&m.out);
+            }
+        }
+    }
+    free(buf);
+}
+
+/* ------------------------------------------------------------------------
+ * Memory bound
+ * ------------------------------------------------------------------------ */
+
+static void feed_100mb(int unit, int keep, uint64_t total_mb)
+{
+    const uint64_t limit = 30000;
+    const size_t chunk = 64 * 1024;
+    char *buf = malloc(chunk);
+    assert_non_null(buf);
+    /* whole characters only, so each chunk has the same count */
+    static const char *const pieces[] = {"line of text ", "\xC3\xA9", "\xE2\x82\xAC",
+                                         "\xF0\x9F\x98\x80", "\n"};
+    size_t n = 0;
+    uint64_t chars_per_chunk = 0;
+    for (int i = 0;; i++) {
+        const char *p = pieces[i % 5];
+        size_t pl = strlen(p);
+        if (n + pl > chunk)
+            break;
+        memcpy(buf + n, p, pl);
+        n += pl;
+        chars_per_chunk += ref_count_chars((const unsigned char *)p, pl);
+    }
+    while (n < chunk) {
+        buf[n++] = '.';
+        chars_per_chunk++;
+    }
+    shx_capture c;
+    shx_capture_init(&c, limit, unit, keep);
+    uint64_t chunks = total_mb * 1024 * 1024 / chunk;
+    const size_t slack = 4096;
+    size_t max_head_cap = 0, max_ring_cap = 0;
+    for (uint64_t k = 0; k < chunks; k++) {
+        assert_int_equal(shx_capture_feed(&c, buf, chunk), 0);
+        if (c.head.cap > max_head_cap)
+            max_head_cap = c.head.cap;
+        if (c.ring_cap > max_ring_cap)
+            max_ring_cap = c.ring_cap;
+        if (c.ring_len > c.ring_cap)
+            fail_msg("ring_len %zu > ring_cap %zu", c.ring_len, c.ring_cap);
+    }
+    assert_int_equal(shx_capture_finish(&c), 0);
+    if (max_head_cap > 4 * limit + slack)
+        fail_msg("head.cap reached %zu for limit %llu", max_head_cap, (unsigned long long)limit);
+    if (max_ring_cap > 4 * (limit / 2) + slack)
+        fail_msg("ring_cap reached %zu for limit %llu", max_ring_cap, (unsigned long long)limit);
+    if (keep == SHEXEC_KEEP_HEAD)
+        assert_int_equal(c.ring_cap, 0);
+    assert_int_equal(c.total_bytes, chunks * chunk);
+    assert_int_equal(c.total_units,
+                     unit == SHEXEC_UNIT_BYTES ? chunks * chunk : chunks * chars_per_chunk);
+    assert_true(shx_capture_truncated(&c));
+    shx_buf out = SHX_BUF_INIT;
+    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_true(out.len <= 4 * limit + 200);
+    /* the kept text is the start of the stream */
+    assert_memory_equal(out.data, buf, 100);
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+    free(buf);
+}
+
+static void test_memory_bound_head_chars(void **state)
+{
+    (void)state;
+    feed_100mb(SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 100);
+}
+
+static void test_memory_bound_head_bytes(void **state)
+{
+    (void)state;
+    feed_100mb(SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 100);
+}
+
+static void test_memory_bound_head_tail(void **state)
+{
+    (void)state;
+    /* every character after the head goes through the ring: smaller total */
+    feed_100mb(SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 16);
+    feed_100mb(SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_head_chars_under_limit_kept_whole),
+        cmocka_unit_test(test_head_chars_exactly_limit_not_truncated),
+        cmocka_unit_test(test_head_chars_50000_exact_notice),
+        cmocka_unit_test(test_head_chars_multibyte_counted_and_never_split),
+        cmocka_unit_test(test_chars_invalid_bytes_one_per_byte),
+        cmocka_unit_test(test_head_bytes_ascii),
+        cmocka_unit_test(test_head_bytes_never_splits_sequence),
+        cmocka_unit_test(test_head_tail_chars_exact),
+        cmocka_unit_test(test_head_tail_multibyte),
+        cmocka_unit_test(test_head_tail_under_limit_identical),
+        cmocka_unit_test(test_head_tail_bytes_under_limit_multibyte_at_cut),
+        cmocka_unit_test(test_head_tail_bytes_unused_head_room_to_tail),
+        cmocka_unit_test(test_limit_zero_keeps_nothing),
+        cmocka_unit_test(test_totals_and_render_replaces),
+        cmocka_unit_test(test_chunking_invariance),
+        cmocka_unit_test(test_chunking_invariance_large),
+        cmocka_unit_test(test_memory_bound_head_chars),
+        cmocka_unit_test(test_memory_bound_head_bytes),
+        cmocka_unit_test(test_memory_bound_head_tail),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
