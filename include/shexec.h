@@ -77,7 +77,9 @@
  *   A run completes when its shell exits, not when its pipes close: a command
  *   that leaves processes running (`server &`, `sleep 100 & echo started`)
  *   returns at once. Those leftover processes (still in the command's process
- *   group) are then killed with SIGKILL.
+ *   group) are adopted as a background task of the session, whose output
+ *   keeps being read and which can be killed (shexec_run_leftover_task()), or
+ *   killed at once (shexec_session_set_leftovers()).
  *
  *   On timeout or cancel the whole process group gets SIGTERM, then, after
  *   the session's grace period, SIGKILL. A command that handles SIGTERM and
@@ -95,6 +97,7 @@
 #ifndef SHEXEC_H
 #define SHEXEC_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,6 +126,8 @@ extern "C" {
 typedef struct shexec_session shexec_session;
 /* One foreground command and its result. */
 typedef struct shexec_run shexec_run;
+/* One background command, owned by its session, addressed by a string id. */
+typedef struct shexec_task shexec_task;
 
 /* Result codes. Append-only; values never change. */
 enum {
@@ -133,7 +138,10 @@ enum {
     SHEXEC_ESPAWN = -4,   /* the shell could not be executed (missing, not executable) */
     SHEXEC_ESYS = -5,     /* a system call failed (descriptors exhausted, fork failed, ...) */
     SHEXEC_ESTATE = -6,   /* the handle is in the wrong state for this call */
-    SHEXEC_E2BIG = -7     /* the command (or environment) is too long for the kernel */
+    SHEXEC_E2BIG = -7,    /* the command (or environment) is too long for the kernel */
+    SHEXEC_ELIMIT = -8,   /* the session already runs its maximum number of tasks */
+    SHEXEC_ENOTASK = -9,  /* no task has that id */
+    SHEXEC_EPIPE = -10    /* input cannot be written: stdin not enabled, closed, or the process ended */
 };
 
 /* Output streams. */
@@ -149,7 +157,21 @@ enum {
     SHEXEC_STATE_EXITED = 2,    /* the shell exited; see shexec_run_exit_code() */
     SHEXEC_STATE_SIGNALED = 3,  /* the shell was killed by a signal it was not sent by us */
     SHEXEC_STATE_TIMED_OUT = 4, /* the timeout expired; the group was terminated */
-    SHEXEC_STATE_CANCELLED = 5  /* shexec_run_cancel() or freeing ended it */
+    SHEXEC_STATE_CANCELLED = 5, /* shexec_run_cancel() or freeing ended it */
+    SHEXEC_STATE_KILLED = 6     /* a task ended by shexec_task_kill() or freeing */
+};
+
+/* What happened to processes a foreground command left running. */
+enum {
+    SHEXEC_LEFTOVERS_NONE = 0,    /* none were left */
+    SHEXEC_LEFTOVERS_ADOPTED = 1, /* they became a task: shexec_run_leftover_task() */
+    SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy KILL, or the task table was full) */
+};
+
+/* Session policy for leftovers (shexec_session_set_leftovers()). */
+enum {
+    SHEXEC_LEFTOVERS_ADOPT = 0, /* default: adopt them as a task */
+    SHEXEC_LEFTOVERS_KILL = 1   /* SIGKILL the command's process group when its shell exits */
 };
 
 /* Output limit units and what to keep (shexec_session_set_output_limit()). */
@@ -167,6 +189,7 @@ enum {
 #define SHEXEC_DEFAULT_MAX_TIMEOUT_MS 600000u
 #define SHEXEC_DEFAULT_KILL_GRACE_MS 5000u
 #define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
+#define SHEXEC_DEFAULT_MAX_TASKS 10u
 
 /*
  * Called with each chunk of output as the command produces it. `stream` is
@@ -177,6 +200,12 @@ enum {
  * run or the session, nor start another run in the same session.
  */
 typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
+
+/*
+ * Called once when a task finishes (its state is final), from inside the
+ * session's loop. It may read the task; it must not free it or the session.
+ */
+typedef void (*shexec_task_done_fn)(void *user, shexec_task *task);
 
 /* ------------------------------------------------------------------------
  * Library
@@ -342,6 +371,45 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
  */
 SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
 
+/*
+ * Host event-loop integration, instead of shexec_session_wait(): fill `fds`
+ * (capacity `cap`) with the descriptors the session needs watched, and
+ * *timeout_ms with how long the host may sleep before calling
+ * shexec_session_process() anyway (-1: no deadline). Returns how many
+ * entries are needed: when that exceeds cap, only cap were filled; call
+ * again with a bigger array. Then poll() them (with the host's own
+ * descriptors) and hand the same entries, revents filled, to
+ * shexec_session_process(), which reads output, runs callbacks, enforces
+ * deadlines and reaps; call it also when the timeout expires (with n = 0).
+ * The set changes as commands start and end: fill it anew each round.
+ * Errors (negative return): SHEXEC_EINVAL (s or timeout_ms NULL, fds NULL
+ * with cap > 0), SHEXEC_ESTATE (from a callback).
+ */
+SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uint32_t cap,
+                                      int32_t *timeout_ms);
+SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n);
+
+/*
+ * How many tasks may run at once in the session (default 10; adopted
+ * leftovers count). Errors: SHEXEC_EINVAL (s NULL).
+ */
+SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
+
+/*
+ * What to do with processes a foreground command leaves running in its
+ * process group after its shell exits: SHEXEC_LEFTOVERS_ADOPT (default; they
+ * become a task whose output keeps being read, so a logging server is not
+ * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When the task table is
+ * full they are killed either way. Errors: SHEXEC_EINVAL.
+ */
+SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy);
+
+/*
+ * Find a task of the session by id. Errors: SHEXEC_EINVAL (NULL argument),
+ * SHEXEC_ENOTASK (no such task; *out is NULL).
+ */
+SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out);
+
 /* ------------------------------------------------------------------------
  * Run
  * ------------------------------------------------------------------------ */
@@ -394,6 +462,27 @@ SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int 
  * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user);
+
+/*
+ * Give the command a pipe as stdin (enable = 1) instead of /dev/null, to be
+ * fed with shexec_run_write(). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
+ */
+SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable);
+
+/*
+ * Queue `len` bytes for the running command's stdin. The bytes are written
+ * as the command reads them, while the loop is pumped; this call never
+ * blocks and never raises SIGPIPE in the host. Errors: SHEXEC_EINVAL,
+ * SHEXEC_EPIPE (stdin not enabled or already closed, or the process has
+ * ended), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
+
+/*
+ * Close the command's stdin once the queued bytes are written (the command
+ * then reads EOF). Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled).
+ */
+SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
 
 /*
  * Start the run and wait until it ends (exits, times out, or is cancelled
@@ -456,11 +545,108 @@ SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream);
 /* Wall time from start to end (or until now, while running), in ms. */
 SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
 
+/* SHEXEC_LEFTOVERS_NONE / _ADOPTED / _KILLED: what became of processes the
+ * command left running. */
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run);
+
+/*
+ * The id of the task that adopted the command's leftovers, or NULL. Owned by
+ * the run. Find the task with shexec_session_find_task().
+ */
+SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run);
+
 /*
  * Free a run. A run still running is terminated first (SIGTERM, grace,
  * SIGKILL) and reaped. NULL is a no-op.
  */
 SHEXEC_API void shexec_run_free(shexec_run *run);
+
+/* ------------------------------------------------------------------------
+ * Task: a background command
+ *
+ * A task runs while the host does other things: start returns at once with
+ * an id, and its output is drained whenever the session's loop is pumped
+ * (any run of the session, shexec_session_wait(), or the host's own loop via
+ * pollfds/process). A task never moves the session cwd and has no timeout
+ * unless one is set. Its output is bounded like a run's. A task is running
+ * until its shell has exited and no process is left in its process group.
+ * Tasks belong to their session: shexec_session_free() stops and frees the
+ * ones the host has not freed. A task made from a foreground command's
+ * leftovers has no exit code (-1): those processes were not our children.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Create a task of `command` in session `s` (not started). Errors:
+ * SHEXEC_EINVAL (NULL or empty command, embedded NUL impossible here),
+ * SHEXEC_ENOMEM. On failure *out is NULL.
+ */
+SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command);
+
+/* Settings, before start; as for runs. A timeout of 0 means none (the
+ * default); a task's timeout is not clamped to the session maximum.
+ * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (already started), SHEXEC_ENOMEM. */
+SHEXEC_API int shexec_task_set_timeout_ms(shexec_task *t, uint32_t ms);
+SHEXEC_API int shexec_task_set_cwd(shexec_task *t, const char *dir);
+SHEXEC_API int shexec_task_setenv(shexec_task *t, const char *name, const char *value);
+SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int unit, int keep);
+SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user);
+SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
+SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable);
+
+/*
+ * Start the task and return at once. Errors: as shexec_run_start(), and
+ * SHEXEC_ELIMIT when the session already runs its maximum number of tasks
+ * (the message names the limit).
+ */
+SHEXEC_API int shexec_task_start(shexec_task *t);
+
+/*
+ * The task's id: a short random string unique in its session ("t" and 12 hex
+ * digits), not guessable from other ids. Owned by the task. "" before start.
+ */
+SHEXEC_API const char *shexec_task_id(const shexec_task *t);
+
+/* SHEXEC_STATE_* (RUNNING, EXITED, SIGNALED, TIMED_OUT, KILLED). */
+SHEXEC_API int shexec_task_state(const shexec_task *t);
+/* 1 when the task has finished, else 0. */
+SHEXEC_API int shexec_task_done(const shexec_task *t);
+SHEXEC_API int shexec_task_exit_code(const shexec_task *t);
+SHEXEC_API int shexec_task_signal(const shexec_task *t);
+SHEXEC_API uint64_t shexec_task_duration_ms(const shexec_task *t);
+
+/*
+ * All output of `stream` so far, bounded and with the truncation notice as
+ * for runs. Owned by the task; valid until the task is pumped, read or freed.
+ */
+SHEXEC_API const char *shexec_task_output(shexec_task *t, int stream, size_t *len);
+
+/*
+ * Only the output of `stream` that arrived since the previous read (bounded
+ * by the same limit, with the notice when more arrived than the limit), and
+ * mark it read. Owned by the task; valid until the next call on the task.
+ */
+SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
+
+SHEXEC_API uint64_t shexec_task_output_total(const shexec_task *t, int stream);
+SHEXEC_API int shexec_task_truncated(const shexec_task *t, int stream);
+
+/* Input, as shexec_run_write() / shexec_run_close_stdin(). */
+SHEXEC_API int shexec_task_write(shexec_task *t, const void *data, size_t len);
+SHEXEC_API int shexec_task_close_stdin(shexec_task *t);
+
+/*
+ * Terminate the task's process group: SIGTERM now, SIGKILL after the grace
+ * period. Returns at once; the task ends (state KILLED) as the loop is
+ * pumped. Killing a finished task does nothing.
+ * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (not started).
+ */
+SHEXEC_API int shexec_task_kill(shexec_task *t);
+
+/*
+ * Free a task; a running one is terminated first (SIGTERM, grace, SIGKILL)
+ * and reaped. NULL is a no-op. Must not be called from a callback.
+ */
+SHEXEC_API void shexec_task_free(shexec_task *t);
 
 #ifdef __cplusplus
 }

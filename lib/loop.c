@@ -1,16 +1,22 @@
 /*
- * loop.c - the session's poll loop: one poll() over the output pipes and
- * pidfds of every live run, with the nearest deadline (timeout, kill grace)
- * on CLOCK_MONOTONIC as its timeout. No periodic wake-ups, no SIGCHLD
- * handler, no waitpid(-1): a run's shell is waited for by its own pid.
+ * loop.c - the session's poll loop: one poll() over the output pipes, stdin
+ * pipes and pidfds of every live run and task, with the nearest deadline
+ * (timeout, kill grace) on CLOCK_MONOTONIC as its timeout. No periodic
+ * wake-ups, no SIGCHLD handler, no waitpid(-1): a shell is waited for by its
+ * own pid. The same round is exposed to hosts that run their own loop
+ * (shexec_session_pollfds / shexec_session_process).
  *
- * Process groups are signalled only while the shell (the group leader) is
- * unreaped: its zombie keeps the group id from being reused. So a run is
- * reaped last, after the final SIGKILL to its group.
+ * Process groups are signalled only while the group id provably belongs to
+ * us: while the shell (the group leader) is unreaped, its zombie keeps the id
+ * from being reused; after that, only while an anchored member still lives
+ * in the group (group.c). So the leader is reaped last, after the final
+ * SIGKILL, except when members outlive it on purpose (`server &`): then the
+ * run checks the group once (kill(pid, 0) on the empty-or-not group right
+ * after the reap, when the members still pin the id) and anchors them.
  *
- * Without pidfds (old kernels, or forced for testing) the shell's exit is
- * noticed by waitid(WNOHANG) at pipe EOF and on a backoff schedule (1 ms
- * doubling to 50 ms) while it runs.
+ * Without pidfds (old kernels, valgrind, or forced for testing) a shell's
+ * exit is noticed by waitid(WNOHANG) at pipe EOF and on a backoff schedule
+ * (1 ms doubling to 50 ms) while it runs; anchors likewise.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,11 +27,13 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "spawn.h"
 
-#define FALLBACK_FIRST_NS 1000000LL
 #define FALLBACK_MAX_NS 50000000LL
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)
+
+enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
 
 void shx_loop_add(shexec_session *s, shexec_run *r)
 {
@@ -33,15 +41,22 @@ void shx_loop_add(shexec_session *s, shexec_run *r)
     s->active = r;
 }
 
+static int use_pidfd(const shexec_run *r)
+{
+    return r->s ? r->s->use_pidfd : 0;
+}
+
 static void signal_group(shexec_run *r, int sig)
 {
     if (!r->reaped)
         kill(-r->pid, sig);
+    else if (r->group_phase)
+        shx_group_signal(&r->group, sig, use_pidfd(r));
 }
 
 void shx_run_terminate(shexec_run *r, int reason, int64_t now)
 {
-    if (r->exited || r->term_sent)
+    if ((r->exited && !r->group_phase) || r->term_sent)
         return;
     r->end_reason = reason;
     r->term_sent = 1;
@@ -78,22 +93,38 @@ static void check_exit(shexec_run *r)
     }
 }
 
+static void reap(shexec_run *r)
+{
+    if (r->reaped)
+        return;
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)r->pid, &si, WEXITED) < 0 && errno == EINTR)
+        ;
+    r->reaped = 1;
+}
+
+static void close_stdin(shexec_run *r)
+{
+    if (r->stdin_fd >= 0) {
+        close(r->stdin_fd);
+        r->stdin_fd = -1;
+    }
+    shx_buf_free(&r->stdin_buf);
+}
+
+/* The run's final state and results; the run leaves the active list after. */
 static void finish(shexec_run *r, int64_t now)
 {
     shexec_session *s = r->s;
-    /* leftovers (`server &`) still in the group go now, while the zombie
-     * leader keeps the id ours */
-    signal_group(r, SIGKILL);
+    if (!r->reaped)
+        signal_group(r, SIGKILL); /* anything still in the group goes now */
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
     shx_stream_finish(&r->out);
     shx_stream_finish(&r->err);
-    if (!r->reaped) {
-        siginfo_t si;
-        while (waitid(P_PID, (id_t)r->pid, &si, WEXITED) < 0 && errno == EINTR)
-            ;
-        r->reaped = 1;
-    }
+    reap(r);
+    shx_group_release(&r->group);
+    close_stdin(r);
     if (r->pidfd >= 0) {
         close(r->pidfd);
         r->pidfd = -1;
@@ -102,11 +133,14 @@ static void finish(shexec_run *r, int64_t now)
         r->state = SHEXEC_STATE_TIMED_OUT;
     else if (r->end_reason == SHX_END_CANCEL)
         r->state = SHEXEC_STATE_CANCELLED;
+    else if (r->end_reason == SHX_END_KILL)
+        r->state = SHEXEC_STATE_KILLED;
     else if (r->term_signal)
         r->state = SHEXEC_STATE_SIGNALED;
     else
         r->state = SHEXEC_STATE_EXITED;
-    if (s && !r->cwd && r->out.sentinel.found && r->out.sentinel.path.len > 0) {
+    if (s && !r->cwd && !r->task && r->out.filter && r->out.sentinel.found &&
+        r->out.sentinel.path.len > 0) {
         char *dir = malloc(r->out.sentinel.path.len + 1);
         if (dir) {
             memcpy(dir, r->out.sentinel.path.data, r->out.sentinel.path.len + 1);
@@ -117,12 +151,46 @@ static void finish(shexec_run *r, int64_t now)
     r->end_ns = now;
 }
 
-enum { FD_OUT, FD_ERR, FD_PID };
-
-typedef struct {
-    shexec_run *run;
-    int kind;
-} fd_owner;
+/*
+ * The shell has exited. Returns 1 when the run is finished, 0 when it stays
+ * active to follow processes left in its group (tasks only).
+ */
+static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
+{
+    int adopt = r->task || (s && s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT);
+    if (r->end_reason != SHX_END_NONE || !adopt || r->reaped) {
+        finish(r, now);
+        return 1;
+    }
+    /* what the shell wrote is all in the pipes by now */
+    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    reap(r);
+    if (kill(-r->pid, 0) != 0) {
+        finish(r, now); /* nothing left in the group */
+        return 1;
+    }
+    if (r->task) {
+        if (shx_group_anchor(&r->group, r->pid, s->use_pidfd) > 0) {
+            r->group_phase = 1;
+            return 0;
+        }
+        finish(r, now);
+        return 1;
+    }
+    shexec_task *t = NULL;
+    if (shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
+        r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
+        r->leftover_task = strdup(t->id);
+        t->run->next_active = *born;
+        *born = t->run;
+    } else {
+        kill(-r->pid, SIGKILL);
+        r->leftovers = SHEXEC_LEFTOVERS_KILLED;
+    }
+    finish(r, now);
+    return 1;
+}
 
 static void min_deadline(int64_t *next, int64_t t)
 {
@@ -130,16 +198,183 @@ static void min_deadline(int64_t *next, int64_t t)
         *next = t;
 }
 
+static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n, int fd,
+                   short events, shexec_run *r, int kind, int index)
+{
+    if (*n < cap) {
+        fds[*n] = (struct pollfd){.fd = fd, .events = events, .revents = 0};
+        if (own)
+            own[*n] = (shx_fd_owner){r, kind, index};
+    }
+    (*n)++;
+}
+
+size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
+                        int64_t *next_ns)
+{
+    int64_t now = shx_now_ns();
+    int64_t next = -1;
+    size_t n = 0;
+    for (shexec_run *r = s->active; r; r = r->next_active) {
+        int live = !r->exited || r->group_phase;
+        if (live) {
+            if (!r->no_timeout && !r->term_sent && now >= r->deadline_ns)
+                shx_run_terminate(r, SHX_END_TIMEOUT, now);
+            else if (r->term_sent && !r->kill_sent && now >= r->kill_at_ns) {
+                signal_group(r, SIGKILL);
+                r->kill_sent = 1;
+            }
+            if (!r->term_sent && !r->no_timeout)
+                min_deadline(&next, r->deadline_ns);
+            else if (r->term_sent && !r->kill_sent)
+                min_deadline(&next, r->kill_at_ns);
+            if ((!r->exited && r->pidfd < 0) || (r->group_phase && shx_group_unwatched(&r->group)))
+                min_deadline(&next, r->next_check_ns);
+        }
+        if (r->out.fd >= 0)
+            add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
+        if (r->err.fd >= 0)
+            add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
+        if (r->pidfd >= 0 && !r->exited)
+            add_fd(fds, own, cap, &n, r->pidfd, POLLIN, r, FD_PID, 0);
+        if (r->stdin_fd >= 0 && (r->stdin_buf.len > 0 || r->stdin_close))
+            add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
+        if (r->group_phase)
+            for (int i = 0; i < r->group.n; i++)
+                if (r->group.pidfd[i] >= 0)
+                    add_fd(fds, own, cap, &n, r->group.pidfd[i], POLLIN, r, FD_ANCHOR, i);
+    }
+    *next_ns = next;
+    return n;
+}
+
+/* Write queued input; on EPIPE the reader is gone and the rest is dropped. */
+static void flush_stdin(shexec_run *r)
+{
+    while (r->stdin_fd >= 0 && r->stdin_buf.len > 0) {
+        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data, r->stdin_buf.len);
+        if (w > 0) {
+            memmove(r->stdin_buf.data, r->stdin_buf.data + w, r->stdin_buf.len - (size_t)w);
+            r->stdin_buf.len -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        close_stdin(r);
+        return;
+    }
+    if (r->stdin_fd >= 0 && r->stdin_close && r->stdin_buf.len == 0)
+        close_stdin(r);
+}
+
+void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
+                       size_t n)
+{
+    (void)s;
+    for (size_t i = 0; i < n; i++) {
+        if (!fds[i].revents)
+            continue;
+        shexec_run *r = own[i].run;
+        switch (own[i].kind) {
+        case FD_OUT:
+            shx_stream_read(&r->out);
+            break;
+        case FD_ERR:
+            shx_stream_read(&r->err);
+            break;
+        case FD_PID:
+            check_exit(r);
+            break;
+        case FD_IN:
+            if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+                close_stdin(r);
+            else
+                flush_stdin(r);
+            break;
+        case FD_ANCHOR:
+            /* the anchor index may have moved if an earlier one was dropped */
+            for (int a = 0; a < r->group.n; a++)
+                if (r->group.pidfd[a] == fds[i].fd) {
+                    shx_group_drop(&r->group, a);
+                    break;
+                }
+            break;
+        }
+    }
+}
+
+static void notify_task(shexec_run *r)
+{
+    if (r->task)
+        shx_task_finished(r->task);
+}
+
+int shx_loop_settle(shexec_session *s)
+{
+    int64_t now = shx_now_ns();
+    int finished = 0;
+    shexec_run *done = NULL, *born = NULL;
+    for (shexec_run **pp = &s->active; *pp;) {
+        shexec_run *r = *pp;
+        int due = now >= r->next_check_ns;
+        if (due) {
+            r->check_backoff_ns = r->check_backoff_ns * 2 > FALLBACK_MAX_NS
+                                      ? FALLBACK_MAX_NS
+                                      : r->check_backoff_ns * 2;
+            r->next_check_ns = now + r->check_backoff_ns;
+        }
+        if (!r->exited && r->pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
+            check_exit(r);
+        int end = 0;
+        if (r->group_phase) {
+            if (due && shx_group_unwatched(&r->group))
+                shx_group_prune(&r->group);
+            /* every anchor ended: look for members they left behind */
+            if (r->group.n == 0 && shx_group_anchor(&r->group, r->pid, s->use_pidfd) == 0) {
+                finish(r, now);
+                end = 1;
+            }
+        } else if (r->exited) {
+            end = shell_exited(s, r, now, &born);
+        }
+        if (end) {
+            *pp = r->next_active;
+            r->next_active = done;
+            done = r;
+            finished++;
+            continue;
+        }
+        pp = &r->next_active;
+    }
+    /* tasks adopted in this round join the loop once the walk is over */
+    while (born) {
+        shexec_run *r = born;
+        born = r->next_active;
+        shx_loop_add(s, r);
+    }
+    /* completion callbacks last, when the active list is consistent again */
+    while (done) {
+        shexec_run *r = done;
+        done = r->next_active;
+        r->next_active = NULL;
+        notify_task(r);
+    }
+    return finished;
+}
+
 int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns)
 {
     struct pollfd small_fds[24];
-    fd_owner small_own[24];
+    shx_fd_owner small_own[24];
     struct pollfd *fds = small_fds;
-    fd_owner *own = small_own;
+    shx_fd_owner *own = small_own;
     size_t cap = 24;
     int rc = SHEXEC_OK;
     int64_t end = timeout_ns >= 0 ? shx_now_ns() + timeout_ns : -1;
 
+    int outer = s->in_loop;
     s->in_loop = 1;
     for (;;) {
         if (until && until->state != SHEXEC_STATE_RUNNING)
@@ -147,15 +382,11 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (!s->active)
             break;
 
-        int64_t now = shx_now_ns();
-        int64_t next = end;
-        size_t n = 0, nruns = 0;
-        for (shexec_run *r = s->active; r; r = r->next_active)
-            nruns++;
-        if (nruns * 3 > cap) {
-            size_t ncap = nruns * 3;
-            struct pollfd *nf = malloc(ncap * sizeof *nf);
-            fd_owner *no = malloc(ncap * sizeof *no);
+        int64_t next;
+        size_t n = shx_loop_collect(s, fds, own, cap, &next);
+        if (n > cap) {
+            struct pollfd *nf = malloc(n * sizeof *nf);
+            shx_fd_owner *no = malloc(n * sizeof *no);
             if (!nf || !no) {
                 free(nf);
                 free(no);
@@ -168,40 +399,14 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
             }
             fds = nf;
             own = no;
-            cap = ncap;
+            cap = n;
+            continue;
         }
-        for (shexec_run *r = s->active; r; r = r->next_active) {
-            if (!r->exited) {
-                if (!r->term_sent && now >= r->deadline_ns)
-                    shx_run_terminate(r, SHX_END_TIMEOUT, now);
-                else if (r->term_sent && !r->kill_sent && now >= r->kill_at_ns) {
-                    signal_group(r, SIGKILL);
-                    r->kill_sent = 1;
-                }
-                if (!r->term_sent)
-                    min_deadline(&next, r->deadline_ns);
-                else if (!r->kill_sent)
-                    min_deadline(&next, r->kill_at_ns);
-                if (r->pidfd < 0)
-                    min_deadline(&next, r->next_check_ns);
-            }
-            if (r->out.fd >= 0) {
-                fds[n] = (struct pollfd){.fd = r->out.fd, .events = POLLIN};
-                own[n++] = (fd_owner){r, FD_OUT};
-            }
-            if (r->err.fd >= 0) {
-                fds[n] = (struct pollfd){.fd = r->err.fd, .events = POLLIN};
-                own[n++] = (fd_owner){r, FD_ERR};
-            }
-            if (r->pidfd >= 0 && !r->exited) {
-                fds[n] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
-                own[n++] = (fd_owner){r, FD_PID};
-            }
-        }
-
+        if (end >= 0)
+            min_deadline(&next, end);
         int wait_ms = -1;
         if (next >= 0) {
-            int64_t d = next - now;
+            int64_t d = next - shx_now_ns();
             if (d <= 0)
                 wait_ms = 0;
             else {
@@ -216,45 +421,15 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
             rc = shx_fail(s, SHEXEC_ESYS, "poll failed: %s", strerror(errno));
             break;
         }
-        for (size_t i = 0; got > 0 && i < n; i++) {
-            if (!fds[i].revents)
-                continue;
-            shexec_run *r = own[i].run;
-            if (own[i].kind == FD_OUT)
-                shx_stream_read(&r->out);
-            else if (own[i].kind == FD_ERR)
-                shx_stream_read(&r->err);
-            else
-                check_exit(r);
-        }
-
-        now = shx_now_ns();
-        int finished = 0;
-        for (shexec_run **pp = &s->active; *pp;) {
-            shexec_run *r = *pp;
-            if (!r->exited && r->pidfd < 0 &&
-                (now >= r->next_check_ns || (r->out.fd < 0 && r->err.fd < 0))) {
-                check_exit(r);
-                r->check_backoff_ns = r->check_backoff_ns * 2 > FALLBACK_MAX_NS
-                                          ? FALLBACK_MAX_NS
-                                          : r->check_backoff_ns * 2;
-                r->next_check_ns = now + r->check_backoff_ns;
-            }
-            if (r->exited) {
-                finish(r, now);
-                *pp = r->next_active;
-                r->next_active = NULL;
-                finished = 1;
-                continue;
-            }
-            pp = &r->next_active;
-        }
+        if (got > 0)
+            shx_loop_dispatch(s, fds, own, n);
+        int finished = shx_loop_settle(s);
         if (finished && stop_on_any)
             break;
-        if (end >= 0 && now >= end)
+        if (end >= 0 && shx_now_ns() >= end)
             break;
     }
-    s->in_loop = 0;
+    s->in_loop = outer;
     if (fds != small_fds) {
         free(fds);
         free(own);

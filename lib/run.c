@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session.h"
 #include "spawn.h"
@@ -29,13 +30,9 @@ static void unlink_run(shexec_session *s, shexec_run *r)
     r->prev = r->next = NULL;
 }
 
-SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const char *command,
-                                    size_t len)
+int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len)
 {
-    if (out)
-        *out = NULL;
-    if (!out || !s)
-        return SHEXEC_EINVAL;
+    *out = NULL;
     shx_ok(s);
     if (!command)
         return shx_fail(s, SHEXEC_EINVAL, "command is NULL");
@@ -59,10 +56,23 @@ SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const c
     r->pidfd = -1;
     r->exit_code = -1;
     r->out.fd = r->err.fd = -1;
+    r->stdin_fd = -1;
     r->state = SHEXEC_STATE_NEW;
-    link_run(s, r);
     *out = r;
     return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const char *command,
+                                    size_t len)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    int rc = shx_run_alloc(out, s, command, len);
+    if (rc == SHEXEC_OK)
+        link_run(s, *out);
+    return rc;
 }
 
 SHEXEC_API int shexec_run_new(shexec_run **out, shexec_session *s, const char *command)
@@ -182,7 +192,7 @@ static char **with_pwd(char **env, const char *dir, char **pwd_entry)
     return v;
 }
 
-static int start(shexec_run *r)
+int shx_run_begin(shexec_run *r)
 {
     shexec_session *s = r->s;
     if (!s)
@@ -241,7 +251,8 @@ static int start(shexec_run *r)
     }
 
     shx_child child;
-    shx_spawn_req req = {path.data, (char *const *)argv, envp, dir, s->use_pidfd};
+    shx_spawn_req req = {path.data, (char *const *)argv, envp, dir, s->use_pidfd, r->want_stdin,
+                         r->task != NULL};
     rc = shx_spawn(&req, &child, &err);
     if (rc != SHEXEC_OK) {
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
@@ -255,9 +266,15 @@ static int start(shexec_run *r)
     int keep = r->limit_set ? r->keep : s->keep;
     shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, s->tag, limit, unit, keep, r->fn, r->user);
     shx_stream_init(&r->err, SHEXEC_STDERR, child.err_fd, NULL, limit, unit, keep, r->fn, r->user);
+    if (r->task) {
+        shx_stream_enable_fresh(&r->out);
+        shx_stream_enable_fresh(&r->err);
+    }
+    r->stdin_fd = child.in_fd;
     uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
-    if (t > s->max_timeout_ms)
+    if (t > s->max_timeout_ms && !r->task)
         t = s->max_timeout_ms;
+    r->no_timeout = r->task && !r->timeout_ms;
     r->start_ns = shx_now_ns();
     r->deadline_ns = r->start_ns + (int64_t)t * 1000000;
     r->check_backoff_ns = 1000000;
@@ -279,14 +296,14 @@ SHEXEC_API int shexec_run_start(shexec_run *run)
 {
     if (!run)
         return SHEXEC_EINVAL;
-    return start(run);
+    return shx_run_begin(run);
 }
 
 SHEXEC_API int shexec_run_exec(shexec_run *run)
 {
     if (!run)
         return SHEXEC_EINVAL;
-    int rc = start(run);
+    int rc = shx_run_begin(run);
     if (rc != SHEXEC_OK)
         return rc;
     return shx_loop(run->s, run, 0, -1);
@@ -337,6 +354,11 @@ static shx_stream *stream_of(shexec_run *run, int stream)
 
 SHEXEC_API const char *shexec_run_output(shexec_run *run, int stream, size_t *len)
 {
+    return shx_run_rendered(run, stream, len);
+}
+
+const char *shx_run_rendered(shexec_run *run, int stream, size_t *len)
+{
     shx_stream *st = stream_of(run, stream);
     if (len)
         *len = 0;
@@ -377,13 +399,22 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
 {
     if (!run)
         return;
+    if (run->s)
+        unlink_run(run->s, run);
+    shx_run_release(run);
+}
+
+void shx_run_release(shexec_run *run)
+{
     shexec_session *s = run->s;
     if (s && run->state == SHEXEC_STATE_RUNNING) {
-        shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
+        shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
         shx_loop(s, run, 0, -1);
     }
-    if (s)
-        unlink_run(s, run);
+    free(run->leftover_task);
+    shx_buf_free(&run->stdin_buf);
+    if (run->stdin_fd >= 0)
+        close(run->stdin_fd);
     if (run->state != SHEXEC_STATE_NEW) {
         shx_stream_free(&run->out);
         shx_stream_free(&run->err);
@@ -394,4 +425,64 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
     free(run->cwd);
     free(run->command);
     free(run);
+}
+
+SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    run->want_stdin = enable ? 1 : 0;
+    return SHEXEC_OK;
+}
+
+int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
+{
+    shx_ok(r->s);
+    if (!data && len)
+        return shx_fail(r->s, SHEXEC_EINVAL, "input is NULL");
+    if (!r->want_stdin)
+        return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
+    if (r->state != SHEXEC_STATE_RUNNING || r->stdin_fd < 0 || r->stdin_close)
+        return shx_fail(r->s, SHEXEC_EPIPE, "the command's stdin is closed");
+    if (shx_buf_append(&r->stdin_buf, data, len) != 0)
+        return shx_fail(r->s, SHEXEC_ENOMEM, "out of memory");
+    return SHEXEC_OK;
+}
+
+int shx_run_end_input(shexec_run *r)
+{
+    shx_ok(r->s);
+    if (!r->want_stdin)
+        return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
+    r->stdin_close = 1;
+    if (r->stdin_fd >= 0 && r->stdin_buf.len == 0) {
+        close(r->stdin_fd);
+        r->stdin_fd = -1;
+    }
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    return shx_run_queue_input(run, data, len);
+}
+
+SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    return shx_run_end_input(run);
+}
+
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
+{
+    return run ? run->leftovers : SHEXEC_LEFTOVERS_NONE;
+}
+
+SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
+{
+    return run ? run->leftover_task : NULL;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,7 @@ static char *make_script(const char *hex)
     return s;
 }
 
-static int random_nonce(unsigned long long *out)
+int shx_random64(unsigned long long *out)
 {
     ssize_t n = getrandom(out, sizeof *out, 0);
     if (n == (ssize_t)sizeof *out)
@@ -118,13 +119,15 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     s->keep = SHEXEC_KEEP_HEAD;
     s->env_inherit = 1;
     s->use_pidfd = 1;
+    s->max_tasks = SHEXEC_DEFAULT_MAX_TASKS;
+    s->leftovers_policy = SHEXEC_LEFTOVERS_ADOPT;
     s->default_shell = shx_pick_shell(default_shells);
     if (!s->default_shell)
         s->default_shell = "/bin/sh";
 
     int rc = SHEXEC_ENOMEM;
     unsigned long long nonce;
-    if (random_nonce(&nonce) != 0) {
+    if (shx_random64(&nonce) != 0) {
         rc = SHEXEC_ESYS;
         goto fail;
     }
@@ -166,10 +169,12 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
         return;
     int64_t now = shx_now_ns();
     for (shexec_run *r = s->active; r; r = r->next_active)
-        shx_run_terminate(r, SHX_END_CANCEL, now);
+        shx_run_terminate(r, r->task ? SHX_END_KILL : SHX_END_CANCEL, now);
     while (s->active)
         if (shx_loop(s, NULL, 0, -1) != SHEXEC_OK)
             break;
+    while (s->tasks)
+        shexec_task_free(s->tasks);
     for (shexec_run *r = s->runs; r; r = r->next)
         r->s = NULL;
     free(s->cwd);
@@ -389,4 +394,81 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms)
     if (!s->active)
         return SHEXEC_OK;
     return shx_loop(s, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+}
+
+SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    s->max_tasks = max;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (policy != SHEXEC_LEFTOVERS_ADOPT && policy != SHEXEC_LEFTOVERS_KILL)
+        return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
+    s->leftovers_policy = policy;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uint32_t cap,
+                                      int32_t *timeout_ms)
+{
+    if (!s || !timeout_ms || (!fds && cap))
+        return SHEXEC_EINVAL;
+    if (s->in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "shexec_session_pollfds called from a callback");
+    shx_ok(s);
+    int64_t next;
+    size_t n = shx_loop_collect(s, fds, NULL, cap, &next);
+    if (next < 0)
+        *timeout_ms = -1;
+    else {
+        int64_t d = next - shx_now_ns();
+        int64_t ms = d <= 0 ? 0 : (d + 999999) / 1000000;
+        *timeout_ms = ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+    }
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n)
+{
+    if (!s || (!fds && n))
+        return SHEXEC_EINVAL;
+    if (s->in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "shexec_session_process called from a callback");
+    shx_ok(s);
+    s->in_loop = 1;
+    /* match the host's entries against the current set by descriptor */
+    int64_t next;
+    size_t have = shx_loop_collect(s, NULL, NULL, 0, &next);
+    struct pollfd *cur = have ? malloc(have * sizeof *cur) : NULL;
+    shx_fd_owner *own = have ? malloc(have * sizeof *own) : NULL;
+    if (have && (!cur || !own)) {
+        free(cur);
+        free(own);
+        s->in_loop = 0;
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    if (have)
+        have = shx_loop_collect(s, cur, own, have, &next);
+    for (size_t i = 0; i < have; i++) {
+        cur[i].revents = 0;
+        for (uint32_t j = 0; j < n; j++)
+            if (fds[j].fd == cur[i].fd && fds[j].revents) {
+                cur[i].revents = fds[j].revents;
+                break;
+            }
+    }
+    shx_loop_dispatch(s, cur, own, have);
+    shx_loop_settle(s);
+    free(cur);
+    free(own);
+    s->in_loop = 0;
+    return SHEXEC_OK;
 }

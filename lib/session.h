@@ -11,11 +11,12 @@
 
 #include "buf.h"
 #include "env.h"
+#include "group.h"
 #include "shexec.h"
 #include "stream.h"
 
 /* Why the library ended a command. */
-enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2 };
+enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3 };
 
 struct shexec_run {
     shexec_session *s;            /* NULL once the session is freed */
@@ -48,6 +49,28 @@ struct shexec_run {
     shx_stream out, err;
     shx_buf rendered[2];          /* captured output as returned to the host */
     int rendered_valid[2];
+
+    shexec_task *task;            /* the task this run is the engine of, or NULL */
+    int no_timeout;               /* tasks: no deadline unless set */
+    int group_phase;              /* the shell is reaped, members remain: see group */
+    shx_group group;
+    int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
+    char *leftover_task;          /* id of the adopting task */
+
+    int want_stdin;
+    int stdin_fd;                 /* write end, non-blocking; -1 when closed */
+    shx_buf stdin_buf;            /* queued input not yet written */
+    int stdin_close;              /* close once stdin_buf is written */
+};
+
+struct shexec_task {
+    shexec_session *s;
+    shexec_task *prev, *next;     /* the session's tasks */
+    char id[16];
+    shexec_run *run;              /* the engine: a run in background mode */
+    shexec_task_done_fn done_fn;
+    void *done_user;
+    shx_buf read_out;             /* last shexec_task_read() result */
 };
 
 struct shexec_session {
@@ -65,6 +88,9 @@ struct shexec_session {
     shx_buf errmsg;
     shexec_run *runs;             /* every run not yet freed */
     shexec_run *active;           /* runs with a live process */
+    shexec_task *tasks;           /* every task not yet freed */
+    uint32_t max_tasks;
+    int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
 };
@@ -76,6 +102,22 @@ void shx_ok(shexec_session *s);
 int64_t shx_now_ns(void);
 
 /* loop.c */
+typedef struct shx_fd_owner {
+    shexec_run *run;
+    int kind;
+    int index;
+} shx_fd_owner;
+/*
+ * One round of the loop, split for host integration: enforce deadlines and
+ * list the descriptors to watch (returns how many are needed; fills at most
+ * cap) with the nearest deadline in *next_ns (-1: none); then handle what
+ * poll() reported; then finish what ended (returns how many runs finished).
+ */
+size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
+                        int64_t *next_ns);
+void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
+                       size_t n);
+int shx_loop_settle(shexec_session *s);
 /*
  * Pump until `until` is done (if non-NULL), or until any run finished
  * (stop_on_any), or until timeout_ns passed (negative: none). SHEXEC_OK or
@@ -86,7 +128,21 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
 void shx_run_terminate(shexec_run *r, int reason, int64_t now);
 void shx_loop_add(shexec_session *s, shexec_run *r);
 
+/* run.c */
+int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
+int shx_run_begin(shexec_run *r);
+void shx_run_release(shexec_run *r);
+int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
+int shx_run_end_input(shexec_run *r);
+const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
+
+/* task.c */
+int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
+int shx_task_live_count(const shexec_session *s);
+void shx_task_finished(shexec_task *t);
+
 /* session.c */
+int shx_random64(unsigned long long *out);
 int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep);
 int shx_env_error(shexec_session *s, int rc, const char *name);
 int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out);

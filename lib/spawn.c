@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -23,6 +24,29 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+
+/* A task's output may sit unread while the host is busy: give the writer room. */
+#define BIG_PIPE_SIZE (1 << 20)
+
+ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len)
+{
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t w = write(fd, data, len);
+    int e = errno;
+    if (w < 0 && e == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return w;
+}
 
 const char *shx_pick_shell(const char *const *candidates)
 {
@@ -103,10 +127,10 @@ static int sys_error(shx_buf *err, const char *what, int e)
 
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
 {
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     out->pid = -1;
     out->pidfd = -1;
-    out->out_fd = out->err_fd = -1;
+    out->out_fd = out->err_fd = out->in_fd = -1;
 
     if (make_pipe(outp) != 0)
         return sys_error(err, "cannot create a pipe", errno);
@@ -115,6 +139,17 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         close_pair(outp);
         return sys_error(err, "cannot create a pipe", e);
     }
+    if (req->stdin_pipe && make_pipe(inp) != 0) {
+        int e = errno;
+        close_pair(outp);
+        close_pair(errp);
+        return sys_error(err, "cannot create a pipe", e);
+    }
+    if (req->big_pipes) {
+        /* best effort: the per-user pipe budget may refuse it */
+        fcntl(outp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+        fcntl(errp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+    }
 
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -122,6 +157,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0) {
         close_pair(outp);
         close_pair(errp);
+        close_pair(inp);
         return sys_error(err, "posix_spawn_file_actions_init", rc);
     }
     rc = posix_spawnattr_init(&attr);
@@ -129,6 +165,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         posix_spawn_file_actions_destroy(&fa);
         close_pair(outp);
         close_pair(errp);
+        close_pair(inp);
         return sys_error(err, "posix_spawnattr_init", rc);
     }
 
@@ -147,7 +184,8 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc == 0)
         rc = posix_spawnattr_setsigmask(&attr, &none);
     if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        rc = req->stdin_pipe ? posix_spawn_file_actions_adddup2(&fa, inp[0], 0)
+                             : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
     if (rc == 0)
@@ -162,6 +200,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         posix_spawnattr_destroy(&attr);
         close_pair(outp);
         close_pair(errp);
+        close_pair(inp);
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
@@ -171,9 +210,13 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     posix_spawnattr_destroy(&attr);
     close(outp[1]);
     close(errp[1]);
+    if (inp[0] >= 0)
+        close(inp[0]);
     if (rc != 0) {
         close(outp[0]);
         close(errp[0]);
+        if (inp[1] >= 0)
+            close(inp[1]);
         shx_buf_clear(err);
         struct stat st;
         if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -199,6 +242,10 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     out->pid = pid;
     out->out_fd = outp[0];
     out->err_fd = errp[0];
+    if (inp[1] >= 0) {
+        fcntl(inp[1], F_SETFL, O_NONBLOCK);
+        out->in_fd = inp[1];
+    }
     if (req->use_pidfd) {
         long fd = syscall(SYS_pidfd_open, pid, 0);
         /* pidfds are close-on-exec by definition */

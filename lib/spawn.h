@@ -16,12 +16,15 @@ typedef struct shx_spawn_req {
     char *const *envp;
     const char *cwd;         /* directory the child starts in */
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
+    int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
+    int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
 } shx_spawn_req;
 
 typedef struct shx_child {
     pid_t pid;               /* also the process group id */
     int pidfd;               /* -1 when unavailable */
     int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec */
+    int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe */
 } shx_child;
 
 /*
@@ -30,6 +33,13 @@ typedef struct shx_child {
  * failure nothing is left open and no child exists.
  */
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err);
+
+/*
+ * write(2) that cannot raise SIGPIPE in the host: SIGPIPE is blocked in the
+ * calling thread around the write, and one it caused is consumed before the
+ * mask is restored. Returns as write(2) (EPIPE when the reader is gone).
+ */
+ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len);
 
 /* The first of the NULL-terminated candidate paths that is an executable file, or NULL. */
 const char *shx_pick_shell(const char *const *candidates);

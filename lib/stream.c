@@ -21,6 +21,7 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->fn = fn;
     st->user = user;
     st->failed = 0;
+    st->fresh_on = 0;
 }
 
 /* The end of the pipeline: callback, then capture. */
@@ -31,7 +32,28 @@ static int deliver(void *ctx, const char *data, size_t len)
         st->fn(st->user, st->id, data, len);
     if (shx_capture_feed(&st->capture, data, len) != 0)
         st->failed = 1;
+    if (st->fresh_on && shx_capture_feed(&st->fresh, data, len) != 0)
+        st->failed = 1;
     return 0;
+}
+
+void shx_stream_enable_fresh(shx_stream *st)
+{
+    st->fresh_on = 1;
+    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
+}
+
+int shx_stream_take_fresh(shx_stream *st, shx_buf *out)
+{
+    if (!st->fresh_on) {
+        shx_buf_clear(out);
+        return 0;
+    }
+    shx_capture_finish(&st->fresh);
+    int rc = shx_capture_render(&st->fresh, out);
+    shx_capture_free(&st->fresh);
+    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
+    return rc;
 }
 
 static void push(shx_stream *st, const char *data, size_t len)
@@ -118,4 +140,6 @@ void shx_stream_free(shx_stream *st)
     if (st->filter)
         shx_sentinel_free(&st->sentinel);
     shx_capture_free(&st->capture);
+    if (st->fresh_on)
+        shx_capture_free(&st->fresh);
 }

@@ -16,6 +16,8 @@ typedef struct shx_stream {
     int filter;    /* run the sentinel filter */
     shx_sentinel sentinel;
     shx_capture capture;
+    int fresh_on;  /* tasks: also capture what is new since the last read */
+    shx_capture fresh;
     shexec_output_fn fn;
     void *user;
     int failed;    /* ENOMEM while capturing: further bytes are only counted */
@@ -30,6 +32,10 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
 int shx_stream_read(shx_stream *st);
 /* Read until the pipe is empty or at EOF, at most `max` bytes. */
 void shx_stream_drain(shx_stream *st, size_t max);
+/* Keep a second capture of what is new since the last shx_stream_take_fresh(). */
+void shx_stream_enable_fresh(shx_stream *st);
+/* Render what is new into out and start a new "fresh" capture. 0 or -1. */
+int shx_stream_take_fresh(shx_stream *st, shx_buf *out);
 /* No more input: close the descriptor, flush the filter, finish the capture. */
 void shx_stream_finish(shx_stream *st);
 void shx_stream_free(shx_stream *st);

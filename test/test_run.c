@@ -515,21 +515,43 @@ static void test_timeout_default_and_clamp(void **state)
 
 static void test_leftovers_do_not_hold_the_run(void **state)
 {
+    shexec_session *s = *state;
     int64_t t0 = tu_now_ms();
-    shexec_run *r = run_cmd(*state, "sleep 30 & echo $!; echo started");
+    shexec_run *r = run_cmd(s, "sleep 30 & echo $!; echo started");
     assert_true(tu_now_ms() - t0 < 5000);
     int pid = 0;
     assert_int_equal(sscanf(out_of(r), "%d\nstarted\n", &pid), 1);
     assert_non_null(strstr(out_of(r), "started\n"));
     assert_int_equal(shexec_run_exit_code(r), 0);
-    /* leftovers in the group are killed when the run completes */
-    assert_true(tu_wait_pid_gone(pid, 2000));
+    /* by default the leftover is adopted as a task, still running */
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_non_null(shexec_run_leftover_task(r));
+    assert_true(tu_pid_alive(pid));
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
     shexec_run_free(r);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    while (!shexec_task_done(t))
+        shexec_session_wait(s, 1000);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_KILLED);
+    assert_true(tu_wait_pid_gone(pid, 2000));
+    shexec_task_free(t);
 
-    /* one that redirected its output away is found through the group too */
-    r = run_cmd(*state, "sleep 30 >/dev/null 2>&1 & echo $!");
+    /* the kill policy: leftovers are killed when the run completes, also one
+     * that redirected its output away (found through the group) */
+    assert_int_equal(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_KILL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_leftovers(s, 7), SHEXEC_EINVAL);
+    r = run_cmd(s, "sleep 30 >/dev/null 2>&1 & echo $!");
     assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
     assert_true(tu_wait_pid_gone(pid, 2000));
+    assert_null(shexec_run_leftover_task(r));
+    shexec_run_free(r);
+
+    /* nothing left: nothing adopted */
+    assert_int_equal(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_ADOPT), SHEXEC_OK);
+    r = run_cmd(s, "sleep 0.01");
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
     shexec_run_free(r);
 }
 

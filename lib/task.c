@@ -1,0 +1,324 @@
+/*
+ * task.c - the task handle: a background command owned by its session,
+ * addressed by a random id. A task is a run in background mode (no cwd
+ * tracking, no timeout unless set, a "new since the last read" capture)
+ * that stays running while its process group has members. Leftovers of a
+ * foreground run are adopted into a task here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+static void link_task(shexec_session *s, shexec_task *t)
+{
+    t->next = s->tasks;
+    if (s->tasks)
+        s->tasks->prev = t;
+    s->tasks = t;
+}
+
+static void unlink_task(shexec_session *s, shexec_task *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else if (s->tasks == t)
+        s->tasks = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+}
+
+int shx_task_live_count(const shexec_session *s)
+{
+    int n = 0;
+    for (const shexec_task *t = s->tasks; t; t = t->next)
+        n += t->run->state == SHEXEC_STATE_RUNNING;
+    return n;
+}
+
+static shexec_task *find(shexec_session *s, const char *id)
+{
+    for (shexec_task *t = s->tasks; t; t = t->next)
+        if (t->id[0] && strcmp(t->id, id) == 0)
+            return t;
+    return NULL;
+}
+
+/* A fresh random id, unique in the session. */
+static int assign_id(shexec_session *s, shexec_task *t)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        unsigned long long r;
+        if (shx_random64(&r) != 0)
+            return shx_fail(s, SHEXEC_ESYS, "no randomness available for a task id");
+        char id[sizeof t->id];
+        snprintf(id, sizeof id, "t%012llx", r & 0xffffffffffffull);
+        if (!find(s, id)) {
+            memcpy(t->id, id, sizeof id);
+            return SHEXEC_OK;
+        }
+    }
+    return shx_fail(s, SHEXEC_ESYS, "could not draw a unique task id");
+}
+
+SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    shexec_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        shx_ok(s);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    int rc = shx_run_alloc(&t->run, s, command, command ? strlen(command) : 0);
+    if (rc != SHEXEC_OK) {
+        free(t);
+        return rc;
+    }
+    t->s = s;
+    t->run->task = t;
+    link_task(s, t);
+    *out = t;
+    return SHEXEC_OK;
+}
+
+int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
+{
+    *out = NULL;
+    shexec_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return SHEXEC_ENOMEM;
+    if (shx_run_alloc(&t->run, s, from->command, from->command_len) != SHEXEC_OK ||
+        assign_id(s, t) != SHEXEC_OK) {
+        if (t->run)
+            shx_run_release(t->run);
+        free(t);
+        return SHEXEC_ENOMEM;
+    }
+    shexec_run *r = t->run;
+    t->s = s;
+    r->task = t;
+    r->state = SHEXEC_STATE_RUNNING;
+    r->pid = from->pid;
+    r->exited = 1;
+    r->reaped = 1;
+    r->no_timeout = 1;
+    r->exit_code = -1; /* the leftovers are not our children: no status */
+    r->start_ns = shx_now_ns();
+    r->check_backoff_ns = 1000000;
+    r->next_check_ns = r->start_ns + r->check_backoff_ns;
+    /* the pipes move to the task: later output is the leftovers' */
+    shx_stream_init(&r->out, SHEXEC_STDOUT, from->out.fd, NULL, from->out.capture.limit,
+                    from->out.capture.unit, from->out.capture.keep, NULL, NULL);
+    shx_stream_init(&r->err, SHEXEC_STDERR, from->err.fd, NULL, from->err.capture.limit,
+                    from->err.capture.unit, from->err.capture.keep, NULL, NULL);
+    shx_stream_enable_fresh(&r->out);
+    shx_stream_enable_fresh(&r->err);
+    from->out.fd = from->err.fd = -1;
+    shx_group_anchor(&r->group, r->pid, s->use_pidfd);
+    r->group_phase = 1;
+    link_task(s, t);
+    *out = t; /* the caller adds t->run to the loop */
+    return SHEXEC_OK;
+}
+
+void shx_task_finished(shexec_task *t)
+{
+    if (t->done_fn)
+        t->done_fn(t->done_user, t);
+}
+
+/* Setters share this: a task can only be configured before it starts. */
+static shexec_run *config_run(shexec_task *t)
+{
+    return t ? t->run : NULL;
+}
+
+SHEXEC_API int shexec_task_set_timeout_ms(shexec_task *t, uint32_t ms)
+{
+    if (!t)
+        return SHEXEC_EINVAL;
+    if (ms == 0) {
+        shx_ok(t->s);
+        if (t->run->state != SHEXEC_STATE_NEW)
+            return shx_fail(t->s, SHEXEC_ESTATE, "the task has already been started");
+        t->run->timeout_ms = 0;
+        return SHEXEC_OK;
+    }
+    return shexec_run_set_timeout_ms(t->run, ms);
+}
+
+SHEXEC_API int shexec_task_set_cwd(shexec_task *t, const char *dir)
+{
+    return t ? shexec_run_set_cwd(config_run(t), dir) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_setenv(shexec_task *t, const char *name, const char *value)
+{
+    return t ? shexec_run_setenv(config_run(t), name, value) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int unit, int keep)
+{
+    return t ? shexec_run_set_output_limit(config_run(t), limit, unit, keep) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user)
+{
+    return t ? shexec_run_set_output_fn(config_run(t), fn, user) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable)
+{
+    return t ? shexec_run_set_stdin(config_run(t), enable) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user)
+{
+    if (!t)
+        return SHEXEC_EINVAL;
+    shx_ok(t->s);
+    if (t->run->state != SHEXEC_STATE_NEW)
+        return shx_fail(t->s, SHEXEC_ESTATE, "the task has already been started");
+    t->done_fn = fn;
+    t->done_user = user;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_task_start(shexec_task *t)
+{
+    if (!t)
+        return SHEXEC_EINVAL;
+    shexec_session *s = t->s;
+    shx_ok(s);
+    if (t->run->state != SHEXEC_STATE_NEW)
+        return shx_fail(s, SHEXEC_ESTATE, "the task has already been started");
+    if (shx_task_live_count(s) >= (int)s->max_tasks)
+        return shx_fail(s, SHEXEC_ELIMIT,
+                        "the session already runs its maximum of %u background tasks",
+                        s->max_tasks);
+    int rc = assign_id(s, t);
+    if (rc != SHEXEC_OK)
+        return rc;
+    rc = shx_run_begin(t->run);
+    if (rc != SHEXEC_OK)
+        t->id[0] = '\0';
+    return rc;
+}
+
+SHEXEC_API const char *shexec_task_id(const shexec_task *t)
+{
+    return t ? t->id : "";
+}
+
+SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !id || !out)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    shexec_task *t = find(s, id);
+    if (!t)
+        return shx_fail(s, SHEXEC_ENOTASK, "no task with id \"%.64s\"", id);
+    *out = t;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_task_state(const shexec_task *t)
+{
+    return t ? shexec_run_state(t->run) : SHEXEC_STATE_NEW;
+}
+
+SHEXEC_API int shexec_task_done(const shexec_task *t)
+{
+    return t ? shexec_run_done(t->run) : 0;
+}
+
+SHEXEC_API int shexec_task_exit_code(const shexec_task *t)
+{
+    return t ? shexec_run_exit_code(t->run) : -1;
+}
+
+SHEXEC_API int shexec_task_signal(const shexec_task *t)
+{
+    return t ? shexec_run_signal(t->run) : 0;
+}
+
+SHEXEC_API uint64_t shexec_task_duration_ms(const shexec_task *t)
+{
+    return t ? shexec_run_duration_ms(t->run) : 0;
+}
+
+SHEXEC_API const char *shexec_task_output(shexec_task *t, int stream, size_t *len)
+{
+    if (!t) {
+        if (len)
+            *len = 0;
+        return "";
+    }
+    return shx_run_rendered(t->run, stream, len);
+}
+
+SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
+{
+    if (len)
+        *len = 0;
+    if (!t || t->run->state == SHEXEC_STATE_NEW ||
+        (stream != SHEXEC_STDOUT && stream != SHEXEC_STDERR))
+        return "";
+    shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->out : &t->run->err;
+    if (shx_stream_take_fresh(st, &t->read_out) != 0)
+        return "";
+    if (len)
+        *len = t->read_out.len;
+    return t->read_out.data ? t->read_out.data : "";
+}
+
+SHEXEC_API uint64_t shexec_task_output_total(const shexec_task *t, int stream)
+{
+    return t ? shexec_run_output_total(t->run, stream) : 0;
+}
+
+SHEXEC_API int shexec_task_truncated(const shexec_task *t, int stream)
+{
+    return t ? shexec_run_truncated(t->run, stream) : 0;
+}
+
+SHEXEC_API int shexec_task_write(shexec_task *t, const void *data, size_t len)
+{
+    return t ? shx_run_queue_input(t->run, data, len) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_close_stdin(shexec_task *t)
+{
+    return t ? shx_run_end_input(t->run) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_kill(shexec_task *t)
+{
+    if (!t)
+        return SHEXEC_EINVAL;
+    shx_ok(t->s);
+    if (t->run->state == SHEXEC_STATE_NEW)
+        return shx_fail(t->s, SHEXEC_ESTATE, "the task has not been started");
+    if (t->run->state == SHEXEC_STATE_RUNNING)
+        shx_run_terminate(t->run, SHX_END_KILL, shx_now_ns());
+    return SHEXEC_OK;
+}
+
+SHEXEC_API void shexec_task_free(shexec_task *t)
+{
+    if (!t)
+        return;
+    t->done_fn = NULL; /* no callback for a task being freed */
+    shx_run_release(t->run);
+    if (t->s)
+        unlink_task(t->s, t);
+    shx_buf_free(&t->read_out);
+    free(t);
+}

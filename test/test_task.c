@@ -1,0 +1,536 @@
+/*
+ * test_task.c - background tasks, adopted leftovers, stdin input, and host
+ * event-loop integration (pollfds/process).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "shexec.h"
+#include "testutil.h"
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 500);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+static shexec_task *start_task(shexec_session *s, const char *cmd)
+{
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    return t;
+}
+
+static void wait_done(shexec_session *s, shexec_task *t)
+{
+    int64_t end = tu_now_ms() + 20000;
+    while (!shexec_task_done(t)) {
+        assert_true(tu_now_ms() < end);
+        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+    }
+}
+
+static void test_background_returns_at_once(void **state)
+{
+    shexec_session *s = *state;
+    int64_t t0 = tu_now_ms();
+    shexec_task *t = start_task(s, "sleep 60");
+    assert_true(tu_now_ms() - t0 < 2000);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_false(shexec_task_done(t));
+    regex_t re;
+    assert_int_equal(regcomp(&re, "^t[0-9a-f]{12}$", REG_EXTENDED), 0);
+    assert_int_equal(regexec(&re, shexec_task_id(t), 0, NULL, 0), 0);
+    regfree(&re);
+
+    shexec_task *u = start_task(s, "sleep 60");
+    assert_string_not_equal(shexec_task_id(t), shexec_task_id(u));
+    shexec_task *found = NULL;
+    assert_int_equal(shexec_session_find_task(s, shexec_task_id(u), &found), SHEXEC_OK);
+    assert_ptr_equal(found, u);
+    assert_int_equal(shexec_session_find_task(s, "t000000000000", &found), SHEXEC_ENOTASK);
+    assert_null(found);
+    assert_non_null(strstr(shexec_session_errmsg(s), "t000000000000"));
+    assert_int_equal(shexec_session_find_task(s, NULL, &found), SHEXEC_EINVAL);
+    /* freeing a running task kills and reaps it */
+    pid_t pid = t->run->pid;
+    shexec_task_free(t);
+    assert_false(tu_pid_alive(pid));
+    shexec_task_free(u);
+}
+
+static void test_task_limit(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t[10];
+    for (int i = 0; i < 10; i++)
+        t[i] = start_task(s, "sleep 60");
+    shexec_task *extra = NULL;
+    assert_int_equal(shexec_task_new(&extra, s, "sleep 60"), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(extra), SHEXEC_ELIMIT);
+    assert_non_null(strstr(shexec_session_errmsg(s), "10"));
+    assert_string_equal(shexec_task_id(extra), "");
+    /* a finished task frees its slot */
+    shexec_task_kill(t[0]);
+    wait_done(s, t[0]);
+    assert_int_equal(shexec_task_start(extra), SHEXEC_OK);
+    /* and the limit is a setting */
+    assert_int_equal(shexec_session_set_max_tasks(s, 12), SHEXEC_OK);
+    shexec_task *more = start_task(s, "sleep 60");
+    shexec_task_free(more);
+    shexec_task_free(extra);
+    for (int i = 0; i < 10; i++)
+        shexec_task_free(t[i]);
+}
+
+static int done_calls;
+
+static void on_done(void *user, shexec_task *t)
+{
+    (void)t;
+    done_calls++;
+    *(int *)user = shexec_task_state(t);
+}
+
+static void test_status_and_exit_code(void **state)
+{
+    shexec_session *s = *state;
+    int seen = -1;
+    done_calls = 0;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, "echo out; echo err >&2; sleep 0.3; exit 3"), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_task_exit_code(t), -1);
+    wait_done(s, t);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_task_exit_code(t), 3);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "out\n");
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDERR, NULL), "err\n");
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(seen, SHEXEC_STATE_EXITED);
+    assert_true(shexec_task_duration_ms(t) >= 250);
+    assert_int_equal(shexec_task_start(t), SHEXEC_ESTATE);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK); /* finished: nothing to do */
+    shexec_task_free(t);
+}
+
+static void test_task_does_not_move_cwd(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+    shexec_task *t = start_task(s, "cd /tmp && pwd");
+    wait_done(s, t);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "/tmp\n");
+    assert_string_equal(shexec_session_cwd(s), "/");
+    shexec_task_free(t);
+}
+
+static void test_kill_and_timeout(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "trap '' TERM; sleep 60 & echo $!; wait");
+    while (shexec_task_output_total(t, SHEXEC_STDOUT) == 0)
+        shexec_session_wait(s, 100);
+    int child = atoi(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    assert_true(child > 0);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_task_signal(t), SIGKILL); /* TERM was ignored */
+    assert_true(tu_wait_pid_gone(child, 2000));
+    shexec_task_free(t);
+
+    /* no timeout by default; an optional safety net */
+    shexec_task *n = NULL;
+    assert_int_equal(shexec_task_new(&n, s, "sleep 60"), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_timeout_ms(n, 300), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(n), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_timeout_ms(n, 5), SHEXEC_ESTATE);
+    wait_done(s, n);
+    assert_int_equal(shexec_task_state(n), SHEXEC_STATE_TIMED_OUT);
+    shexec_task_free(n);
+
+    shexec_task *fresh = NULL;
+    assert_int_equal(shexec_task_new(&fresh, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_task_kill(fresh), SHEXEC_ESTATE);
+    shexec_task_free(fresh);
+}
+
+static void test_read_only_new_output(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "echo one; sleep 0.3; echo two; sleep 0.3; echo three");
+    while (shexec_task_output_total(t, SHEXEC_STDOUT) < 4)
+        shexec_session_wait(s, 50);
+    size_t n;
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "one\n");
+    assert_int_equal(n, 4);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "");
+    assert_int_equal(n, 0);
+    wait_done(s, t);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "two\nthree\n");
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "");
+    /* the whole output stays available */
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "one\ntwo\nthree\n");
+    assert_string_equal(shexec_task_read(t, 9, &n), "");
+    shexec_task_free(t);
+}
+
+typedef struct {
+    shx_buf out;
+} sink;
+
+static void to_sink(void *user, int stream, const char *data, size_t len)
+{
+    if (stream == SHEXEC_STDOUT)
+        shx_buf_append(&((sink *)user)->out, data, len);
+}
+
+static void expected_seq(shx_buf *b, int tag, int lines)
+{
+    for (int i = 1; i <= lines; i++)
+        shx_buf_printf(b, "task%d line %d\n", tag, i);
+}
+
+static void test_five_tasks_stream_concurrently(void **state)
+{
+    shexec_session *s = *state;
+    sink sinks[5];
+    shexec_task *t[5];
+    for (int i = 0; i < 5; i++) {
+        sinks[i].out = (shx_buf)SHX_BUF_INIT;
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "for i in $(seq 1 3000); do echo \"task%d line $i\"; done", i);
+        assert_int_equal(shexec_task_new(&t[i], s, cmd), SHEXEC_OK);
+        assert_int_equal(shexec_task_set_output_fn(t[i], to_sink, &sinks[i]), SHEXEC_OK);
+        assert_int_equal(shexec_task_set_output_limit(t[i], 1 << 20, SHEXEC_UNIT_BYTES,
+                                                      SHEXEC_KEEP_HEAD),
+                         SHEXEC_OK);
+        assert_int_equal(shexec_task_start(t[i]), SHEXEC_OK);
+    }
+    for (int i = 0; i < 5; i++)
+        wait_done(s, t[i]);
+    for (int i = 0; i < 5; i++) {
+        shx_buf want = SHX_BUF_INIT;
+        expected_seq(&want, i, 3000);
+        assert_int_equal(sinks[i].out.len, want.len);
+        assert_memory_equal(sinks[i].out.data, want.data, want.len);
+        size_t n;
+        const char *out = shexec_task_output(t[i], SHEXEC_STDOUT, &n);
+        assert_int_equal(n, want.len);
+        assert_memory_equal(out, want.data, want.len);
+        assert_int_equal(shexec_task_exit_code(t[i]), 0);
+        shx_buf_free(&want);
+        shx_buf_free(&sinks[i].out);
+        shexec_task_free(t[i]);
+    }
+}
+
+static void test_unpumped_task_blocks_without_loss(void **state)
+{
+    shexec_session *s = *state;
+    sink k = {SHX_BUF_INIT};
+    shexec_task *t = NULL;
+    /* ~3.4 MB, more than even a raised pipe capacity */
+    assert_int_equal(shexec_task_new(&t, s, "seq 1 500000; echo end"), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_output_fn(t, to_sink, &k), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    int cap = fcntl(t->run->out.fd, F_GETPIPE_SZ);
+    assert_true(cap >= 65536);
+    print_message("task pipe capacity %d bytes\n", cap);
+    usleep(400000); /* nobody pumps: the writer fills the pipe and blocks */
+    assert_false(shexec_task_done(t));
+    wait_done(s, t);
+    shx_buf want = SHX_BUF_INIT;
+    for (int i = 1; i <= 500000; i++)
+        shx_buf_printf(&want, "%d\n", i);
+    shx_buf_puts(&want, "end\n");
+    assert_int_equal(k.out.len, want.len);
+    assert_memory_equal(k.out.data, want.data, want.len);
+    assert_int_equal(shexec_task_output_total(t, SHEXEC_STDOUT), want.len);
+    assert_true(shexec_task_truncated(t, SHEXEC_STDOUT));
+    shx_buf_free(&want);
+    shx_buf_free(&k.out);
+    shexec_task_free(t);
+}
+
+static void test_stdin_input(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, "while read -r line; do echo \"got $line\"; done; echo eof"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_task_write(t, "hello\n", 6), SHEXEC_OK);
+    while (shexec_task_output_total(t, SHEXEC_STDOUT) < 10)
+        shexec_session_wait(s, 100);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "got hello\n");
+    assert_int_equal(shexec_task_write(t, "a\nb\n", 4), SHEXEC_OK);
+    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
+    assert_int_equal(shexec_task_write(t, "late\n", 5), SHEXEC_EPIPE);
+    wait_done(s, t);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "got hello\ngot a\ngot b\neof\n");
+    assert_int_equal(shexec_task_write(t, "x", 1), SHEXEC_EPIPE);
+    shexec_task_free(t);
+
+    /* stdin not enabled: /dev/null, and writing is refused */
+    t = start_task(s, "cat; echo done");
+    assert_int_equal(shexec_task_write(t, "x", 1), SHEXEC_EPIPE);
+    assert_non_null(strstr(shexec_session_errmsg(s), "not enabled"));
+    wait_done(s, t);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "done\n");
+    shexec_task_free(t);
+
+    /* a reader that goes away: the write fails inside, the host gets no SIGPIPE
+     * (its disposition is the default, which would kill this test) */
+    struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+    sigaction(SIGPIPE, &dfl, &old);
+    assert_int_equal(shexec_task_new(&t, s, "exec 0<&-; sleep 0.3"), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    usleep(100000);
+    assert_int_equal(shexec_task_write(t, "into the void\n", 14), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_task_exit_code(t), 0);
+    shexec_task_free(t);
+    sigset_t pending;
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGPIPE));
+    sigaction(SIGPIPE, &old, NULL);
+
+    /* a foreground run with input, driven without blocking */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "tr a-z A-Z"), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "x", 1), SHEXEC_EPIPE); /* not enabled, not started */
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "shout\n", 6), SHEXEC_OK);
+    assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        shexec_session_wait(s, 1000);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "SHOUT\n");
+    shexec_run_free(r);
+}
+
+static void test_leftovers_adopted(void **state)
+{
+    shexec_session *s = *state;
+    /* a server that logs nothing to our pipes */
+    int64_t t0 = tu_now_ms();
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 5000);
+    int server = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
+    assert_true(server > 0);
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_task *srv = NULL;
+    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &srv), SHEXEC_OK);
+    shexec_run_free(r);
+    shexec_session_wait(s, 200);
+    assert_int_equal(shexec_task_state(srv), SHEXEC_STATE_RUNNING);
+    assert_true(tu_pid_alive(server));
+
+    /* late output of a leftover is read from its task */
+    assert_int_equal(shexec_run_new(&r, s, "(sleep 0.5; echo late; echo err-late >&2) & echo now"),
+                     SHEXEC_OK);
+    t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 400);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
+    shexec_task *late = NULL;
+    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &late), SHEXEC_OK);
+    shexec_run_free(r);
+    wait_done(s, late);
+    assert_string_equal(shexec_task_output(late, SHEXEC_STDOUT, NULL), "late\n");
+    assert_string_equal(shexec_task_output(late, SHEXEC_STDERR, NULL), "err-late\n");
+    assert_int_equal(shexec_task_state(late), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_task_exit_code(late), -1); /* not our child: no status */
+    shexec_task_free(late);
+
+    /* killing the adopted server */
+    assert_int_equal(shexec_task_kill(srv), SHEXEC_OK);
+    wait_done(s, srv);
+    assert_int_equal(shexec_task_state(srv), SHEXEC_STATE_KILLED);
+    assert_true(tu_wait_pid_gone(server, 2000));
+    shexec_task_free(srv);
+}
+
+static void test_leftovers_killed_when_table_full(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    shexec_task *busy = start_task(s, "sleep 60");
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 60 & echo $!"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    int pid = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    assert_null(shexec_run_leftover_task(r));
+    assert_true(tu_wait_pid_gone(pid, 2000));
+    shexec_run_free(r);
+    shexec_task_free(busy);
+}
+
+static void test_task_keeps_its_own_leftovers(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "sleep 60 & echo $!");
+    int64_t end = tu_now_ms() + 3000;
+    while (shexec_task_output_total(t, SHEXEC_STDOUT) == 0 && tu_now_ms() < end)
+        shexec_session_wait(s, 100);
+    int pid = atoi(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    shexec_session_wait(s, 300);
+    /* the shell is gone, its child is not: the task is still running */
+    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_true(tu_pid_alive(pid));
+    shexec_task_kill(t);
+    wait_done(s, t);
+    assert_true(tu_wait_pid_gone(pid, 2000));
+    shexec_task_free(t);
+}
+
+static void test_session_free_stops_everything(void **state)
+{
+    (void)state;
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 300);
+    shexec_task *t = start_task(s, "trap '' TERM; sleep 60");
+    shexec_task *u = start_task(s, "sleep 60 & sleep 60 & wait");
+    (void)u;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 60 >/dev/null & echo $!"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    int leftover = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
+    pid_t tp = t->run->pid, up = u->run->pid;
+    shexec_session_free(s); /* tasks freed with it */
+    assert_false(tu_pid_alive(tp));
+    assert_false(tu_pid_alive(up));
+    assert_true(tu_wait_pid_gone(leftover, 2000));
+    shexec_run_free(r);
+}
+
+/* ---- host event loop ------------------------------------------------------ */
+
+static void test_host_poll_loop(void **state)
+{
+    shexec_session *s = *state;
+    int host_pipe[2];
+    assert_int_equal(pipe(host_pipe), 0);
+    sink k[3];
+    shexec_task *t[3];
+    for (int i = 0; i < 3; i++) {
+        k[i].out = (shx_buf)SHX_BUF_INIT;
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "for i in $(seq 1 20); do echo \"task%d line $i\"; sleep 0.01; done", i);
+        assert_int_equal(shexec_task_new(&t[i], s, cmd), SHEXEC_OK);
+        shexec_task_set_output_fn(t[i], to_sink, &k[i]);
+        assert_int_equal(shexec_task_start(t[i]), SHEXEC_OK);
+    }
+    int32_t tmo;
+    assert_int_equal(shexec_session_pollfds(s, NULL, 0, NULL), SHEXEC_EINVAL);
+    int need = shexec_session_pollfds(s, NULL, 0, &tmo);
+    assert_true(need >= 6); /* stdout, stderr (and pidfds) of three tasks */
+
+    int host_events = 0, rounds = 0;
+    while (!(shexec_task_done(t[0]) && shexec_task_done(t[1]) && shexec_task_done(t[2]))) {
+        assert_true(++rounds < 100000);
+        struct pollfd fds[64];
+        fds[0] = (struct pollfd){.fd = host_pipe[0], .events = POLLIN};
+        int n = shexec_session_pollfds(s, fds + 1, 63, &tmo);
+        assert_true(n >= 0 && n <= 63);
+        if (rounds == 5)
+            assert_int_equal(write(host_pipe[1], "!", 1), 1); /* the host's own event */
+        int got = poll(fds, (nfds_t)n + 1, tmo);
+        assert_true(got >= 0);
+        if (fds[0].revents & POLLIN) {
+            char c;
+            assert_int_equal(read(host_pipe[0], &c, 1), 1);
+            host_events++;
+        }
+        assert_int_equal(shexec_session_process(s, fds + 1, (uint32_t)n), SHEXEC_OK);
+    }
+    assert_int_equal(host_events, 1);
+    for (int i = 0; i < 3; i++) {
+        shx_buf want = SHX_BUF_INIT;
+        expected_seq(&want, i, 20);
+        assert_int_equal(k[i].out.len, want.len);
+        assert_memory_equal(k[i].out.data, want.data, want.len);
+        shx_buf_free(&want);
+        shx_buf_free(&k[i].out);
+        shexec_task_free(t[i]);
+    }
+    /* nothing running: nothing to watch, no deadline */
+    assert_int_equal(shexec_session_pollfds(s, NULL, 0, &tmo), 0);
+    assert_int_equal(tmo, -1);
+    close(host_pipe[0]);
+    close(host_pipe[1]);
+}
+
+static void test_foreground_and_tasks_together(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *bg = start_task(s, "for i in 1 2 3; do echo bg$i; sleep 0.1; done");
+    /* a blocking foreground run pumps the task too */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 0.6; echo fg"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "fg\n");
+    assert_string_equal(shexec_task_output(bg, SHEXEC_STDOUT, NULL), "bg1\nbg2\nbg3\n");
+    shexec_run_free(r);
+    shexec_session_wait(s, 2000);
+    assert_true(shexec_task_done(bg));
+    shexec_task_free(bg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_background_returns_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_and_exit_code, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_does_not_move_cwd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_and_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_new_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_five_tasks_stream_concurrently, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpumped_task_blocks_without_loss, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leftovers_adopted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leftovers_killed_when_table_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_keeps_its_own_leftovers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_free_stops_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_poll_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreground_and_tasks_together, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("task", tests, NULL, NULL);
+}
