@@ -84,8 +84,9 @@
  *   On timeout or cancel the whole process group gets SIGTERM, then, after
  *   the session's grace period, SIGKILL. A command that handles SIGTERM and
  *   exits has its cleanup output captured. The group is only ever signalled
- *   while the command's shell is not yet reaped, so its id cannot have been
- *   reused by an unrelated process.
+ *   while its id provably belongs to us: while the command's shell is not yet
+ *   reaped, or, for a group that outlives its shell, while a member we hold a
+ *   pidfd on is still in it.
  *
  * WHAT PERSISTS IN A SESSION
  *
