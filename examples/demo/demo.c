@@ -1,7 +1,8 @@
 /*
  * demo.c - a short agent-like session through libshexec, printed as a
  * transcript: cwd tracking, streamed output, exit codes, stderr, a timeout,
- * truncation, and a command that leaves a process running.
+ * truncation, a command that leaves a process running (adopted as a task),
+ * and a background task read while it runs.
  * Uses only the public API (include/shexec.h).
  */
 #include <shexec.h>
@@ -38,6 +39,7 @@ static const char *state_name(int state)
     case SHEXEC_STATE_SIGNALED: return "killed by a signal";
     case SHEXEC_STATE_TIMED_OUT: return "TIMED OUT";
     case SHEXEC_STATE_CANCELLED: return "cancelled";
+    case SHEXEC_STATE_KILLED: return "killed";
     default: return "?";
     }
 }
@@ -123,8 +125,51 @@ int main(void)
     shexec_session_set_output_limit(s, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
                                     SHEXEC_KEEP_HEAD);
 
-    step(s, "a command that leaves a server running returns at once",
-         "sleep 30 & echo \"server started as $!\"", 0, 0);
+    /* a command that leaves a server running returns at once; the server
+     * becomes a background task of the session */
+    printf("\n# a command that leaves a server running returns at once\n"
+           "$ sleep 30 & echo \"server started as $!\"\n");
+    shexec_run *r = NULL;
+    shexec_run_new(&r, s, "sleep 30 & echo \"server started as $!\"");
+    shexec_run_exec(r);
+    printf("  stdout: %s", shexec_run_output(r, SHEXEC_STDOUT, NULL));
+    printf("  [exited, exit %d, %llu ms; the server was adopted as task %s]\n",
+           shexec_run_exit_code(r), (unsigned long long)shexec_run_duration_ms(r),
+           shexec_run_leftover_task(r) ? shexec_run_leftover_task(r) : "(none)");
+    shexec_task *server = NULL;
+    shexec_session_find_task(s, shexec_run_leftover_task(r), &server);
+    shexec_run_free(r);
+
+    /* a background task: start, read what is new, read again */
+    printf("\n# a background task: read its output while it runs\n"
+           "$ for i in 1 2 3 4; do echo tick $i; sleep 0.25; done   (in the background)\n");
+    shexec_task *bg = NULL;
+    shexec_task_new(&bg, s, "for i in 1 2 3 4; do echo tick $i; sleep 0.25; done");
+    shexec_task_start(bg);
+    printf("  started task %s, state running\n", shexec_task_id(bg));
+    for (int round = 1; !shexec_task_done(bg); round++) {
+        shexec_session_wait(s, 400); /* the host would do other work here */
+        size_t n;
+        const char *fresh = shexec_task_read(bg, SHEXEC_STDOUT, &n);
+        char label[32];
+        snprintf(label, sizeof label, "read %d", round);
+        if (n)
+            print_block(label, fresh, n);
+        else
+            printf("  %s: nothing new\n", label);
+    }
+    printf("  [task %s %s, exit %d]\n", shexec_task_id(bg), state_name(shexec_task_state(bg)),
+           shexec_task_exit_code(bg));
+    shexec_task_free(bg);
+
+    if (server) {
+        printf("\n# kill the adopted server (SIGTERM to its process group)\n");
+        shexec_task_kill(server);
+        while (!shexec_task_done(server))
+            shexec_session_wait(s, 1000);
+        printf("  [task %s %s]\n", shexec_task_id(server), state_name(shexec_task_state(server)));
+        shexec_task_free(server);
+    }
     step(s, "clean up from inside the directory", "rm -rf /tmp/shexec-demo", 0, 0);
     step(s, "the cwd is gone: the next command is refused before anything runs", "ls", 0, 0);
     shexec_session_set_cwd(s, "/tmp");
