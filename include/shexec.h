@@ -169,6 +169,12 @@ enum {
     SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy KILL, or the task table was full) */
 };
 
+/* What to do with ANSI escape sequences (shexec_run_set_ansi()). */
+enum {
+    SHEXEC_ANSI_KEEP = 0, /* default: output exactly as written */
+    SHEXEC_ANSI_STRIP = 1 /* remove escapes, resolve \r overwrites and backspaces */
+};
+
 /* Session policy for leftovers (shexec_session_set_leftovers()). */
 enum {
     SHEXEC_LEFTOVERS_ADOPT = 0, /* default: adopt them as a task */
@@ -486,6 +492,38 @@ SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
 
 /*
+ * Run the command on a pseudo-terminal (enable = 1) instead of pipes, for
+ * programs that change behaviour without one (colours, progress bars,
+ * prompts, REPLs). The command leads a new session with the terminal as its
+ * controlling terminal; stdout and stderr are merged into SHEXEC_STDOUT
+ * (SHEXEC_STDERR stays empty); input written with shexec_run_write() is typed
+ * at the terminal (not echoed); "\x03" interrupts (SIGINT) and
+ * shexec_run_close_stdin() sends ^D (end of input). Line endings are not
+ * translated: "\n" stays "\n". When the command's shell exits, the terminal
+ * hangs up: processes it left running get SIGHUP, as in a closed terminal.
+ * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (already started).
+ */
+SHEXEC_API int shexec_run_set_pty(shexec_run *run, int enable);
+
+/* The terminal's size (default 200 columns x 50 rows, wide enough that
+ * output is not hard-wrapped). Errors: SHEXEC_EINVAL (0 or > 65535),
+ * SHEXEC_ESTATE. */
+SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows);
+
+/*
+ * SHEXEC_ANSI_KEEP (default) or SHEXEC_ANSI_STRIP: remove CSI (colours,
+ * cursor moves, erase), OSC (titles, hyperlinks: their text is kept),
+ * charset selects and other escape sequences, resolve "\r" overwrites
+ * (progress bars) and backspace overstrikes to the final line content, and
+ * turn "\r\n" into "\n". Printable text is never dropped unless
+ * overwritten. With stripping, the callback receives text a line at a time
+ * (a line can still be overwritten until its "\n"); reading the output
+ * (shexec_run_output(), shexec_task_read()) also pushes out a pending
+ * partial line such as a prompt. Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
+ */
+SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
+
+/*
  * Start the run and wait until it ends (exits, times out, or is cancelled
  * from its callback). SHEXEC_OK means the command ran: how it ended is in
  * the result accessors (a non-zero exit or a timeout is data, not an error).
@@ -593,6 +631,9 @@ SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int 
 SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user);
 SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
 SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable);
+SHEXEC_API int shexec_task_set_pty(shexec_task *t, int enable);
+SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows);
+SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
 
 /*
  * Start the task and return at once. Errors: as shexec_run_start(), and

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pty.h"
 #include "session.h"
 #include "spawn.h"
 
@@ -251,8 +252,16 @@ int shx_run_begin(shexec_run *r)
     }
 
     shx_child child;
-    shx_spawn_req req = {path.data, (char *const *)argv, envp, dir, s->use_pidfd, r->want_stdin,
-                         r->task != NULL};
+    shx_spawn_req req = {.path = path.data,
+                         .argv = (char *const *)argv,
+                         .envp = envp,
+                         .cwd = dir,
+                         .use_pidfd = s->use_pidfd,
+                         .stdin_pipe = r->want_stdin,
+                         .big_pipes = r->task != NULL,
+                         .pty = r->pty,
+                         .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
+                         .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
     if (rc != SHEXEC_OK) {
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
@@ -266,10 +275,16 @@ int shx_run_begin(shexec_run *r)
     int keep = r->limit_set ? r->keep : s->keep;
     shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, s->tag, limit, unit, keep, r->fn, r->user);
     shx_stream_init(&r->err, SHEXEC_STDERR, child.err_fd, NULL, limit, unit, keep, r->fn, r->user);
+    if (r->ansi == SHEXEC_ANSI_STRIP) {
+        shx_stream_enable_strip(&r->out);
+        shx_stream_enable_strip(&r->err);
+    }
     if (r->task) {
         shx_stream_enable_fresh(&r->out);
         shx_stream_enable_fresh(&r->err);
     }
+    if (r->pty)
+        r->want_stdin = 1; /* the terminal is the input too */
     r->stdin_fd = child.in_fd;
     uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
     if (t > s->max_timeout_ms && !r->task)
@@ -365,10 +380,13 @@ const char *shx_run_rendered(shexec_run *run, int stream, size_t *len)
     if (!st)
         return "";
     int i = stream - 1;
-    if (!run->rendered_valid[i] || !shexec_run_done(run)) {
+    if (!shexec_run_done(run))
+        shx_stream_flush_strip(st); /* show a pending prompt line */
+    /* while running the text keeps changing; once done it is rendered once */
+    if (!run->rendered_valid[i]) {
         if (shx_capture_render(&st->capture, &run->rendered[i]) != 0)
             return "";
-        run->rendered_valid[i] = 1;
+        run->rendered_valid[i] = shexec_run_done(run);
     }
     if (len)
         *len = run->rendered[i].len;
@@ -441,7 +459,7 @@ int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
     shx_ok(r->s);
     if (!data && len)
         return shx_fail(r->s, SHEXEC_EINVAL, "input is NULL");
-    if (!r->want_stdin)
+    if (!r->want_stdin && !r->pty)
         return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
     if (r->state != SHEXEC_STATE_RUNNING || r->stdin_fd < 0 || r->stdin_close)
         return shx_fail(r->s, SHEXEC_EPIPE, "the command's stdin is closed");
@@ -453,8 +471,10 @@ int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
 int shx_run_end_input(shexec_run *r)
 {
     shx_ok(r->s);
-    if (!r->want_stdin)
+    if (!r->want_stdin && !r->pty)
         return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
+    if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
+        return shx_run_queue_input(r, "\x04", 1);
     r->stdin_close = 1;
     if (r->stdin_fd >= 0 && r->stdin_buf.len == 0) {
         close(r->stdin_fd);
@@ -485,4 +505,37 @@ SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
 SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
 {
     return run ? run->leftover_task : NULL;
+}
+
+SHEXEC_API int shexec_run_set_pty(shexec_run *run, int enable)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    run->pty = enable ? 1 : 0;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    if (cols == 0 || rows == 0 || cols > 65535 || rows > 65535)
+        return shx_fail(run->s, SHEXEC_EINVAL, "window size %ux%u out of range 1-65535",
+                        cols, rows);
+    run->cols = (uint16_t)cols;
+    run->rows = (uint16_t)rows;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode)
+{
+    int rc = configurable(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    if (mode != SHEXEC_ANSI_KEEP && mode != SHEXEC_ANSI_STRIP)
+        return shx_fail(run->s, SHEXEC_EINVAL, "unknown ANSI mode %d", mode);
+    run->ansi = mode;
+    return SHEXEC_OK;
 }

@@ -57,6 +57,9 @@ struct shexec_run {
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
 
+    int pty;                      /* a pseudo-terminal instead of pipes */
+    uint16_t cols, rows;
+    int ansi;                     /* SHEXEC_ANSI_* */
     int want_stdin;
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
     shx_buf stdin_buf;            /* queued input not yet written */

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pty.h"
 #include "shexec.h"
 
 #ifndef SYS_pidfd_open
@@ -128,68 +129,97 @@ static int sys_error(shx_buf *err, const char *what, int e)
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
 {
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
+    int master = -1, master_in = -1;
+    char slave[128];
     out->pid = -1;
     out->pidfd = -1;
     out->out_fd = out->err_fd = out->in_fd = -1;
 
-    if (make_pipe(outp) != 0)
-        return sys_error(err, "cannot create a pipe", errno);
-    if (make_pipe(errp) != 0) {
-        int e = errno;
-        close_pair(outp);
-        return sys_error(err, "cannot create a pipe", e);
-    }
-    if (req->stdin_pipe && make_pipe(inp) != 0) {
-        int e = errno;
-        close_pair(outp);
-        close_pair(errp);
-        return sys_error(err, "cannot create a pipe", e);
-    }
-    if (req->big_pipes) {
-        /* best effort: the per-user pipe budget may refuse it */
-        fcntl(outp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
-        fcntl(errp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+    if (req->pty) {
+        master = shx_pty_open(req->cols, req->rows, slave, sizeof slave, err);
+        if (master < 0)
+            return errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+        master_in = fcntl(master, F_DUPFD_CLOEXEC, 3);
+        if (master_in < 0) {
+            int e = errno;
+            close(master);
+            return sys_error(err, "cannot duplicate the pty master", e);
+        }
+    } else {
+        if (make_pipe(outp) != 0)
+            return sys_error(err, "cannot create a pipe", errno);
+        if (make_pipe(errp) != 0) {
+            int e = errno;
+            close_pair(outp);
+            return sys_error(err, "cannot create a pipe", e);
+        }
+        if (req->stdin_pipe && make_pipe(inp) != 0) {
+            int e = errno;
+            close_pair(outp);
+            close_pair(errp);
+            return sys_error(err, "cannot create a pipe", e);
+        }
+        if (req->big_pipes) {
+            /* best effort: the per-user pipe budget may refuse it */
+            fcntl(outp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+            fcntl(errp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+        }
     }
 
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     int rc = posix_spawn_file_actions_init(&fa);
-    if (rc != 0) {
-        close_pair(outp);
-        close_pair(errp);
-        close_pair(inp);
-        return sys_error(err, "posix_spawn_file_actions_init", rc);
+    int fa_ok = rc == 0;
+    if (rc == 0) {
+        rc = posix_spawnattr_init(&attr);
+        if (rc != 0)
+            posix_spawn_file_actions_destroy(&fa);
     }
-    rc = posix_spawnattr_init(&attr);
     if (rc != 0) {
-        posix_spawn_file_actions_destroy(&fa);
         close_pair(outp);
         close_pair(errp);
         close_pair(inp);
-        return sys_error(err, "posix_spawnattr_init", rc);
+        if (master >= 0) {
+            close(master);
+            close(master_in);
+        }
+        return sys_error(err, fa_ok ? "posix_spawnattr_init" : "posix_spawn_file_actions_init", rc);
     }
 
     sigset_t all, none;
     sigfillset(&all);
     sigemptyset(&none);
     /* SETSIGDEF matters for signals the host ignores (SIGPIPE): SIG_IGN
-     * survives exec, and `yes | head -1` would then never end. */
-    if (rc == 0)
-        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                                 POSIX_SPAWN_SETSIGMASK);
-    if (rc == 0)
+     * survives exec, and `yes | head -1` would then never end. With a pty the
+     * command leads a new session (so the pty can be its controlling
+     * terminal); its process group id is its pid either way. */
+    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                  (req->pty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP);
+    rc = posix_spawnattr_setflags(&attr, flags);
+    if (rc == 0 && !req->pty)
         rc = posix_spawnattr_setpgroup(&attr, 0);
     if (rc == 0)
         rc = posix_spawnattr_setsigdefault(&attr, &all);
     if (rc == 0)
         rc = posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0)
-        rc = req->stdin_pipe ? posix_spawn_file_actions_adddup2(&fa, inp[0], 0)
-                             : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    if (req->pty) {
+        /* opened without O_NOCTTY by a session leader: the controlling terminal */
+        if (rc == 0)
+            rc = posix_spawn_file_actions_addopen(&fa, 0, slave, O_RDWR, 0);
+        if (rc == 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, 0, 1);
+        if (rc == 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, 0, 2);
+    } else {
+        if (rc == 0)
+            rc = req->stdin_pipe
+                     ? posix_spawn_file_actions_adddup2(&fa, inp[0], 0)
+                     : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        if (rc == 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+        if (rc == 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    }
     if (rc == 0)
         rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
     /* the host may hold descriptors without O_CLOEXEC; none may leak */
@@ -201,6 +231,10 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         close_pair(outp);
         close_pair(errp);
         close_pair(inp);
+        if (master >= 0) {
+            close(master);
+            close(master_in);
+        }
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
@@ -208,15 +242,23 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     rc = posix_spawn(&pid, req->path, &fa, &attr, req->argv, req->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    close(outp[1]);
-    close(errp[1]);
+    if (outp[1] >= 0)
+        close(outp[1]);
+    if (errp[1] >= 0)
+        close(errp[1]);
     if (inp[0] >= 0)
         close(inp[0]);
     if (rc != 0) {
-        close(outp[0]);
-        close(errp[0]);
+        if (outp[0] >= 0)
+            close(outp[0]);
+        if (errp[0] >= 0)
+            close(errp[0]);
         if (inp[1] >= 0)
             close(inp[1]);
+        if (master >= 0) {
+            close(master);
+            close(master_in);
+        }
         shx_buf_clear(err);
         struct stat st;
         if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -237,14 +279,19 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
     }
 
-    fcntl(outp[0], F_SETFL, O_NONBLOCK);
-    fcntl(errp[0], F_SETFL, O_NONBLOCK);
     out->pid = pid;
-    out->out_fd = outp[0];
-    out->err_fd = errp[0];
-    if (inp[1] >= 0) {
-        fcntl(inp[1], F_SETFL, O_NONBLOCK);
-        out->in_fd = inp[1];
+    if (req->pty) {
+        out->out_fd = master;
+        out->in_fd = master_in;
+    } else {
+        fcntl(outp[0], F_SETFL, O_NONBLOCK);
+        fcntl(errp[0], F_SETFL, O_NONBLOCK);
+        out->out_fd = outp[0];
+        out->err_fd = errp[0];
+        if (inp[1] >= 0) {
+            fcntl(inp[1], F_SETFL, O_NONBLOCK);
+            out->in_fd = inp[1];
+        }
     }
     if (req->use_pidfd) {
         long fd = syscall(SYS_pidfd_open, pid, 0);

@@ -6,6 +6,7 @@
 #ifndef SHX_SPAWN_H
 #define SHX_SPAWN_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "buf.h"
@@ -18,13 +19,17 @@ typedef struct shx_spawn_req {
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
+    int pty;                 /* 1: a pseudo-terminal is stdin, stdout and stderr */
+    uint16_t cols, rows;     /* its window size */
 } shx_spawn_req;
 
 typedef struct shx_child {
     pid_t pid;               /* also the process group id */
     int pidfd;               /* -1 when unavailable */
-    int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec */
-    int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe */
+    int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec; with a pty,
+                                out_fd is its master and err_fd is -1 */
+    int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe;
+                                with a pty, a second handle on the master */
 } shx_child;
 
 /*

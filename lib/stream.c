@@ -22,6 +22,8 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->user = user;
     st->failed = 0;
     st->fresh_on = 0;
+    st->strip = 0;
+    st->stripped = (shx_buf)SHX_BUF_INIT;
 }
 
 /* The end of the pipeline: callback, then capture. */
@@ -56,12 +58,43 @@ int shx_stream_take_fresh(shx_stream *st, shx_buf *out)
     return rc;
 }
 
+/* Between the sentinel filter and the callback: the optional ANSI stripper. */
+static int strip_stage(void *ctx, const char *data, size_t len)
+{
+    shx_stream *st = ctx;
+    if (!st->strip)
+        return deliver(st, data, len);
+    shx_buf_clear(&st->stripped);
+    if (shx_ansi_feed(&st->ansi, data, len, &st->stripped) != 0)
+        st->failed = 1;
+    if (st->stripped.len)
+        deliver(st, st->stripped.data, st->stripped.len);
+    return 0;
+}
+
+void shx_stream_enable_strip(shx_stream *st)
+{
+    st->strip = 1;
+    shx_ansi_init(&st->ansi);
+}
+
+void shx_stream_flush_strip(shx_stream *st)
+{
+    if (!st->strip)
+        return;
+    shx_buf_clear(&st->stripped);
+    if (shx_ansi_flush(&st->ansi, &st->stripped) != 0)
+        st->failed = 1;
+    if (st->stripped.len)
+        deliver(st, st->stripped.data, st->stripped.len);
+}
+
 static void push(shx_stream *st, const char *data, size_t len)
 {
     if (st->filter)
-        shx_sentinel_feed(&st->sentinel, data, len, deliver, st);
+        shx_sentinel_feed(&st->sentinel, data, len, strip_stage, st);
     else
-        deliver(st, data, len);
+        strip_stage(st, data, len);
 }
 
 static void close_fd(shx_stream *st)
@@ -130,7 +163,14 @@ void shx_stream_finish(shx_stream *st)
 {
     close_fd(st);
     if (st->filter)
-        shx_sentinel_finish(&st->sentinel, deliver, st);
+        shx_sentinel_finish(&st->sentinel, strip_stage, st);
+    if (st->strip) {
+        shx_buf_clear(&st->stripped);
+        if (shx_ansi_finish(&st->ansi, &st->stripped) != 0)
+            st->failed = 1;
+        if (st->stripped.len)
+            deliver(st, st->stripped.data, st->stripped.len);
+    }
     shx_capture_finish(&st->capture);
 }
 
@@ -142,4 +182,7 @@ void shx_stream_free(shx_stream *st)
     shx_capture_free(&st->capture);
     if (st->fresh_on)
         shx_capture_free(&st->fresh);
+    if (st->strip)
+        shx_ansi_free(&st->ansi);
+    shx_buf_free(&st->stripped);
 }

@@ -177,6 +177,21 @@ SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable)
     return t ? shexec_run_set_stdin(config_run(t), enable) : SHEXEC_EINVAL;
 }
 
+SHEXEC_API int shexec_task_set_pty(shexec_task *t, int enable)
+{
+    return t ? shexec_run_set_pty(config_run(t), enable) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows)
+{
+    return t ? shexec_run_set_pty_size(config_run(t), cols, rows) : SHEXEC_EINVAL;
+}
+
+SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode)
+{
+    return t ? shexec_run_set_ansi(config_run(t), mode) : SHEXEC_EINVAL;
+}
+
 SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user)
 {
     if (!t)
@@ -272,6 +287,8 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
         (stream != SHEXEC_STDOUT && stream != SHEXEC_STDERR))
         return "";
     shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->out : &t->run->err;
+    if (!shexec_run_done(t->run))
+        shx_stream_flush_strip(st); /* show a pending prompt line */
     if (shx_stream_take_fresh(st, &t->read_out) != 0)
         return "";
     if (len)

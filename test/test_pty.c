@@ -1,0 +1,317 @@
+/*
+ * test_pty.c - commands on a pseudo-terminal, ANSI stripping of real
+ * output, interactive input, and the engine's guarantees in PTY mode.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "shexec.h"
+#include "testutil.h"
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 500);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+/* Run cmd (pty and ansi as given) to completion; caller frees. */
+static shexec_run *run_mode(shexec_session *s, const char *cmd, int pty, int ansi)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, pty), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_ansi(r, ansi), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 20000), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    return r;
+}
+
+static const char *out_of(shexec_run *r)
+{
+    return shexec_run_output(r, SHEXEC_STDOUT, NULL);
+}
+
+static void test_tty_or_not(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = run_mode(s, "tty; test -t 0 && test -t 1 && test -t 2 && echo all-tty", 1, 0);
+    regex_t re;
+    assert_int_equal(regcomp(&re, "^/dev/pts/[0-9]+\nall-tty\n$", REG_EXTENDED), 0);
+    assert_int_equal(regexec(&re, out_of(r), 0, NULL, 0), 0);
+    regfree(&re);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+
+    r = run_mode(s, "tty; test -t 1 || echo no-tty", 0, 0);
+    assert_string_equal(out_of(r), "not a tty\nno-tty\n");
+    shexec_run_free(r);
+
+    /* the terminal is the controlling terminal of a new session led by the shell */
+    r = run_mode(s, "echo $$ $(cut -d' ' -f6 /proc/$$/stat) $(ps -o sess= -p $$)", 1, 0);
+    int pid = 0, sid = 0, sess = 0;
+    assert_int_equal(sscanf(out_of(r), "%d %d %d", &pid, &sid, &sess), 3);
+    assert_int_equal(pid, sess);
+    assert_true(sid != 0); /* tty_nr: a controlling terminal is set */
+    shexec_run_free(r);
+}
+
+static void test_window_size(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = run_mode(s, "stty size", 1, 0);
+    assert_string_equal(out_of(r), "50 200\n");
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_new(&r, s, "stty size; tput cols"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty_size(r, 0, 10), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_pty_size(r, 120, 40), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "40 120\n120\n");
+    shexec_run_free(r);
+}
+
+static void test_colours_only_on_a_terminal(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = run_mode(s, "ls --color=auto -d /tmp /usr", 1, 0);
+    assert_non_null(strchr(out_of(r), '\033'));
+    shexec_run_free(r);
+    r = run_mode(s, "ls --color=auto -d /tmp /usr", 0, 0);
+    assert_null(strchr(out_of(r), '\033'));
+    assert_string_equal(out_of(r), "/tmp\n/usr\n");
+    shexec_run_free(r);
+}
+
+static void test_strip_equals_plain(void **state)
+{
+    shexec_session *s = *state;
+    const char *pairs[][2] = {
+        {"ls -1 --color=always -d /tmp /usr /etc", "ls -1 -d /tmp /usr /etc"},
+        {"printf 'a\\033[1;31mred\\033[0m b\\n'", "printf 'ared b\\n'"},
+        {"printf '\\033]0;title\\007x\\n'", "printf 'x\\n'"},
+        {"grep --color=always root /etc/passwd", "grep --color=never root /etc/passwd"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        for (int pty = 0; pty <= 1; pty++) {
+            shexec_run *coloured = run_mode(s, pairs[i][0], pty, SHEXEC_ANSI_STRIP);
+            shexec_run *plain = run_mode(s, pairs[i][1], 0, SHEXEC_ANSI_KEEP);
+            if (strcmp(out_of(coloured), out_of(plain)) != 0)
+                fail_msg("%s (pty %d): [%s] vs [%s]", pairs[i][0], pty, out_of(coloured),
+                         out_of(plain));
+            shexec_run_free(coloured);
+            shexec_run_free(plain);
+        }
+    }
+    /* a progress bar resolves to its last state; stderr is stripped too */
+    shexec_run *r = run_mode(s, "printf '10%%\\r50%%\\r100%%\\ndone\\n'; printf '\\033[33mwarn\\033[0m\\n' >&2",
+                             0, SHEXEC_ANSI_STRIP);
+    assert_string_equal(out_of(r), "100%\ndone\n");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "warn\n");
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_ansi(r, 5), SHEXEC_EINVAL);
+    shexec_run_free(r);
+}
+
+static void test_engine_guarantees_on_a_pty(void **state)
+{
+    shexec_session *s = *state;
+    /* cwd tracking, exact exit codes, stderr merged into stdout */
+    shexec_run *r = run_mode(s, "cd /tmp && echo in; echo err >&2; false", 1, 0);
+    assert_string_equal(out_of(r), "in\nerr\n");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "");
+    assert_int_equal(shexec_run_exit_code(r), 1);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+    r = run_mode(s, "cd /usr; exit 3", 1, 0);
+    assert_int_equal(shexec_run_exit_code(r), 3);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+
+    /* truncation */
+    r = run_mode(s, "head -c 50000 /dev/zero | tr '\\0' x", 1, 0);
+    assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
+    assert_non_null(strstr(out_of(r), "50000 characters in total"));
+    shexec_run_free(r);
+
+    /* a timeout kills the group; waiting for input that never comes ends too */
+    assert_int_equal(shexec_run_new(&r, s, "echo waiting; sleep 30 & echo $!; cat"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 500), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 4000);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    int child = 0;
+    assert_int_equal(sscanf(out_of(r), "waiting\n%d", &child), 1);
+    assert_true(tu_wait_pid_gone(child, 2000));
+    shexec_run_free(r);
+
+    /* leftovers: the run returns at once; the terminal's hangup ends them */
+    t0 = tu_now_ms();
+    r = run_mode(s, "sleep 30 & echo $!", 1, 0);
+    assert_true(tu_now_ms() - t0 < 4000);
+    child = atoi(out_of(r));
+    assert_true(child > 0);
+    shexec_run_free(r);
+    shexec_session_wait(s, 500);
+    assert_true(tu_wait_pid_gone(child, 3000));
+}
+
+static void wait_for(shexec_session *s, shexec_task *t, const char *text)
+{
+    int64_t end = tu_now_ms() + 10000;
+    while (!strstr(shexec_task_output(t, SHEXEC_STDOUT, NULL), text)) {
+        if (tu_now_ms() > end || shexec_task_done(t))
+            fail_msg("never saw [%s]; output [%s]", text, shexec_task_output(t, SHEXEC_STDOUT, NULL));
+        shexec_session_wait(s, 50);
+    }
+}
+
+static void wait_done(shexec_session *s, shexec_task *t)
+{
+    int64_t end = tu_now_ms() + 10000;
+    while (!shexec_task_done(t)) {
+        assert_true(tu_now_ms() < end);
+        shexec_session_wait(s, 200);
+    }
+}
+
+static shexec_task *pty_task(shexec_session *s, const char *cmd)
+{
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_pty(t, 1), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    return t;
+}
+
+static void test_answer_a_prompt(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = pty_task(s, "read -p 'Name? ' n; echo \"hi $n\"");
+    wait_for(s, t, "Name? ");
+    assert_int_equal(shexec_task_write(t, "bob\n", 4), SHEXEC_OK);
+    wait_done(s, t);
+    /* the answer is not echoed back */
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "Name? hi bob\n");
+    assert_int_equal(shexec_task_exit_code(t), 0);
+    shexec_task_free(t);
+}
+
+static void test_drive_a_repl(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = pty_task(s, "python3 -i -q");
+    wait_for(s, t, ">>> ");
+    assert_int_equal(shexec_task_write(t, "6*7\n", 4), SHEXEC_OK);
+    wait_for(s, t, "42");
+    /* ^C interrupts the statement, not the REPL */
+    assert_int_equal(shexec_task_write(t, "import time; time.sleep(30)\n", 28), SHEXEC_OK);
+    shexec_session_wait(s, 300);
+    assert_int_equal(shexec_task_write(t, "\x03", 1), SHEXEC_OK);
+    wait_for(s, t, "KeyboardInterrupt");
+    assert_false(shexec_task_done(t));
+    /* ^D ends it (python reports the earlier interrupt when it exits, and
+     * bash passes SIGINT on: either ending is the REPL's own) */
+    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
+    wait_done(s, t);
+    assert_true((shexec_task_state(t) == SHEXEC_STATE_EXITED && shexec_task_exit_code(t) == 0) ||
+                (shexec_task_state(t) == SHEXEC_STATE_SIGNALED && shexec_task_signal(t) == SIGINT));
+    shexec_task_free(t);
+}
+
+static void test_interrupt_a_command(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = pty_task(s, "echo ready; sleep 30");
+    wait_for(s, t, "ready");
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_task_write(t, "\x03", 1), SHEXEC_OK);
+    wait_done(s, t);
+    assert_true(tu_now_ms() - t0 < 5000);
+    assert_true(shexec_task_signal(t) == SIGINT || shexec_task_exit_code(t) == 130);
+    shexec_task_free(t);
+}
+
+static void test_strip_streaming_and_prompt(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, "printf '\\033[1mName?\\033[0m '; read n; echo \"hi $n\""),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_task_set_pty(t, 1), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_ansi(t, SHEXEC_ANSI_STRIP), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    /* the prompt has no newline, yet reading shows it */
+    int64_t end = tu_now_ms() + 10000;
+    shx_buf seen = SHX_BUF_INIT;
+    while (!strstr(seen.data ? seen.data : "", "Name? ")) {
+        assert_true(tu_now_ms() < end);
+        shexec_session_wait(s, 50);
+        shx_buf_puts(&seen, shexec_task_read(t, SHEXEC_STDOUT, NULL));
+    }
+    assert_string_equal(seen.data, "Name? ");
+    shexec_task_write(t, "ann\n", 4);
+    wait_done(s, t);
+    shx_buf_puts(&seen, shexec_task_read(t, SHEXEC_STDOUT, NULL));
+    assert_string_equal(seen.data, "Name? hi ann\n");
+    shx_buf_free(&seen);
+    shexec_task_free(t);
+}
+
+static void test_output_read_while_running_then_final(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo one; sleep 0.3; echo two"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 5000;
+    while (strcmp(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\n") != 0 && tu_now_ms() < end)
+        shexec_session_wait(s, 50);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\n");
+    while (!shexec_run_done(r))
+        shexec_session_wait(s, 1000);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\ntwo\n");
+    shexec_run_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_tty_or_not, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_colours_only_on_a_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strip_equals_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_guarantees_on_a_pty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_a_prompt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drive_a_repl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupt_a_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strip_streaming_and_prompt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_read_while_running_then_final, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("pty", tests, NULL, NULL);
+}
