@@ -169,6 +169,13 @@ enum {
     SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy KILL, or the task table was full) */
 };
 
+/* Terminal modes (shexec_run_set_pty()). */
+enum {
+    SHEXEC_PTY_OFF = 0,  /* pipes (default) */
+    SHEXEC_PTY_ON = 1,   /* a pseudo-terminal; input is not echoed */
+    SHEXEC_PTY_ECHO = 2  /* a pseudo-terminal that echoes input, as a person would see it */
+};
+
 /* What to do with ANSI escape sequences (shexec_run_set_ansi()). */
 enum {
     SHEXEC_ANSI_KEEP = 0, /* default: output exactly as written */
@@ -492,7 +499,8 @@ SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
 
 /*
- * Run the command on a pseudo-terminal (enable = 1) instead of pipes, for
+ * Run the command on a pseudo-terminal (mode SHEXEC_PTY_ON or
+ * SHEXEC_PTY_ECHO; SHEXEC_PTY_OFF is pipes, the default) instead of pipes, for
  * programs that change behaviour without one (colours, progress bars,
  * prompts, REPLs). The command leads a new session with the terminal as its
  * controlling terminal; stdout and stderr are merged into SHEXEC_STDOUT
@@ -501,9 +509,9 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
  * shexec_run_close_stdin() sends ^D (end of input). Line endings are not
  * translated: "\n" stays "\n". When the command's shell exits, the terminal
  * hangs up: processes it left running get SIGHUP, as in a closed terminal.
- * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (already started).
+ * Errors: SHEXEC_EINVAL (unknown mode), SHEXEC_ESTATE (already started).
  */
-SHEXEC_API int shexec_run_set_pty(shexec_run *run, int enable);
+SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);
 
 /* The terminal's size (default 200 columns x 50 rows, wide enough that
  * output is not hard-wrapped). Errors: SHEXEC_EINVAL (0 or > 65535),
@@ -631,7 +639,7 @@ SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int 
 SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user);
 SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
 SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable);
-SHEXEC_API int shexec_task_set_pty(shexec_task *t, int enable);
+SHEXEC_API int shexec_task_set_pty(shexec_task *t, int mode);
 SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows);
 SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
 

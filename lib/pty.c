@@ -24,7 +24,8 @@ static int fail(shx_buf *err, const char *what, int fd)
     return -1;
 }
 
-int shx_pty_open(uint16_t cols, uint16_t rows, char *slave_path, size_t cap, shx_buf *err)
+int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
+                 shx_buf *err)
 {
     int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (m < 0)
@@ -47,6 +48,8 @@ int shx_pty_open(uint16_t cols, uint16_t rows, char *slave_path, size_t cap, shx
         return fail(err, "tcgetattr", m);
     }
     t.c_lflag &= ~(tcflag_t)(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE);
+    if (echo)
+        t.c_lflag |= ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE;
     t.c_lflag |= ICANON | ISIG;
     t.c_oflag &= ~(tcflag_t)OPOST;
     t.c_iflag &= ~(tcflag_t)(IXON | IXOFF); /* ^S in output must not freeze the command */

@@ -259,7 +259,8 @@ int shx_run_begin(shexec_run *r)
                          .use_pidfd = s->use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
-                         .pty = r->pty,
+                         .pty = r->pty != SHEXEC_PTY_OFF,
+                         .echo = r->pty == SHEXEC_PTY_ECHO,
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
@@ -507,12 +508,14 @@ SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
     return run ? run->leftover_task : NULL;
 }
 
-SHEXEC_API int shexec_run_set_pty(shexec_run *run, int enable)
+SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)
 {
     int rc = configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
-    run->pty = enable ? 1 : 0;
+    if (mode != SHEXEC_PTY_OFF && mode != SHEXEC_PTY_ON && mode != SHEXEC_PTY_ECHO)
+        return shx_fail(run->s, SHEXEC_EINVAL, "unknown terminal mode %d", mode);
+    run->pty = mode;
     return SHEXEC_OK;
 }
 

@@ -136,7 +136,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     out->out_fd = out->err_fd = out->in_fd = -1;
 
     if (req->pty) {
-        master = shx_pty_open(req->cols, req->rows, slave, sizeof slave, err);
+        master = shx_pty_open(req->cols, req->rows, req->echo, slave, sizeof slave, err);
         if (master < 0)
             return errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
         master_in = fcntl(master, F_DUPFD_CLOEXEC, 3);

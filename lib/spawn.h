@@ -20,6 +20,7 @@ typedef struct shx_spawn_req {
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
     int pty;                 /* 1: a pseudo-terminal is stdin, stdout and stderr */
+    int echo;                /* with pty: echo input */
     uint16_t cols, rows;     /* its window size */
 } shx_spawn_req;
 

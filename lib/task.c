@@ -177,9 +177,9 @@ SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable)
     return t ? shexec_run_set_stdin(config_run(t), enable) : SHEXEC_EINVAL;
 }
 
-SHEXEC_API int shexec_task_set_pty(shexec_task *t, int enable)
+SHEXEC_API int shexec_task_set_pty(shexec_task *t, int mode)
 {
-    return t ? shexec_run_set_pty(config_run(t), enable) : SHEXEC_EINVAL;
+    return t ? shexec_run_set_pty(config_run(t), mode) : SHEXEC_EINVAL;
 }
 
 SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows)

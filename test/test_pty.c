@@ -220,6 +220,17 @@ static void test_answer_a_prompt(void **state)
     assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "Name? hi bob\n");
     assert_int_equal(shexec_task_exit_code(t), 0);
     shexec_task_free(t);
+
+    /* asked for: the terminal echoes what is typed */
+    assert_int_equal(shexec_task_new(&t, s, "read -p 'Name? ' n; echo \"hi $n\""), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_pty(t, 7), SHEXEC_EINVAL);
+    assert_int_equal(shexec_task_set_pty(t, SHEXEC_PTY_ECHO), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    wait_for(s, t, "Name? ");
+    assert_int_equal(shexec_task_write(t, "bob\n", 4), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "Name? bob\nhi bob\n");
+    shexec_task_free(t);
 }
 
 static void test_drive_a_repl(void **state)
