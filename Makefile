@@ -57,7 +57,7 @@ HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))
 TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote test $(CFLAGS)
 TEST_LIBS  := -lcmocka
 
-.PHONY: all check demo bench install uninstall clean cmocka-present
+.PHONY: all check demo examples bench install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
@@ -105,9 +105,12 @@ cmocka-present:
 	  fi; \
 	fi
 
-check: all $(TEST_BINS) $(HELPER_BINS)
+# the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
+SCRIPT_TESTS := test/test_abi.sh test/test_install.sh test/test_poll_host.sh
+
+check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),examples/poll-host/poll_host)
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
-	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),test/test_abi.sh test/test_install.sh)
+	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS))
 
 # --- examples ----------------------------------------------------------------
 
@@ -118,6 +121,11 @@ examples/demo/demo: examples/demo/demo.c include/shexec.h $(SO_REAL) $(SO_MAJOR)
 
 demo: examples/demo/demo
 	./examples/demo/demo
+
+examples/poll-host/poll_host: examples/poll-host/poll_host.c include/shexec.h lib/libshexec.a
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< lib/libshexec.a
+
+examples: examples/demo/demo examples/poll-host/poll_host
 
 # --- benchmarks --------------------------------------------------------------
 
@@ -151,6 +159,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
-	rm -rf build lib/libshexec.so* lib/libshexec.a examples/demo/demo bench/bin pkgconfig/shexec.pc
+	rm -rf build lib/libshexec.so* lib/libshexec.a examples/demo/demo examples/poll-host/poll_host \
+	  bench/bin pkgconfig/shexec.pc
 
 -include $(LIB_OBJS:.o=.d)

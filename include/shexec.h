@@ -216,7 +216,8 @@ enum {
 typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
 
 /*
- * Called once when a task finishes (its state is final), from inside the
+ * Called once when a task finishes (its state is final and all its output
+ * has been delivered to the output callback and captured), from inside the
  * session's loop. It may read the task; it must not free it or the session.
  */
 typedef void (*shexec_task_done_fn)(void *user, shexec_task *task);
@@ -394,8 +395,12 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
  * again with a bigger array. Then poll() them (with the host's own
  * descriptors) and hand the same entries, revents filled, to
  * shexec_session_process(), which reads output, runs callbacks, enforces
- * deadlines and reaps; call it also when the timeout expires (with n = 0).
- * The set changes as commands start and end: fill it anew each round.
+ * deadlines and reaps; call it also when the timeout expires (the same
+ * entries with no revents, or n = 0). Entries are matched by descriptor, so
+ * call shexec_session_process() before any other call on the session (which
+ * could end a command and let its descriptor number be reused). The set
+ * changes as commands start and end: fill it anew each round.
+ * shexec_session_pollfds() also enforces deadlines that have passed.
  * Errors (negative return): SHEXEC_EINVAL (s or timeout_ms NULL, fds NULL
  * with cap > 0), SHEXEC_ESTATE (from a callback).
  */
@@ -646,7 +651,8 @@ SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
 /*
  * Start the task and return at once. Errors: as shexec_run_start(), and
  * SHEXEC_ELIMIT when the session already runs its maximum number of tasks
- * (the message names the limit).
+ * (the message names the limit). A task that failed to start stays in the
+ * session, state NEW and id "": start it again later, or free it.
  */
 SHEXEC_API int shexec_task_start(shexec_task *t);
 
@@ -656,7 +662,8 @@ SHEXEC_API int shexec_task_start(shexec_task *t);
  */
 SHEXEC_API const char *shexec_task_id(const shexec_task *t);
 
-/* SHEXEC_STATE_* (RUNNING, EXITED, SIGNALED, TIMED_OUT, KILLED). */
+/* SHEXEC_STATE_* (NEW before start, then RUNNING, EXITED, SIGNALED,
+ * TIMED_OUT, KILLED). */
 SHEXEC_API int shexec_task_state(const shexec_task *t);
 /* 1 when the task has finished, else 0. */
 SHEXEC_API int shexec_task_done(const shexec_task *t);

@@ -59,7 +59,7 @@ alive() {
 # command line does not contain it).
 procs_with() {
     for p in /proc/[0-9]*; do
-        c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
         case "$c" in *"$1"*) alive "${p#/proc/}" && echo "${p#/proc/}: $c" ;; esac
     done
 }
