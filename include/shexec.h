@@ -142,7 +142,8 @@ enum {
     SHEXEC_E2BIG = -7,    /* the command (or environment) is too long for the kernel */
     SHEXEC_ELIMIT = -8,   /* the session already runs its maximum number of tasks */
     SHEXEC_ENOTASK = -9,  /* no task has that id */
-    SHEXEC_EPIPE = -10    /* input cannot be written: stdin not enabled, closed, or the process ended */
+    SHEXEC_EPIPE = -10,   /* input cannot be written: stdin not enabled, closed, or the process ended */
+    SHEXEC_ENOTOOL = -11  /* no tool of that name, or it is not enabled */
 };
 
 /* Output streams. */
@@ -210,8 +211,10 @@ enum {
  * SHEXEC_STDOUT or SHEXEC_STDERR; `data` is valid only during the call and is
  * not NUL-terminated. Chunks of one stream concatenated equal that stream's
  * complete output (before truncation; the cwd sentinel never appears).
- * The callback may call shexec_run_cancel() on its run; it must not free the
- * run or the session, nor start another run in the same session.
+ * The callback may call shexec_run_cancel() on its run. It may free runs and
+ * tasks of the session (a running one is then terminated, and released once
+ * it has ended); it must not free the session (such a call is ignored) nor
+ * start or wait for commands in the same session (SHEXEC_ESTATE).
  */
 typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
 
@@ -252,7 +255,8 @@ SHEXEC_API const char *shexec_strerror(int code);
 SHEXEC_API int shexec_session_new(shexec_session **out);
 
 /*
- * Free a session. Every command it still runs is terminated (SIGTERM to its
+ * Free a session (not from a callback: that call is ignored). Every command
+ * it still runs is terminated (SIGTERM to its
  * process group, the grace period, then SIGKILL) and reaped before this
  * returns. Runs not yet freed stay valid for reading their results and must
  * still be freed with shexec_run_free(); they can no longer be started.
@@ -633,6 +637,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * SHEXEC_ENOMEM. On failure *out is NULL.
  */
 SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command);
+/* Same with an explicit length (FFI); a NUL byte inside is SHEXEC_EINVAL. */
+SHEXEC_API int shexec_task_new_bytes(shexec_task **out, shexec_session *s, const char *command,
+                                     size_t len);
 
 /* Settings, before start; as for runs. A timeout of 0 means none (the
  * default); a task's timeout is not clamped to the session maximum.
@@ -701,9 +708,77 @@ SHEXEC_API int shexec_task_kill(shexec_task *t);
 
 /*
  * Free a task; a running one is terminated first (SIGTERM, grace, SIGKILL)
- * and reaped. NULL is a no-op. Must not be called from a callback.
+ * and reaped. NULL is a no-op. From a callback, a running task is
+ * terminated and released once it has ended.
  */
 SHEXEC_API void shexec_task_free(shexec_task *t);
+
+/* ------------------------------------------------------------------------
+ * Tools: the shell as tools handed to a model
+ *
+ * Each session has a registry of three tools, registered but DISABLED until
+ * the host enables them:
+ *   bash         {command: string (required), timeout: integer ms,
+ *                 run_in_background: boolean, cwd: string,
+ *                 env: object of strings, pty: boolean}
+ *   task_output  {task_id: string (required), new_only: boolean}
+ *   task_kill    {task_id: string (required)}
+ * Results are JSON objects:
+ *   bash:        {"stdout","stderr","exit_code","timed_out",
+ *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
+ *                 "signal" when a signal ended the command and
+ *                 "leftover_task_id" when it left processes running; on
+ *                 timeout exit_code is -1, timed_out true and stderr ends with
+ *                 "Command timed out after N ms". With run_in_background:
+ *                 {"task_id","status":"running"}.
+ *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
+ *                 "truncated":{...}} plus "exit_code" and "state" once
+ *                 completed; a completed task is then removed (its final
+ *                 output is returned once).
+ *   task_kill:   the same, with "status":"killed"; the task is removed.
+ *   errors:      {"error": "message for the model"}.
+ * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
+ * ------------------------------------------------------------------------ */
+
+/* 1 when the registry has a tool exposed under `name`, else 0. */
+SHEXEC_API int shexec_tool_has(shexec_session *s, const char *name);
+/* 1 when that tool is enabled, else 0. */
+SHEXEC_API int shexec_tool_enabled(shexec_session *s, const char *name);
+/* Enable (1) or disable (0) a tool by its exposed name.
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOTOOL (no such tool). */
+SHEXEC_API int shexec_tool_enable(shexec_session *s, const char *name, int enable);
+/*
+ * Expose a tool under another name (e.g. "bash" as "run_bash"); later calls
+ * use the new name. Names are 1-64 of [A-Za-z0-9_-].
+ * Errors: SHEXEC_ENOTOOL, SHEXEC_EINVAL (bad or taken name), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name);
+
+/*
+ * The enabled tools as a JSON array of {"name","description","inputSchema"}
+ * (JSON Schema, draft 2020-12 compatible), ready for MCP tools/list or an
+ * LLM API. *out_json is malloc'd: free it with shexec_free().
+ * Errors: SHEXEC_EINVAL, SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json);
+
+/*
+ * Call a tool: `args_json` (NUL-terminated JSON object; NULL means {}) is
+ * parsed strictly (RFC 8259, bounded depth and size; unknown fields, wrong
+ * types, duplicate keys refused). *out_json receives the result, also on
+ * most errors ({"error": ...}); free it with shexec_free().
+ * Returns SHEXEC_OK when the tool ran (a non-zero exit or a timeout is data),
+ * else: SHEXEC_ENOTOOL ("Tool not available: NAME": unknown or disabled),
+ * SHEXEC_EINVAL (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not
+ * found: ID"), SHEXEC_ELIMIT, SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
+ * SHEXEC_ESYS, SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM (then
+ * *out_json may be NULL).
+ */
+SHEXEC_API int shexec_tool_call(shexec_session *s, const char *name, const char *args_json,
+                                char **out_json);
+
+/* Free a string the library handed out (tool JSON). NULL is a no-op. */
+SHEXEC_API void shexec_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -157,8 +157,7 @@ static void finish(shexec_run *r, int64_t now)
  */
 static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
 {
-    int adopt = r->task || (s && s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT);
-    if (r->end_reason != SHX_END_NONE || !adopt || r->reaped) {
+    if (r->end_reason != SHX_END_NONE || r->reaped || !s) {
         finish(r, now);
         return 1;
     }
@@ -179,7 +178,8 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
         return 1;
     }
     shexec_task *t = NULL;
-    if (shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
+    if (s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT &&
+        shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
         r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
         r->leftover_task = strdup(t->id);
         t->run->next_active = *born;
@@ -364,6 +364,16 @@ int shx_loop_settle(shexec_session *s)
     return finished;
 }
 
+/* After a round: nothing holds run pointers, deferred frees can happen. */
+static void end_round(shexec_session *s, int outer)
+{
+    if (!outer) {
+        s->in_loop = 0;
+        shx_release_deferred(s);
+        s->in_loop = 1;
+    }
+}
+
 int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns)
 {
     struct pollfd small_fds[24];
@@ -424,6 +434,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (got > 0)
             shx_loop_dispatch(s, fds, own, n);
         int finished = shx_loop_settle(s);
+        end_round(s, outer);
         if (finished && stop_on_any)
             break;
         if (end >= 0 && shx_now_ns() >= end)

@@ -416,11 +416,36 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
 
 SHEXEC_API void shexec_run_free(shexec_run *run)
 {
-    if (!run)
+    if (!run || run->free_pending)
         return;
+    if (run->s && run->s->in_loop) {
+        /* from a callback: the loop round may still hold this run */
+        run->free_pending = 1;
+        if (run->state == SHEXEC_STATE_RUNNING)
+            shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
+        return;
+    }
     if (run->s)
         unlink_run(run->s, run);
     shx_run_release(run);
+}
+
+void shx_release_deferred(shexec_session *s)
+{
+    for (shexec_run *r = s->runs, *next; r; r = next) {
+        next = r->next;
+        if (r->free_pending && r->state != SHEXEC_STATE_RUNNING) {
+            unlink_run(s, r);
+            shx_run_release(r);
+        }
+    }
+    for (shexec_task *t = s->tasks, *next; t; t = next) {
+        next = t->next;
+        if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING) {
+            t->free_pending = 0;
+            shexec_task_free(t);
+        }
+    }
 }
 
 void shx_run_release(shexec_run *run)

@@ -36,6 +36,10 @@ SHEXEC_API const char *shexec_strerror(int code)
     case SHEXEC_ESYS: return "system call failed";
     case SHEXEC_ESTATE: return "wrong state for this call";
     case SHEXEC_E2BIG: return "command or environment too long";
+    case SHEXEC_ELIMIT: return "too many background tasks";
+    case SHEXEC_ENOTASK: return "no such task";
+    case SHEXEC_EPIPE: return "input cannot be written";
+    case SHEXEC_ENOTOOL: return "tool not available";
     default: return "unknown error";
     }
 }
@@ -165,7 +169,7 @@ static void free_argv(char **argv)
 
 SHEXEC_API void shexec_session_free(shexec_session *s)
 {
-    if (!s)
+    if (!s || s->in_loop) /* from a callback: refused, the loop still uses s */
         return;
     int64_t now = shx_now_ns();
     for (shexec_run *r = s->active; r; r = r->next_active)
@@ -175,8 +179,17 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
             break;
     while (s->tasks)
         shexec_task_free(s->tasks);
-    for (shexec_run *r = s->runs; r; r = r->next)
-        r->s = NULL;
+    for (shexec_run *r = s->runs, *next; r; r = next) {
+        next = r->next;
+        if (r->free_pending) { /* freed from a callback: its free was deferred */
+            r->s = NULL;
+            shx_run_release(r);
+        } else {
+            r->s = NULL;
+        }
+    }
+    for (int i = 0; i < SHX_TOOL_COUNT; i++)
+        free(s->tool_name[i]);
     free(s->cwd);
     free(s->script);
     free_argv(s->shell_argv);
@@ -470,5 +483,6 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
     free(cur);
     free(own);
     s->in_loop = 0;
+    shx_release_deferred(s);
     return SHEXEC_OK;
 }

@@ -60,6 +60,7 @@ struct shexec_run {
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
     int ansi;                     /* SHEXEC_ANSI_* */
+    int free_pending;             /* freed from a callback: released after the loop round */
     int want_stdin;
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
     shx_buf stdin_buf;            /* queued input not yet written */
@@ -74,7 +75,10 @@ struct shexec_task {
     shexec_task_done_fn done_fn;
     void *done_user;
     shx_buf read_out;             /* last shexec_task_read() result */
+    int free_pending;             /* freed from a callback: released after the loop round */
 };
+
+enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
 
 struct shexec_session {
     char *cwd;
@@ -96,6 +100,8 @@ struct shexec_session {
     int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
+    char *tool_name[3];           /* exposed names; NULL: the tool's own */
+    int tool_enabled[3];
 };
 
 /* Record a failure: message into s->errmsg (if s), returns code. */
@@ -142,6 +148,9 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
 /* task.c */
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
 int shx_task_live_count(const shexec_session *s);
+/* Release runs and tasks whose free was asked for from a callback and that
+ * have finished. Called where no loop round holds pointers to them. */
+void shx_release_deferred(shexec_session *s);
 void shx_task_finished(shexec_task *t);
 
 /* session.c */

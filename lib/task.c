@@ -65,6 +65,12 @@ static int assign_id(shexec_session *s, shexec_task *t)
 
 SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command)
 {
+    return shexec_task_new_bytes(out, s, command, command ? strlen(command) : 0);
+}
+
+SHEXEC_API int shexec_task_new_bytes(shexec_task **out, shexec_session *s, const char *command,
+                                     size_t len)
+{
     if (out)
         *out = NULL;
     if (!out || !s)
@@ -74,7 +80,7 @@ SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char 
         shx_ok(s);
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     }
-    int rc = shx_run_alloc(&t->run, s, command, command ? strlen(command) : 0);
+    int rc = shx_run_alloc(&t->run, s, command, len);
     if (rc != SHEXEC_OK) {
         free(t);
         return rc;
@@ -330,8 +336,16 @@ SHEXEC_API int shexec_task_kill(shexec_task *t)
 
 SHEXEC_API void shexec_task_free(shexec_task *t)
 {
-    if (!t)
+    if (!t || (t->free_pending && t->s && t->s->in_loop))
         return;
+    if (t->s && t->s->in_loop) {
+        /* from a callback: the loop round may still hold this task */
+        t->free_pending = 1;
+        t->done_fn = NULL;
+        if (t->run->state == SHEXEC_STATE_RUNNING)
+            shx_run_terminate(t->run, SHX_END_KILL, shx_now_ns());
+        return;
+    }
     t->done_fn = NULL; /* no callback for a task being freed */
     shx_run_release(t->run);
     if (t->s)

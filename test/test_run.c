@@ -546,6 +546,7 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
     assert_true(tu_wait_pid_gone(pid, 2000));
     assert_null(shexec_run_leftover_task(r));
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
     shexec_run_free(r);
 
     /* nothing left: nothing adopted */

@@ -1,0 +1,535 @@
+/*
+ * tool.c - the JSON front end: the shell as tools handed to a model. A
+ * registry per session (bash, task_output, task_kill; registered disabled,
+ * renameable), their descriptions and JSON Schemas, and the call entry
+ * point: tool name + JSON arguments -> JSON result. Arguments come from a
+ * model and are never trusted: parsed strictly (json.c), unknown fields and
+ * wrong types refused with a message the model can act on.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "session.h"
+
+static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
+
+/* The registry entry whose exposed name is `name`, or -1. */
+static int tool_index(const shexec_session *s, const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
+        const char *exposed = s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
+        if (strcmp(exposed, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static const char *exposed_name(const shexec_session *s, int i)
+{
+    return s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
+}
+
+SHEXEC_API int shexec_tool_has(shexec_session *s, const char *name)
+{
+    return s && tool_index(s, name) >= 0;
+}
+
+SHEXEC_API int shexec_tool_enabled(shexec_session *s, const char *name)
+{
+    int i = s ? tool_index(s, name) : -1;
+    return i >= 0 && s->tool_enabled[i];
+}
+
+SHEXEC_API int shexec_tool_enable(shexec_session *s, const char *name, int enable)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int i = tool_index(s, name);
+    if (i < 0)
+        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    s->tool_enabled[i] = enable ? 1 : 0;
+    return SHEXEC_OK;
+}
+
+static int valid_tool_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int i = tool_index(s, name);
+    if (i < 0)
+        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    if (!new_name || !valid_tool_name(new_name))
+        return shx_fail(s, SHEXEC_EINVAL,
+                        "tool names are 1-64 characters of letters, digits, '_' and '-'");
+    int other = tool_index(s, new_name);
+    if (other >= 0 && other != i)
+        return shx_fail(s, SHEXEC_EINVAL, "another tool is already named \"%s\"", new_name);
+    char *copy = strdup(new_name);
+    if (!copy)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    free(s->tool_name[i]);
+    s->tool_name[i] = copy;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API void shexec_free(void *p)
+{
+    free(p);
+}
+
+/* ---- descriptions and schemas ------------------------------------------- */
+
+static void put_key(shx_buf *b, const char *key)
+{
+    shx_json_put_string(b, key, strlen(key));
+    shx_buf_putc(b, ':');
+}
+
+static void put_str(shx_buf *b, const char *key, const char *value)
+{
+    put_key(b, key);
+    shx_json_put_string(b, value, strlen(value));
+}
+
+static void describe(const shexec_session *s, int i, shx_buf *b)
+{
+    char text[2048];
+    shx_buf_putc(b, '{');
+    put_str(b, "name", exposed_name(s, i));
+    shx_buf_putc(b, ',');
+    if (i == SHX_TOOL_BASH) {
+        snprintf(text, sizeof text,
+                 "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
+                 "The shell session persists the working directory: a `cd` in one call is where "
+                 "the next call starts (the result's `cwd` says where you are). Shell variables, "
+                 "aliases and exports do not persist between calls. Commands get no input (stdin "
+                 "is empty) unless `pty` is set. Timeout: %u ms by default, at most %u ms; on "
+                 "timeout the whole process group is terminated and the output so far is "
+                 "returned with timed_out true. stdout and stderr are each cut at %llu %s "
+                 "(with a notice giving the total). A non-zero exit code is a normal result, "
+                 "not an error. For long-running commands (dev servers, watchers, long builds) "
+                 "set run_in_background: the call returns a task_id at once; read its output "
+                 "with %s and stop it with %s. Processes a command leaves running "
+                 "(`server &`) are kept as a background task whose id is returned as "
+                 "leftover_task_id.",
+                 s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
+                 s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
+                 exposed_name(s, SHX_TOOL_TASK_OUTPUT), exposed_name(s, SHX_TOOL_TASK_KILL));
+        put_str(b, "description", text);
+        shx_buf_printf(b,
+                       ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                       "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                       "\"The shell command to run.\"},"
+                       "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":%u,"
+                       "\"description\":\"Timeout in milliseconds (default %u).\"},"
+                       "\"run_in_background\":{\"type\":\"boolean\",\"description\":"
+                       "\"Start the command in the background and return a task_id at once.\"},"
+                       "\"cwd\":{\"type\":\"string\",\"description\":"
+                       "\"Run in this directory for this call only.\"},"
+                       "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+                       "\"string\"},\"description\":\"Extra environment variables.\"},"
+                       "\"pty\":{\"type\":\"boolean\",\"description\":"
+                       "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
+                       "\"required\":[\"command\"],\"additionalProperties\":false}}",
+                       s->max_timeout_ms, s->default_timeout_ms);
+        return;
+    }
+    if (i == SHX_TOOL_TASK_OUTPUT) {
+        put_str(b, "description",
+                "Get the output and status of a background task started with "
+                "run_in_background. While it runs, status is \"running\" and you get the output "
+                "so far (or, with new_only, only what is new since your last read). Once it has "
+                "finished, status is \"completed\" with its exit_code, and the task is removed: "
+                "its final output is returned once.");
+        shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                        "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                        "\"The task_id returned when the task was started.\"},"
+                        "\"new_only\":{\"type\":\"boolean\",\"description\":"
+                        "\"Return only output produced since the previous read.\"}},"
+                        "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
+        return;
+    }
+    put_str(b, "description",
+            "Stop a background task: SIGTERM to its whole process group, then SIGKILL after a "
+            "grace period. Returns its final output; the task is removed.");
+    shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                    "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                    "\"The task_id of the task to stop.\"}},"
+                    "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
+}
+
+static int hand_out(shexec_session *s, shx_buf *b, char **out)
+{
+    *out = shx_buf_steal(b, NULL);
+    if (!*out)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json)
+{
+    if (out_json)
+        *out_json = NULL;
+    if (!s || !out_json)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    shx_buf b = SHX_BUF_INIT;
+    shx_buf_putc(&b, '[');
+    int first = 1;
+    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
+        if (!s->tool_enabled[i])
+            continue;
+        if (!first)
+            shx_buf_putc(&b, ',');
+        first = 0;
+        describe(s, i, &b);
+    }
+    if (shx_buf_putc(&b, ']') != 0) {
+        shx_buf_free(&b);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    return hand_out(s, &b, out_json);
+}
+
+/* ---- calls ------------------------------------------------------------ */
+
+/* {"error": msg} as the result, and code as the return value. */
+static int error_result(shexec_session *s, int code, char **out, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int error_result(shexec_session *s, int code, char **out, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    shx_buf b = SHX_BUF_INIT;
+    shx_buf_puts(&b, "{\"error\":");
+    shx_json_put_string(&b, msg, strlen(msg));
+    shx_buf_putc(&b, '}');
+    *out = shx_buf_steal(&b, NULL);
+    shx_fail(s, code, "%s", msg);
+    return *out ? code : SHEXEC_ENOMEM;
+}
+
+typedef struct {
+    const char *name;
+    shx_json_type type;
+} field;
+
+/* Refuse anything but the listed fields with the listed types. */
+static int check_fields(shexec_session *s, const shx_json *args, const field *fields, size_t n,
+                        char **out)
+{
+    if (!shx_json_is(args, SHX_JSON_OBJECT))
+        return error_result(s, SHEXEC_EINVAL, out, "arguments must be a JSON object");
+    for (size_t i = 0; i < shx_json_count(args); i++) {
+        size_t klen;
+        const char *key = shx_json_key(args, i, &klen);
+        const shx_json *v = shx_json_item(args, i);
+        size_t f;
+        for (f = 0; f < n; f++)
+            if (strlen(fields[f].name) == klen && memcmp(fields[f].name, key, klen) == 0)
+                break;
+        if (f == n)
+            return error_result(s, SHEXEC_EINVAL, out, "unknown argument \"%.*s\"",
+                                (int)(klen > 64 ? 64 : klen), key);
+        if (!shx_json_is(v, fields[f].type)) {
+            static const char *const tn[] = {"null", "boolean", "number", "string", "array",
+                                             "object"};
+            return error_result(s, SHEXEC_EINVAL, out, "argument \"%s\" must be a %s",
+                                fields[f].name, tn[fields[f].type]);
+        }
+    }
+    return SHEXEC_OK;
+}
+
+/* A string argument as a C string; NUL inside is refused. */
+static int string_arg(shexec_session *s, const shx_json *v, const char *what, const char **str,
+                      char **out)
+{
+    size_t len;
+    *str = shx_json_string(v, &len);
+    if (memchr(*str, '\0', len))
+        return error_result(s, SHEXEC_EINVAL, out, "argument \"%s\" contains a NUL character",
+                            what);
+    return SHEXEC_OK;
+}
+
+static void put_output(shx_buf *b, const char *key, const char *data, size_t len)
+{
+    shx_buf_putc(b, ',');
+    put_key(b, key);
+    shx_json_put_string(b, data, len);
+}
+
+static int bash_call(shexec_session *s, const shx_json *args, char **out)
+{
+    static const field fields[] = {{"command", SHX_JSON_STRING},
+                                   {"timeout", SHX_JSON_NUMBER},
+                                   {"run_in_background", SHX_JSON_BOOL},
+                                   {"cwd", SHX_JSON_STRING},
+                                   {"env", SHX_JSON_OBJECT},
+                                   {"pty", SHX_JSON_BOOL}};
+    int rc = check_fields(s, args, fields, sizeof fields / sizeof *fields, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    const shx_json *jcmd = shx_json_get(args, "command");
+    if (!jcmd)
+        return error_result(s, SHEXEC_EINVAL, out, "missing required argument \"command\"");
+    const char *command;
+    if ((rc = string_arg(s, jcmd, "command", &command, out)) != SHEXEC_OK)
+        return rc;
+    if (!*command)
+        return error_result(s, SHEXEC_EINVAL, out, "argument \"command\" is empty");
+    int64_t timeout = 0;
+    const shx_json *jt = shx_json_get(args, "timeout");
+    if (jt && (shx_json_int64(jt, &timeout) != SHEXEC_OK || timeout < 1 || timeout > UINT32_MAX))
+        return error_result(s, SHEXEC_EINVAL, out,
+                            "argument \"timeout\" must be a whole number of milliseconds >= 1");
+    int background = 0, pty = 0;
+    shx_json_bool(shx_json_get(args, "run_in_background"), &background);
+    shx_json_bool(shx_json_get(args, "pty"), &pty);
+    const char *cwd = NULL;
+    const shx_json *jcwd = shx_json_get(args, "cwd");
+    if (jcwd && (rc = string_arg(s, jcwd, "cwd", &cwd, out)) != SHEXEC_OK)
+        return rc;
+    const shx_json *env = shx_json_get(args, "env");
+    for (size_t i = 0; env && i < shx_json_count(env); i++) {
+        size_t klen;
+        const char *key = shx_json_key(env, i, &klen);
+        const char *val;
+        if (!shx_json_is(shx_json_item(env, i), SHX_JSON_STRING))
+            return error_result(s, SHEXEC_EINVAL, out, "env values must be strings");
+        if ((rc = string_arg(s, shx_json_item(env, i), "env", &val, out)) != SHEXEC_OK)
+            return rc;
+        if (memchr(key, '\0', klen) || !shx_env_name_valid(key))
+            return error_result(s, SHEXEC_EINVAL, out, "invalid environment variable name \"%.*s\"",
+                                (int)(klen > 64 ? 64 : klen), key);
+    }
+
+    /* a background task and a foreground run take the same settings */
+    shexec_task *t = NULL;
+    shexec_run *r = NULL;
+    if (background) {
+        if ((rc = shexec_task_new(&t, s, command)) != SHEXEC_OK)
+            return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
+        r = t->run;
+    } else if ((rc = shexec_run_new(&r, s, command)) != SHEXEC_OK) {
+        return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
+    }
+    if (timeout)
+        rc = shexec_run_set_timeout_ms(r, (uint32_t)timeout);
+    if (rc == SHEXEC_OK && cwd)
+        rc = shexec_run_set_cwd(r, cwd);
+    if (rc == SHEXEC_OK && pty)
+        rc = shexec_run_set_pty(r, SHEXEC_PTY_ON);
+    for (size_t i = 0; rc == SHEXEC_OK && env && i < shx_json_count(env); i++)
+        rc = shexec_run_setenv(r, shx_json_key(env, i, NULL),
+                               shx_json_string(shx_json_item(env, i), NULL));
+    if (rc == SHEXEC_OK)
+        rc = background ? shexec_task_start(t) : shexec_run_exec(r);
+    if (rc != SHEXEC_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(s));
+        if (background)
+            shexec_task_free(t);
+        else
+            shexec_run_free(r);
+        return error_result(s, rc, out, "%s", msg);
+    }
+
+    shx_buf b = SHX_BUF_INIT;
+    if (background) {
+        shx_buf_puts(&b, "{\"task_id\":");
+        shx_json_put_string(&b, t->id, strlen(t->id));
+        shx_buf_puts(&b, ",\"status\":\"running\"}");
+        return hand_out(s, &b, out);
+    }
+    int timed_out = shexec_run_state(r) == SHEXEC_STATE_TIMED_OUT;
+    size_t olen, elen;
+    const char *o = shexec_run_output(r, SHEXEC_STDOUT, &olen);
+    const char *e = shexec_run_output(r, SHEXEC_STDERR, &elen);
+    shx_buf err = SHX_BUF_INIT;
+    shx_buf_append(&err, e, elen);
+    if (timed_out) {
+        uint32_t limit = timeout ? (uint32_t)timeout : s->default_timeout_ms;
+        if (limit > s->max_timeout_ms)
+            limit = s->max_timeout_ms;
+        if (err.len && err.data[err.len - 1] != '\n')
+            shx_buf_putc(&err, '\n');
+        shx_buf_printf(&err, "Command timed out after %u ms\n", limit);
+    }
+    shx_buf_putc(&b, '{');
+    put_key(&b, "stdout");
+    shx_json_put_string(&b, o, olen);
+    put_output(&b, "stderr", err.data ? err.data : "", err.len);
+    shx_buf_puts(&b, ",\"exit_code\":");
+    shx_json_put_int64(&b, timed_out ? -1 : shexec_run_exit_code(r));
+    shx_buf_puts(&b, ",\"timed_out\":");
+    shx_json_put_bool(&b, timed_out);
+    shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDOUT));
+    shx_buf_puts(&b, ",\"stderr\":");
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
+    shx_buf_putc(&b, '}');
+    if (shexec_run_signal(r) && !timed_out) {
+        shx_buf_puts(&b, ",\"signal\":");
+        shx_json_put_int64(&b, shexec_run_signal(r));
+    }
+    put_output(&b, "cwd", s->cwd, strlen(s->cwd));
+    if (shexec_run_leftover_task(r))
+        put_output(&b, "leftover_task_id", shexec_run_leftover_task(r),
+                   strlen(shexec_run_leftover_task(r)));
+    shx_buf_putc(&b, '}');
+    shx_buf_free(&err);
+    shexec_run_free(r);
+    return hand_out(s, &b, out);
+}
+
+static const char *state_word(int state)
+{
+    switch (state) {
+    case SHEXEC_STATE_EXITED: return "exited";
+    case SHEXEC_STATE_SIGNALED: return "signaled";
+    case SHEXEC_STATE_TIMED_OUT: return "timed_out";
+    case SHEXEC_STATE_KILLED: return "killed";
+    case SHEXEC_STATE_CANCELLED: return "cancelled";
+    default: return "running";
+    }
+}
+
+/* Status and output of a task; a finished one is freed (read once). */
+static int task_report(shexec_session *s, shexec_task *t, int new_only, const char *status,
+                       char **out)
+{
+    shx_buf b = SHX_BUF_INIT;
+    int done = shexec_task_done(t);
+    shx_buf_puts(&b, "{\"task_id\":");
+    shx_json_put_string(&b, t->id, strlen(t->id));
+    shx_buf_puts(&b, ",\"status\":");
+    const char *st = status ? status : done ? "completed" : "running";
+    shx_json_put_string(&b, st, strlen(st));
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        size_t len;
+        const char *data = new_only ? shexec_task_read(t, stream, &len)
+                                    : shexec_task_output(t, stream, &len);
+        put_output(&b, stream == SHEXEC_STDOUT ? "stdout" : "stderr", data, len);
+    }
+    if (done) {
+        shx_buf_puts(&b, ",\"exit_code\":");
+        shx_json_put_int64(&b, shexec_task_exit_code(t));
+        shx_buf_puts(&b, ",\"state\":");
+        const char *w = state_word(shexec_task_state(t));
+        shx_json_put_string(&b, w, strlen(w));
+    }
+    shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");
+    shx_json_put_bool(&b, shexec_task_truncated(t, SHEXEC_STDOUT));
+    shx_buf_puts(&b, ",\"stderr\":");
+    shx_json_put_bool(&b, shexec_task_truncated(t, SHEXEC_STDERR));
+    shx_buf_puts(&b, "}}");
+    if (done)
+        shexec_task_free(t);
+    return hand_out(s, &b, out);
+}
+
+static int task_lookup(shexec_session *s, const shx_json *args, int with_new_only,
+                       shexec_task **t, int *new_only, char **out)
+{
+    static const field fields[] = {{"task_id", SHX_JSON_STRING}, {"new_only", SHX_JSON_BOOL}};
+    int rc = check_fields(s, args, fields, with_new_only ? 2 : 1, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    const shx_json *jid = shx_json_get(args, "task_id");
+    if (!jid)
+        return error_result(s, SHEXEC_EINVAL, out, "missing required argument \"task_id\"");
+    const char *id;
+    if ((rc = string_arg(s, jid, "task_id", &id, out)) != SHEXEC_OK)
+        return rc;
+    *new_only = 0;
+    shx_json_bool(shx_json_get(args, "new_only"), new_only);
+    if (shexec_session_find_task(s, id, t) != SHEXEC_OK || !(*t)->id[0])
+        return error_result(s, SHEXEC_ENOTASK, out, "Task not found: %.64s", id);
+    return SHEXEC_OK;
+}
+
+static int task_output_call(shexec_session *s, const shx_json *args, char **out)
+{
+    shexec_task *t;
+    int new_only;
+    int rc = task_lookup(s, args, 1, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    shexec_session_wait(s, 0); /* take in what is already there */
+    return task_report(s, t, new_only, NULL, out);
+}
+
+static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
+{
+    shexec_task *t;
+    int new_only;
+    int rc = task_lookup(s, args, 0, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    int was_running = !shexec_task_done(t);
+    shexec_task_kill(t);
+    while (!shexec_task_done(t))
+        if (shexec_session_wait(s, -1) != SHEXEC_OK)
+            break;
+    return task_report(s, t, 0, was_running ? "killed" : "completed", out);
+}
+
+SHEXEC_API int shexec_tool_call(shexec_session *s, const char *name, const char *args_json,
+                                char **out_json)
+{
+    if (out_json)
+        *out_json = NULL;
+    if (!s || !out_json)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (s->in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "shexec_tool_call called from a callback");
+    int i = tool_index(s, name);
+    if (i < 0 || !s->tool_enabled[i])
+        return error_result(s, SHEXEC_ENOTOOL, out_json, "Tool not available: %.64s",
+                            name ? name : "(null)");
+    shx_json *args = NULL;
+    shx_buf perr = SHX_BUF_INIT;
+    const char *text = args_json ? args_json : "{}";
+    int rc = shx_json_parse(&args, text, strlen(text), NULL, &perr);
+    if (rc != SHEXEC_OK) {
+        rc = error_result(s, rc, out_json, "%s", perr.data ? perr.data : "invalid JSON");
+        shx_buf_free(&perr);
+        return rc;
+    }
+    shx_buf_free(&perr);
+    if (i == SHX_TOOL_BASH)
+        rc = bash_call(s, args, out_json);
+    else if (i == SHX_TOOL_TASK_OUTPUT)
+        rc = task_output_call(s, args, out_json);
+    else
+        rc = task_kill_call(s, args, out_json);
+    shx_json_free(args);
+    return rc;
+}

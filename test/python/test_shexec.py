@@ -1,0 +1,746 @@
+"""Tests of the Python binding (examples/python/shexec.py).
+
+    SHEXEC_LIB=lib/libshexec.so.1 python3 -m unittest discover -s test/python -v
+
+(from the repository root; without SHEXEC_LIB the binding finds
+lib/libshexec.so.1 relative to itself). Every test checks afterwards that no
+descriptor leaked and that no child process is left.
+"""
+import gc
+import os
+import random
+import re
+import select
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
+
+import shexec  # noqa: E402
+from shexec import Session  # noqa: E402
+
+
+def open_fds():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def children():
+    """Direct children of the calling thread (all tests run on one)."""
+    tid = threading.get_native_id() if hasattr(threading, "get_native_id") else os.getpid()
+    path = "/proc/self/task/%d/children" % tid
+    try:
+        with open(path) as f:
+            return [int(p) for p in f.read().split()]
+    except FileNotFoundError:  # kernel without CONFIG_PROC_CHILDREN
+        return []
+
+
+def gone(pid):
+    """The process does not exist any more, or is a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def wait_until(pred, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return pred()
+
+
+class Boom(Exception):
+    pass
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        gc.collect()
+        self.fds_before = open_fds()
+        self.assertEqual(children(), [], "children left before the test")
+
+    def tearDown(self):
+        self.doCleanups()          # close the sessions before checking
+        gc.collect()
+        self.assertEqual(children(), [], "child processes left behind")
+        self.assertEqual(open_fds(), self.fds_before, "descriptors leaked")
+
+    def session(self, **kw):
+        s = Session(**kw)
+        s.set_kill_grace_ms(200)
+        self.addCleanup(s.close)
+        return s
+
+    def pump_until(self, s, pred, timeout=5.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return True
+            s.wait(50)
+        return pred()
+
+
+class TestRuns(Base):
+    def test_echo_hello(self):
+        s = self.session()
+        r = s.run("echo hello")
+        self.assertEqual(r.stdout, b"hello\n")
+        self.assertEqual(r.text, "hello\n")
+        self.assertEqual(r.stderr, b"")
+        self.assertEqual(r.exit_code, 0)
+        self.assertEqual(r.state, "exited")
+        self.assertTrue(r.ok)
+        self.assertTrue(r.done)
+        self.assertEqual(r.signal, 0)
+        self.assertEqual(r.leftovers, "none")
+        self.assertIsNone(r.leftover_task)
+        self.assertGreaterEqual(r.duration_ms, 0)
+
+    def test_exit_code_is_data(self):
+        s = self.session()
+        r = s.run("exit 42")
+        self.assertEqual(r.state, "exited")
+        self.assertEqual(r.exit_code, 42)
+        self.assertFalse(r.ok)
+        self.assertEqual(s.run("false").exit_code, 1)
+
+    def test_stderr(self):
+        s = self.session()
+        r = s.run("echo out; echo err >&2")
+        self.assertEqual(r.stdout, b"out\n")
+        self.assertEqual(r.stderr, b"err\n")
+        self.assertEqual(r.stderr_text, "err\n")
+
+    def test_cd_persists(self):
+        s = self.session()
+        s.run("cd /tmp")
+        self.assertEqual(s.cwd, "/tmp")
+        self.assertEqual(s.run("pwd").stdout, b"/tmp\n")
+        # a run with its own cwd does not move the session
+        self.assertEqual(s.run("pwd", cwd="/").stdout, b"/\n")
+        self.assertEqual(s.cwd, "/tmp")
+        s.cwd = "/"
+        self.assertEqual(s.run("pwd").stdout, b"/\n")
+
+    def test_stdin_bytes(self):
+        s = self.session()
+        self.assertEqual(s.run("cat", stdin=b"a\0b\nc").stdout, b"a\0b\nc")
+        self.assertEqual(s.run("wc -c", stdin="\u00e9" * 3).stdout.strip(), b"6")
+        self.assertEqual(s.run("cat", stdin=b"").stdout, b"")
+        big = os.urandom(300000)
+        r = s.run("cat", stdin=big, output_limit=(1 << 20, "bytes", "head"))
+        self.assertEqual(r.stdout, big)
+
+    def test_binary_output_with_nuls(self):
+        s = self.session()
+        r = s.run(r"printf 'a\0b\0\377\n'")
+        self.assertEqual(r.stdout, b"a\x00b\x00\xff\n")
+        self.assertEqual(r.text, "a\x00b\x00\ufffd\n")
+
+    def test_output_limit(self):
+        s = self.session()
+        s.set_output_limit(10, "bytes", "head")
+        r = s.run("head -c 100 /dev/zero | tr '\\0' x")
+        self.assertTrue(r.stdout_truncated)
+        self.assertTrue(r.truncated)
+        self.assertFalse(r.stderr_truncated)
+        self.assertEqual(r.stdout_total, 100)
+        self.assertTrue(r.stdout.startswith(b"x" * 10 + b"\n[output truncated: 100 bytes"))
+        r = s.run("echo short")
+        self.assertFalse(r.truncated)
+
+    def test_timeout_keeps_partial_output(self):
+        s = self.session()
+        t0 = time.monotonic()
+        r = s.run("echo partial; sleep 30", timeout_ms=500)
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertEqual(r.state, "timed_out")
+        self.assertEqual(r.stdout, b"partial\n")
+        self.assertEqual(r.exit_code, -1)
+        self.assertIn(r.signal, (15, 9))
+
+    def test_streaming_callback(self):
+        s = self.session()
+        chunks = []
+        r = s.run("for i in $(seq 1 40); do echo line$i; sleep 0.002; done; echo oops >&2",
+                  on_output=lambda stream, data: chunks.append((stream, data)))
+        self.assertTrue(chunks)
+        for stream, data in chunks:
+            self.assertIn(stream, ("stdout", "stderr"))
+            self.assertIsInstance(data, bytes)
+        out = b"".join(d for st, d in chunks if st == "stdout")
+        err = b"".join(d for st, d in chunks if st == "stderr")
+        self.assertEqual(out, r.stdout)
+        self.assertEqual(out, b"".join(b"line%d\n" % i for i in range(1, 41)))
+        self.assertEqual(err, b"oops\n")
+
+    def test_callback_exception_propagates_and_kills(self):
+        s = self.session()
+        seen = []
+
+        def cb(stream, data):
+            seen.append(data)
+            raise Boom("from the callback")
+
+        t0 = time.monotonic()
+        with self.assertRaises(Boom) as ctx:
+            s.run("sh -c 'echo $$; exec sleep 30'", on_output=cb)
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertEqual(str(ctx.exception), "from the callback")
+        self.assertEqual(len(seen), 1)   # not called again after it raised
+        pid = int(seen[0].split()[0])
+        self.assertTrue(wait_until(lambda: gone(pid), 3), "the command still runs")
+        # the session is still usable
+        self.assertEqual(s.run("echo ok").stdout, b"ok\n")
+
+    def test_callback_cannot_reenter(self):
+        s = self.session()
+
+        def cb(stream, data):
+            s.run("echo nested")
+
+        with self.assertRaises(shexec.StateError):
+            s.run("echo outer; sleep 5", on_output=cb)
+
+        def closer(stream, data):
+            s.close()
+
+        with self.assertRaises(shexec.StateError):
+            s.run("echo outer; sleep 5", on_output=closer)
+        self.assertFalse(s.closed)
+
+    def test_pty(self):
+        s = self.session()
+        r = s.run("tty; [ -t 1 ] && echo isatty; echo err >&2", pty=True)
+        self.assertRegex(r.stdout, rb"^/dev/pts/\d+\n")
+        self.assertIn(b"isatty", r.stdout)
+        self.assertIn(b"err", r.stdout)    # merged
+        self.assertEqual(r.stderr, b"")
+        self.assertEqual(s.run("tty").stdout, b"not a tty\n")
+
+    def test_ansi_strip(self):
+        s = self.session()
+        cmd = r"printf '\033[31mred\033[0m\n'; printf 'progress 10%%\rprogress 100%%\n'"
+        self.assertEqual(s.run(cmd, ansi_strip=True).stdout, b"red\nprogress 100%\n")
+        self.assertIn(b"\x1b[31m", s.run(cmd).stdout)
+
+    def test_start_run_with_stdin(self):
+        s = self.session()
+        r = s.start_run("tr a-z A-Z", stdin=True)
+        self.assertFalse(r.done)
+        self.assertEqual(r.state, "running")
+        r.write("hello ")
+        r.write(b"world\n")
+        r.close_stdin()
+        self.assertTrue(r.wait(5000))
+        self.assertEqual(r.stdout, b"HELLO WORLD\n")
+        with self.assertRaises(shexec.PipeError):
+            r.write(b"late")
+
+    def test_cancel_live_run(self):
+        s = self.session()
+        r = s.start_run("echo started; sleep 30")
+        self.assertFalse(r.wait(200))
+        r.cancel()
+        self.assertTrue(r.wait(3000))
+        self.assertEqual(r.state, "cancelled")
+        self.assertEqual(r.stdout, b"started\n")
+
+    def test_host_event_loop(self):
+        s = self.session()
+        r = s.start_run("sleep 0.1; echo hi")
+        end = time.monotonic() + 5
+        while not r.done and time.monotonic() < end:
+            fds, tmo = s.pollfds()
+            self.assertTrue(fds)
+            p = select.poll()
+            for fd, ev in fds:
+                p.register(fd, ev)
+            ready = p.poll(tmo if tmo >= 0 else 1000)
+            s.process(ready)
+        self.assertTrue(r.done)
+        self.assertEqual(r.stdout, b"hi\n")
+        self.assertEqual(s.pollfds(), ([], -1))
+
+
+class TestTasks(Base):
+    def test_task_lifecycle(self):
+        s = self.session()
+        t = s.start_task("echo one; read line; echo got:$line; sleep 30", stdin=True)
+        self.assertRegex(t.id, r"^t[0-9a-f]{12}$")
+        self.assertEqual(t.state, "running")
+        self.assertFalse(t.done)
+        got = []
+        self.assertTrue(self.pump_until(s, lambda: got.append(t.read()) or b"one\n" in b"".join(got)))
+        self.assertEqual(b"".join(got), b"one\n")
+        self.assertEqual(t.read(), b"")          # only what is new
+        t.write(b"hi\n")
+        got = []
+        self.assertTrue(self.pump_until(s, lambda: got.append(t.read()) or b"got:hi\n" in b"".join(got)))
+        self.assertEqual(b"".join(got), b"got:hi\n")
+        self.assertEqual(t.output(), b"one\ngot:hi\n")  # everything so far
+        self.assertEqual(t.output("stderr"), b"")
+        self.assertIs(s.find_task(t.id), t)
+        t.kill()
+        self.assertTrue(t.wait(3000))
+        self.assertTrue(t.done)
+        self.assertEqual(t.state, "killed")
+        self.assertEqual(t.exit_code, -1)
+        t.free()
+        self.assertFalse(t.alive)
+        with self.assertRaises(shexec.NoTaskError):
+            s.find_task(t.id)
+
+    def test_task_exit_code(self):
+        s = self.session()
+        with s.start_task("echo x; echo y >&2; exit 3") as t:
+            self.assertTrue(t.wait(5000))
+            self.assertEqual(t.state, "exited")
+            self.assertEqual(t.exit_code, 3)
+            self.assertEqual(t.output(), b"x\n")
+            self.assertEqual(t.read("stderr"), b"y\n")
+        self.assertFalse(t.alive)
+
+    def test_task_does_not_move_cwd(self):
+        s = self.session()
+        s.set_cwd("/")
+        t = s.start_task("cd /tmp && pwd", cwd="/")
+        t.wait(5000)
+        self.assertEqual(t.output(), b"/tmp\n")
+        self.assertEqual(s.cwd, "/")
+
+    def test_task_limit(self):
+        s = self.session()
+        s.set_max_tasks(1)
+        t = s.start_task("sleep 30")
+        with self.assertRaises(shexec.LimitError) as ctx:
+            s.start_task("sleep 30")
+        e = ctx.exception
+        self.assertEqual(e.code, shexec.ELIMIT)
+        self.assertEqual(e.name, "SHEXEC_ELIMIT")
+        self.assertIn("1", e.message)
+        t.free()
+        s.start_task("true").wait(5000)   # room again
+
+    def test_unknown_task(self):
+        s = self.session()
+        with self.assertRaises(shexec.NoTaskError) as ctx:
+            s.find_task("t000000000000")
+        self.assertEqual(ctx.exception.code, shexec.ENOTASK)
+        self.assertEqual(ctx.exception.name, "SHEXEC_ENOTASK")
+        self.assertIn("t000000000000", str(ctx.exception))
+        self.assertIsInstance(ctx.exception, LookupError)
+
+    def test_task_write_without_stdin(self):
+        s = self.session()
+        t = s.start_task("sleep 30")
+        with self.assertRaises(shexec.PipeError) as ctx:
+            t.write(b"x")
+        self.assertEqual(ctx.exception.code, shexec.EPIPE)
+        self.assertNotIn("unknown", ctx.exception.message)
+
+    def test_leftovers_adopted(self):
+        s = self.session()
+        r = s.run("(sleep 0.3; echo later) & echo started")
+        self.assertEqual(r.stdout, b"started\n")
+        self.assertEqual(r.leftovers, "adopted")
+        self.assertRegex(r.leftover_task, r"^t[0-9a-f]{12}$")
+        t = s.find_task(r.leftover_task)
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.output(), b"later\n")
+        self.assertEqual(t.exit_code, -1)
+
+    def test_leftovers_killed(self):
+        s = self.session()
+        s.set_leftovers("kill")
+        r = s.run("sleep 30 & echo $!")
+        self.assertTrue(wait_until(lambda: gone(int(r.stdout)), 3), "leftover not killed")
+        self.assertIsNone(r.leftover_task)
+        self.assertEqual(r.leftovers, "killed")
+
+    def test_task_callback_exception(self):
+        s = self.session()
+
+        def cb(stream, data):
+            raise Boom("task callback")
+
+        t = s.start_task("echo hi; sleep 30", on_output=cb)
+        with self.assertRaises(Boom):
+            t.wait(5000)
+        self.assertTrue(t.wait(3000))
+        self.assertEqual(t.state, "killed")
+        self.assertIsNone(t.callback_error)
+
+    def test_task_callback_streams(self):
+        s = self.session()
+        chunks = []
+        t = s.start_task("printf 'a\\0b'; echo e >&2",
+                         on_output=lambda st, d: chunks.append((st, d)))
+        t.wait(5000)
+        self.assertEqual(b"".join(d for st, d in chunks if st == "stdout"), b"a\0b")
+        self.assertEqual(b"".join(d for st, d in chunks if st == "stderr"), b"e\n")
+
+
+class TestEnv(Base):
+    def test_env_override(self):
+        s = self.session()
+        s.setenv("SHX_A", "1")
+        self.assertEqual(s.run('echo "$SHX_A $SHX_B"', env={"SHX_B": "2"}).stdout, b"1 2\n")
+        self.assertEqual(s.run('echo "${SHX_A-unset}"', env={"SHX_A": None}).stdout, b"unset\n")
+        s.unsetenv("SHX_A")
+        self.assertEqual(s.run('echo "${SHX_A-unset}"').stdout, b"unset\n")
+
+    def test_env_deny(self):
+        s = self.session()
+        s.setenv("LD_PRELOAD", "/nonexistent/evil.so")
+        r = s.run('echo "${LD_PRELOAD-unset}"')
+        self.assertEqual(r.stdout, b"unset\n")
+        self.assertEqual(r.stderr, b"")
+        os.environ["SHX_SECRET_TOKEN"] = "hunter2"
+        os.environ["SHX_SECRET_OK"] = "fine"
+        try:
+            s.env_deny("SHX_SECRET_*")
+            s.env_allow("SHX_SECRET_OK")
+            r = s.run('echo "${SHX_SECRET_TOKEN-unset} ${SHX_SECRET_OK-unset}"')
+            self.assertEqual(r.stdout, b"unset fine\n")
+        finally:
+            del os.environ["SHX_SECRET_TOKEN"]
+            del os.environ["SHX_SECRET_OK"]
+
+    def test_env_inherit_off(self):
+        os.environ["SHX_PROBE"] = "x"
+        try:
+            s = self.session(inherit_env=False, env={"SHX_MINE": "m"})
+            r = s.run('echo "${SHX_PROBE-unset} $SHX_MINE"')
+            self.assertEqual(r.stdout, b"unset m\n")
+        finally:
+            del os.environ["SHX_PROBE"]
+
+    def test_bad_env_name(self):
+        s = self.session()
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.setenv("A=B", "x")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.setenv("A\0B", "x")
+
+
+class TestErrors(Base):
+    def test_enocwd(self):
+        s = self.session()
+        before = s.cwd
+        with self.assertRaises(shexec.NoCwdError) as ctx:
+            s.set_cwd("/nonexistent/dir")
+        e = ctx.exception
+        self.assertIsInstance(e, shexec.ShexecError)
+        self.assertEqual(e.code, shexec.ENOCWD)
+        self.assertEqual(e.name, "SHEXEC_ENOCWD")
+        self.assertIn("/nonexistent/dir", e.message)
+        self.assertIn("/nonexistent/dir", str(e))
+        self.assertEqual(s.cwd, before)
+        with self.assertRaises(shexec.NoCwdError):
+            s.run("true", cwd="/nonexistent")
+
+    def test_nul_in_command(self):
+        s = self.session()
+        for cmd in ("echo a\0b", b"echo a\0b"):
+            with self.assertRaises(shexec.InvalidArgumentError) as ctx:
+                s.run(cmd)
+            self.assertEqual(ctx.exception.code, shexec.EINVAL)
+            self.assertEqual(ctx.exception.name, "SHEXEC_EINVAL")
+            self.assertIn("NUL", ctx.exception.message)
+            self.assertIsInstance(ctx.exception, ValueError)
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.start_task("echo a\0b")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.run("")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_cwd("/tmp\0/x")
+
+    def test_bad_arguments(self):
+        s = self.session()
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_timeouts(0, 10)
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_timeouts(10, 1 << 40)
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_output_limit(10, "words")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_leftovers("ignore")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.run("true", timeout_ms=0)
+
+    def test_codes_distinguishable(self):
+        classes = {shexec.EINVAL: shexec.InvalidArgumentError, shexec.ENOCWD: shexec.NoCwdError,
+                   shexec.ELIMIT: shexec.LimitError, shexec.ENOTASK: shexec.NoTaskError,
+                   shexec.EPIPE: shexec.PipeError, shexec.ESTATE: shexec.StateError}
+        self.assertEqual(len(set(classes.values())), len(classes))
+        for code in classes:
+            self.assertNotEqual(shexec.strerror(code), "unknown error")
+            self.assertTrue(shexec.error_name(code).startswith("SHEXEC_E"))
+        self.assertEqual(shexec.version().count("."), 2)
+
+    def test_closed_session(self):
+        s = Session()
+        s.close()
+        s.close()   # idempotent
+        self.assertTrue(s.closed)
+        with self.assertRaises(shexec.ClosedError) as ctx:
+            s.run("true")
+        self.assertEqual(ctx.exception.code, shexec.ESTATE)
+        with self.assertRaises(shexec.StateError):
+            s.cwd
+
+
+class TestLifetime(Base):
+    def test_close_session_before_task_wrappers(self):
+        s = Session()
+        s.set_kill_grace_ms(200)
+        t = s.start_task("echo hi; sleep 30")
+        t2 = s.start_task("sleep 30")
+        tid = t.id
+        s.close()
+        self.assertFalse(t.alive)
+        self.assertEqual(t.id, tid)
+        for op in (t.read, t.output, t.kill, t.close_stdin, lambda: t.state,
+                   lambda: t.done, lambda: t.write(b"x"), t.wait):
+            with self.assertRaises(shexec.ClosedError):
+                op()
+        t.free()   # idempotent, no crash
+        self.assertIn("dead", repr(t))
+        del s
+        gc.collect()
+        with self.assertRaises(shexec.ClosedError):
+            t2.read()
+        del t, t2
+        gc.collect()
+
+    def test_task_keeps_session_alive(self):
+        t = Session().start_task("echo hi")
+        gc.collect()
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.read(), b"hi\n")
+        t.session.close()
+        with self.assertRaises(shexec.ClosedError):
+            t.read()
+
+    def test_dropping_task_object_keeps_task(self):
+        s = self.session()
+        t = s.start_task("sleep 0.2; echo done")
+        tid = t.id
+        del t
+        gc.collect()
+        t = s.find_task(tid)
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.output(), b"done\n")
+
+    def test_dropped_live_run_is_terminated(self):
+        s = self.session()
+        r = s.start_run("sleep 30")
+        self.assertEqual(len(children()), 1)
+        del r
+        gc.collect()
+        self.assertEqual(children(), [])
+        self.assertEqual(s.run("echo still").stdout, b"still\n")
+
+    def test_session_closed_under_live_run(self):
+        s = Session()
+        s.set_kill_grace_ms(200)
+        r = s.start_run("echo x; sleep 30")
+        self.assertFalse(r.wait(300))
+        s.close()
+        self.assertTrue(r.done)
+        self.assertEqual(r.state, "cancelled")
+        self.assertEqual(r.stdout, b"x\n")
+        with self.assertRaises(shexec.PipeError):
+            r.write(b"x")
+        del s
+        gc.collect()
+        del r
+        gc.collect()
+
+    def test_gc_inside_callback(self):
+        s = self.session()
+        # The run dropped inside the callback is busy writing, so it is in the
+        # very poll round being dispatched: freeing it there (shexec_run_free
+        # from a callback) is a use-after-free in the library (seen with ASan).
+        holder = {"run": s.start_run("while :; do echo x; done"),
+                  "task_obj": s.start_task("true")}
+        collected = []
+
+        def cb(stream, data):
+            if holder:
+                holder.clear()   # the last references: a live run and a Task object
+                gc.collect()
+                collected.append(len(s._deferred))
+
+        r = s.run("echo a; sleep 0.05; echo b", on_output=cb)
+        self.assertEqual(r.stdout, b"a\nb\n")
+        self.assertEqual(collected, [1])     # the run was not freed inside the loop
+        self.assertEqual(s._deferred, [])    # ... but right after it
+        self.pump_until(s, lambda: len(children()) == 0, 3)
+        self.assertEqual(children(), [])
+
+    def test_objects_dropped_in_random_order(self):
+        rng = random.Random(1234)
+        for _ in range(3):
+            objs = []
+            for _ in range(2):
+                s = Session()
+                s.set_kill_grace_ms(100)
+                objs.append(s)
+                objs.append(s.start_task("sleep 30"))
+                objs.append(s.start_task("echo quick"))
+                objs.append(s.start_run("sleep 30"))
+                objs.append(s.start_run("echo x", stdin=True))
+                objs.append(s.run("echo done"))
+                objs.append(s.find_task(objs[-5].id))
+            del s
+            rng.shuffle(objs)
+            while objs:
+                o = objs.pop()
+                if rng.random() < 0.3 and isinstance(o, Session):
+                    o.close()
+                del o
+                if rng.random() < 0.5:
+                    gc.collect()
+            gc.collect()
+            self.assertEqual(children(), [])
+
+    def test_run_result_outlives_session(self):
+        with Session() as s:
+            r = s.run("echo kept")
+        del s
+        gc.collect()
+        self.assertEqual(r.stdout, b"kept\n")
+        self.assertEqual(r.exit_code, 0)
+
+    def test_interpreter_exit_without_close(self):
+        script = textwrap.dedent("""
+            import sys
+            sys.path.insert(0, %r)
+            import shexec
+            s = shexec.Session()
+            s.set_kill_grace_ms(100)
+            t = s.start_task("echo $$; exec sleep 300")
+            t.wait(300)
+            print(int(t.read()), flush=True)
+            r = s.start_run("sleep 300")          # live at exit
+            s2 = shexec.Session()
+            t2 = s2.start_task("sleep 300")
+            del s2                                # only the task holds it
+            cycle = [s, t]; cycle.append(cycle)   # garbage with a cycle
+            global keep
+            keep = r
+        """) % os.path.join(ROOT, "examples", "python")
+        env = dict(os.environ)
+        p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env, timeout=20)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, b"")
+        pid = int(p.stdout)
+        self.assertTrue(wait_until(lambda: gone(pid), 3), "task survived the interpreter")
+
+
+class TestHostIntegration(Base):
+    def test_signal_interrupts_run(self):
+        # a Python signal handler that raises (like Ctrl-C's KeyboardInterrupt)
+        # stops Session.run() promptly and leaves nothing running
+        import signal
+
+        def handler(signum, frame):
+            raise Boom("interrupted")
+
+        old = signal.signal(signal.SIGALRM, handler)
+        try:
+            s = self.session()
+            t0 = time.monotonic()
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with self.assertRaises(Boom):
+                s.run("sleep 30")
+            self.assertLess(time.monotonic() - t0, 3)
+            self.assertEqual(children(), [])
+            self.assertEqual(s.run("echo after").stdout, b"after\n")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+    def test_fork_child_leaves_parent_commands_alone(self):
+        s = self.session()
+        t = s.start_task("sleep 30")
+        r = s.start_run("sleep 30")
+        pid = os.fork()
+        if pid == 0:  # child: drop and close everything, run the exit hooks
+            code = 1
+            try:
+                try:
+                    t.read()
+                except shexec.ClosedError:
+                    code = 0
+                del r
+                gc.collect()
+                s.close()
+                shexec._close_all_sessions()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.WEXITSTATUS(status), 0)
+        self.assertEqual(t.state, "running")
+        self.assertEqual(r.state, "running")
+        self.assertFalse(r.wait(100))
+        r.close()
+        t.free()
+
+    def test_threads_share_a_session_safely(self):
+        s = self.session()
+        errors = []
+
+        def worker(n):
+            try:
+                for i in range(5):
+                    r = s.run("echo %d-%d" % (n, i))
+                    if r.stdout != b"%d-%d\n" % (n, i):
+                        errors.append(r.stdout)
+            except BaseException as e:  # pragma: no cover
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(20)
+        self.assertEqual(errors, [])
+
+
+class TestResources(Base):
+    def test_no_fd_leak(self):
+        before = open_fds()
+        for _ in range(3):
+            with Session() as s:
+                s.set_kill_grace_ms(100)
+                s.run("echo x")
+                s.run("tty", pty=True)
+                s.run("cat", stdin=b"data")
+                t = s.start_task("cat", stdin=True)
+                t.write(b"hello")
+                s.start_task("sleep 30", pty=True)
+                r = s.start_run("sleep 30")
+                s.run("(sleep 30) & echo bg")
+        del s, t, r
+        gc.collect()
+        self.assertEqual(open_fds(), before)
+        self.assertEqual(children(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
