@@ -106,7 +106,8 @@ cmocka-present:
 	fi
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
-SCRIPT_TESTS := test/test_abi.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh
+SCRIPT_TESTS := test/test_abi.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
+  test/test_tool_schema.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),examples/poll-host/poll_host)
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \

@@ -50,6 +50,7 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
 
 import atexit
 import ctypes
+import json
 import ctypes.util
 import os
 import sys
@@ -63,7 +64,7 @@ __all__ = [
     "SpawnError", "SysError", "StateError", "ClosedError", "TooBigError",
     "LimitError", "NoTaskError", "PipeError",
     "OK", "EINVAL", "ENOMEM", "ENOCWD", "ESPAWN", "ESYS", "ESTATE", "E2BIG",
-    "ELIMIT", "ENOTASK", "EPIPE", "STDOUT", "STDERR",
+    "ELIMIT", "ENOTASK", "EPIPE", "ENOTOOL", "ToolNotAvailableError", "STDOUT", "STDERR",
 ]
 
 # --------------------------------------------------------------------------
@@ -81,18 +82,20 @@ E2BIG = -7
 ELIMIT = -8
 ENOTASK = -9
 EPIPE = -10
+ENOTOOL = -11
 
 _ERROR_NAMES = {
     OK: "SHEXEC_OK", EINVAL: "SHEXEC_EINVAL", ENOMEM: "SHEXEC_ENOMEM",
     ENOCWD: "SHEXEC_ENOCWD", ESPAWN: "SHEXEC_ESPAWN", ESYS: "SHEXEC_ESYS",
     ESTATE: "SHEXEC_ESTATE", E2BIG: "SHEXEC_E2BIG", ELIMIT: "SHEXEC_ELIMIT",
-    ENOTASK: "SHEXEC_ENOTASK", EPIPE: "SHEXEC_EPIPE",
+    ENOTASK: "SHEXEC_ENOTASK", EPIPE: "SHEXEC_EPIPE", ENOTOOL: "SHEXEC_ENOTOOL",
 }
 # Used when the library's shexec_strerror() has no text of its own for a code.
 _FALLBACK_TEXT = {
     ELIMIT: "too many background tasks",
     ENOTASK: "no task has that id",
     EPIPE: "input cannot be written",
+    ENOTOOL: "tool not available",
 }
 
 STDOUT = 1
@@ -246,6 +249,14 @@ _PROTOTYPES = {
     "shexec_task_close_stdin": (_int, [_vp]),
     "shexec_task_kill": (_int, [_vp]),
     "shexec_task_free": (None, [_vp]),
+    # tools
+    "shexec_tool_has": (_int, [_vp, _str]),
+    "shexec_tool_enabled": (_int, [_vp, _str]),
+    "shexec_tool_enable": (_int, [_vp, _str, _int]),
+    "shexec_tool_rename": (_int, [_vp, _str, _str]),
+    "shexec_tool_list": (_int, [_vp, _pvp]),
+    "shexec_tool_call": (_int, [_vp, _str, _str, _pvp]),
+    "shexec_free": (None, [_vp]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():
@@ -336,11 +347,27 @@ class PipeError(ShexecError):
     """SHEXEC_EPIPE: stdin not enabled, already closed, or the process ended."""
 
 
+class ToolNotAvailableError(ShexecError):
+    """SHEXEC_ENOTOOL: no tool of that name, or it is not enabled."""
+
+
+
 _ERROR_CLASSES = {
     EINVAL: InvalidArgumentError, ENOMEM: OutOfMemoryError, ENOCWD: NoCwdError,
     ESPAWN: SpawnError, ESYS: SysError, ESTATE: StateError, E2BIG: TooBigError,
     ELIMIT: LimitError, ENOTASK: NoTaskError, EPIPE: PipeError,
+    ENOTOOL: ToolNotAvailableError,
 }
+
+
+def _take_json(ptr):
+    """Decode and free a JSON string the library handed out."""
+    if not ptr:
+        return None
+    try:
+        return json.loads(ctypes.string_at(ptr).decode("utf-8"))
+    finally:
+        _lib.shexec_free(ptr)
 
 
 def _error(code, message=None):
@@ -922,6 +949,61 @@ class Session(object):
             task = Task(self, core)
             self._task_wrappers[tp] = task
             return task
+
+    # -- tools: the shell as tools handed to a model -------------------------
+
+    def has_tool(self, name):
+        """True when the registry has a tool exposed under `name`."""
+        with self._guard():
+            return bool(_lib.shexec_tool_has(self._live(), _cstr(name, "tool name")))
+
+    def tool_enabled(self, name):
+        """True when that tool is enabled (tools are registered disabled)."""
+        with self._guard():
+            return bool(_lib.shexec_tool_enabled(self._live(), _cstr(name, "tool name")))
+
+    def enable_tool(self, name, enabled=True):
+        """Enable (or disable) a tool by its exposed name."""
+        with self._guard():
+            sp = self._live()
+            _check(_lib.shexec_tool_enable(sp, _cstr(name, "tool name"), 1 if enabled else 0), sp)
+
+    def rename_tool(self, name, new_name):
+        """Expose a tool under another name (e.g. "bash" as "run_bash")."""
+        with self._guard():
+            sp = self._live()
+            _check(_lib.shexec_tool_rename(sp, _cstr(name, "tool name"),
+                                           _cstr(new_name, "tool name")), sp)
+
+    def tools(self):
+        """The enabled tools: [{"name", "description", "inputSchema"}, ...]."""
+        with self._guard():
+            sp = self._live()
+            out = ctypes.c_void_p()
+            _check(_lib.shexec_tool_list(sp, ctypes.byref(out)), sp)
+            return _take_json(out.value)
+
+    def call_tool(self, name, arguments=None):
+        """Call a tool with JSON arguments (a dict, or a JSON string as a model
+        wrote it). Returns the result dict; errors the model should read come
+        back as {"error": ...} rather than as exceptions. Tasks that the tool
+        layer reads to completion or kills are freed by it: do not keep Task
+        objects for them."""
+        if arguments is None:
+            text = "{}"
+        elif isinstance(arguments, (str, bytes)):
+            text = arguments
+        else:
+            text = json.dumps(arguments)
+        with self._guard():
+            sp = self._live()
+            out = ctypes.c_void_p()
+            rc = self._pump_call(_lib.shexec_tool_call, sp, _cstr(name, "tool name"),
+                                 _cstr(text, "arguments"), ctypes.byref(out))
+            result = _take_json(out.value)
+            if result is None:
+                _check(rc, sp)
+            return result
 
     def _forget_task(self, core):
         tp = core.ptr

@@ -1,0 +1,76 @@
+"""The tool layer seen from a model host: the listed schemas are valid JSON
+Schema (draft 2020-12, checked with the jsonschema package), accept the
+arguments they should and refuse the rest, and the seed scenarios hold
+through the Python binding (registered disabled, "Tool not available",
+enable, run, rename)."""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
+
+import shexec  # noqa: E402
+from jsonschema import Draft202012Validator  # noqa: E402
+
+
+class ToolSchemas(unittest.TestCase):
+    def setUp(self):
+        self.s = shexec.Session(cwd="/")
+        self.addCleanup(self.s.close)
+
+    def test_disabled_until_enabled(self):
+        s = self.s
+        self.assertTrue(s.has_tool("bash"))
+        self.assertFalse(s.tool_enabled("bash"))
+        self.assertEqual(s.tools(), [])
+        self.assertEqual(s.call_tool("bash", {"command": "echo test"}),
+                         {"error": "Tool not available: bash"})
+        s.enable_tool("bash")
+        r = s.call_tool("bash", {"command": "echo test"})
+        self.assertEqual(r["stdout"], "test\n")
+        self.assertEqual(r["exit_code"], 0)
+        s.rename_tool("bash", "run_bash")
+        self.assertEqual(s.call_tool("bash", '{"command":"echo x"}'),
+                         {"error": "Tool not available: bash"})
+        self.assertEqual(s.call_tool("run_bash", '{"command":"echo x"}')["stdout"], "x\n")
+        with self.assertRaises(shexec.ToolNotAvailableError):
+            s.enable_tool("no_such_tool")
+
+    def test_schemas_are_valid_and_strict(self):
+        s = self.s
+        for name in ("bash", "task_output", "task_kill"):
+            s.enable_tool(name)
+        tools = {t["name"]: t for t in s.tools()}
+        self.assertEqual(sorted(tools), ["bash", "task_kill", "task_output"])
+        for t in tools.values():
+            self.assertTrue(t["description"])
+            Draft202012Validator.check_schema(t["inputSchema"])
+            self.assertEqual(t["inputSchema"]["type"], "object")
+            self.assertIs(t["inputSchema"]["additionalProperties"], False)
+        bash = Draft202012Validator(tools["bash"]["inputSchema"])
+        good = [{"command": "ls"},
+                {"command": "ls", "timeout": 5000, "run_in_background": False,
+                 "cwd": "/tmp", "env": {"A": "b"}, "pty": True}]
+        bad = [{}, {"command": ""}, {"command": 1}, {"command": "ls", "timeout": 0},
+               {"command": "ls", "timeout": 900000}, {"command": "ls", "env": {"A": 1}},
+               {"command": "ls", "extra": 1}, {"command": "ls", "timeout": 1.5}]
+        for args in good:
+            self.assertEqual(list(bash.iter_errors(args)), [], args)
+            # what the schema accepts, the tool accepts
+            if not args.get("pty"):
+                self.assertNotIn("error", s.call_tool("bash", args), args)
+        for args in bad:
+            self.assertNotEqual(list(bash.iter_errors(args)), [], args)
+            # and what it refuses, the tool refuses too (900000 is clamped instead)
+            if args.get("timeout") != 900000:
+                self.assertIn("error", s.call_tool("bash", args), args)
+        out = Draft202012Validator(tools["task_output"]["inputSchema"])
+        self.assertEqual(list(out.iter_errors({"task_id": "t1", "new_only": True})), [])
+        self.assertNotEqual(list(out.iter_errors({"new_only": True})), [])
+        kill = Draft202012Validator(tools["task_kill"]["inputSchema"])
+        self.assertNotEqual(list(kill.iter_errors({"task_id": "t1", "new_only": True})), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

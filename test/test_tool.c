@@ -1,0 +1,322 @@
+/*
+ * test_tool.c - the tool layer: registry (registered disabled, enable,
+ * rename), the JSON call for bash / task_output / task_kill, and errors as
+ * results a model can read. Every result must be strict, valid JSON.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "shexec.h"
+#include "testutil.h"
+
+static shx_json *last;
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shx_json_free(last);
+    last = NULL;
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+static void enable_all(shexec_session *s)
+{
+    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_enable(s, "task_output", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_enable(s, "task_kill", 1), SHEXEC_OK);
+}
+
+/* Call, check the return code, parse the result strictly (kept in `last`). */
+static const shx_json *call(shexec_session *s, const char *tool, const char *args, int want_rc)
+{
+    char *out = NULL;
+    int rc = shexec_tool_call(s, tool, args, &out);
+    if (rc != want_rc)
+        fail_msg("%s %s: rc %d, expected %d: %s", tool, args, rc, want_rc, out ? out : "(null)");
+    assert_non_null(out);
+    shx_json_free(last);
+    last = NULL;
+    shx_buf err = SHX_BUF_INIT;
+    if (shx_json_parse(&last, out, strlen(out), NULL, &err) != SHEXEC_OK)
+        fail_msg("result is not valid JSON: %s (%s)", out, err.data);
+    shx_buf_free(&err);
+    shexec_free(out);
+    assert_true(shx_json_is(last, SHX_JSON_OBJECT));
+    return last;
+}
+
+static const char *str(const shx_json *o, const char *key)
+{
+    const shx_json *v = shx_json_get(o, key);
+    if (!v || !shx_json_is(v, SHX_JSON_STRING))
+        fail_msg("no string \"%s\" in result", key);
+    return shx_json_string(v, NULL);
+}
+
+static int64_t num(const shx_json *o, const char *key)
+{
+    int64_t v = 0;
+    if (shx_json_int64(shx_json_get(o, key), &v) != SHEXEC_OK)
+        fail_msg("no integer \"%s\" in result", key);
+    return v;
+}
+
+static int flag(const shx_json *o, const char *key)
+{
+    int v = -1;
+    if (shx_json_bool(shx_json_get(o, key), &v) != SHEXEC_OK)
+        fail_msg("no boolean \"%s\" in result", key);
+    return v;
+}
+
+static void test_registered_disabled_then_enabled(void **state)
+{
+    shexec_session *s = *state;
+    assert_true(shexec_tool_has(s, "bash"));
+    assert_false(shexec_tool_enabled(s, "bash"));
+    assert_false(shexec_tool_has(s, "rm_rf"));
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_ENOTOOL);
+    assert_string_equal(str(r, "error"), "Tool not available: bash");
+    char *list = NULL;
+    assert_int_equal(shexec_tool_list(s, &list), SHEXEC_OK);
+    assert_string_equal(list, "[]");
+    shexec_free(list);
+
+    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
+    assert_true(shexec_tool_enabled(s, "bash"));
+    r = call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "test\n");
+    assert_string_equal(str(r, "stderr"), "");
+    assert_int_equal(num(r, "exit_code"), 0);
+    assert_false(flag(r, "timed_out"));
+    assert_string_equal(str(r, "cwd"), "/");
+    assert_int_equal(shexec_tool_enable(s, "nope", 1), SHEXEC_ENOTOOL);
+    assert_int_equal(shexec_tool_enable(s, "bash", 0), SHEXEC_OK);
+    call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_ENOTOOL);
+}
+
+static void test_rename_and_list(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_tool_rename(s, "bash", "run_bash"), SHEXEC_OK);
+    assert_true(shexec_tool_has(s, "run_bash"));
+    assert_false(shexec_tool_has(s, "bash"));
+    assert_true(shexec_tool_enabled(s, "run_bash"));
+    assert_int_equal(shexec_tool_rename(s, "run_bash", "bad name"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_rename(s, "run_bash", "task_kill"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_rename(s, "bash", "x"), SHEXEC_ENOTOOL);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo x\"}", SHEXEC_ENOTOOL);
+    assert_string_equal(str(r, "error"), "Tool not available: bash");
+    r = call(s, "run_bash", "{\"command\":\"echo y\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "y\n");
+
+    assert_int_equal(shexec_tool_enable(s, "task_kill", 0), SHEXEC_OK);
+    char *list = NULL;
+    assert_int_equal(shexec_tool_list(s, &list), SHEXEC_OK);
+    shx_json *tools = NULL;
+    assert_int_equal(shx_json_parse(&tools, list, strlen(list), NULL, NULL), SHEXEC_OK);
+    assert_int_equal(shx_json_count(tools), 2);
+    const shx_json *bash = shx_json_item(tools, 0);
+    assert_string_equal(shx_json_string(shx_json_get(bash, "name"), NULL), "run_bash");
+    assert_non_null(strstr(shx_json_string(shx_json_get(bash, "description"), NULL), "task_output"));
+    const shx_json *schema = shx_json_get(bash, "inputSchema");
+    assert_string_equal(shx_json_string(shx_json_get(schema, "type"), NULL), "object");
+    int extra = 1;
+    assert_int_equal(shx_json_bool(shx_json_get(schema, "additionalProperties"), &extra), SHEXEC_OK);
+    assert_false(extra);
+    assert_string_equal(shx_json_string(shx_json_item(shx_json_get(schema, "required"), 0), NULL),
+                        "command");
+    const shx_json *props = shx_json_get(schema, "properties");
+    const char *names[] = {"command", "timeout", "run_in_background", "cwd", "env", "pty"};
+    for (size_t i = 0; i < 6; i++)
+        assert_non_null(shx_json_get(props, names[i]));
+    assert_string_equal(shx_json_string(shx_json_get(shx_json_item(tools, 1), "name"), NULL),
+                        "task_output");
+    shx_json_free(tools);
+    shexec_free(list);
+}
+
+static void test_bash_results(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo err >&2; exit 42\"}", SHEXEC_OK);
+    assert_int_equal(num(r, "exit_code"), 42); /* data, not an error */
+    assert_string_equal(str(r, "stderr"), "err\n");
+    r = call(s, "bash", "{\"command\":\"cd /tmp\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "cwd"), "/tmp");
+    r = call(s, "bash", "{\"command\":\"pwd; echo $FOO\",\"cwd\":\"/usr\",\"env\":{\"FOO\":\"bar\"}}",
+             SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "/usr\nbar\n");
+    assert_string_equal(str(r, "cwd"), "/tmp"); /* a per-call cwd does not move the session */
+    /* invalid UTF-8 becomes U+FFFD: the result is still valid JSON */
+    r = call(s, "bash", "{\"command\":\"printf 'a\\\\377b'\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "a\xef\xbf\xbd" "b");
+    r = call(s, "bash", "{\"command\":\"tty\",\"pty\":true}", SHEXEC_OK);
+    assert_true(strncmp(str(r, "stdout"), "/dev/pts/", 9) == 0);
+    r = call(s, "bash", "{\"command\":\"sleep 30 & echo started\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "started\n");
+    const char *left = str(r, "leftover_task_id");
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", left);
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "killed");
+}
+
+static void test_timeout_result(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    int64_t t0 = tu_now_ms();
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo partial; sleep 30\",\"timeout\":500}",
+                             SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 4000);
+    assert_int_equal(num(r, "exit_code"), -1);
+    assert_true(flag(r, "timed_out"));
+    assert_string_equal(str(r, "stdout"), "partial\n");
+    assert_string_equal(str(r, "stderr"), "Command timed out after 500 ms\n");
+    /* over the maximum: clamped (and said so in the message) */
+    assert_int_equal(shexec_session_set_timeouts(s, 200, 300), SHEXEC_OK);
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"timeout\":900000}", SHEXEC_OK);
+    assert_string_equal(str(r, "stderr"), "Command timed out after 300 ms\n");
+}
+
+static void test_truncation_50kb_bytes(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_output_limit(s, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"head -c 80000 /dev/zero | tr '\\\\0' z\"}",
+                             SHEXEC_OK);
+    const shx_json *tr = shx_json_get(r, "truncated");
+    assert_true(flag(tr, "stdout"));
+    assert_false(flag(tr, "stderr"));
+    const char *out = str(r, "stdout");
+    assert_non_null(strstr(out, "[output truncated: 80000 bytes in total, the first 51200 shown]"));
+}
+
+static void test_argument_errors(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    struct {
+        const char *args;
+        const char *msg;
+    } cases[] = {
+        {"{}", "missing required argument \"command\""},
+        {"{\"command\":\"\"}", "argument \"command\" is empty"},
+        {"{\"command\":42}", "argument \"command\" must be a string"},
+        {"{\"command\":\"x\",\"timeout\":\"5\"}", "argument \"timeout\" must be a number"},
+        {"{\"command\":\"x\",\"timeout\":1.5}", "whole number"},
+        {"{\"command\":\"x\",\"timeout\":0}", "whole number"},
+        {"{\"command\":\"x\",\"run_in_background\":\"yes\"}", "must be a boolean"},
+        {"{\"command\":\"x\",\"env\":{\"A\":1}}", "env values must be strings"},
+        {"{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}", "invalid environment variable name"},
+        {"{\"command\":\"x\",\"rm\":true}", "unknown argument \"rm\""},
+        {"{\"command\":\"a\\u0000b\"}", "NUL"},
+        {"{\"command\":\"x\",\"command\":\"y\"}", "invalid JSON"},
+        {"{\"command\":\"x\"", "invalid JSON"},
+        {"[\"echo\"]", "must be a JSON object"},
+        {"not json", "invalid JSON"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const shx_json *r = call(s, "bash", cases[i].args, SHEXEC_EINVAL);
+        if (!strstr(str(r, "error"), cases[i].msg))
+            fail_msg("%s: error [%s] lacks [%s]", cases[i].args, str(r, "error"), cases[i].msg);
+    }
+    const shx_json *r = call(s, "bash", "{\"command\":\"ls\",\"cwd\":\"/nonexistent\"}", SHEXEC_ENOCWD);
+    assert_non_null(strstr(str(r, "error"), "/nonexistent"));
+    r = call(s, "task_output", "{}", SHEXEC_EINVAL);
+    r = call(s, "task_output", "{\"task_id\":\"t000000000000\"}", SHEXEC_ENOTASK);
+    assert_string_equal(str(r, "error"), "Task not found: t000000000000");
+    r = call(s, "task_kill", "{\"task_id\":\"x\",\"new_only\":true}", SHEXEC_EINVAL);
+    char *out = (char *)1;
+    assert_int_equal(shexec_tool_call(NULL, "bash", "{}", &out), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_call(s, "bash", "{}", NULL), SHEXEC_EINVAL);
+}
+
+static void test_background_tasks(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo one; sleep 0.5; echo two; exit 3\","
+                                        "\"run_in_background\":true}",
+                             SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    char args[128], args_new[160];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", str(r, "task_id"));
+    snprintf(args_new, sizeof args_new, "{\"task_id\":\"%s\",\"new_only\":true}", str(r, "task_id"));
+    int64_t end = tu_now_ms() + 5000;
+    for (;;) {
+        r = call(s, "task_output", args, SHEXEC_OK);
+        assert_string_equal(str(r, "status"), "running");
+        assert_null(shx_json_get(r, "exit_code"));
+        if (strcmp(str(r, "stdout"), "one\n") == 0)
+            break;
+        assert_true(tu_now_ms() < end);
+        shexec_session_wait(s, 50);
+    }
+    r = call(s, "task_output", args_new, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "one\n");
+    r = call(s, "task_output", args_new, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "");
+    shexec_session_wait(s, 2000);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "one\ntwo\n");
+    assert_int_equal(num(r, "exit_code"), 3);
+    /* single read: the completed task is gone */
+    call(s, "task_output", args, SHEXEC_ENOTASK);
+
+    /* the task limit, as a result */
+    assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    char ids[2][32];
+    for (int i = 0; i < 2; i++) {
+        r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_OK);
+        snprintf(ids[i], sizeof ids[i], "%s", str(r, "task_id"));
+    }
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    assert_non_null(strstr(str(r, "error"), "2"));
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", ids[i]);
+        r = call(s, "task_kill", args, SHEXEC_OK);
+        assert_string_equal(str(r, "status"), "killed");
+        call(s, "task_kill", args, SHEXEC_ENOTASK);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_registered_disabled_then_enabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_and_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bash_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncation_50kb_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_tasks, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
+}
