@@ -119,6 +119,18 @@ static void close_pair(int fds[2])
     fds[0] = fds[1] = -1;
 }
 
+/* Everything shx_spawn opened for the child, on a failure path. */
+static void close_ends(int outp[2], int errp[2], int inp[2], int master, int master_in)
+{
+    close_pair(outp);
+    close_pair(errp);
+    close_pair(inp);
+    if (master >= 0)
+        close(master);
+    if (master_in >= 0)
+        close(master_in);
+}
+
 static int sys_error(shx_buf *err, const char *what, int e)
 {
     shx_buf_clear(err);
@@ -176,13 +188,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             posix_spawn_file_actions_destroy(&fa);
     }
     if (rc != 0) {
-        close_pair(outp);
-        close_pair(errp);
-        close_pair(inp);
-        if (master >= 0) {
-            close(master);
-            close(master_in);
-        }
+        close_ends(outp, errp, inp, master, master_in);
         return sys_error(err, fa_ok ? "posix_spawnattr_init" : "posix_spawn_file_actions_init", rc);
     }
 
@@ -228,13 +234,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
-        close_pair(outp);
-        close_pair(errp);
-        close_pair(inp);
-        if (master >= 0) {
-            close(master);
-            close(master_in);
-        }
+        close_ends(outp, errp, inp, master, master_in);
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
@@ -242,23 +242,16 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     rc = posix_spawn(&pid, req->path, &fa, &attr, req->argv, req->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    /* the child's ends are the child's now */
     if (outp[1] >= 0)
         close(outp[1]);
     if (errp[1] >= 0)
         close(errp[1]);
     if (inp[0] >= 0)
         close(inp[0]);
+    outp[1] = errp[1] = inp[0] = -1;
     if (rc != 0) {
-        if (outp[0] >= 0)
-            close(outp[0]);
-        if (errp[0] >= 0)
-            close(errp[0]);
-        if (inp[1] >= 0)
-            close(inp[1]);
-        if (master >= 0) {
-            close(master);
-            close(master_in);
-        }
+        close_ends(outp, errp, inp, master, master_in);
         shx_buf_clear(err);
         struct stat st;
         if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -277,6 +277,16 @@ static int string_arg(shexec_session *s, const shx_json *v, const char *what, co
     return SHEXEC_OK;
 }
 
+/* A required, NUL-free string argument. */
+static int required_string(shexec_session *s, const shx_json *args, const char *name,
+                           const char **str, char **out)
+{
+    const shx_json *v = shx_json_get(args, name);
+    if (!v)
+        return error_result(s, SHEXEC_EINVAL, out, "missing required argument \"%s\"", name);
+    return string_arg(s, v, name, str, out);
+}
+
 static void put_output(shx_buf *b, const char *key, const char *data, size_t len)
 {
     shx_buf_putc(b, ',');
@@ -295,11 +305,8 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     int rc = check_fields(s, args, fields, sizeof fields / sizeof *fields, out);
     if (rc != SHEXEC_OK)
         return rc;
-    const shx_json *jcmd = shx_json_get(args, "command");
-    if (!jcmd)
-        return error_result(s, SHEXEC_EINVAL, out, "missing required argument \"command\"");
-    const char *command;
-    if ((rc = string_arg(s, jcmd, "command", &command, out)) != SHEXEC_OK)
+    const char *command = NULL;
+    if ((rc = required_string(s, args, "command", &command, out)) != SHEXEC_OK)
         return rc;
     if (!*command)
         return error_result(s, SHEXEC_EINVAL, out, "argument \"command\" is empty");
@@ -461,11 +468,8 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
     int rc = check_fields(s, args, fields, with_new_only ? 2 : 1, out);
     if (rc != SHEXEC_OK)
         return rc;
-    const shx_json *jid = shx_json_get(args, "task_id");
-    if (!jid)
-        return error_result(s, SHEXEC_EINVAL, out, "missing required argument \"task_id\"");
-    const char *id;
-    if ((rc = string_arg(s, jid, "task_id", &id, out)) != SHEXEC_OK)
+    const char *id = NULL;
+    if ((rc = required_string(s, args, "task_id", &id, out)) != SHEXEC_OK)
         return rc;
     *new_only = 0;
     shx_json_bool(shx_json_get(args, "new_only"), new_only);
