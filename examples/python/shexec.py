@@ -391,6 +391,38 @@ def _check(rc, sptr):
 # Argument conversion
 # --------------------------------------------------------------------------
 
+def _configure(kind, handle, sp, timeout_ms, cwd, env, output_limit, pty, pty_size,
+               ansi_strip, stdin):
+    """Apply the settings runs and tasks share, through shexec_run_* or
+    shexec_task_* (`kind`). Returns the bytes to feed to stdin once started
+    (None when there are none)."""
+    def setter(name):
+        return getattr(_lib, "shexec_%s_%s" % (kind, name))
+    if timeout_ms is not None:
+        _check(setter("set_timeout_ms")(handle, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
+    if cwd is not None:
+        _check(setter("set_cwd")(handle, _cstr(cwd, "working directory")), sp)
+    for k, v in (env or {}).items():
+        _check(setter("setenv")(handle, _cstr(k, "variable name"),
+                                None if v is None else _cstr(v, "variable value")), sp)
+    if output_limit is not None:
+        _check(setter("set_output_limit")(handle, *_limit_args(output_limit)), sp)
+    mode = _pty_mode(pty)
+    if mode:
+        _check(setter("set_pty")(handle, mode), sp)
+    if pty_size is not None:
+        _check(setter("set_pty_size")(handle, _uint(pty_size[0], "columns", _U32_MAX),
+                                      _uint(pty_size[1], "rows", _U32_MAX)), sp)
+    if ansi_strip:
+        _check(setter("set_ansi")(handle, 1), sp)
+    feed = None
+    if stdin is not None and stdin is not False:
+        if stdin is not True:
+            feed = _to_bytes(stdin, "stdin")
+        _check(setter("set_stdin")(handle, 1), sp)
+    return feed
+
+
 def _to_bytes(value, what):
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape")
@@ -827,31 +859,8 @@ class Session(object):
             run = Run._live_handle(self, out.value, command)
             try:
                 rp = out.value
-                if timeout_ms is not None:
-                    _check(_lib.shexec_run_set_timeout_ms(
-                        rp, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
-                if cwd is not None:
-                    _check(_lib.shexec_run_set_cwd(rp, _cstr(cwd, "working directory")), sp)
-                for k, v in (env or {}).items():
-                    _check(_lib.shexec_run_setenv(
-                        rp, _cstr(k, "variable name"),
-                        None if v is None else _cstr(v, "variable value")), sp)
-                if output_limit is not None:
-                    _check(_lib.shexec_run_set_output_limit(rp, *_limit_args(output_limit)), sp)
-                mode = _pty_mode(pty)
-                if mode:
-                    _check(_lib.shexec_run_set_pty(rp, mode), sp)
-                if pty_size is not None:
-                    _check(_lib.shexec_run_set_pty_size(
-                        rp, _uint(pty_size[0], "columns", _U32_MAX),
-                        _uint(pty_size[1], "rows", _U32_MAX)), sp)
-                if ansi_strip:
-                    _check(_lib.shexec_run_set_ansi(rp, 1), sp)
-                feed = None
-                if stdin is not None and stdin is not False:
-                    if stdin is not True:
-                        feed = _to_bytes(stdin, "stdin")
-                    _check(_lib.shexec_run_set_stdin(rp, 1), sp)
+                feed = _configure("run", rp, sp, timeout_ms, cwd, env, output_limit, pty,
+                                  pty_size, ansi_strip, stdin)
                 if on_output is not None:
                     run._set_callback(on_output)
                 _check(_lib.shexec_run_start(rp), sp)
@@ -885,32 +894,8 @@ class Session(object):
             tp = out.value
             core = _TaskCore(tp, command)
             try:
-                if timeout_ms is not None:
-                    _check(_lib.shexec_task_set_timeout_ms(
-                        tp, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
-                if cwd is not None:
-                    _check(_lib.shexec_task_set_cwd(tp, _cstr(cwd, "working directory")), sp)
-                for k, v in (env or {}).items():
-                    _check(_lib.shexec_task_setenv(
-                        tp, _cstr(k, "variable name"),
-                        None if v is None else _cstr(v, "variable value")), sp)
-                if output_limit is not None:
-                    _check(_lib.shexec_task_set_output_limit(tp, *_limit_args(output_limit)),
-                           sp)
-                mode = _pty_mode(pty)
-                if mode:
-                    _check(_lib.shexec_task_set_pty(tp, mode), sp)
-                if pty_size is not None:
-                    _check(_lib.shexec_task_set_pty_size(
-                        tp, _uint(pty_size[0], "columns", _U32_MAX),
-                        _uint(pty_size[1], "rows", _U32_MAX)), sp)
-                if ansi_strip:
-                    _check(_lib.shexec_task_set_ansi(tp, 1), sp)
-                feed = None
-                if stdin is not None and stdin is not False:
-                    if stdin is not True:
-                        feed = _to_bytes(stdin, "stdin")
-                    _check(_lib.shexec_task_set_stdin(tp, 1), sp)
+                feed = _configure("task", tp, sp, timeout_ms, cwd, env, output_limit, pty,
+                                  pty_size, ansi_strip, stdin)
                 if on_output is not None:
                     core.cb = _CallbackState(on_output, tp)
                     core.cfunc = _make_output_fn(core.cb, _lib.shexec_task_kill)
