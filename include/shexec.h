@@ -606,7 +606,9 @@ SHEXEC_API int shexec_run_cancel(shexec_run *run);
 SHEXEC_API int shexec_run_state(const shexec_run *run);
 
 /*
- * The shell's exit status (0-255) when the state is EXITED, else -1. Also -1
+ * The shell's exit status (0-255) when the state is EXITED, else -1 (also
+ * when the library ended the run and the shell exited by itself on the way,
+ * e.g. `trap 'exit 7' TERM` after a timeout: TIMED_OUT, exit code -1). Also -1
  * in state EXITED when the status was lost because the host reaped the
  * shell itself (SIGCHLD ignored, SA_NOCLDWAIT, waitpid(-1): see THREADS AND
  * PROCESS-WIDE STATE).

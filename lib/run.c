@@ -356,7 +356,9 @@ SHEXEC_API int shexec_run_state(const shexec_run *run)
 
 SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
 {
-    return run && shexec_run_done(run) ? run->exit_code : -1;
+    /* a shell that exited in its TERM trap after a timeout or cancel still
+     * did not end the run by exiting: one rule, the state decides */
+    return run && run->state == SHEXEC_STATE_EXITED ? run->exit_code : -1;
 }
 
 SHEXEC_API int shexec_run_signal(const shexec_run *run)

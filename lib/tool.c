@@ -396,7 +396,7 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     shx_json_put_string(&b, o, olen);
     put_output(&b, "stderr", err.data ? err.data : "", err.len);
     shx_buf_puts(&b, ",\"exit_code\":");
-    shx_json_put_int64(&b, timed_out ? -1 : shexec_run_exit_code(r));
+    shx_json_put_int64(&b, shexec_run_exit_code(r));
     shx_buf_puts(&b, ",\"timed_out\":");
     shx_json_put_bool(&b, timed_out);
     shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");

@@ -452,8 +452,23 @@ static void test_timeout_term_trap_cleanup_captured(void **state)
     assert_true(tu_now_ms() - t0 < 4000); /* exited on TERM, no SIGKILL after 5 s */
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     assert_string_equal(out_of(r), "ready\ncleanup\n");
-    assert_int_equal(shexec_run_exit_code(r), 7);
+    /* the shell exited 7 in its trap, but the run did not end by exiting:
+     * the exit code is -1 in every state but EXITED */
+    assert_int_equal(shexec_run_exit_code(r), -1);
     assert_int_equal(shexec_run_signal(r), 0);
+    shexec_run_free(r);
+
+    /* the same for a cancelled run whose trap exits */
+    assert_int_equal(shexec_run_new(&r, *state, "trap 'exit 9' TERM; echo ready; sleep 300 & wait"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    while (!strstr(out_of(r), "ready"))
+        assert_int_equal(shexec_session_wait(*state, 50), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        assert_int_equal(shexec_session_wait(*state, 1000), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    assert_int_equal(shexec_run_exit_code(r), -1);
     shexec_run_free(r);
 }
 
