@@ -652,6 +652,15 @@ SHEXEC_API int shexec_run_leftovers(const shexec_run *run);
 SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run);
 
 /*
+ * What the library declined to do for this run, in English, or "" when
+ * nothing: today, a working directory the shell reported that was not
+ * adopted because it is not an absolute path naming an existing directory
+ * at the moment the run ended (the session cwd then stays as it was).
+ * Owned by the run; valid until it is freed. Never NULL.
+ */
+SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
+
+/*
  * Free a run. A run still running is terminated first (SIGTERM, grace,
  * SIGKILL) and reaped. NULL is a no-op.
  */
@@ -767,7 +776,8 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *   bash:        {"stdout","stderr","exit_code","timed_out",
  *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
  *                 "signal" when a signal ended the command and
- *                 "leftover_task_id" when it left processes running; on
+ *                 "leftover_task_id" when it left processes running and
+ *                 "notice" when shexec_run_notice() has something to say; on
  *                 timeout exit_code is -1, timed_out true and stderr ends with
  *                 "Command timed out after N ms". With run_in_background:
  *                 {"task_id","status":"running"}.

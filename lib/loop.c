@@ -188,15 +188,9 @@ static void finish(shexec_run *r, int64_t now)
         r->state = SHEXEC_STATE_SIGNALED;
     else
         r->state = SHEXEC_STATE_EXITED;
-    if (s && !r->cwd && !r->task && r->out.filter && r->out.sentinel.found &&
-        r->out.sentinel.path.len > 0) {
-        char *dir = malloc(r->out.sentinel.path.len + 1);
-        if (dir) {
-            memcpy(dir, r->out.sentinel.path.data, r->out.sentinel.path.len + 1);
-            free(s->cwd);
-            s->cwd = dir;
-        }
-    }
+    if (s && !r->cwd && !r->task && r->out.filter && r->out.sentinel.found)
+        shx_run_adopt_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
+                          r->out.sentinel.path.len);
     r->end_ns = now;
 }
 

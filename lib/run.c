@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pty.h"
@@ -475,6 +476,7 @@ void shx_run_release(shexec_run *run)
     }
     shx_buf_free(&run->rendered[0]);
     shx_buf_free(&run->rendered[1]);
+    shx_buf_free(&run->notice);
     shx_envlist_free(&run->env);
     free(run->cwd);
     free(run->command);
@@ -541,6 +543,47 @@ SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
 SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
 {
     return run ? run->leftover_task : NULL;
+}
+
+SHEXEC_API const char *shexec_run_notice(const shexec_run *run)
+{
+    return run && run->notice.data ? run->notice.data : "";
+}
+
+/*
+ * The record comes from inside the command, which can forge it (it runs in
+ * the same shell): a directory that does not exist, or a relative path that
+ * would be taken against the host's own cwd, would break every later
+ * command, so neither is adopted.
+ */
+void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
+{
+    shexec_session *s = r->s;
+    struct stat st;
+    const char *why = NULL;
+    if (len == 0 || dir[0] != '/')
+        why = "is not an absolute path";
+    else if (strlen(dir) != len)
+        why = "contains a NUL byte";
+    else if (stat(dir, &st) != 0)
+        why = "does not exist";
+    else if (!S_ISDIR(st.st_mode))
+        why = "is not a directory";
+    if (why) {
+        shx_buf_clear(&r->notice);
+        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
+                       "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, s->cwd);
+        return;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        shx_buf_clear(&r->notice);
+        shx_buf_puts(&r->notice, "out of memory: the working directory the shell reported was not adopted");
+        return;
+    }
+    memcpy(copy, dir, len + 1);
+    free(s->cwd);
+    s->cwd = copy;
 }
 
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)

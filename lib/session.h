@@ -57,6 +57,7 @@ struct shexec_run {
     shx_escapees escapees;        /* found while terminating: signalled with the group */
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
+    shx_buf notice;               /* shexec_run_notice(): what was declined */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
@@ -145,6 +146,10 @@ void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
 const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
+/* Make dir (len bytes, NUL-terminated) the session cwd if it is an absolute
+ * path naming an existing directory now; else keep the cwd and say why in
+ * the run's notice. */
+void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
 
 /* task.c */
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);

@@ -412,6 +412,9 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (shexec_run_leftover_task(r))
         put_output(&b, "leftover_task_id", shexec_run_leftover_task(r),
                    strlen(shexec_run_leftover_task(r)));
+    const char *notice = shexec_run_notice(r);
+    if (*notice)
+        put_output(&b, "notice", notice, strlen(notice));
     shx_buf_putc(&b, '}');
     shx_buf_free(&err);
     shexec_run_free(r);

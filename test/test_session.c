@@ -206,6 +206,43 @@ static void test_forged_sentinels_untouched(void **state)
     shexec_session_free(other);
 }
 
+/* A command can print a record with the session's tag (it can read it from
+ * its own shell): only an absolute path naming an existing directory is
+ * adopted; anything else leaves the cwd and says why. */
+static void test_forged_record_validated(void **state)
+{
+    shexec_session *s = *state;
+    expect(s, "cd /tmp", "", 0, "/tmp");
+    const char *bad[] = {"/nonexistent/dir", "usr", "/etc/passwd", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "printf '%s%s\\000'; exit 0", s->tag, bad[i]);
+        shexec_run *r = run_cmd(s, cmd);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        assert_string_equal(shexec_session_cwd(s), "/tmp");
+        assert_non_null(strstr(shexec_run_notice(r), "/tmp"));
+        if (bad[i][0])
+            assert_non_null(strstr(shexec_run_notice(r), bad[i]));
+        shexec_run_free(r);
+        expect(s, "pwd", "/tmp\n", 0, "/tmp"); /* later commands still run */
+    }
+    /* the shell's own record of a directory it removed is declined too */
+    const char *base = tu_mkdtemp();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir '%s/gone' && cd '%s/gone' && rmdir \"$PWD\"", base, base);
+    shexec_run *r = run_cmd(s, cmd);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    assert_non_null(strstr(shexec_run_notice(r), "does not exist"));
+    shexec_run_free(r);
+    /* a valid record clears nothing it should not: no notice */
+    r = run_cmd(s, "cd /usr");
+    assert_string_equal(shexec_run_notice(r), "");
+    assert_string_equal(shexec_session_cwd(s), "/usr");
+    shexec_run_free(r);
+    tu_rmtree(base);
+}
+
 static void test_weird_directory_names(void **state)
 {
     shexec_session *s = *state;
@@ -520,6 +557,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wrapper_failures_elsewhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_keeps_cwd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_sentinels_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_record_validated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weird_directory_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_cwd_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sentinel_split_across_reads, setup, teardown),

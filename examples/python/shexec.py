@@ -222,6 +222,7 @@ _PROTOTYPES = {
     "shexec_run_duration_ms": (_u64, [_vp]),
     "shexec_run_leftovers": (_int, [_vp]),
     "shexec_run_leftover_task": (_str, [_vp]),
+    "shexec_run_notice": (_str, [_vp]),
     "shexec_run_free": (None, [_vp]),
     # task
     "shexec_task_new": (_int, [_pvp, _vp, _str]),
@@ -1072,8 +1073,10 @@ class Run(object):
     'running' while live), exit_code (-1 unless exited), signal, stdout and
     stderr (bytes), text/stderr_text (decoded, errors='replace'),
     stdout_truncated, stderr_truncated, stdout_total, stderr_total (bytes
-    produced), duration_ms, leftovers ('none', 'adopted', 'killed') and
-    leftover_task (the id of the task that adopted them, or None)."""
+    produced), duration_ms, leftovers ('none', 'adopted', 'killed'),
+    leftover_task (the id of the task that adopted them, or None) and notice
+    (what the library declined to do, e.g. adopt a working directory that
+    does not exist; "" when nothing)."""
 
     _lib = _lib
 
@@ -1098,6 +1101,7 @@ class Run(object):
         self._duration_ms = 0
         self._leftovers = "none"
         self._leftover_task = None
+        self._notice = ""
         return self
 
     def _set_callback(self, fn):
@@ -1136,6 +1140,7 @@ class Run(object):
             self._leftovers = _LEFTOVER_NAMES.get(lib.shexec_run_leftovers(ptr), "unknown")
             lt = lib.shexec_run_leftover_task(ptr)
             self._leftover_task = lt.decode("ascii", "replace") if lt else None
+            self._notice = lib.shexec_run_notice(ptr).decode("utf-8", "replace")
             self._release(ptr)
         return True
 
@@ -1355,6 +1360,11 @@ class Run(object):
     def leftover_task(self):
         self._sync()
         return self._leftover_task
+
+    @property
+    def notice(self):
+        self._sync()
+        return self._notice
 
     def __repr__(self):
         st = self.state

@@ -11,8 +11,10 @@ import os
 import random
 import re
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -105,7 +107,19 @@ class TestRuns(Base):
         self.assertEqual(r.signal, 0)
         self.assertEqual(r.leftovers, "none")
         self.assertIsNone(r.leftover_task)
+        self.assertEqual(r.notice, "")
         self.assertGreaterEqual(r.duration_ms, 0)
+
+    def test_removed_cwd_not_adopted(self):
+        s = self.session()
+        d = tempfile.mkdtemp()
+        s.cwd = d
+        r = s.run('mkdir gone && cd gone && rmdir "$PWD"')
+        self.assertEqual(r.exit_code, 0)
+        self.assertEqual(s.cwd, d)
+        self.assertIn("does not exist", r.notice)
+        self.assertIn(d + "/gone", r.notice)
+        shutil.rmtree(d)
 
     def test_exit_code_is_data(self):
         s = self.session()
