@@ -321,9 +321,11 @@ SHEXEC_API const char *shexec_session_cwd(const shexec_session *s);
 /*
  * Use `path` as the shell (it is run as `path -c SCRIPT`). NULL restores the
  * default choice: /bin/bash when executable, else /bin/sh. The shell must be
- * POSIX-compatible (it runs the wrapper script); it is checked when a
- * command starts, not here.
- * Errors: SHEXEC_EINVAL (empty string), SHEXEC_ENOMEM.
+ * POSIX-compatible (it runs the wrapper script). A name without '/' is
+ * looked up in the host's PATH now (see shexec_session_set_shell_argv());
+ * whether the file can be executed is checked when a command starts.
+ * Errors: SHEXEC_EINVAL (empty string), SHEXEC_ESPAWN (a name not found in
+ * the host's PATH), SHEXEC_ESYS, SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *path);
 
@@ -400,14 +402,36 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
 /*
  * Set the program and leading arguments that run each command: the library
  * appends "-c", its wrapper script, "shexec" and the command. argv is a
- * NULL-terminated array, copied. argv[0] may be an absolute path or a name
- * looked up in the PATH of the command's environment. With a prefix such as
+ * NULL-terminated array, copied. With a prefix such as
  *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
  *   {"docker", "exec", "-i", "ctr", "bash", NULL}
  * every command runs inside that wrapper; cwd tracking keeps working as long
  * as the wrapper passes stdout through. shexec_session_set_shell(s, p) is
  * set_shell_argv with {p, NULL}; NULL restores the default.
- * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ENOMEM.
+ *
+ * The program is the host's choice and nothing else can change it: argv[0]
+ * is resolved here, once, as the host's own execvp() would (a name without
+ * '/' in the host's PATH at the time of this call, "/usr/bin:/bin" when it
+ * has none; a relative path against the host's cwd), and the absolute path
+ * found is what every command executes. Neither the session's nor a run's
+ * environment (a PATH a tool call supplies) nor a run's working directory
+ * changes it.
+ *
+ * With a prefix of more than one element (a wrapper), the wrapper program
+ * gets the session's environment (the base, the session's overrides, the
+ * deny list: choose it with shexec_session_set_env_inherit() and
+ * shexec_session_setenv()). The run's own variables (shexec_run_setenv(),
+ * a tool call's "env") never reach the wrapper: they are passed after the
+ * command as "NAME=VALUE" ("NAME" to unset) arguments, and the wrapper
+ * script exports them inside the wrapper, in the shell that runs the
+ * command, after the deny list has removed what it names. Such names must
+ * be shell identifiers (letters, digits, '_'; starting with a letter or
+ * '_'): another name fails the run with SHEXEC_EINVAL. A wrapper that
+ * joins its arguments into one string for a remote shell (ssh) must quote
+ * them as it passes them on.
+ * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ESPAWN (a name not
+ * found in the host's PATH; the previous setting stays), SHEXEC_ESYS (a
+ * relative path while the host's cwd cannot be read), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv);
 

@@ -2,6 +2,7 @@
  * run.c - the run handle: one foreground command, its settings, how it is
  * started (cwd check, environment, wrapper argv, spawn) and its results.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -194,6 +195,50 @@ static char **with_pwd(char **env, const char *dir, char **pwd_entry)
     return v;
 }
 
+static int shell_name_valid(const char *name)
+{
+    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return 0;
+    for (const char *p = name + 1; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return 0;
+    return 1;
+}
+
+/*
+ * The run's variables as the wrapper script's arguments, NUL-separated in
+ * out: "NAME=VALUE" to set, "NAME" to unset. The deny list applies here as
+ * it does to an environment. The shell inside exports them, so a name must
+ * be one a shell can export.
+ */
+static int wrapper_vars(shexec_session *s, const shx_envlist *vars, shx_buf *out, size_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < vars->n; i++) {
+        const char *name = vars->names[i];
+        size_t len = strlen(name);
+        int denied = shx_globlist_match(&s->deny, name, len);
+        int allowed = shx_globlist_match(&s->allow, name, len);
+        if (denied < 0 || allowed < 0)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        if (denied == 1 && allowed != 1)
+            continue;
+        if (!shell_name_valid(name))
+            return shx_fail(s, SHEXEC_EINVAL,
+                            "variable \"%s\" cannot be passed through the wrapper program: a shell "
+                            "inside it can only export names of letters, digits and '_'",
+                            name);
+        shx_buf_puts(out, name);
+        if (vars->values[i]) {
+            shx_buf_putc(out, '=');
+            shx_buf_puts(out, vars->values[i]);
+        }
+        shx_buf_putc(out, '\0');
+        (*n)++;
+    }
+    return out->failed ? shx_fail(s, SHEXEC_ENOMEM, "out of memory") : SHEXEC_OK;
+}
+
 int shx_run_begin(shexec_run *r)
 {
     shexec_session *s = r->s;
@@ -219,9 +264,13 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
 
+    /* a wrapper program (more than the shell alone) gets the session's
+     * environment; the run's variables go inside it, through the script */
+    int wrapped = s->shell_argv && s->shell_argv[1];
+    const char **argv = NULL;
     char **env = NULL, **envp = NULL, *pwd_entry = NULL;
-    rc = shx_env_build(&env, s->env_inherit ? (const char *const *)environ : NULL, &s->env, &r->env,
-                       &s->deny, &s->allow);
+    rc = shx_env_build(&env, s->env_inherit ? (const char *const *)environ : NULL, &s->env,
+                       wrapped ? NULL : &r->env, &s->deny, &s->allow);
     if (rc == SHEXEC_OK && !(envp = with_pwd(env, dir, &pwd_entry)))
         rc = SHEXEC_ENOMEM;
     if (rc != SHEXEC_OK) {
@@ -235,32 +284,31 @@ int shx_run_begin(shexec_run *r)
     size_t np = 0;
     while (prefix[np])
         np++;
-    shx_buf path = SHX_BUF_INIT, err = SHX_BUF_INIT;
-    const char **argv = NULL;
-    /* Cannot happen (set_shell_argv refuses an empty argv, default_shell is
-     * never NULL), but prefix[np - 1] below needs it. */
-    if (np == 0) {
-        rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");
-        goto out;
+    shx_buf err = SHX_BUF_INIT, vars = SHX_BUF_INIT;
+    size_t nvars = 0;
+    if (wrapped) {
+        rc = wrapper_vars(s, &r->env, &vars, &nvars);
+        if (rc != SHEXEC_OK)
+            goto out;
     }
-    argv = malloc((np + 5) * sizeof *argv);
+    argv = malloc((np + 5 + nvars) * sizeof *argv);
     if (!argv) {
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         goto out;
     }
     memcpy(argv, prefix, np * sizeof *argv);
     argv[np] = "-c";
-    argv[np + 1] = s->script;
+    argv[np + 1] = wrapped ? s->wrapper_script : s->script;
     argv[np + 2] = base_name(prefix[np - 1]);
     argv[np + 3] = r->command;
-    argv[np + 4] = NULL;
-    if (shx_find_program(prefix[0], shx_env_get(envp, "PATH"), &path) != 0) {
-        rc = shx_fail(s, SHEXEC_ESPAWN, "cannot execute \"%s\": not found in PATH", prefix[0]);
-        goto out;
+    for (size_t i = 0, off = 0; i < nvars; i++) {
+        argv[np + 4 + i] = vars.data + off;
+        off += strlen(vars.data + off) + 1;
     }
+    argv[np + 4 + nvars] = NULL;
 
     shx_child child;
-    shx_spawn_req req = {.path = path.data,
+    shx_spawn_req req = {.path = s->shell_path ? s->shell_path : s->default_shell,
                          .argv = (char *const *)argv,
                          .envp = envp,
                          .cwd = dir,
@@ -307,7 +355,7 @@ int shx_run_begin(shexec_run *r)
     shx_loop_add(s, r);
 out:
     free(argv);
-    shx_buf_free(&path);
+    shx_buf_free(&vars);
     shx_buf_free(&err);
     free(envp);
     free(pwd_entry);

@@ -80,17 +80,23 @@ static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
  * or exit from taking over. The tag is written in two pieces so that it
  * never appears whole in the shell's argv (where `ps` could print it).
  */
-static char *make_script(const char *hex)
+static char *make_script(const char *hex, int with_env)
 {
+    /* With a wrapper program, the run's own variables must not reach it (it
+     * runs on the host: docker, ssh, bwrap): they follow the command as
+     * NAME=VALUE (set) or NAME (unset) arguments and are applied here, inside. */
+    static const char env_prologue[] =
+        "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
+        "*) command unset \"$__shexec_v\";; esac 2>/dev/null; done; set --; unset __shexec_v; ";
     static const char fmt[] =
-        "__shexec_cmd=$1; shift; eval \"$__shexec_cmd\"\n"
+        "__shexec_cmd=$1; shift; %seval \"$__shexec_cmd\"\n"
         "__shexec_status=$?\n"
         "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$PWD\"\n"
         "command exit $__shexec_status\n";
-    size_t n = sizeof fmt + strlen(hex);
+    size_t n = sizeof fmt + sizeof env_prologue + strlen(hex);
     char *s = malloc(n);
     if (s)
-        (void)snprintf(s, n, fmt, hex); /* n leaves room: the output is shorter than fmt + hex */
+        (void)snprintf(s, n, fmt, with_env ? env_prologue : "", hex); /* n leaves room */
     return s;
 }
 
@@ -138,8 +144,9 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     shx_sentinel_make_tag(s->tag, nonce);
     char hex[17];
     (void)snprintf(hex, sizeof hex, "%016llx", nonce);
-    s->script = make_script(hex);
-    if (!s->script)
+    s->script = make_script(hex, 0);
+    s->wrapper_script = make_script(hex, 1);
+    if (!s->script || !s->wrapper_script)
         goto fail;
     s->cwd = getcwd(NULL, 0);
     if (!s->cwd) {
@@ -154,6 +161,7 @@ fail:
     shx_globlist_free(&s->deny);
     free(s->cwd);
     free(s->script);
+    free(s->wrapper_script);
     free(s);
     return rc;
 }
@@ -192,7 +200,9 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
         free(s->tool_name[i]);
     free(s->cwd);
     free(s->script);
+    free(s->wrapper_script);
     free_argv(s->shell_argv);
+    free(s->shell_path);
     shx_envlist_free(&s->env);
     shx_globlist_free(&s->deny);
     shx_globlist_free(&s->allow);
@@ -266,6 +276,42 @@ SHEXEC_API const char *shexec_session_cwd(const shexec_session *s)
     return s ? s->cwd : NULL;
 }
 
+/*
+ * The program that starts every command is the host's choice, so it is found
+ * here, once, the way the host's own execvp() would find it, and kept as an
+ * absolute path: neither a run's environment (whose PATH a model may choose)
+ * nor a run's working directory (which a relative path or an empty PATH
+ * element would be taken against at spawn time) can change which program
+ * runs on the host.
+ */
+static int resolve_program(shexec_session *s, const char *name, char **out)
+{
+    shx_buf path = SHX_BUF_INIT;
+    if (shx_find_program(name, getenv("PATH"), &path) != 0) {
+        int nomem = path.failed;
+        shx_buf_free(&path);
+        if (nomem)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        return shx_fail(s, SHEXEC_ESPAWN, "cannot execute \"%s\": not found in the host's PATH",
+                        name);
+    }
+    if (path.data[0] != '/') {
+        char *here = getcwd(NULL, 0);
+        if (!here) {
+            shx_buf_free(&path);
+            return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                            "cannot make \"%s\" absolute: the host's cwd is unknown", name);
+        }
+        shx_buf abs = SHX_BUF_INIT;
+        shx_buf_printf(&abs, "%s/%s", here, path.data);
+        free(here);
+        shx_buf_free(&path);
+        path = abs;
+    }
+    *out = shx_buf_steal(&path, NULL);
+    return *out ? SHEXEC_OK : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+}
+
 SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv)
 {
     if (!s)
@@ -274,25 +320,36 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     if (!argv) {
         free_argv(s->shell_argv);
         s->shell_argv = NULL;
+        free(s->shell_path);
+        s->shell_path = NULL;
         return SHEXEC_OK;
     }
     if (!argv[0] || !argv[0][0])
         return shx_fail(s, SHEXEC_EINVAL, "the shell program is empty");
+    char *path = NULL;
+    int rc = resolve_program(s, argv[0], &path);
+    if (rc != SHEXEC_OK)
+        return rc;
     size_t n = 0;
     while (argv[n])
         n++;
     char **copy = calloc(n + 1, sizeof *copy);
-    if (!copy)
+    if (!copy) {
+        free(path);
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < n; i++) {
         copy[i] = strdup(argv[i]);
         if (!copy[i]) {
             free_argv(copy);
+            free(path);
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         }
     }
     free_argv(s->shell_argv);
     s->shell_argv = copy;
+    free(s->shell_path);
+    s->shell_path = path;
     return SHEXEC_OK;
 }
 

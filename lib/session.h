@@ -85,6 +85,7 @@ enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_
 struct shexec_session {
     char *cwd;
     char **shell_argv;            /* NULL: the default shell */
+    char *shell_path;             /* shell_argv[0] resolved, absolute */
     const char *default_shell;
     uint32_t default_timeout_ms, max_timeout_ms, kill_grace_ms;
     uint64_t limit;
@@ -94,6 +95,7 @@ struct shexec_session {
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];
     char *script;                 /* the wrapper script, with the tag */
+    char *wrapper_script;         /* the same, applying run variables passed as arguments */
     shx_buf errmsg;
     shexec_run *runs;             /* every run not yet freed */
     shexec_run *active;           /* runs with a live process */

@@ -517,17 +517,145 @@ static void test_shell_wrapper_prefix(void **state)
     expect(s, "echo ${SHEXEC_VISIBLE-gone}; cd /usr", "gone\n", 0, "/usr");
     unsetenv("SHEXEC_VISIBLE");
 
+    /* a name is looked up when it is set: not found is an error then, and
+     * the previous setting stays */
     const char *missing[] = {"no-such-wrapper-program", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_ESPAWN);
+    assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
+    expect(s, "echo ${SHEXEC_VISIBLE-gone}", "gone\n", 0, "/usr");
+    /* an absolute path that does not exist fails when a command starts */
+    const char *absent[] = {"/nonexistent/wrapper", "/bin/sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, absent), SHEXEC_OK);
     assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_ESPAWN);
-    assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
+    assert_non_null(strstr(shexec_session_errmsg(s), "/nonexistent/wrapper"));
     shexec_run_free(r);
 
     const char *empty[] = {NULL};
     assert_int_equal(shexec_session_set_shell_argv(s, empty), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
     expect(s, "echo back", "back\n", 0, "/usr");
+}
+
+static void write_script(const char *path, const char *body)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int file_contains(const char *path, const char *text)
+{
+    char buf[65536];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, text) != NULL;
+}
+
+/*
+ * The program that runs the wrapper is the host's choice: a tool call's env
+ * (a PATH the model chose) or cwd cannot make another program of the same
+ * name run on the host, and the run's variables reach only the command,
+ * inside the wrapper; the wrapper itself sees the session's environment.
+ */
+static void test_wrapper_program_chosen_by_host(void **state)
+{
+    shexec_session *s = *state;
+    const char *base = tu_mkdtemp();
+    char legit[600], evil[600], script[2048], path[700], marker[700], record[700];
+    snprintf(legit, sizeof legit, "%s/legit", base);
+    snprintf(evil, sizeof evil, "%s/evil", base);
+    snprintf(marker, sizeof marker, "%s/evil-ran", base);
+    snprintf(record, sizeof record, "%s/wrapper-env", base);
+    assert_int_equal(mkdir(legit, 0700), 0);
+    assert_int_equal(mkdir(evil, 0700), 0);
+    snprintf(path, sizeof path, "%s/fakewrap", legit);
+    snprintf(script, sizeof script, "#!/bin/sh\nenv > '%s'\nexec \"$@\"\n", record);
+    write_script(path, script);
+    snprintf(path, sizeof path, "%s/fakewrap", evil);
+    snprintf(script, sizeof script, "#!/bin/sh\n/usr/bin/touch '%s'\nexec \"$@\"\n", marker);
+    write_script(path, script);
+
+    /* the host's PATH finds the legitimate wrapper when it is set */
+    char *old_path = strdup(getenv("PATH"));
+    char host_path[8192];
+    snprintf(host_path, sizeof host_path, "%s:%s", legit, old_path);
+    setenv("PATH", host_path, 1);
+    const char *argv[] = {"fakewrap", "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    setenv("PATH", old_path, 1);
+    free(old_path);
+
+    /* the host chooses the wrapper's environment */
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "PATH", "/usr/bin:/bin"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "HOSTVAR", "h"), SHEXEC_OK);
+    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
+
+    char args[4096];
+    snprintf(args, sizeof args,
+             "{\"command\":\"echo \\\"$RUNVAR|$PATH|${GONE-unset}|${LD_PRELOAD-none}\\\"; cd /tmp\","
+             "\"cwd\":\"%s\",\"env\":{\"PATH\":\"%s\",\"RUNVAR\":\"r v\\nx\",\"LD_PRELOAD\":\"/x.so\"}}",
+             evil, evil);
+    char *out = NULL;
+    assert_int_equal(shexec_tool_call(s, "bash", args, &out), SHEXEC_OK);
+    char want[2048];
+    snprintf(want, sizeof want, "\"stdout\":\"r v\\nx|%s|unset|none\\n\"", evil);
+    if (!strstr(out, want))
+        fail_msg("result %s, expected %s", out, want);
+    free(out);
+    assert_int_equal(access(marker, F_OK), -1); /* the planted program never ran */
+    assert_true(file_contains(record, "HOSTVAR=h\n"));
+    assert_true(file_contains(record, "PATH=/usr/bin:/bin\n"));
+    assert_false(file_contains(record, "RUNVAR"));
+    char evil_path[700];
+    snprintf(evil_path, sizeof evil_path, "PATH=%s", evil);
+    assert_false(file_contains(record, evil_path));
+    assert_string_equal(shexec_session_cwd(s), "/"); /* a call with its own cwd keeps it */
+
+    /* a run's unset reaches the command too, and so do a session variable
+     * and the run's cwd */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo \"${HOSTVAR-unset}\"; pwd"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "HOSTVAR", NULL), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, evil), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    snprintf(want, sizeof want, "unset\n%s\n", evil);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want);
+    shexec_run_free(r);
+    assert_int_equal(access(marker, F_OK), -1);
+
+    /* a name no shell can export is refused, not dropped */
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "A.B", "1"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(s), "A.B"));
+    shexec_run_free(r);
+
+    /* a relative wrapper path is the host's, made absolute when set: a run
+     * in another directory (with a planted program of that name) runs the
+     * host's */
+    char here[4096];
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(legit), 0);
+    const char *rel[] = {"./fakewrap", "/bin/sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, rel), SHEXEC_OK);
+    assert_int_equal(chdir(here), 0);
+    assert_int_equal(unlink(record), 0);
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, evil), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    assert_int_equal(access(marker, F_OK), -1);
+    assert_int_equal(access(record, F_OK), 0);
+    tu_rmtree(base);
 }
 
 static void test_logical_cwd_through_symlink(void **state)
@@ -568,6 +696,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overrides_and_replace_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_environ_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_wrapper_prefix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_program_chosen_by_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
