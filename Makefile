@@ -86,7 +86,9 @@ $(STATIC): $(LIB_OBJS)
 
 # --- tests -------------------------------------------------------------------
 
-$(B)/test/testutil.o: test/testutil.c test/testutil.h
+# everything compiled against cmocka.h waits for cmocka-present (order-only:
+# it is a check, not a file), so a fresh machine gets cmocka first
+$(B)/test/testutil.o: test/testutil.c test/testutil.h | cmocka-present
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -110,7 +112,7 @@ cmocka-present:
 	fi
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
-SCRIPT_TESTS := test/test_abi.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
+SCRIPT_TESTS := test/test_abi.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
   test/test_tool_schema.sh test/mcp/run.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),examples/poll-host/poll_host examples/shexec-mcp/shexec-mcp)
