@@ -116,6 +116,19 @@
  *   stop such processes yourself (by a pid file, say), or keep them in the
  *   command's group (plain `server &`) to have them tracked.
  *
+ *   Without /proc (some containers, chroots, hardened systems) the members
+ *   of a group cannot be listed, so none can be anchored and escapees
+ *   cannot be found. The command's shell is then left unreaped (a zombie)
+ *   while its group is followed: the zombie keeps the group id from being
+ *   reused, so the group can always be signalled. The group is followed
+ *   through the command's output pipes: leftovers that hold them are
+ *   adopted (or a task whose shell exited stays RUNNING) until both pipes
+ *   close; whatever is still in the group then, and leftovers that already
+ *   let go of the pipes when the shell exited, cannot be held once the
+ *   zombie is reaped, so they are killed (the run reports
+ *   SHEXEC_LEFTOVERS_KILLED). Killing a task, freeing it or the session
+ *   stops its whole group as usual.
+ *
  * WHAT PERSISTS IN A SESSION
  *
  *   The working directory persists (by the sentinel). Nothing else does: shell

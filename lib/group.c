@@ -177,6 +177,11 @@ int shx_group_signal(shx_group *g, int sig, int use_pidfd)
     return 1;
 }
 
+int shx_group_can_list(void)
+{
+    return access("/proc/self/stat", R_OK) == 0;
+}
+
 int shx_group_unwatched(const shx_group *g)
 {
     for (int i = 0; i < g->n; i++)

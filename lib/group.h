@@ -32,6 +32,9 @@ int shx_group_prune(shx_group *g);
  * anchor is gone). Returns 1 when signalled, 0 when the group is empty. */
 int shx_group_signal(shx_group *g, int sig, int use_pidfd);
 void shx_group_release(shx_group *g);
+/* 1 when /proc lists processes, so members can be found and anchored; 0 in
+ * a container, chroot or hardened system without it. */
+int shx_group_can_list(void);
 /* 1 when some anchor has no pidfd, so its end must be looked for. */
 int shx_group_unwatched(const shx_group *g);
 

@@ -195,6 +195,52 @@ static void finish(shexec_run *r, int64_t now)
 }
 
 /*
+ * shell_exited() where /proc cannot list the group's members, so none can be
+ * anchored: the shell's zombie is the only thing that can hold the group id,
+ * so it is left unreaped while the group is followed. Members that still
+ * hold the command's pipes are seen by them: the run (or the task adopting
+ * them) stays in group_phase until both pipes are closed, and can be
+ * signalled through the pinned id all the while. Members without the pipes
+ * cannot be followed once the zombie goes: they are killed when it is
+ * reaped (see finish()), since nothing could stop them later.
+ */
+static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
+{
+    if (r->out.fd < 0 && r->err.fd < 0) {
+        /* nothing holds the pipes: anything left in the group goes now */
+        reap(r);
+        if (kill(-r->pid, 0) == 0) {
+            kill(-r->pid, SIGKILL); /* members pin the id they were just seen in */
+            if (!r->task)
+                r->leftovers = SHEXEC_LEFTOVERS_KILLED;
+        }
+        finish(r, now);
+        return 1;
+    }
+    if (r->task) {
+        r->group_phase = 1;
+        r->pinned = 1;
+        return 0;
+    }
+    shexec_task *t = NULL;
+    if (s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT &&
+        shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
+        r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
+        r->leftover_task = strdup(t->id);
+        /* the zombie, and with it the group id, now belongs to the task */
+        t->run->reaped = 0;
+        t->run->pinned = 1;
+        r->reaped = 1;
+        t->run->next_active = *born;
+        *born = t->run;
+    } else {
+        r->leftovers = SHEXEC_LEFTOVERS_KILLED; /* finish() kills the group */
+    }
+    finish(r, now);
+    return 1;
+}
+
+/*
  * The shell has exited. Returns 1 when the run is finished, 0 when it stays
  * active to follow processes left in its group (tasks only).
  */
@@ -209,6 +255,8 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
     /* what the shell wrote is all in the pipes by now */
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    if (!r->reaped && !shx_group_can_list())
+        return shell_exited_unlisted(s, r, now, born);
     reap(r);
     /* A shell the host reaped can still be on its way out of the pid table,
      * so kill() may yet find it in the group: then only members that /proc
@@ -286,7 +334,7 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
             /* signalling above may have found every anchor gone: with no
              * pidfd or deadline left to wake the loop, settle must run now
              * to look for other members or finish the run */
-            if (r->group_phase && r->group.n == 0)
+            if (r->group_phase && !r->pinned && r->group.n == 0)
                 min_deadline(&next, now);
         }
         if (r->out.fd >= 0)
@@ -386,7 +434,14 @@ int shx_loop_settle(shexec_session *s)
         if (!r->exited && r->pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
             check_exit(r);
         int end = 0;
-        if (r->group_phase) {
+        if (r->pinned) {
+            /* followed by its pipes; once SIGKILL is sent nothing in the
+             * group runs on, whatever still holds a pipe (an escapee) */
+            if ((r->out.fd < 0 && r->err.fd < 0) || r->kill_sent) {
+                finish(r, now);
+                end = 1;
+            }
+        } else if (r->group_phase) {
             if (due && shx_group_unwatched(&r->group))
                 shx_group_prune(&r->group);
             /* every anchor ended: look for members they left behind */

@@ -52,7 +52,9 @@ struct shexec_run {
 
     shexec_task *task;            /* the task this run is the engine of, or NULL */
     int no_timeout;               /* tasks: no deadline unless set */
-    int group_phase;              /* the shell is reaped, members remain: see group */
+    int group_phase;              /* the shell exited, members remain: see group */
+    int pinned;                   /* in group_phase without /proc: the shell's unreaped
+                                     zombie holds the group id, followed by its pipes */
     shx_group group;
     shx_escapees escapees;        /* found while terminating: signalled with the group */
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */

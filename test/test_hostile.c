@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1157,6 +1159,162 @@ static void test_escaped_processes(void **state)
     run_forked(case_escapees, 0, 120);
 }
 
+/* ---- no /proc ------------------------------------------------------------- */
+
+static char g_noproc_pids[256];
+
+/* Hide /proc from this process: a private mount namespace with an empty
+ * tmpfs on /proc (root only). 0 when hidden. */
+static int hide_proc(void)
+{
+    if (unshare(CLONE_NEWNS) != 0)
+        return -1;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return -1;
+    if (mount("none", "/proc", "tmpfs", 0, NULL) != 0)
+        return -1;
+    return access("/proc/self/stat", F_OK) == 0 ? -1 : 0;
+}
+
+static void probe_hide_proc(void)
+{
+    _exit(hide_proc() == 0 ? 0 : 1);
+}
+
+static shexec_task *task_of(shexec_session *s, shexec_run *r)
+{
+    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_task *t = NULL;
+    CHECK_INT(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+    return t;
+}
+
+static int first_int(const char *text)
+{
+    int v = 0;
+    CHECK(sscanf(text, "%d", &v) == 1 && v > 0);
+    return v;
+}
+
+/* A task stays running for at least ms while the session is pumped. */
+static void still_running(shexec_session *s, shexec_task *t, int ms)
+{
+    int64_t end = tu_now_ms() + ms;
+    while (tu_now_ms() < end) {
+        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+        CHECK(!shexec_task_done(t));
+    }
+}
+
+/*
+ * Without /proc nothing lists a group's members, so none can be anchored:
+ * the leader's zombie is what holds the group id. Leftovers that hold the
+ * command's output are adopted and stay held; leftovers that let go of it
+ * cannot be followed and are killed at once; everything held is stopped by
+ * kill and by freeing the session. The pids go to the parent, which can see
+ * /proc, to check that they are gone.
+ */
+static void case_no_proc(void)
+{
+    CHECK_INT(hide_proc(), 0);
+    shexec_session *s = new_session(g_variant);
+    int pids[5], np = 0;
+
+    /* a foreground run's leftover holding stdout: adopted, held */
+    shexec_run *r = xrun(s, "(exec -a shexec-noproc-mark sleep 30) & echo $!", 0);
+    pids[np++] = first_int(out_of(r));
+    shexec_task *adopted = task_of(s, r);
+    shexec_run_free(r);
+    still_running(s, adopted, 300);
+
+    /* a background task whose shell exited, its member holding the pipe */
+    shexec_task *t = NULL;
+    CHECK_INT(shexec_task_new(&t, s, "sleep 30 & echo $!"), SHEXEC_OK);
+    CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 10000;
+    while (!strstr(shexec_task_output(t, SHEXEC_STDOUT, NULL), "\n")) {
+        CHECK(tu_now_ms() < end);
+        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+    }
+    pids[np++] = first_int(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    still_running(s, t, 300);
+
+    /* a leftover that let go of the output cannot be held: killed at once,
+     * or, if it still held a pipe when the shell exited (its redirection
+     * may come after the shell's exit), as soon as it lets go */
+    r = xrun(s, "sleep 30 >/dev/null 2>&1 & echo $!", 0);
+    pids[np++] = first_int(out_of(r));
+    if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED) {
+        shexec_task *let_go = task_of(s, r);
+        wait_task(s, let_go);
+        shexec_task_free(let_go);
+    } else {
+        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    }
+    shexec_run_free(r);
+
+    /* leftovers that end by themselves end their task */
+    r = xrun(s, "sleep 0.3 & echo started", 0);
+    shexec_task *brief = task_of(s, r);
+    shexec_run_free(r);
+    wait_task(s, brief);
+    shexec_task_free(brief);
+
+    /* a held task is killed through the pinned group id */
+    shexec_task *k = NULL;
+    CHECK_INT(shexec_task_new(&k, s, "trap '' TERM; sleep 30 & echo $!"), SHEXEC_OK);
+    CHECK_INT(shexec_task_start(k), SHEXEC_OK);
+    end = tu_now_ms() + 10000;
+    while (!strstr(shexec_task_output(k, SHEXEC_STDOUT, NULL), "\n")) {
+        CHECK(tu_now_ms() < end);
+        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+    }
+    pids[np++] = first_int(shexec_task_output(k, SHEXEC_STDOUT, NULL));
+    CHECK_INT(shexec_task_kill(k), SHEXEC_OK);
+    wait_task(s, k);
+    CHECK_INT(shexec_task_state(k), SHEXEC_STATE_KILLED);
+    shexec_task_free(k);
+
+    /* freeing the session stops what it still holds */
+    shexec_session_free(s);
+    FILE *f = fopen(g_noproc_pids, "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < np; i++)
+        fprintf(f, "%d\n", pids[i]);
+    fclose(f);
+}
+
+static void test_leftovers_without_proc(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* hiding /proc needs a mount namespace */
+    pid_t probe = fork();
+    assert_true(probe >= 0);
+    if (probe == 0)
+        probe_hide_proc();
+    int st = 0;
+    assert_int_equal(waitpid(probe, &st, 0), probe);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        skip(); /* no mount namespaces here */
+    for (int use_pidfd = 0; use_pidfd <= (heavy_ok() ? 1 : 0); use_pidfd++) {
+        snprintf(g_noproc_pids, sizeof g_noproc_pids, "/tmp/shexec-noproc-%d", (int)getpid());
+        unlink(g_noproc_pids);
+        run_forked(case_no_proc, use_pidfd, 60);
+        FILE *f = fopen(g_noproc_pids, "r");
+        assert_non_null(f);
+        int pid, n = 0;
+        while (fscanf(f, "%d", &pid) == 1) {
+            if (!tu_wait_pid_gone(pid, 2000))
+                fail_msg("pid %d is still running (pidfd %d)", pid, use_pidfd);
+            n++;
+        }
+        fclose(f);
+        unlink(g_noproc_pids);
+        assert_int_equal(n, 4);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1171,6 +1329,7 @@ int main(void)
         cmocka_unit_test(test_many_processes_all_gone),
         cmocka_unit_test(test_escaped_processes),
         cmocka_unit_test(test_late_pump_after_kill),
+        cmocka_unit_test(test_leftovers_without_proc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
