@@ -82,6 +82,7 @@ typedef struct {
     int discarding;       /* inside an oversized line: drop until newline */
     uint32_t default_timeout_ms;
     uint32_t task_timeout_ms; /* 0: background tasks have no limit */
+    int error_on_nonzero_exit; /* isError also for a non-zero exit or a signal */
 } server;
 
 static volatile sig_atomic_t signal_seen;
@@ -250,7 +251,17 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
         mj_puts(t, "leftovers: killed (the command left processes running and the background "
                    "task table was full)\n");
-    *is_error = state != SHEXEC_STATE_EXITED || code != 0;
+    /* A command that ran and ended is a result, whatever its status: an exit
+     * code, or a signal it got from elsewhere (kill, the OOM killer, its own
+     * abort()) is what the command did, for the model to read. What the tool
+     * could not finish is an error: a timeout (cancelled calls get no
+     * result at all). --error-on-nonzero-exit makes every end other than
+     * exit 0 an error, for hosts that want that rule. */
+    switch (state) {
+    case SHEXEC_STATE_EXITED: *is_error = sv->error_on_nonzero_exit && code != 0; break;
+    case SHEXEC_STATE_SIGNALED: *is_error = sv->error_on_nonzero_exit; break;
+    default: *is_error = 1; break;
+    }
 }
 
 /* A task report from the library's tool layer ({"task_id","status",...}) as text. */
@@ -796,6 +807,10 @@ static void usage(FILE *f)
             "  --no-bash                        do not offer the bash tool\n"
             "  --disable-tools LIST             comma-separated tools not to offer\n"
             "  --background-task-timeout SECONDS  limit for background commands (default: none)\n"
+            "  --error-on-nonzero-exit          set isError when a command exits non-zero or a\n"
+            "                                   signal ends it (default: only on a timeout and\n"
+            "                                   when the command could not run: an exit code is\n"
+            "                                   data)\n"
             "  --help                           this text\n"
             "  --version                        print the version\n");
 }
@@ -944,6 +959,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--no-bash") == 0) {
             no_bash = 1;
+        } else if (strcmp(argv[i], "--error-on-nonzero-exit") == 0) {
+            sv.error_on_nonzero_exit = 1;
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
             workdir = v;
         } else if ((v = flag_value(argc, argv, &i, "--timeout"))) {

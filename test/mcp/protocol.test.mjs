@@ -202,7 +202,8 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
   });
   let r = await run(['--help']);
   assert.equal(r.code, 0);
-  for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout'])
+  for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout',
+    '--error-on-nonzero-exit'])
     assert.ok(r.out.includes(f), f);
   r = await run(['--version']);
   assert.match(r.out, /^shexec-mcp \d+\.\d+\.\d+\n$/);
