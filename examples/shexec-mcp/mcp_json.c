@@ -262,6 +262,59 @@ static int grow(parser *ps, mj_value *v, size_t *cap, int with_keys)
     return 0;
 }
 
+/* Order keys by length, then bytes, then position: equal keys end up next
+ * to each other, the earliest first. */
+typedef struct {
+    const char *key;
+    size_t len, index;
+} key_ref;
+
+static int key_ref_cmp(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    int c = memcmp(x->key, y->key, x->len);
+    if (c)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int same_key(const mj_value *v, size_t i, size_t j)
+{
+    return v->key_lens[i] == v->key_lens[j] && memcmp(v->keys[i], v->keys[j], v->key_lens[i]) == 0;
+}
+
+/* Set v->dup_key for a parsed object. A message may hold millions of keys,
+ * so beyond a few the keys are sorted rather than compared pairwise. */
+static int mark_duplicate(parser *ps, mj_value *v)
+{
+    v->dup_key = 0;
+    if (v->count <= 16) {
+        for (size_t i = 1; i < v->count && !v->dup_key; i++)
+            for (size_t j = 0; j < i; j++)
+                if (same_key(v, i, j)) {
+                    v->dup_key = i + 1;
+                    break;
+                }
+        return 0;
+    }
+    key_ref *refs = malloc(v->count * sizeof *refs);
+    if (!refs)
+        return fail(ps, "out of memory");
+    for (size_t i = 0; i < v->count; i++)
+        refs[i] = (key_ref){v->keys[i], v->key_lens[i], i};
+    qsort(refs, v->count, sizeof *refs, key_ref_cmp);
+    /* a key equal to its sorted predecessor repeats an earlier one; the
+     * smallest such position is the first repeat in the text */
+    for (size_t i = 1; i < v->count; i++)
+        if (refs[i].len == refs[i - 1].len && memcmp(refs[i].key, refs[i - 1].key, refs[i].len) == 0 &&
+            (!v->dup_key || refs[i].index < v->dup_key - 1))
+            v->dup_key = refs[i].index + 1;
+    free(refs);
+    return 0;
+}
+
 static int parse_container(parser *ps, mj_value *v, int object)
 {
     if (++ps->depth > MJ_MAX_DEPTH)
@@ -307,7 +360,7 @@ static int parse_container(parser *ps, mj_value *v, int object)
         if (ps->p < ps->end && *ps->p == close) {
             ps->p++;
             ps->depth--;
-            return 0;
+            return object ? mark_duplicate(ps, v) : 0;
         }
         return fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
     }
@@ -408,6 +461,38 @@ const mj_value *mj_get(const mj_value *obj, const char *key)
     for (size_t i = obj->count; i-- > 0;)
         if (obj->key_lens[i] == klen && memcmp(obj->keys[i], key, klen) == 0)
             return &obj->items[i];
+    return NULL;
+}
+
+size_t mj_count(const mj_value *obj, const char *key)
+{
+    if (!obj || obj->type != MJ_OBJECT)
+        return 0;
+    size_t klen = strlen(key), n = 0;
+    for (size_t i = 0; i < obj->count; i++)
+        n += obj->key_lens[i] == klen && memcmp(obj->keys[i], key, klen) == 0;
+    return n;
+}
+
+int mj_str_eq(const mj_value *v, const char *s)
+{
+    size_t n = strlen(s);
+    return v && v->type == MJ_STRING && v->str_len == n && memcmp(v->str, s, n) == 0;
+}
+
+const char *mj_duplicate_key(const mj_value *v, int deep, size_t *len)
+{
+    if (!v || (v->type != MJ_OBJECT && v->type != MJ_ARRAY))
+        return NULL;
+    if (v->type == MJ_OBJECT && v->dup_key) {
+        *len = v->key_lens[v->dup_key - 1];
+        return v->keys[v->dup_key - 1];
+    }
+    for (size_t i = 0; deep && i < v->count; i++) {
+        const char *key = mj_duplicate_key(&v->items[i], 1, len);
+        if (key)
+            return key;
+    }
     return NULL;
 }
 

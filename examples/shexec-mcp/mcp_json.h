@@ -26,8 +26,10 @@ struct mj_value {
     size_t str_len;
     size_t count;    /* MJ_ARRAY, MJ_OBJECT */
     mj_value *items;
-    char **keys;     /* MJ_OBJECT: decoded keys, NUL-terminated */
+    char **keys;     /* MJ_OBJECT: decoded keys, NUL-terminated, may contain NUL */
     size_t *key_lens;
+    size_t dup_key;  /* MJ_OBJECT: 1 + the index of the first key that repeats an
+                        earlier one (byte for byte), 0 when all keys differ */
 };
 
 /*
@@ -35,12 +37,27 @@ struct mj_value {
  * whitespace allowed). The tree points into `text` (raw spans): keep text
  * alive while using it. Returns 0 and *out on success; -1 with a message in
  * err on a syntax error, invalid UTF-8, nesting deeper than 64, or no memory.
+ * Repeated keys are kept (RFC 8259 allows them) and marked in dup_key: a
+ * caller that needs unique names refuses them (mj_duplicate_key).
  */
 int mj_parse(const char *text, size_t len, mj_value **out, char *err, size_t errlen);
 void mj_free(mj_value *v);
 
-/* Member `key` of an object (the last one if repeated), or NULL. */
+/* Member `key` of an object (the last one if repeated), or NULL. Keys are
+ * compared with their full length: "id\u0000x" is not "id". */
 const mj_value *mj_get(const mj_value *obj, const char *key);
+/* How many members of an object are named `key` (0 for a non-object). */
+size_t mj_count(const mj_value *obj, const char *key);
+/* 1 when v is a string of exactly the bytes of `s`: a NUL inside v's text
+ * makes it differ, where strcmp would stop at the NUL and match. */
+int mj_str_eq(const mj_value *v, const char *s);
+/*
+ * A key that an object names twice: in v itself (v an object), and with
+ * `deep` also in any object nested in v at any depth (through arrays too).
+ * Returns the key (NUL-terminated, may contain NUL) with its length in *len,
+ * or NULL when every object looked at has distinct keys.
+ */
+const char *mj_duplicate_key(const mj_value *v, int deep, size_t *len);
 /* 1 when v is a number with an integral value in [min, max]; *out set. */
 int mj_int(const mj_value *v, int64_t min, int64_t max, int64_t *out);
 

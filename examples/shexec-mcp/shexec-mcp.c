@@ -12,6 +12,13 @@
  * signal every command still running is stopped (SIGTERM to its process
  * group, a grace period, SIGKILL) before the server exits.
  *
+ * A command's exit code, and a signal that ended it, are data for the model:
+ * isError marks what the tool could not do (a timeout, bad arguments, a
+ * command that could not start), unless --error-on-nonzero-exit asks for
+ * the stricter rule. Client messages are read strictly: a repeated key or a
+ * NUL inside a method name is refused, never half-matched, and every message
+ * that needs an answer gets exactly one.
+ *
  * Uses only the public API (include/shexec.h).
  */
 #include <shexec.h>
@@ -37,6 +44,7 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 
 #define MAX_TIMEOUT_MS 600000u
 #define MAX_LINE (32u << 20)          /* a request larger than this is refused */
+#define IN_KEEP_CAP (1u << 20)        /* an empty input buffer above this is freed */
 #define PROGRESS_FLUSH_BYTES (16u << 10)
 #define PROGRESS_FLUSH_MS 50
 #define PROGRESS_HEARTBEAT_MS 10000
@@ -82,6 +90,7 @@ typedef struct {
     int discarding;       /* inside an oversized line: drop until newline */
     uint32_t default_timeout_ms;
     uint32_t task_timeout_ms; /* 0: background tasks have no limit */
+    int error_on_nonzero_exit; /* isError also for a non-zero exit or a signal */
 } server;
 
 static volatile sig_atomic_t signal_seen;
@@ -168,15 +177,40 @@ static void send_result(server *sv, const char *id, const char *result_json)
     mj_buf_free(&b);
 }
 
-static void send_error(server *sv, const char *id, int code, const char *message)
+/* An error response; the message is n bytes and may hold client text with
+ * NUL in it (a method or key name), escaped on output. */
+static void send_error_n(server *sv, const char *id, int code, const char *message, size_t n)
 {
     mj_buf b = {0};
     mj_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":",
               id ? id : "null", code);
-    mj_put_string(&b, message, strlen(message));
+    mj_put_string(&b, message, n);
     mj_puts(&b, "}}");
     send_msg(sv, &b);
     mj_buf_free(&b);
+}
+
+static void send_error(server *sv, const char *id, int code, const char *message)
+{
+    send_error_n(sv, id, code, message, strlen(message));
+}
+
+/* An error whose message was built in m; a generic one if that failed. */
+static void send_error_buf(server *sv, const char *id, int code, const mj_buf *m,
+                           const char *fallback)
+{
+    if (m->failed || !m->data)
+        send_error(sv, id, code, fallback);
+    else
+        send_error_n(sv, id, code, m->data, m->len);
+}
+
+/* Up to 64 bytes of a client's name (a key, a method) for a message, quoted. */
+static void put_name(mj_buf *m, const char *name, size_t len)
+{
+    mj_puts(m, "\"");
+    mj_putn(m, name, len > 64 ? 64 : len);
+    mj_puts(m, len > 64 ? "...\"" : "\"");
 }
 
 /* A tools/call result: one text content block, isError as given. */
@@ -192,6 +226,19 @@ static void send_tool_text(server *sv, const char *id, const mj_buf *text, int i
         b.failed = 1;
     send_msg(sv, &b);
     mj_buf_free(&b);
+}
+
+/* A tool error whose message was built in m (it may hold NUL). */
+static void send_tool_error_buf(server *sv, const char *id, const mj_buf *m, const char *fallback)
+{
+    if (m->failed || !m->data) {
+        mj_buf t = {0};
+        mj_puts(&t, fallback);
+        send_tool_text(sv, id, &t, 1);
+        mj_buf_free(&t);
+    } else {
+        send_tool_text(sv, id, m, 1);
+    }
 }
 
 static void send_tool_error(server *sv, const char *id, const char *message)
@@ -250,7 +297,17 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
         mj_puts(t, "leftovers: killed (the command left processes running and the background "
                    "task table was full)\n");
-    *is_error = state != SHEXEC_STATE_EXITED || code != 0;
+    /* A command that ran and ended is a result, whatever its status: an exit
+     * code, or a signal it got from elsewhere (kill, the OOM killer, its own
+     * abort()) is what the command did, for the model to read. What the tool
+     * could not finish is an error: a timeout (cancelled calls get no
+     * result at all). --error-on-nonzero-exit makes every end other than
+     * exit 0 an error, for hosts that want that rule. */
+    switch (state) {
+    case SHEXEC_STATE_EXITED: *is_error = sv->error_on_nonzero_exit && code != 0; break;
+    case SHEXEC_STATE_SIGNALED: *is_error = sv->error_on_nonzero_exit; break;
+    default: *is_error = 1; break;
+    }
 }
 
 /* A task report from the library's tool layer ({"task_id","status",...}) as text. */
@@ -423,19 +480,26 @@ static int parse_bash_args(const mj_value *args, bash_args *a, mj_buf *err)
     static const char *const known[] = {"command", "timeout", "run_in_background", "cwd", "env",
                                          "pty"};
     memset(a, 0, sizeof *a);
+    size_t dup_len;
+    const char *dup = mj_duplicate_key(args, 0, &dup_len);
+    if (dup) {
+        mj_puts(err, "argument ");
+        put_name(err, dup, dup_len);
+        mj_puts(err, " given twice");
+        return -1;
+    }
     for (size_t i = 0; i < args->count; i++) {
+        /* compared with the key's full length: "command\u0000x" is unknown */
         size_t k = 0;
-        while (k < sizeof known / sizeof *known && strcmp(args->keys[i], known[k]) != 0)
+        while (k < sizeof known / sizeof *known &&
+               !(args->key_lens[i] == strlen(known[k]) &&
+                 memcmp(args->keys[i], known[k], args->key_lens[i]) == 0))
             k++;
-        if (k == sizeof known / sizeof *known || strlen(args->keys[i]) != args->key_lens[i]) {
-            mj_printf(err, "unknown argument \"%.64s\"", args->keys[i]);
+        if (k == sizeof known / sizeof *known) {
+            mj_puts(err, "unknown argument ");
+            put_name(err, args->keys[i], args->key_lens[i]);
             return -1;
         }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(args->keys[i], args->keys[j]) == 0) {
-                mj_printf(err, "argument \"%s\" given twice", args->keys[i]);
-                return -1;
-            }
         const mj_value *v = &args->items[i];
         switch (k) {
         case 0:
@@ -466,6 +530,12 @@ static int parse_bash_args(const mj_value *args, bash_args *a, mj_buf *err)
         default:
             if (v->type != MJ_OBJECT) {
                 mj_puts(err, "argument \"env\" must be an object of strings");
+                return -1;
+            }
+            if ((dup = mj_duplicate_key(v, 0, &dup_len))) { /* which value would win? */
+                mj_puts(err, "argument \"env\": variable ");
+                put_name(err, dup, dup_len);
+                mj_puts(err, " given twice");
                 return -1;
             }
             for (size_t e = 0; e < v->count; e++)
@@ -510,7 +580,7 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
     bash_args a;
     mj_buf err = {0};
     if (parse_bash_args(args, &a, &err) != 0) {
-        send_tool_error(sv, id, err.data ? err.data : "invalid arguments");
+        send_tool_error_buf(sv, id, &err, "invalid arguments");
         mj_buf_free(&err);
         return;
     }
@@ -604,8 +674,8 @@ static void method_initialize(server *sv, const char *id, const mj_value *params
 {
     const mj_value *pv = mj_get(params, "protocolVersion");
     const char *version = LATEST_PROTOCOL;
-    for (size_t i = 0; pv && pv->type == MJ_STRING && i < sizeof protocols / sizeof *protocols; i++)
-        if (strcmp(pv->str, protocols[i]) == 0)
+    for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++)
+        if (mj_str_eq(pv, protocols[i]))
             version = protocols[i];
     mj_buf b = {0};
     mj_printf(&b,
@@ -642,11 +712,12 @@ static void method_tools_call(server *sv, const char *id, const mj_value *params
         send_error(sv, id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
         return;
     }
+    /* the library takes C strings: a name with NUL inside names no tool */
     if (memchr(name->str, '\0', name->str_len) || !shexec_tool_enabled(sv->s, name->str)) {
         mj_buf m = {0};
         mj_puts(&m, "Unknown tool: ");
         mj_putn(&m, name->str, name->str_len > 64 ? 64 : name->str_len);
-        send_error(sv, id, RPC_INVALID_PARAMS, m.failed ? "Unknown tool" : m.data);
+        send_error_buf(sv, id, RPC_INVALID_PARAMS, &m, "Unknown tool");
         mj_buf_free(&m);
         return;
     }
@@ -661,7 +732,7 @@ static void method_tools_call(server *sv, const char *id, const mj_value *params
     if (token && token->type != MJ_STRING && token->type != MJ_NUMBER)
         token = NULL;
     /* the tool layer knows the tools by their exposed names; bash is ours */
-    if (strcmp(name->str, "bash") == 0) {
+    if (mj_str_eq(name, "bash")) {
         static const mj_value no_args = {.type = MJ_OBJECT};
         tool_bash(sv, id, args ? args : &no_args, token);
     } else {
@@ -682,6 +753,25 @@ static void cancel_call(server *sv, const mj_value *params)
         }
 }
 
+/* A key that params names twice, anywhere inside: which value a repeated
+ * key stands for is anyone's guess, so the request is refused. The
+ * arguments of tools/call are the tool's input and checked by the tool,
+ * whose errors the model reads (a result with isError). */
+static const char *params_duplicate_key(const mj_value *method, const mj_value *params,
+                                        size_t *len)
+{
+    const char *key = mj_duplicate_key(params, 0, len);
+    int tools_call = mj_str_eq(method, "tools/call");
+    for (size_t i = 0; !key && params && i < params->count; i++) {
+        if (tools_call && params->type == MJ_OBJECT && params->key_lens[i] == 9 &&
+            memcmp(params->keys[i], "arguments", 9) == 0)
+            continue;
+        key = mj_duplicate_key(&params->items[i], 1, len);
+    }
+    return key;
+}
+
+/* Answer one message: every message that needs an answer gets exactly one. */
 static void handle_message(server *sv, const char *line, size_t len)
 {
     mj_value *msg = NULL;
@@ -692,43 +782,64 @@ static void handle_message(server *sv, const char *line, size_t len)
         send_error(sv, NULL, RPC_PARSE_ERROR, m);
         return;
     }
+    /* the id is echoed only when the message has exactly one usable id */
     const mj_value *idv = mj_get(msg, "id");
     char *id = NULL;
-    if (idv && (idv->type == MJ_STRING || idv->type == MJ_NUMBER))
+    if (mj_count(msg, "id") == 1 && (idv->type == MJ_STRING || idv->type == MJ_NUMBER))
         id = dup_raw(idv);
     const mj_value *method = mj_get(msg, "method");
     const mj_value *version = mj_get(msg, "jsonrpc");
     const mj_value *params = mj_get(msg, "params");
-    if (msg->type != MJ_OBJECT || !version || version->type != MJ_STRING ||
-        strcmp(version->str, "2.0") != 0 || (idv && !id && idv->type != MJ_NULL) ||
-        (params && params->type != MJ_OBJECT && params->type != MJ_ARRAY)) {
+    size_t dup_len = 0;
+    const char *dup = mj_duplicate_key(msg, 0, &dup_len);
+    mj_buf m = {0};
+    if (msg->type != MJ_OBJECT) {
         send_error(sv, id, RPC_INVALID_REQUEST,
                    msg->type == MJ_ARRAY ? "Invalid Request: batches are not supported"
                                          : "Invalid Request");
+    } else if (dup) {
+        /* two ids, two methods or two params: no reading of it is the sender's */
+        mj_puts(&m, "Invalid Request: ");
+        put_name(&m, dup, dup_len);
+        mj_puts(&m, " given twice");
+        send_error_buf(sv, id, RPC_INVALID_REQUEST, &m, "Invalid Request");
+    } else if (!mj_str_eq(version, "2.0") || (idv && !id && idv->type != MJ_NULL) ||
+               (params && params->type != MJ_OBJECT && params->type != MJ_ARRAY)) {
+        send_error(sv, id, RPC_INVALID_REQUEST, "Invalid Request");
     } else if (!method) {
         /* a response to a request of ours: we send none, so nothing to match */
     } else if (method->type != MJ_STRING) {
         send_error(sv, id, RPC_INVALID_REQUEST, "Invalid Request: method must be a string");
-    } else if (!idv) { /* a notification: never answered */
-        if (strcmp(method->str, "notifications/cancelled") == 0)
+    } else if (memchr(method->str, '\0', method->str_len)) {
+        /* no method has a NUL in its name; compared as a C string, the part
+         * before the NUL would match one */
+        send_error(sv, id, RPC_INVALID_REQUEST,
+                   "Invalid Request: method contains a NUL character");
+    } else if (!idv) { /* a notification: never answered; ignored when its params are not clear */
+        if (mj_str_eq(method, "notifications/cancelled") &&
+            !params_duplicate_key(method, params, &dup_len))
             cancel_call(sv, params);
     } else if (!id) {
         send_error(sv, NULL, RPC_INVALID_REQUEST, "Invalid Request: id must be a string or number");
-    } else if (strcmp(method->str, "initialize") == 0) {
+    } else if ((dup = params_duplicate_key(method, params, &dup_len)) != NULL) {
+        mj_puts(&m, "Invalid params: ");
+        put_name(&m, dup, dup_len);
+        mj_puts(&m, " given twice");
+        send_error_buf(sv, id, RPC_INVALID_PARAMS, &m, "Invalid params");
+    } else if (mj_str_eq(method, "initialize")) {
         method_initialize(sv, id, params);
-    } else if (strcmp(method->str, "ping") == 0) {
+    } else if (mj_str_eq(method, "ping")) {
         send_result(sv, id, "{}");
-    } else if (strcmp(method->str, "tools/list") == 0) {
+    } else if (mj_str_eq(method, "tools/list")) {
         method_tools_list(sv, id);
-    } else if (strcmp(method->str, "tools/call") == 0) {
+    } else if (mj_str_eq(method, "tools/call")) {
         method_tools_call(sv, id, params);
     } else {
-        mj_buf m = {0};
         mj_puts(&m, "Method not found: ");
         mj_putn(&m, method->str, method->str_len > 100 ? 100 : method->str_len);
-        send_error(sv, id, RPC_METHOD_NOT_FOUND, m.failed ? "Method not found" : m.data);
-        mj_buf_free(&m);
+        send_error_buf(sv, id, RPC_METHOD_NOT_FOUND, &m, "Method not found");
     }
+    mj_buf_free(&m);
     free(id);
     mj_free(msg);
 }
@@ -776,10 +887,19 @@ static void read_stdin(server *sv)
     }
     memmove(sv->in, sv->in + start, sv->in_len - start);
     sv->in_len -= start;
-    if (sv->in_len > MAX_LINE) { /* no newline in sight: refuse the message */
+    if (sv->discarding) {
+        /* still inside a refused line: it was answered once, drop the rest
+         * as it comes, up to its newline */
+        sv->in_len = 0;
+    } else if (sv->in_len > MAX_LINE) { /* no newline in sight: refuse the message */
         send_error(sv, NULL, RPC_PARSE_ERROR, "Parse error: message larger than 32 MiB");
         sv->in_len = 0;
         sv->discarding = 1;
+    }
+    if (!sv->in_len && sv->in_cap > IN_KEEP_CAP) { /* give a large message's memory back */
+        free(sv->in);
+        sv->in = NULL;
+        sv->in_cap = 0;
     }
 }
 
@@ -796,6 +916,10 @@ static void usage(FILE *f)
             "  --no-bash                        do not offer the bash tool\n"
             "  --disable-tools LIST             comma-separated tools not to offer\n"
             "  --background-task-timeout SECONDS  limit for background commands (default: none)\n"
+            "  --error-on-nonzero-exit          set isError when a command exits non-zero or a\n"
+            "                                   signal ends it (default: only on a timeout and\n"
+            "                                   when the command could not run: an exit code is\n"
+            "                                   data)\n"
             "  --help                           this text\n"
             "  --version                        print the version\n");
 }
@@ -944,6 +1068,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--no-bash") == 0) {
             no_bash = 1;
+        } else if (strcmp(argv[i], "--error-on-nonzero-exit") == 0) {
+            sv.error_on_nonzero_exit = 1;
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
             workdir = v;
         } else if ((v = flag_value(argc, argv, &i, "--timeout"))) {

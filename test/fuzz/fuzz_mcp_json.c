@@ -8,6 +8,9 @@
  *     input (ids and progress tokens are echoed from those spans);
  *   - a parsed tree written back out (strings through mj_put_string) parses
  *     again to the same tree: types, counts, keys, string bytes, numbers;
+ *   - every object's dup_key is the first key that repeats an earlier one,
+ *     byte for byte (NULs included), as a pairwise comparison finds it, and
+ *     mj_duplicate_key(deep) finds a repeat exactly when some object has one;
  *   - mj_put_string of arbitrary bytes is always valid JSON whose decoded
  *     text is the input when the input was valid UTF-8 (no NUL-free
  *     assumption: NULs round-trip too);
@@ -53,6 +56,35 @@ static void check_spans(const mj_value *v, const char *text, size_t len)
         check_spans(&v->items[i], text, len);
 }
 
+/* Checks every object's dup_key against the obvious quadratic search;
+ * returns 1 when some object in v repeats a key. */
+static int check_dups(const mj_value *v)
+{
+    if (v->type != MJ_ARRAY && v->type != MJ_OBJECT)
+        return 0;
+    int any = 0;
+    if (v->type == MJ_OBJECT) {
+        size_t first = 0;
+        for (size_t i = 1; i < v->count && !first; i++)
+            for (size_t j = 0; j < i && !first; j++)
+                if (v->key_lens[i] == v->key_lens[j] &&
+                    memcmp(v->keys[i], v->keys[j], v->key_lens[i]) == 0)
+                    first = i + 1;
+        FZ_CHECK(v->dup_key == first, "dup_key %zu, the first repeat is %zu", v->dup_key, first);
+        any = first != 0;
+        size_t len = 0;
+        const char *key = mj_duplicate_key(v, 0, &len);
+        FZ_CHECK(!key == !first, "mj_duplicate_key disagrees with dup_key");
+        if (key && strlen(key) == len) /* mj_count takes a C string */
+            FZ_CHECK(mj_count(v, key) >= 2, "a repeated key counted less than twice");
+    }
+    for (size_t i = 0; i < v->count; i++)
+        any |= check_dups(&v->items[i]);
+    size_t len;
+    FZ_CHECK(!mj_duplicate_key(v, 1, &len) == !any, "deep mj_duplicate_key disagrees");
+    return any;
+}
+
 static void check_same(const mj_value *a, const mj_value *b)
 {
     FZ_CHECK(a->type == b->type, "type %d became %d", (int)a->type, (int)b->type);
@@ -91,6 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mj_value *v = NULL;
     if (mj_parse(text, size, &v, err, sizeof err) == 0) {
         check_spans(v, text, size);
+        check_dups(v);
+        if (v->type == MJ_STRING) /* mj_str_eq compares every byte, NULs too */
+            FZ_CHECK(mj_str_eq(v, v->str) == (strlen(v->str) == v->str_len),
+                     "mj_str_eq stopped at a NUL");
         mj_buf out = {0};
         write_value(&out, v);
         FZ_CHECK(!out.failed, "out of memory writing");

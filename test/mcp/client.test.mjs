@@ -3,7 +3,7 @@
 // task_output tools, progress streaming, cancellation and shutdown.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { connect, text, bash, tempDir, alive, waitGone, readPids, sleep } from './util.mjs';
@@ -65,10 +65,37 @@ describe('bash (seed scenarios)', () => {
     assert.match(t, /\nexit_code: 0\n/);
   });
 
-  test('exit 42 is data: a result with the code, not a protocol error', async () => {
+  test('exit 42 is data: a result with the code, not an error', async () => {
     const r = await bash(client, { command: 'exit 42' });
-    assert.equal(r.isError, true);
+    assert.equal(r.isError, false);
     assert.match(text(r), /exit_code: 42\n/);
+  });
+
+  test('a command killed by a signal from outside ran: data too, with the signal', async () => {
+    for (const [sig, num] of [['KILL', 9], ['TERM', 15]]) {
+      const r = await bash(client, { command: `echo before; kill -${sig} $$; echo after` });
+      assert.equal(r.isError, false, sig);
+      const t = text(r);
+      assert.match(t, /^stdout:\nbefore\n/);
+      assert.doesNotMatch(t, /after/);
+      assert.match(t, new RegExp(`signal: ${num} \\(SIG${sig}\\)\\n`));
+    }
+  });
+
+  test('what the tool could not do stays an error: the working directory is gone', async () => {
+    const dir = realpathSync(tempDir());
+    try {
+      assert.equal((await bash(client, { command: `cd '${dir}'` })).isError, false);
+      rmSync(dir, { recursive: true, force: true });
+      const r = await bash(client, { command: 'pwd' });
+      assert.equal(r.isError, true);
+      assert.match(text(r), /does not exist/);
+    } finally {
+      // the session is still in the missing directory: bring it back to leave
+      mkdirSync(dir, { recursive: true });
+      await bash(client, { command: 'cd /' });
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('stderr is its own section', async () => {
@@ -177,6 +204,41 @@ describe('bash (seed scenarios)', () => {
     const id = t.match(/leftover_task_id: (\S+)/)[1];
     const k = await client.callTool({ name: 'task_kill', arguments: { task_id: id } });
     assert.match(text(k), /status: killed/);
+  });
+});
+
+describe('--error-on-nonzero-exit', () => {
+  let client;
+  before(async () => { ({ client } = await connect(['--error-on-nonzero-exit'])); });
+  after(async () => { await client.close(); });
+
+  test('a non-zero exit and a signal are isError; exit 0 is not; the text is the same', async () => {
+    let r = await bash(client, { command: 'exit 42' });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /^\(no output\)\nexit_code: 42\ncwd: /);
+    r = await bash(client, { command: 'kill -KILL $$' });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /signal: 9 \(SIGKILL\)/);
+    r = await bash(client, { command: 'echo fine' });
+    assert.equal(r.isError, false);
+    assert.match(text(r), /exit_code: 0\n/);
+  });
+
+  test('a timeout is still isError; a background task started is not', async () => {
+    let r = await bash(client, { command: 'sleep 30', timeout: 300 });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /timed_out: true/);
+    r = await bash(client, { command: 'exit 3', run_in_background: true });
+    assert.equal(r.isError, false);
+    const id = text(r).match(/^task_id: (\S+)\n/)[1];
+    // task_output reports the task's end as data: the call itself succeeded
+    const end = Date.now() + 5000;
+    do {
+      await sleep(100);
+      r = await client.callTool({ name: 'task_output', arguments: { task_id: id } });
+      assert.equal(r.isError, false);
+    } while (/status: running/.test(text(r)) && Date.now() < end);
+    assert.match(text(r), /status: completed\nexit_code: 3\n/);
   });
 });
 

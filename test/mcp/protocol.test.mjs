@@ -19,6 +19,8 @@ function start(args = []) {
   let buf = '';
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
+  // a server killed with input still queued (a failed test) is no second failure
+  child.stdin.on('error', () => {});
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d) => {
     buf += d;
@@ -55,6 +57,8 @@ test('protocol version negotiation', async () => {
   for (const [asked, answered] of [
     ['2025-11-25', '2025-11-25'], ['2025-06-18', '2025-06-18'], ['2025-03-26', '2025-03-26'],
     ['2024-11-05', '2024-11-05'], ['1999-01-01', '2025-11-25'], [7, '2025-11-25'],
+    // a version with a NUL inside is no version we know, whatever precedes the NUL
+    ['2025-06-18\u0000junk', '2025-11-25'],
   ]) {
     const s = start();
     s.send(init(1, asked));
@@ -202,7 +206,8 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
   });
   let r = await run(['--help']);
   assert.equal(r.code, 0);
-  for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout'])
+  for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout',
+    '--error-on-nonzero-exit'])
     assert.ok(r.out.includes(f), f);
   r = await run(['--version']);
   assert.match(r.out, /^shexec-mcp \d+\.\d+\.\d+\n$/);
@@ -229,4 +234,151 @@ test('--background-task-timeout limits background commands', async () => {
   assert.match(t, /state: timed_out/);
   s.child.stdin.end();
   await s.exited;
+});
+
+// Each bad message gets exactly one answer: the ping sent right after it must
+// be the very next message, and nothing may follow.
+async function expectOneAnswer(s, raw, check, pingId) {
+  s.send(raw);
+  s.send({ jsonrpc: '2.0', id: pingId, method: 'ping' });
+  const first = (await s.next()).json;
+  check(first, raw);
+  const second = (await s.next()).json;
+  assert.deepEqual(second, { jsonrpc: '2.0', id: pingId, result: {} }, 'one answer for ' + raw);
+}
+
+const invalidRequest = (id) => (json, raw) => {
+  assert.equal(json.error?.code, -32600, raw + ' -> ' + JSON.stringify(json));
+  assert.equal(json.id, id, raw);
+};
+
+test('a NUL in method or jsonrpc is an Invalid Request, never a match of the part before it', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  let n = 0;
+  for (const [raw, id] of [
+    ['{"jsonrpc":"2.0","id":2,"method":"tools/list\\u0000junk"}', 2],
+    ['{"jsonrpc":"2.0","id":3,"method":"ping\\u0000"}', 3],
+    ['{"jsonrpc":"2.0","id":4,"method":"\\u0000"}', 4],
+    ['{"jsonrpc":"2.0\\u0000","id":5,"method":"ping"}', 5],
+    ['{"jsonrpc":"2.0\\u0000x","id":6,"method":"ping"}', 6],
+    // a notification too: an invalid Request object is answered with id null
+    ['{"jsonrpc":"2.0","method":"notifications/cancelled\\u0000","params":{"requestId":1}}', null],
+    ['{"jsonrpc":"2.0","id":7,"method":"tools/call\\u0000","params":{"name":"bash",' +
+      '"arguments":{"command":"echo ran"}}}', 7],
+  ]) await expectOneAnswer(s, raw, invalidRequest(id), 'p' + n++);
+  await sleep(200);
+  assert.equal(s.pending(), 0, 'nothing else was sent');
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
+  assert.equal(s.stderr(), '');
+});
+
+test('a key given twice in the message is an Invalid Request (one answer, no side effect)', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const call = (cmd) => `{"name":"bash","arguments":{"command":"${cmd}"}}`;
+  let n = 0;
+  for (const [raw, id] of [
+    [`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":${call('echo a')},"params":${call('echo b')}}`, 2],
+    ['{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}', null],
+    ['{"jsonrpc":"2.0","id":5,"id":5,"method":"ping"}', null],
+    ['{"jsonrpc":"2.0","id":6,"method":"ping","method":"tools/list"}', 6],
+    ['{"jsonrpc":"2.0","id":7,"method":"tools/list","method":"tools/list"}', 7],
+    ['{"jsonrpc":"2.0","jsonrpc":"2.0","id":8,"method":"ping"}', 8],
+    ['{"jsonrpc":"2.0","method":"notifications/initialized","method":"ping"}', null],
+    // a key that differs from "id" only after a NUL is another key, not a repeat
+  ]) await expectOneAnswer(s, raw, invalidRequest(id), 'p' + n++);
+  await expectOneAnswer(s, '{"jsonrpc":"2.0","id":9,"id\\u0000":10,"method":"ping"}',
+    (json) => assert.deepEqual(json, { jsonrpc: '2.0', id: 9, result: {} }), 'p' + n++);
+  await sleep(200);
+  assert.equal(s.pending(), 0, 'nothing else was sent');
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
+  assert.equal(s.stderr(), '');
+});
+
+test('a key given twice inside params is Invalid params; inside arguments a tool error', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const invalidParams = (id, what) => (json, raw) => {
+    assert.equal(json.error?.code, -32602, raw + ' -> ' + JSON.stringify(json));
+    assert.equal(json.id, id, raw);
+    assert.match(json.error.message, what, raw);
+  };
+  const toolError = (id, what) => (json, raw) => {
+    assert.equal(json.id, id, raw);
+    assert.equal(json.result?.isError, true, raw + ' -> ' + JSON.stringify(json));
+    assert.match(json.result.content[0].text, what, raw);
+  };
+  const req = (id, method, params) => `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
+  let n = 0;
+  for (const [raw, check] of [
+    [req(2, 'tools/call', '{"name":"task_kill","name":"bash","arguments":{"command":"echo x"}}'),
+      invalidParams(2, /"name" given twice/)],
+    [req(3, 'tools/call', '{"name":"bash","arguments":{"command":"echo a"},"arguments":{"command":"echo b"}}'),
+      invalidParams(3, /"arguments" given twice/)],
+    [req(4, 'tools/call', '{"name":"bash","arguments":{"command":"echo a"},' +
+      '"_meta":{"progressToken":1,"progressToken":2}}'), invalidParams(4, /"progressToken" given twice/)],
+    [req(5, 'initialize', '{"protocolVersion":"2025-06-18","protocolVersion":"2024-11-05",' +
+      '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}'), invalidParams(5, /"protocolVersion" given twice/)],
+    [req(6, 'initialize', '{"protocolVersion":"2025-06-18","capabilities":{"x":{"a":1,"a":2}},' +
+      '"clientInfo":{"name":"t","version":"0"}}'), invalidParams(6, /"a" given twice/)],
+    [req(7, 'ping', '{"_meta":{},"_meta":{}}'), invalidParams(7, /"_meta" given twice/)],
+    // the tool's own input: bad arguments are tool errors, as always
+    [req(8, 'tools/call', '{"name":"bash","arguments":{"command":"echo a","command":"echo b"}}'),
+      toolError(8, /"command" given twice/)],
+    [req(9, 'tools/call', '{"name":"bash","arguments":{"command":"echo $A","env":{"A":"1","A":"2"}}}'),
+      toolError(9, /"A" given twice/)],
+    [req(10, 'tools/call', '{"name":"task_output","arguments":{"task_id":"t1","task_id":"t2"}}'),
+      toolError(10, /twice|duplicate/i)],
+    // NUL inside params: the tool name, an argument name, a task id
+    [req(11, 'tools/call', '{"name":"bash\\u0000junk","arguments":{"command":"echo ran"}}'),
+      invalidParams(11, /Unknown tool: bash\u0000junk/)],
+    [req(12, 'tools/call', '{"name":"bash","arguments":{"command":"echo ran","command\\u0000x":1}}'),
+      toolError(12, /unknown argument "command\u0000x"/)],
+    [req(13, 'tools/call', '{"name":"task_output","arguments":{"task_id":"t1\\u0000x"}}'),
+      toolError(13, /NUL/)],
+  ]) await expectOneAnswer(s, raw, check, 'p' + n++);
+  // a cancellation naming requestId twice is ignored: the call it might mean runs on
+  s.send(req(20, 'tools/call', '{"name":"bash","arguments":{"command":"sleep 0.5; echo done"}}'));
+  await sleep(100);
+  s.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other","requestId":20}}');
+  const done = (await s.next()).json;
+  assert.equal(done.id, 20);
+  assert.match(done.result.content[0].text, /^stdout:\ndone\n/);
+  await expectOneAnswer(s, '{"jsonrpc":"2.0","id":21,"method":"ping"}',
+    (json) => assert.deepEqual(json.result, {}), 'last');
+  await sleep(200);
+  assert.equal(s.pending(), 0, 'nothing else was sent');
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
+  assert.equal(s.stderr(), '');
+});
+
+test('a 100 MB line gets one Parse error; the lines after it are served', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const huge = Buffer.alloc(100 << 20, 'x');
+  huge.write('{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"');
+  s.send(huge);
+  s.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+  const err = (await s.next(60000)).json;
+  assert.equal(err.id, null);
+  assert.equal(err.error.code, -32700);
+  assert.match(err.error.message, /larger than/);
+  assert.deepEqual((await s.next(60000)).json, { jsonrpc: '2.0', id: 3, result: {} });
+  // and once more: the limit holds for every line, not only the first
+  s.send(huge.subarray(0, 40 << 20));
+  s.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+  assert.equal((await s.next(60000)).json.error.code, -32700);
+  assert.deepEqual((await s.next(60000)).json, { jsonrpc: '2.0', id: 4, result: {} });
+  await sleep(200);
+  assert.equal(s.pending(), 0, 'one answer per line');
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
 });
