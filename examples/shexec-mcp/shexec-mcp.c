@@ -295,8 +295,12 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
                      "task_kill)\n",
                   left);
     else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
-        mj_puts(t, "leftovers: killed (the command left processes running and the background "
-                   "task table was full)\n");
+        mj_puts(t, "leftovers: killed (the command left processes running that could not be "
+                   "kept as a background task: the task table was full or they could not be "
+                   "tracked)\n");
+    const char *notice = shexec_run_notice(r);
+    if (*notice)
+        mj_printf(t, "notice: %s\n", notice);
     /* A command that ran and ended is a result, whatever its status: an exit
      * code, or a signal it got from elsewhere (kill, the OOM killer, its own
      * abort()) is what the command did, for the model to read. What the tool

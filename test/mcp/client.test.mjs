@@ -98,6 +98,21 @@ describe('bash (seed scenarios)', () => {
     }
   });
 
+  test('a directory the command removed is not adopted: the cwd stays and a notice says why', async () => {
+    const dir = realpathSync(tempDir());
+    try {
+      assert.equal((await bash(client, { command: `cd '${dir}'` })).isError, false);
+      const r = await bash(client, { command: 'mkdir gone && cd gone && rmdir "$PWD"' });
+      assert.equal(r.isError, false);
+      assert.match(text(r), new RegExp(`cwd: ${dir}\n`));
+      assert.match(text(r), /notice: the working directory the shell reported .*gone.* does not exist/);
+      assert.match(text((await bash(client, { command: 'pwd' }))), new RegExp(`^stdout:\n${dir}\n`));
+    } finally {
+      await bash(client, { command: 'cd /' });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('stderr is its own section', async () => {
     const r = await bash(client, { command: 'echo err >&2' });
     assert.equal(r.isError, false);
