@@ -168,7 +168,8 @@ enum {
     SHEXEC_ESYS = -5,     /* a system call failed (descriptors exhausted, fork failed, ...) */
     SHEXEC_ESTATE = -6,   /* the handle is in the wrong state for this call */
     SHEXEC_E2BIG = -7,    /* the command (or environment) is too long for the kernel */
-    SHEXEC_ELIMIT = -8,   /* the session already runs its maximum number of tasks */
+    SHEXEC_ELIMIT = -8,   /* a documented bound is reached: the session holds its maximum
+                             number of tasks, or too many environment variables */
     SHEXEC_ENOTASK = -9,  /* no task has that id */
     SHEXEC_EPIPE = -10,   /* input cannot be written: stdin not enabled, closed, or the process ended */
     SHEXEC_ENOTOOL = -11  /* no tool of that name, or it is not enabled */
@@ -234,6 +235,19 @@ enum {
 #define SHEXEC_DEFAULT_KILL_GRACE_MS 5000u
 #define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
 #define SHEXEC_DEFAULT_MAX_TASKS 10u
+
+/*
+ * The most distinct variable names one override list holds: the session's
+ * (shexec_session_setenv()), and each run's or task's (shexec_run_setenv(),
+ * shexec_task_setenv(), the bash tool's `env`). Setting one more new name
+ * is SHEXEC_ELIMIT; replacing or removing a name already in the list always
+ * works. The inherited environment is not counted. A real environment has
+ * tens to a few hundred variables, and Linux caps a command's arguments and
+ * environment together at a quarter of the stack limit (2 MiB by default),
+ * so 4096 is far above any real need while keeping every step of building
+ * an environment well under a millisecond.
+ */
+#define SHEXEC_MAX_ENV_VARS 4096u
 
 /*
  * Called with each chunk of output as the command produces it. `stream` is
@@ -372,6 +386,13 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
  * CDPATH, GLOBIGNORE. Globs are fnmatch(3) patterns matched against the
  * name (`*`, `?`, `[...]`). The host's own environ is never modified; it is
  * read each time a command starts.
+ *
+ * Cost: setting a variable takes constant time (amortized), and building a
+ * command's environment is linear in the size of the variables, however
+ * many there are and however many literal (NAME) or prefix (NAME_*) globs
+ * the lists hold; other globs (*_TOKEN, *SECRET*, [..] patterns) are tried
+ * one by one per variable. Override lists are bounded by
+ * SHEXEC_MAX_ENV_VARS.
  */
 
 /*
@@ -384,7 +405,8 @@ SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit);
  * Set `name` to `value` for every later command of the session; value NULL
  * removes the variable (also an inherited one). Names must be non-empty and
  * must not contain '='. Errors: SHEXEC_EINVAL (bad name; nothing is
- * changed), SHEXEC_ENOMEM.
+ * changed), SHEXEC_ELIMIT (the name is new and the session already has
+ * SHEXEC_MAX_ENV_VARS overrides; nothing is changed), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const char *value);
 
@@ -502,7 +524,9 @@ SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir);
 /*
  * Set (value non-NULL) or remove (value NULL) a variable for this run only;
  * applied after the session's overrides, before the deny list.
- * Errors: SHEXEC_EINVAL (bad name), SHEXEC_ESTATE, SHEXEC_ENOMEM.
+ * Errors: SHEXEC_EINVAL (bad name), SHEXEC_ESTATE, SHEXEC_ELIMIT (the name
+ * is new and the run already has SHEXEC_MAX_ENV_VARS overrides; nothing is
+ * changed), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value);
 

@@ -367,6 +367,9 @@ int shx_env_error(shexec_session *s, int rc, const char *name)
 {
     if (rc == SHEXEC_EINVAL)
         return shx_fail(s, rc, "invalid environment variable name \"%s\"", name ? name : "(null)");
+    if (rc == SHEXEC_ELIMIT)
+        return shx_fail(s, rc, "too many environment variables: at most %u per session or run "
+                               "(SHEXEC_MAX_ENV_VARS)", SHEXEC_MAX_ENV_VARS);
     if (rc == SHEXEC_ENOMEM)
         return shx_fail(s, rc, "out of memory");
     return rc;

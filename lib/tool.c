@@ -326,6 +326,12 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (jcwd && (rc = string_arg(s, jcwd, "cwd", &cwd, out)) != SHEXEC_OK)
         return rc;
     const shx_json *env = shx_json_get(args, "env");
+    /* Refused before anything is made: setting the variables one by one
+     * would fail at the same bound, but only after the rest was built. */
+    if (shx_json_count(env) > SHEXEC_MAX_ENV_VARS)
+        return error_result(s, SHEXEC_ELIMIT, out,
+                            "argument \"env\" has %zu variables: at most %u are allowed",
+                            shx_json_count(env), SHEXEC_MAX_ENV_VARS);
     for (size_t i = 0; env && i < shx_json_count(env); i++) {
         size_t klen;
         const char *key = shx_json_key(env, i, &klen);

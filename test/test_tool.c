@@ -307,6 +307,97 @@ static void test_background_tasks(void **state)
     }
 }
 
+/* {"command": cmd, "env": {"K0000000": "v0", ...}} with n variables. */
+static char *env_args(const char *cmd, size_t n)
+{
+    shx_buf b = SHX_BUF_INIT;
+    shx_buf_puts(&b, "{\"command\":");
+    shx_json_put_string(&b, cmd, strlen(cmd));
+    shx_buf_puts(&b, ",\"env\":{");
+    for (size_t i = 0; i < n; i++)
+        shx_buf_printf(&b, "%s\"K%07zu\":\"v%zu\"", i ? "," : "", i, i);
+    shx_buf_puts(&b, "}}");
+    assert_non_null(b.data);
+    return shx_buf_steal(&b, NULL);
+}
+
+/*
+ * The bash tool's `env` takes at most SHEXEC_MAX_ENV_VARS variables: more
+ * is SHEXEC_ELIMIT, refused at once, with nothing run; up to the bound the
+ * call runs promptly with every variable set. The host API has the same
+ * bound per run and per session.
+ */
+static void test_env_variable_limit(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const char *dir = tu_mkdtemp();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "touch '%s/ran'", dir);
+    char marker[512];
+    snprintf(marker, sizeof marker, "%s/ran", dir);
+
+    char *args = env_args(cmd, SHEXEC_MAX_ENV_VARS + 1);
+    const shx_json *r = call(s, "bash", args, SHEXEC_ELIMIT);
+    free(args);
+    char want[128];
+    snprintf(want, sizeof want, "argument \"env\" has %u variables: at most %u are allowed",
+             SHEXEC_MAX_ENV_VARS + 1, SHEXEC_MAX_ENV_VARS);
+    assert_string_equal(str(r, "error"), want);
+    assert_int_equal(access(marker, F_OK), -1);
+
+    /* far more, still well inside the JSON size limit: refused just as fast */
+    args = env_args(cmd, 50000);
+    int64_t t0 = tu_now_ms();
+    r = call(s, "bash", args, SHEXEC_ELIMIT);
+    int64_t took = tu_now_ms() - t0;
+    free(args);
+    assert_non_null(strstr(str(r, "error"), "at most 4096"));
+    assert_int_equal(access(marker, F_OK), -1);
+    if (took > 5000)
+        fail_msg("a call with 50,000 env variables took %lld ms (bound: 5 s)", (long long)took);
+
+    /* exactly the bound: runs, and the last variable reaches the command */
+    args = env_args("echo \"$K0004095\"; env | grep -c '^K[0-9]*=v'", SHEXEC_MAX_ENV_VARS);
+    t0 = tu_now_ms();
+    r = call(s, "bash", args, SHEXEC_OK);
+    took = tu_now_ms() - t0;
+    free(args);
+    assert_string_equal(str(r, "stdout"), "v4095\n4096\n");
+    assert_int_equal(num(r, "exit_code"), 0);
+    if (took > 10000)
+        fail_msg("a call with 4096 env variables took %lld ms (bound: 10 s)", (long long)took);
+    tu_rmtree(dir);
+
+    /* the host API: per run, per task, per session */
+    shexec_run *run = NULL;
+    assert_int_equal(shexec_run_new(&run, s, "true"), SHEXEC_OK);
+    char nm[32];
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "R%u", i);
+        assert_int_equal(shexec_run_setenv(run, nm, "x"), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_run_setenv(run, "ONE_MORE", "x"), SHEXEC_ELIMIT);
+    assert_non_null(strstr(shexec_session_errmsg(s), "at most 4096"));
+    assert_non_null(strstr(shexec_session_errmsg(s), "SHEXEC_MAX_ENV_VARS"));
+    assert_int_equal(shexec_run_setenv(run, "R0", "replaced"), SHEXEC_OK);
+    shexec_run_free(run);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, "true"), SHEXEC_OK);
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "T%u", i);
+        assert_int_equal(shexec_task_setenv(t, nm, NULL), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_task_setenv(t, "ONE_MORE", NULL), SHEXEC_ELIMIT);
+    shexec_task_free(t);
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "S%u", i);
+        assert_int_equal(shexec_session_setenv(s, nm, "x"), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_session_setenv(s, "ONE_MORE", "x"), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_session_setenv(s, "S1", NULL), SHEXEC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncation_50kb_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_variable_limit, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }
