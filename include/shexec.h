@@ -467,8 +467,11 @@ SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uin
 SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n);
 
 /*
- * How many tasks may run at once in the session (default 10; adopted
- * leftovers count). Errors: SHEXEC_EINVAL (s NULL).
+ * How many tasks the session holds at once (default 10): a task holds one
+ * slot from its start until it is freed, running or finished; adopted
+ * leftovers count. Finished tasks the host never held are released to make
+ * room (see TASK RETENTION); lowering the limit frees nothing at once.
+ * Errors: SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 
@@ -476,14 +479,19 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
  * What to do with processes a foreground command leaves running in its
  * process group after its shell exits: SHEXEC_LEFTOVERS_ADOPT (default; they
  * become a task whose output keeps being read, so a logging server is not
- * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When the task table is
- * full they are killed either way. Errors: SHEXEC_EINVAL.
+ * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When no task slot is
+ * free and none can be made (see TASK RETENTION) they are killed either
+ * way. Errors: SHEXEC_EINVAL.
  */
 SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy);
 
 /*
- * Find a task of the session by id. Errors: SHEXEC_EINVAL (NULL argument),
- * SHEXEC_ENOTASK (no such task; *out is NULL).
+ * Find a task of the session by id. From then on the task is the host's:
+ * it is never released to make room (see TASK RETENTION), so free it (or
+ * have the tool layer read it to completion) when done. Errors:
+ * SHEXEC_EINVAL (NULL argument), SHEXEC_ENOTASK (*out is NULL; the message
+ * is `no task with id "ID"`, or `task "ID" finished and was released
+ * unread (retention limit)` for one of the last 64 tasks released).
  */
 SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out);
 
@@ -691,6 +699,26 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * Tasks belong to their session: shexec_session_free() stops and frees the
  * ones the host has not freed. A task made from a foreground command's
  * leftovers has no exit code (-1): those processes were not our children.
+ *
+ * TASK RETENTION. What a session keeps is bounded by
+ * shexec_session_set_max_tasks(): a task holds one slot from its start
+ * until it is freed, running or finished, so tasks hold at most max_tasks
+ * times what one task keeps (its output, bounded by the output limit),
+ * whatever is started and never read.
+ *   - A task the host has a pointer to, from shexec_task_new() or
+ *     shexec_session_find_task(), is the host's. The library never frees it
+ *     on its own (only shexec_task_free(), shexec_session_free(), or the
+ *     tool layer when a model reads it to completion or kills it): it keeps
+ *     its slot until then, and a start past the limit is SHEXEC_ELIMIT.
+ *   - A task the host never held is the session's: those started by
+ *     shexec_tool_call() and leftovers adopted as tasks that nobody looked
+ *     up. When a slot is needed (a task starting, leftovers being adopted)
+ *     and none is free, the session's task that finished first is
+ *     released, unread. Its id then answers SHEXEC_ENOTASK with `task "ID"
+ *     finished and was released unread (retention limit)` (the tool layer:
+ *     "Task ID finished and was released unread (retention limit: ...)");
+ *     the last 64 released ids are remembered, older ones are just not
+ *     found. Running tasks are never released.
  * ------------------------------------------------------------------------ */
 
 /*
@@ -718,10 +746,14 @@ SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t 
 SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
 
 /*
- * Start the task and return at once. Errors: as shexec_run_start(), and
- * SHEXEC_ELIMIT when the session already runs its maximum number of tasks
- * (the message names the limit). A task that failed to start stays in the
- * session, state NEW and id "": start it again later, or free it.
+ * Start the task and return at once; if the session holds its maximum
+ * number of tasks, finished ones the host never held are released first
+ * (see TASK RETENTION). Errors: as shexec_run_start(), and SHEXEC_ELIMIT
+ * when no slot is free and none can be made: the message names the limit
+ * and how many tasks run, e.g. "the session already holds its maximum of
+ * 10 tasks (2 running, 8 finished but not yet freed)". A task that failed
+ * to start stays in the session, state NEW and id "": start it again later,
+ * or free it.
  */
 SHEXEC_API int shexec_task_start(shexec_task *t);
 
@@ -796,10 +828,20 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
  *                 "truncated":{...}} plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
- *                 output is returned once).
+ *                 output is returned once). Background tasks count against
+ *                 the session's task limit until then; finished ones are
+ *                 released unread, oldest first, when a new task needs
+ *                 room (see TASK RETENTION).
  *   task_kill:   the same, with "status":"killed"; the task is removed.
  *   errors:      {"error": "message for the model"}.
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
+ * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
+ * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
+ * A task the tool layer started or adopted is freed by the tool layer
+ * (read to completion, killed, or released for room): a pointer the host
+ * got for it from shexec_session_find_task() is valid only until the next
+ * shexec_tool_call() that reads or kills it (the lookup keeps it from
+ * being released for room).
  * ------------------------------------------------------------------------ */
 
 /* 1 when the registry has a tool exposed under `name`, else 0. */
@@ -832,7 +874,9 @@ SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json);
  * Returns SHEXEC_OK when the tool ran (a non-zero exit or a timeout is data),
  * else: SHEXEC_ENOTOOL ("Tool not available: NAME": unknown or disabled),
  * SHEXEC_EINVAL (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not
- * found: ID"), SHEXEC_ELIMIT, SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
+ * found: ID", or "Task ID finished and was released unread (retention
+ * limit: ...)"), SHEXEC_ELIMIT (no task slot, or more than
+ * SHEXEC_MAX_ENV_VARS in `env`), SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
  * SHEXEC_ESYS, SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM (then
  * *out_json may be NULL).
  */

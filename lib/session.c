@@ -36,7 +36,7 @@ SHEXEC_API const char *shexec_strerror(int code)
     case SHEXEC_ESYS: return "system call failed";
     case SHEXEC_ESTATE: return "wrong state for this call";
     case SHEXEC_E2BIG: return "command or environment too long";
-    case SHEXEC_ELIMIT: return "too many background tasks";
+    case SHEXEC_ELIMIT: return "a limit was reached (tasks held, environment variables)";
     case SHEXEC_ENOTASK: return "no such task";
     case SHEXEC_EPIPE: return "input cannot be written";
     case SHEXEC_ENOTOOL: return "tool not available";
