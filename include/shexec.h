@@ -181,7 +181,8 @@ enum {
     SHEXEC_ESYS = -5,     /* a system call failed (descriptors exhausted, fork failed, ...) */
     SHEXEC_ESTATE = -6,   /* the handle is in the wrong state for this call */
     SHEXEC_E2BIG = -7,    /* the command (or environment) is too long for the kernel */
-    SHEXEC_ELIMIT = -8,   /* the session already runs its maximum number of tasks */
+    SHEXEC_ELIMIT = -8,   /* a documented bound is reached: the session holds its maximum
+                             number of tasks, or too many environment variables */
     SHEXEC_ENOTASK = -9,  /* no task has that id */
     SHEXEC_EPIPE = -10,   /* input cannot be written: stdin not enabled, closed, or the process ended */
     SHEXEC_ENOTOOL = -11  /* no tool of that name, or it is not enabled */
@@ -247,6 +248,19 @@ enum {
 #define SHEXEC_DEFAULT_KILL_GRACE_MS 5000u
 #define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
 #define SHEXEC_DEFAULT_MAX_TASKS 10u
+
+/*
+ * The most distinct variable names one override list holds: the session's
+ * (shexec_session_setenv()), and each run's or task's (shexec_run_setenv(),
+ * shexec_task_setenv(), the bash tool's `env`). Setting one more new name
+ * is SHEXEC_ELIMIT; replacing or removing a name already in the list always
+ * works. The inherited environment is not counted. A real environment has
+ * tens to a few hundred variables, and Linux caps a command's arguments and
+ * environment together at a quarter of the stack limit (2 MiB by default),
+ * so 4096 is far above any real need while keeping every step of building
+ * an environment well under a millisecond.
+ */
+#define SHEXEC_MAX_ENV_VARS 4096u
 
 /*
  * Called with each chunk of output as the command produces it. `stream` is
@@ -387,6 +401,13 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
  * CDPATH, GLOBIGNORE. Globs are fnmatch(3) patterns matched against the
  * name (`*`, `?`, `[...]`). The host's own environ is never modified; it is
  * read each time a command starts.
+ *
+ * Cost: setting a variable takes constant time (amortized), and building a
+ * command's environment is linear in the size of the variables, however
+ * many there are and however many literal (NAME) or prefix (NAME_*) globs
+ * the lists hold; other globs (*_TOKEN, *SECRET*, [..] patterns) are tried
+ * one by one per variable. Override lists are bounded by
+ * SHEXEC_MAX_ENV_VARS.
  */
 
 /*
@@ -399,7 +420,8 @@ SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit);
  * Set `name` to `value` for every later command of the session; value NULL
  * removes the variable (also an inherited one). Names must be non-empty and
  * must not contain '='. Errors: SHEXEC_EINVAL (bad name; nothing is
- * changed), SHEXEC_ENOMEM.
+ * changed), SHEXEC_ELIMIT (the name is new and the session already has
+ * SHEXEC_MAX_ENV_VARS overrides; nothing is changed), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const char *value);
 
@@ -482,8 +504,11 @@ SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uin
 SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n);
 
 /*
- * How many tasks may run at once in the session (default 10; adopted
- * leftovers count). Errors: SHEXEC_EINVAL (s NULL).
+ * How many tasks the session holds at once (default 10): a task holds one
+ * slot from its start until it is freed, running or finished; adopted
+ * leftovers count. Finished tasks the host never held are released to make
+ * room (see TASK RETENTION); lowering the limit frees nothing at once.
+ * Errors: SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 
@@ -491,14 +516,19 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
  * What to do with processes a foreground command leaves running in its
  * process group after its shell exits: SHEXEC_LEFTOVERS_ADOPT (default; they
  * become a task whose output keeps being read, so a logging server is not
- * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When the task table is
- * full they are killed either way. Errors: SHEXEC_EINVAL.
+ * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When no task slot is
+ * free and none can be made (see TASK RETENTION) they are killed either
+ * way. Errors: SHEXEC_EINVAL.
  */
 SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy);
 
 /*
- * Find a task of the session by id. Errors: SHEXEC_EINVAL (NULL argument),
- * SHEXEC_ENOTASK (no such task; *out is NULL).
+ * Find a task of the session by id. From then on the task is the host's:
+ * it is never released to make room (see TASK RETENTION), so free it (or
+ * have the tool layer read it to completion) when done. Errors:
+ * SHEXEC_EINVAL (NULL argument), SHEXEC_ENOTASK (*out is NULL; the message
+ * is `no task with id "ID"`, or `task "ID" finished and was released
+ * unread (retention limit)` for one of the last 64 tasks released).
  */
 SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out);
 
@@ -539,7 +569,9 @@ SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir);
 /*
  * Set (value non-NULL) or remove (value NULL) a variable for this run only;
  * applied after the session's overrides, before the deny list.
- * Errors: SHEXEC_EINVAL (bad name), SHEXEC_ESTATE, SHEXEC_ENOMEM.
+ * Errors: SHEXEC_EINVAL (bad name), SHEXEC_ESTATE, SHEXEC_ELIMIT (the name
+ * is new and the run already has SHEXEC_MAX_ENV_VARS overrides; nothing is
+ * changed), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value);
 
@@ -715,6 +747,26 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * Tasks belong to their session: shexec_session_free() stops and frees the
  * ones the host has not freed. A task made from a foreground command's
  * leftovers has no exit code (-1): those processes were not our children.
+ *
+ * TASK RETENTION. What a session keeps is bounded by
+ * shexec_session_set_max_tasks(): a task holds one slot from its start
+ * until it is freed, running or finished, so tasks hold at most max_tasks
+ * times what one task keeps (its output, bounded by the output limit),
+ * whatever is started and never read.
+ *   - A task the host has a pointer to, from shexec_task_new() or
+ *     shexec_session_find_task(), is the host's. The library never frees it
+ *     on its own (only shexec_task_free(), shexec_session_free(), or the
+ *     tool layer when a model reads it to completion or kills it): it keeps
+ *     its slot until then, and a start past the limit is SHEXEC_ELIMIT.
+ *   - A task the host never held is the session's: those started by
+ *     shexec_tool_call() and leftovers adopted as tasks that nobody looked
+ *     up. When a slot is needed (a task starting, leftovers being adopted)
+ *     and none is free, the session's task that finished first is
+ *     released, unread. Its id then answers SHEXEC_ENOTASK with `task "ID"
+ *     finished and was released unread (retention limit)` (the tool layer:
+ *     "Task ID finished and was released unread (retention limit: ...)");
+ *     the last 64 released ids are remembered, older ones are just not
+ *     found. Running tasks are never released.
  * ------------------------------------------------------------------------ */
 
 /*
@@ -742,10 +794,14 @@ SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t 
 SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
 
 /*
- * Start the task and return at once. Errors: as shexec_run_start(), and
- * SHEXEC_ELIMIT when the session already runs its maximum number of tasks
- * (the message names the limit). A task that failed to start stays in the
- * session, state NEW and id "": start it again later, or free it.
+ * Start the task and return at once; if the session holds its maximum
+ * number of tasks, finished ones the host never held are released first
+ * (see TASK RETENTION). Errors: as shexec_run_start(), and SHEXEC_ELIMIT
+ * when no slot is free and none can be made: the message names the limit
+ * and how many tasks run, e.g. "the session already holds its maximum of
+ * 10 tasks (2 running, 8 finished but not yet freed)". A task that failed
+ * to start stays in the session, state NEW and id "": start it again later,
+ * or free it.
  */
 SHEXEC_API int shexec_task_start(shexec_task *t);
 
@@ -821,10 +877,20 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
  *                 "truncated":{...}} plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
- *                 output is returned once).
+ *                 output is returned once). Background tasks count against
+ *                 the session's task limit until then; finished ones are
+ *                 released unread, oldest first, when a new task needs
+ *                 room (see TASK RETENTION).
  *   task_kill:   the same, with "status":"killed"; the task is removed.
  *   errors:      {"error": "message for the model"}.
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
+ * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
+ * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
+ * A task the tool layer started or adopted is freed by the tool layer
+ * (read to completion, killed, or released for room): a pointer the host
+ * got for it from shexec_session_find_task() is valid only until the next
+ * shexec_tool_call() that reads or kills it (the lookup keeps it from
+ * being released for room).
  * ------------------------------------------------------------------------ */
 
 /* 1 when the registry has a tool exposed under `name`, else 0. */
@@ -857,7 +923,9 @@ SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json);
  * Returns SHEXEC_OK when the tool ran (a non-zero exit or a timeout is data),
  * else: SHEXEC_ENOTOOL ("Tool not available: NAME": unknown or disabled),
  * SHEXEC_EINVAL (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not
- * found: ID"), SHEXEC_ELIMIT, SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
+ * found: ID", or "Task ID finished and was released unread (retention
+ * limit: ...)"), SHEXEC_ELIMIT (no task slot, or more than
+ * SHEXEC_MAX_ENV_VARS in `env`), SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
  * SHEXEC_ESYS, SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM (then
  * *out_json may be NULL).
  */

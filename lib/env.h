@@ -8,28 +8,37 @@
 #define SHX_ENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Ordered overrides (shexec_session_setenv / shexec_run_setenv). Each name
  * appears at most once; values[i] == NULL marks "remove this variable".
  * Order matters: names that are new to the base are appended in list order.
+ * Names are also hashed into `index`, so setting a variable costs the same
+ * however long the list is.
  */
 typedef struct shx_envlist {
     char **names;
     char **values;
     size_t n, cap;
+    uint32_t *index; /* open addressing, entry i stored as i + 1, 0: empty;
+                        index_mask + 1 slots, at least 2 * cap; NULL while cap is 0 */
+    size_t index_mask;
+    size_t max; /* most names the list takes; 0: SHEXEC_MAX_ENV_VARS */
 } shx_envlist;
 
-#define SHX_ENVLIST_INIT {NULL, NULL, 0, 0}
+#define SHX_ENVLIST_INIT {NULL, NULL, 0, 0, NULL, 0, 0}
 
 /* 1 when name is non-NULL, non-empty and contains no '=', else 0. */
 int shx_env_name_valid(const char *name);
 
 /*
  * Set name to a copy of value (NULL: the removal marker). An existing entry
- * of that name is replaced in place, keeping its position.
+ * of that name is replaced in place, keeping its position. Amortized O(1).
  * SHEXEC_OK, SHEXEC_EINVAL (l NULL or bad name; list unchanged),
- * SHEXEC_ENOMEM (list unchanged).
+ * SHEXEC_ELIMIT (name is new and the list already holds its maximum of
+ * names, l->max or SHEXEC_MAX_ENV_VARS; list unchanged), SHEXEC_ENOMEM
+ * (list unchanged).
  */
 int shx_envlist_set(shx_envlist *l, const char *name, const char *value);
 
@@ -40,12 +49,15 @@ void shx_envlist_free(shx_envlist *l);
 typedef struct shx_globlist {
     char **globs;
     size_t n, cap;
+    uint32_t *index; /* as shx_envlist's: finds a glob already present */
+    size_t index_mask;
 } shx_globlist;
 
-#define SHX_GLOBLIST_INIT {NULL, 0, 0}
+#define SHX_GLOBLIST_INIT {NULL, 0, 0, NULL, 0}
 
 /* Append a copy of glob; an identical glob already present is ignored.
- * SHEXEC_OK, SHEXEC_EINVAL (g NULL, glob NULL or empty), SHEXEC_ENOMEM. */
+ * Amortized O(1). SHEXEC_OK, SHEXEC_EINVAL (g NULL, glob NULL or empty),
+ * SHEXEC_ENOMEM. */
 int shx_globlist_add(shx_globlist *g, const char *glob);
 
 /*
@@ -83,9 +95,12 @@ void shx_globlist_free(shx_globlist *g);
  * Order: surviving base entries in base order (an overridden one keeps its
  * base position), then names new to the base in the order they were set
  * (session list, then run list). Nothing in the result points into the
- * inputs. Cost is linear in the number of entries (hashed name lookups);
- * fnmatch is called only for globs that are not of the forms LITERAL,
- * PREFIX*, *SUFFIX or *INFIX*.
+ * inputs. Cost is linear in the bytes of the entries: names are looked up
+ * by hash, and so are LITERAL and PREFIX* globs (a name costs one lookup per
+ * distinct PREFIX length up to its own length, whatever the number of
+ * globs). Only the other globs (*SUFFIX, *INFIX*, and fnmatch patterns) are
+ * tried one by one against each name; fnmatch runs only for the last kind,
+ * and only on names that start with the pattern's literal lead.
  *
  * SHEXEC_OK, SHEXEC_EINVAL (out NULL), SHEXEC_ENOMEM (*out is NULL and
  * nothing is leaked).

@@ -276,7 +276,7 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
     }
     shexec_task *t = NULL;
     if (s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT &&
-        shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
+        shx_task_room(s) && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
         r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
         r->leftover_task = strdup(t->id);
         t->run->next_active = *born;

@@ -36,7 +36,7 @@ SHEXEC_API const char *shexec_strerror(int code)
     case SHEXEC_ESYS: return "system call failed";
     case SHEXEC_ESTATE: return "wrong state for this call";
     case SHEXEC_E2BIG: return "command or environment too long";
-    case SHEXEC_ELIMIT: return "too many background tasks";
+    case SHEXEC_ELIMIT: return "a limit was reached (tasks held, environment variables)";
     case SHEXEC_ENOTASK: return "no such task";
     case SHEXEC_EPIPE: return "input cannot be written";
     case SHEXEC_ENOTOOL: return "tool not available";
@@ -424,6 +424,9 @@ int shx_env_error(shexec_session *s, int rc, const char *name)
 {
     if (rc == SHEXEC_EINVAL)
         return shx_fail(s, rc, "invalid environment variable name \"%s\"", name ? name : "(null)");
+    if (rc == SHEXEC_ELIMIT)
+        return shx_fail(s, rc, "too many environment variables: at most %u per session or run "
+                               "(SHEXEC_MAX_ENV_VARS)", SHEXEC_MAX_ENV_VARS);
     if (rc == SHEXEC_ENOMEM)
         return shx_fail(s, rc, "out of memory");
     return rc;

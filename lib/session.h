@@ -80,7 +80,13 @@ struct shexec_task {
     void *done_user;
     shx_buf read_out;             /* last shexec_task_read() result */
     int free_pending;             /* freed from a callback: released after the loop round */
+    int host_held;                /* the host has its pointer (shexec_task_new,
+                                     shexec_session_find_task): the library never frees it */
+    int in_use;                   /* the tool layer holds it across a loop round */
 };
+
+/* How many ids of tasks released unread a session remembers. */
+#define SHX_RELEASED_IDS 64
 
 enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
 
@@ -108,6 +114,8 @@ struct shexec_session {
     int use_pidfd;
     char *tool_name[3];           /* exposed names; NULL: the tool's own */
     int tool_enabled[3];
+    char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
+    uint32_t released_next;
 };
 
 /* Record a failure: message into s->errmsg (if s), returns code. */
@@ -158,6 +166,18 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
 /* task.c */
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
 int shx_task_live_count(const shexec_session *s);
+/*
+ * Room for one more task: 1 when the session holds fewer than max_tasks
+ * tasks (started and not freed), if need be after releasing finished tasks
+ * the host never held, oldest first (from inside the loop they are only
+ * marked, and freed at the end of the round); else 0.
+ */
+int shx_task_room(shexec_session *s);
+/* The task with that id, or NULL; unlike shexec_session_find_task() it
+ * does not make the task the host's. */
+shexec_task *shx_task_find(shexec_session *s, const char *id);
+/* 1 when id is one of the last SHX_RELEASED_IDS ids shx_task_room released. */
+int shx_task_was_released(const shexec_session *s, const char *id);
 /* Release runs and tasks whose free was asked for from a callback and that
  * have finished. Called where no loop round holds pointers to them. */
 void shx_release_deferred(shexec_session *s);

@@ -4,6 +4,13 @@
  * tracking, no timeout unless set, a "new since the last read" capture)
  * that stays running while its process group has members. Leftovers of a
  * foreground run are adopted into a task here.
+ *
+ * What a session retains is bounded: every task from its start until it is
+ * freed, running or finished, holds one of max_tasks slots. Tasks the host
+ * never had a pointer to (started by the tool layer, adopted leftovers not
+ * looked up) are the session's own: when a slot is needed, the one that
+ * finished first is released, and its id is remembered to say so. A task
+ * the host holds is never freed behind its back: it keeps its slot.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +45,85 @@ int shx_task_live_count(const shexec_session *s)
     return n;
 }
 
-static shexec_task *find(shexec_session *s, const char *id)
+/* Holds a slot: started, and not on its way out (a task freed from a
+ * callback or released is gone once it has finished). */
+static int holds_slot(const shexec_task *t)
+{
+    int state = t->run->state;
+    return state != SHEXEC_STATE_NEW && !(t->free_pending && state != SHEXEC_STATE_RUNNING);
+}
+
+static uint32_t slots_used(const shexec_session *s)
+{
+    uint32_t n = 0;
+    for (const shexec_task *t = s->tasks; t; t = t->next)
+        n += holds_slot(t) ? 1 : 0;
+    return n;
+}
+
+/* A finished task of the session's own that no caller is holding. */
+static int releasable(const shexec_task *t)
+{
+    int state = t->run->state;
+    return !t->host_held && !t->in_use && !t->free_pending && state != SHEXEC_STATE_NEW &&
+           state != SHEXEC_STATE_RUNNING;
+}
+
+/* The releasable task that finished first, or NULL; *count: how many there are. */
+static shexec_task *oldest_releasable(shexec_session *s, uint32_t *count)
+{
+    shexec_task *best = NULL;
+    *count = 0;
+    for (shexec_task *t = s->tasks; t; t = t->next) {
+        if (!releasable(t))
+            continue;
+        ++*count;
+        if (!best || t->run->end_ns < best->run->end_ns)
+            best = t;
+    }
+    return best;
+}
+
+int shx_task_room(shexec_session *s)
+{
+    uint32_t used = slots_used(s), count;
+    if (used < s->max_tasks)
+        return 1;
+    (void)oldest_releasable(s, &count);
+    if (used - count >= s->max_tasks)
+        return 0; /* releasing would not be enough: release nothing */
+    for (; used >= s->max_tasks; used--) {
+        shexec_task *t = oldest_releasable(s, &count);
+        if (!t) /* cannot happen: count said there are enough */
+            return 0;
+        memcpy(s->released[s->released_next % SHX_RELEASED_IDS], t->id, sizeof t->id);
+        s->released_next++;
+        /* unreachable by id from now on, and on its way out (so no longer
+         * holding a slot): freed as if from a callback */
+        t->id[0] = '\0';
+        t->free_pending = 1;
+    }
+    /* Inside the loop the round may still hold them: the end of the round
+     * frees them (shx_release_deferred). Outside it nothing does. */
+    if (!s->in_loop) {
+        for (shexec_task *t = s->tasks, *next; t; t = next) {
+            next = t->next;
+            if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING)
+                shexec_task_free(t);
+        }
+    }
+    return 1;
+}
+
+int shx_task_was_released(const shexec_session *s, const char *id)
+{
+    for (size_t i = 0; i < SHX_RELEASED_IDS; i++)
+        if (s->released[i][0] && strcmp(s->released[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+shexec_task *shx_task_find(shexec_session *s, const char *id)
 {
     for (shexec_task *t = s->tasks; t; t = t->next)
         if (t->id[0] && strcmp(t->id, id) == 0)
@@ -55,7 +140,7 @@ static int assign_id(shexec_session *s, shexec_task *t)
             return shx_fail(s, SHEXEC_ESYS, "no randomness available for a task id");
         char id[sizeof t->id];
         (void)snprintf(id, sizeof id, "t%012llx", r & 0xffffffffffffull);
-        if (!find(s, id)) {
+        if (!shx_task_find(s, id) && !shx_task_was_released(s, id)) {
             memcpy(t->id, id, sizeof id);
             return SHEXEC_OK;
         }
@@ -87,6 +172,7 @@ SHEXEC_API int shexec_task_new_bytes(shexec_task **out, shexec_session *s, const
     }
     t->s = s;
     t->run->task = t;
+    t->host_held = 1;
     link_task(s, t);
     *out = t;
     return SHEXEC_OK;
@@ -218,10 +304,16 @@ SHEXEC_API int shexec_task_start(shexec_task *t)
     shx_ok(s);
     if (t->run->state != SHEXEC_STATE_NEW)
         return shx_fail(s, SHEXEC_ESTATE, "the task has already been started");
-    if (shx_task_live_count(s) >= (int)s->max_tasks)
+    /* before making room: a start from a callback fails anyway */
+    if (s->in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "cannot start a task from a callback");
+    if (!shx_task_room(s)) {
+        int running = shx_task_live_count(s);
         return shx_fail(s, SHEXEC_ELIMIT,
-                        "the session already runs its maximum of %u background tasks",
-                        s->max_tasks);
+                        "the session already holds its maximum of %u tasks (%d running, %u "
+                        "finished but not yet freed)",
+                        s->max_tasks, running, slots_used(s) - (uint32_t)running);
+    }
     int rc = assign_id(s, t);
     if (rc != SHEXEC_OK)
         return rc;
@@ -243,9 +335,13 @@ SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexe
     if (!s || !id || !out)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    shexec_task *t = find(s, id);
+    shexec_task *t = shx_task_find(s, id);
+    if (!t && shx_task_was_released(s, id))
+        return shx_fail(s, SHEXEC_ENOTASK,
+                        "task \"%.64s\" finished and was released unread (retention limit)", id);
     if (!t)
         return shx_fail(s, SHEXEC_ENOTASK, "no task with id \"%.64s\"", id);
+    t->host_held = 1; /* the host has the pointer now: never released for room */
     *out = t;
     return SHEXEC_OK;
 }

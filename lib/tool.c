@@ -133,10 +133,13 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
                        "watchers, long builds) set run_in_background: the call returns a task_id "
                        "at once; read its output with %s and stop it with %s. Processes a command "
                        "leaves running (`server &`) are kept as a background task whose id is "
-                       "returned as leftover_task_id.",
+                       "returned as leftover_task_id. At most %u background tasks are kept: when "
+                       "a new one needs room, the one that finished first without its final "
+                       "output being read is discarded.",
                        s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
                        s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
-                       exposed_name(s, SHX_TOOL_TASK_OUTPUT), exposed_name(s, SHX_TOOL_TASK_KILL));
+                       exposed_name(s, SHX_TOOL_TASK_OUTPUT), exposed_name(s, SHX_TOOL_TASK_KILL),
+                       s->max_tasks);
         put_str(b, "description", text);
         shx_buf_printf(b,
                        ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
@@ -149,11 +152,12 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
                        "\"cwd\":{\"type\":\"string\",\"description\":"
                        "\"Run in this directory for this call only.\"},"
                        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
-                       "\"string\"},\"description\":\"Extra environment variables.\"},"
+                       "\"string\"},\"maxProperties\":%u,\"description\":"
+                       "\"Extra environment variables.\"},"
                        "\"pty\":{\"type\":\"boolean\",\"description\":"
                        "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
                        "\"required\":[\"command\"],\"additionalProperties\":false}}",
-                       s->max_timeout_ms, s->default_timeout_ms);
+                       s->max_timeout_ms, s->default_timeout_ms, SHEXEC_MAX_ENV_VARS);
         return;
     }
     if (i == SHX_TOOL_TASK_OUTPUT) {
@@ -326,6 +330,12 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (jcwd && (rc = string_arg(s, jcwd, "cwd", &cwd, out)) != SHEXEC_OK)
         return rc;
     const shx_json *env = shx_json_get(args, "env");
+    /* Refused before anything is made: setting the variables one by one
+     * would fail at the same bound, but only after the rest was built. */
+    if (shx_json_count(env) > SHEXEC_MAX_ENV_VARS)
+        return error_result(s, SHEXEC_ELIMIT, out,
+                            "argument \"env\" has %zu variables: at most %u are allowed",
+                            shx_json_count(env), SHEXEC_MAX_ENV_VARS);
     for (size_t i = 0; env && i < shx_json_count(env); i++) {
         size_t klen;
         const char *key = shx_json_key(env, i, &klen);
@@ -345,6 +355,9 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (background) {
         if ((rc = shexec_task_new(&t, s, command)) != SHEXEC_OK)
             return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
+        /* The tool layer's own: the host never gets this pointer (unless it
+         * looks the id up), so once finished it may be released for room. */
+        t->host_held = 0;
         r = t->run;
     } else if ((rc = shexec_run_new(&r, s, command)) != SHEXEC_OK) {
         return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
@@ -479,7 +492,14 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
         return rc;
     *new_only = 0;
     shx_json_bool(shx_json_get(args, "new_only"), new_only);
-    if (shexec_session_find_task(s, id, t) != SHEXEC_OK || !(*t)->id[0])
+    /* not shexec_session_find_task(): that would make the task the host's */
+    *t = shx_task_find(s, id);
+    if (!*t && shx_task_was_released(s, id))
+        return error_result(s, SHEXEC_ENOTASK, out,
+                            "Task %.64s finished and was released unread (retention limit: the "
+                            "session keeps at most %u tasks; read finished tasks with %s)",
+                            id, s->max_tasks, exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    if (!*t)
         return error_result(s, SHEXEC_ENOTASK, out, "Task not found: %.64s", id);
     return SHEXEC_OK;
 }
@@ -491,7 +511,11 @@ static int task_output_call(shexec_session *s, const shx_json *args, char **out)
     int rc = task_lookup(s, args, 1, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
-    shexec_session_wait(s, 0); /* take in what is already there */
+    /* Take in what is already there. The round may adopt leftovers and
+     * release a finished task for room: not this one. */
+    t->in_use = 1;
+    shexec_session_wait(s, 0);
+    t->in_use = 0;
     return task_report(s, t, new_only, NULL, out);
 }
 
@@ -504,9 +528,11 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
         return rc;
     int was_running = !shexec_task_done(t);
     shexec_task_kill(t);
+    t->in_use = 1; /* finished in this wait, it must not be released for room */
     while (!shexec_task_done(t))
         if (shexec_session_wait(s, -1) != SHEXEC_OK)
             break;
+    t->in_use = 0;
     return task_report(s, t, 0, was_running ? "killed" : "completed", out);
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------
  * Table-driven shx_env_build cases
@@ -515,7 +516,7 @@ static void test_build_bad_args(void **state)
     /* a hand-filled list with bad names: those entries are skipped */
     char *names[] = {"", "X=Y", "OK"};
     char *values[] = {"1", "2", "3"};
-    shx_envlist hand = {names, values, 3, 3};
+    shx_envlist hand = {.names = names, .values = values, .n = 3, .cap = 3};
     char **env = NULL;
     assert_int_equal(shx_env_build(&env, base, &hand, NULL, NULL, NULL), SHEXEC_OK);
     const char *want[] = {"A=1", "OK=3", NULL};
@@ -629,6 +630,254 @@ static void test_build_at_scale(void **state)
     free(base);
 }
 
+/* ------------------------------------------------------------------------
+ * Bounds and scale
+ * ------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* An override list takes SHEXEC_MAX_ENV_VARS names; one more new name is
+ * SHEXEC_ELIMIT and changes nothing, while names already there can still
+ * be replaced or removed. */
+static void test_envlist_bounded(void **state)
+{
+    (void)state;
+    shx_envlist l = SHX_ENVLIST_INIT;
+    char nm[32];
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "V%u", i);
+        assert_int_equal(shx_envlist_set(&l, nm, "x"), SHEXEC_OK);
+    }
+    assert_int_equal(l.n, SHEXEC_MAX_ENV_VARS);
+    assert_int_equal(shx_envlist_set(&l, "ONE_MORE", "x"), SHEXEC_ELIMIT);
+    assert_int_equal(shx_envlist_set(&l, "ONE_MORE", NULL), SHEXEC_ELIMIT); /* a marker is an entry */
+    assert_int_equal(l.n, SHEXEC_MAX_ENV_VARS);
+    assert_int_equal(shx_envlist_set(&l, "V7", "replaced"), SHEXEC_OK);
+    assert_int_equal(shx_envlist_set(&l, "V8", NULL), SHEXEC_OK);
+    assert_int_equal(l.n, SHEXEC_MAX_ENV_VARS);
+    assert_string_equal(l.names[7], "V7");
+    assert_string_equal(l.values[7], "replaced");
+    assert_null(l.values[8]);
+    /* a bad name is still EINVAL, not ELIMIT */
+    assert_int_equal(shx_envlist_set(&l, "A=B", "x"), SHEXEC_EINVAL);
+    shx_envlist_free(&l);
+
+    /* the bound is per list and can be set lower (or higher) */
+    l.max = 2;
+    assert_int_equal(shx_envlist_set(&l, "A", "1"), SHEXEC_OK);
+    assert_int_equal(shx_envlist_set(&l, "B", "2"), SHEXEC_OK);
+    assert_int_equal(shx_envlist_set(&l, "C", "3"), SHEXEC_ELIMIT);
+    assert_int_equal(shx_envlist_set(&l, "A", "again"), SHEXEC_OK);
+    shx_envlist_free(&l);
+    assert_int_equal(l.max, 0); /* free leaves SHX_ENVLIST_INIT */
+}
+
+/*
+ * 100,000 variables through every step: base, session overrides with
+ * replacements and removals, run overrides, a deny list of 10,000 literal
+ * names and prefixes with an allow list. The result is checked entry by
+ * entry against the documented rules, and the whole of it has to finish in
+ * a few seconds: a linear search per variable makes this take minutes.
+ */
+enum { BIG = 100000 };
+
+static int big_denied(int i)
+{
+    /* deny: literal B<i> for i % 10 == 3, prefix "B00012*" (B000120 ..
+     * B000129); allow: literal B<i> for i % 30 == 3, which readmits 1 in 3
+     * of the denied literals, B000123 among them */
+    int denied = (i >= 120 && i <= 129) || i % 10 == 3;
+    int allowed = i % 30 == 3;
+    return denied && !allowed;
+}
+
+static void test_envlist_and_build_at_100k(void **state)
+{
+    (void)state;
+    double t0 = now_s();
+    char **base = calloc(BIG + 1, sizeof *base);
+    assert_non_null(base);
+    char nm[32], val[48];
+    for (int i = 0; i < BIG; i++) {
+        snprintf(val, sizeof val, "B%06d=base%d", i, i);
+        base[i] = strdup(val);
+        assert_non_null(base[i]);
+    }
+    shx_envlist sess = SHX_ENVLIST_INIT, run = SHX_ENVLIST_INIT;
+    sess.max = run.max = 2 * BIG; /* above SHEXEC_MAX_ENV_VARS on purpose */
+    for (int i = 0; i < BIG; i++) {
+        snprintf(nm, sizeof nm, "S%06d", i); /* new names, appended in this order */
+        snprintf(val, sizeof val, "s%d", i);
+        assert_int_equal(shx_envlist_set(&sess, nm, val), SHEXEC_OK);
+        if (i % 4 == 0) { /* every 4th base name overridden */
+            snprintf(nm, sizeof nm, "B%06d", i);
+            snprintf(val, sizeof val, "sess%d", i);
+            assert_int_equal(shx_envlist_set(&sess, nm, val), SHEXEC_OK);
+        }
+    }
+    for (int i = 0; i < BIG; i += 8) { /* replaced in place */
+        snprintf(nm, sizeof nm, "B%06d", i);
+        snprintf(val, sizeof val, "sess2-%d", i);
+        assert_int_equal(shx_envlist_set(&sess, nm, val), SHEXEC_OK);
+    }
+    for (int i = 1; i < BIG; i += 10) { /* inherited ones removed */
+        snprintf(nm, sizeof nm, "B%06d", i);
+        assert_int_equal(shx_envlist_set(&sess, nm, NULL), SHEXEC_OK);
+    }
+    assert_int_equal(sess.n, BIG + BIG / 4 + BIG / 10);
+    for (int i = 0; i < BIG; i++) {
+        if (i % 5 == 0) { /* session names removed again */
+            snprintf(nm, sizeof nm, "S%06d", i);
+            assert_int_equal(shx_envlist_set(&run, nm, NULL), SHEXEC_OK);
+        }
+        if (i % 7 == 0) {
+            snprintf(nm, sizeof nm, "B%06d", i);
+            snprintf(val, sizeof val, "run%d", i);
+            assert_int_equal(shx_envlist_set(&run, nm, val), SHEXEC_OK);
+        }
+        snprintf(nm, sizeof nm, "R%06d", i);
+        snprintf(val, sizeof val, "r%d", i);
+        assert_int_equal(shx_envlist_set(&run, nm, val), SHEXEC_OK);
+    }
+    shx_globlist deny = SHX_GLOBLIST_INIT, allow = SHX_GLOBLIST_INIT;
+    assert_int_equal(shx_globlist_add_default_deny(&deny), SHEXEC_OK);
+    for (int i = 3; i < BIG; i += 10) {
+        snprintf(nm, sizeof nm, "B%06d", i);
+        assert_int_equal(shx_globlist_add(&deny, nm), SHEXEC_OK);
+        assert_int_equal(shx_globlist_add(&deny, nm), SHEXEC_OK); /* dedup */
+        if (i % 30 == 3)
+            assert_int_equal(shx_globlist_add(&allow, nm), SHEXEC_OK);
+    }
+    assert_int_equal(shx_globlist_add(&deny, "B00012*"), SHEXEC_OK);
+    assert_int_equal(shx_globlist_add(&deny, "R0*Z"), SHEXEC_OK); /* fnmatch, matches nothing */
+    assert_int_equal(deny.n, 13 + BIG / 10 + 2);
+
+    char **env = NULL;
+    assert_int_equal(shx_env_build(&env, (const char *const *)base, &sess, &run, &deny, &allow),
+                     SHEXEC_OK);
+    double took = now_s() - t0;
+
+    size_t k = 0;
+    char want[64];
+    for (int i = 0; i < BIG; i++) { /* base order, overridden ones in place */
+        if ((i % 10 == 1 && i % 7 != 0) || big_denied(i))
+            continue; /* removed by the session, unless the run sets it again */
+        if (i % 7 == 0)
+            snprintf(want, sizeof want, "B%06d=run%d", i, i);
+        else if (i % 8 == 0)
+            snprintf(want, sizeof want, "B%06d=sess2-%d", i, i);
+        else if (i % 4 == 0)
+            snprintf(want, sizeof want, "B%06d=sess%d", i, i);
+        else
+            snprintf(want, sizeof want, "B%06d=base%d", i, i);
+        if (!env[k] || strcmp(env[k], want) != 0)
+            fail_msg("entry %zu is \"%s\", expected \"%s\"", k, env[k] ? env[k] : "(end)", want);
+        k++;
+    }
+    for (int i = 0; i < BIG; i++) { /* then the session's new names */
+        if (i % 5 == 0)
+            continue;
+        snprintf(want, sizeof want, "S%06d=s%d", i, i);
+        if (!env[k] || strcmp(env[k], want) != 0)
+            fail_msg("entry %zu is \"%s\", expected \"%s\"", k, env[k] ? env[k] : "(end)", want);
+        k++;
+    }
+    for (int i = 0; i < BIG; i++) { /* then the run's */
+        snprintf(want, sizeof want, "R%06d=r%d", i, i);
+        if (!env[k] || strcmp(env[k], want) != 0)
+            fail_msg("entry %zu is \"%s\", expected \"%s\"", k, env[k] ? env[k] : "(end)", want);
+        k++;
+    }
+    assert_null(env[k]);
+    if (took > 5.0)
+        fail_msg("100,000 variables took %.1f s to set and build (bound: 5 s)", took);
+
+    shx_env_free(env);
+    shx_globlist_free(&deny);
+    shx_globlist_free(&allow);
+    shx_envlist_free(&sess);
+    shx_envlist_free(&run);
+    for (int i = 0; i < BIG; i++)
+        free(base[i]);
+    free(base);
+}
+
+/* Literal and prefix globs are looked up, not tried one by one: 20,000 of
+ * each against 100,000 names, prefixes of every length from 1 to 8, with
+ * "*" special cases, all decided exactly as fnmatch would. */
+static void test_many_globs_at_scale(void **state)
+{
+    (void)state;
+    double t0 = now_s();
+    char **base = calloc(BIG + 1, sizeof *base);
+    assert_non_null(base);
+    char nm[48];
+    for (int i = 0; i < BIG; i++) {
+        snprintf(nm, sizeof nm, "N%07d=v", i);
+        base[i] = strdup(nm);
+        assert_non_null(base[i]);
+    }
+    shx_globlist deny = SHX_GLOBLIST_INIT, allow = SHX_GLOBLIST_INIT;
+    for (int i = 0; i < 20000; i++) {
+        /* literals: N<i> for i % 5 == 0 below 100,000 */
+        snprintf(nm, sizeof nm, "N%07d", i * 5);
+        assert_int_equal(shx_globlist_add(&deny, nm), SHEXEC_OK);
+        /* prefixes that match nothing, of many lengths */
+        snprintf(nm, sizeof nm, "X%d*", i);
+        assert_int_equal(shx_globlist_add(&deny, nm), SHEXEC_OK);
+    }
+    /* one prefix that matches names 99,990 .. 99,999, and a full-length one */
+    assert_int_equal(shx_globlist_add(&deny, "N009999*"), SHEXEC_OK);
+    assert_int_equal(shx_globlist_add(&deny, "N0050001*"), SHEXEC_OK);
+    /* an allow prefix readmits 1000 .. 1999 (the denied literals among them) */
+    assert_int_equal(shx_globlist_add(&allow, "N0001*"), SHEXEC_OK);
+    assert_int_equal(shx_globlist_add(&allow, "N0002000"), SHEXEC_OK);
+    char **env = NULL;
+    assert_int_equal(shx_env_build(&env, (const char *const *)base, NULL, NULL, &deny, &allow),
+                     SHEXEC_OK);
+    double took = now_s() - t0;
+    size_t k = 0;
+    for (int i = 0; i < BIG; i++) {
+        int denied = i % 5 == 0 || i >= 99990 || i == 50001;
+        int allowed = (i >= 1000 && i <= 1999) || i == 2000;
+        if (denied && !allowed)
+            continue;
+        snprintf(nm, sizeof nm, "N%07d=v", i);
+        if (!env[k] || strcmp(env[k], nm) != 0)
+            fail_msg("entry %zu is \"%s\", expected \"%s\"", k, env[k] ? env[k] : "(end)", nm);
+        k++;
+    }
+    assert_null(env[k]);
+    shx_env_free(env);
+
+    /* "*" denies everything; an allow "*" readmits everything */
+    shx_globlist all = SHX_GLOBLIST_INIT;
+    assert_int_equal(shx_globlist_add(&all, "*"), SHEXEC_OK);
+    assert_int_equal(shx_env_build(&env, (const char *const *)base, NULL, NULL, &all, NULL),
+                     SHEXEC_OK);
+    assert_null(env[0]);
+    shx_env_free(env);
+    assert_int_equal(shx_env_build(&env, (const char *const *)base, NULL, NULL, &deny, &all),
+                     SHEXEC_OK);
+    assert_string_equal(env[BIG - 1], "N0099999=v");
+    assert_null(env[BIG]);
+    shx_env_free(env);
+    if (took > 5.0)
+        fail_msg("40,000 globs over 100,000 names took %.1f s (bound: 5 s)", took);
+
+    shx_globlist_free(&all);
+    shx_globlist_free(&deny);
+    shx_globlist_free(&allow);
+    for (int i = 0; i < BIG; i++)
+        free(base[i]);
+    free(base);
+}
+
 #define CASE(c) {#c, run_case, NULL, NULL, (void *)&c}
 
 int main(void)
@@ -643,6 +892,9 @@ int main(void)
         cmocka_unit_test(test_build_bad_args),
         cmocka_unit_test(test_long_names_with_fnmatch),
         cmocka_unit_test(test_build_at_scale),
+        cmocka_unit_test(test_envlist_bounded),
+        cmocka_unit_test(test_envlist_and_build_at_100k),
+        cmocka_unit_test(test_many_globs_at_scale),
         CASE(inherit_only),
         CASE(run_beats_session_beats_base),
         CASE(removal_marker),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------
  * helpers
@@ -414,6 +415,57 @@ static void test_duplicate_keys_large_object(void **state)
     assert_non_null(strstr(msg, "duplicate key \"k500\""));
     free(msg);
     shx_buf_free(&doc);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Tool-call arguments are model-written: the biggest objects that fit the
+ * default limits (a million members; keys sharing a 16 KB prefix) must
+ * parse in a fraction of a second, which rules out anything quadratic in
+ * the duplicate-key check. The bound here is generous for loaded machines.
+ */
+static void test_huge_objects_parse_fast(void **state)
+{
+    (void)state;
+    shx_buf doc = SHX_BUF_INIT;
+    shx_buf_putc(&doc, '{');
+    for (int i = 0; i < 999999; i++) /* the object itself is the millionth value */
+        shx_buf_printf(&doc, "%s\"k%07d\":0", i ? "," : "", i);
+    shx_buf_putc(&doc, '}');
+    assert_non_null(doc.data);
+    int64_t t0 = now_ms();
+    shx_json *v = parse_ok(doc.data, doc.len);
+    int64_t took = now_ms() - t0;
+    assert_int_equal(shx_json_count(v), 999999);
+    shx_json_free(v);
+    if (took > 10000)
+        fail_msg("999,999 keys took %lld ms to parse", (long long)took);
+
+    /* 1000 keys of 16 KB that differ only at the end, the last repeated */
+    shx_buf_clear(&doc);
+    char *prefix = malloc(16384 + 1);
+    assert_non_null(prefix);
+    memset(prefix, 'p', 16384);
+    prefix[16384] = '\0';
+    shx_buf_putc(&doc, '{');
+    for (int i = 0; i < 1000; i++)
+        shx_buf_printf(&doc, "%s\"%s%04d\":0", i ? "," : "", prefix, i == 999 ? 0 : i);
+    shx_buf_putc(&doc, '}');
+    t0 = now_ms();
+    char *msg = parse_bad_lim(doc.data, doc.len, NULL);
+    took = now_ms() - t0;
+    assert_non_null(strstr(msg, "duplicate key \"pppp"));
+    free(msg);
+    free(prefix);
+    shx_buf_free(&doc);
+    if (took > 10000)
+        fail_msg("1000 keys of 16 KB took %lld ms to parse", (long long)took);
 }
 
 /* ------------------------------------------------------------------------
@@ -1014,6 +1066,7 @@ int main(void)
         cmocka_unit_test(test_invalid_documents),
         cmocka_unit_test(test_error_message_exact),
         cmocka_unit_test(test_error_message_hostile_key),
+        cmocka_unit_test(test_huge_objects_parse_fast),
         cmocka_unit_test(test_duplicate_keys_large_object),
         cmocka_unit_test(test_unicode_escapes),
         cmocka_unit_test(test_int64),

@@ -95,9 +95,12 @@ static void test_task_limit(void **state)
     assert_int_equal(shexec_task_start(extra), SHEXEC_ELIMIT);
     assert_non_null(strstr(shexec_session_errmsg(s), "10"));
     assert_string_equal(shexec_task_id(extra), "");
-    /* a finished task frees its slot */
+    /* a finished task keeps its slot until it is freed */
     shexec_task_kill(t[0]);
     wait_done(s, t[0]);
+    assert_int_equal(shexec_task_start(extra), SHEXEC_ELIMIT);
+    shexec_task_free(t[0]);
+    t[0] = NULL;
     assert_int_equal(shexec_task_start(extra), SHEXEC_OK);
     /* and the limit is a setting */
     assert_int_equal(shexec_session_set_max_tasks(s, 12), SHEXEC_OK);
@@ -106,6 +109,105 @@ static void test_task_limit(void **state)
     shexec_task_free(extra);
     for (int i = 0; i < 10; i++)
         shexec_task_free(t[i]);
+}
+
+/*
+ * What a session retains is bounded: a finished task the host has not freed
+ * still holds its slot (its output is still there to read), so finished
+ * tasks cannot pile up beyond the limit. The library never frees a task
+ * the host holds: the host frees it, then the slot is free.
+ */
+static void test_finished_tasks_hold_their_slot(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    shexec_task *a = start_task(s, "echo a");
+    shexec_task *b = start_task(s, "echo b");
+    wait_done(s, a);
+    wait_done(s, b);
+    shexec_task *c = NULL;
+    assert_int_equal(shexec_task_new(&c, s, "echo c"), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(c), SHEXEC_ELIMIT);
+    assert_string_equal(shexec_session_errmsg(s),
+                        "the session already holds its maximum of 2 tasks (0 running, 2 finished "
+                        "but not yet freed)");
+    assert_string_equal(shexec_task_id(c), "");
+    /* nothing was released behind the host's back */
+    assert_string_equal(shexec_task_output(a, SHEXEC_STDOUT, NULL), "a\n");
+    assert_string_equal(shexec_task_output(b, SHEXEC_STDOUT, NULL), "b\n");
+    shexec_task *found = NULL;
+    assert_int_equal(shexec_session_find_task(s, shexec_task_id(a), &found), SHEXEC_OK);
+    assert_ptr_equal(found, a);
+    shexec_task_free(a);
+    assert_int_equal(shexec_task_start(c), SHEXEC_OK);
+    wait_done(s, c);
+    assert_string_equal(shexec_task_output(c, SHEXEC_STDOUT, NULL), "c\n");
+    shexec_task_free(b);
+    shexec_task_free(c);
+}
+
+static int count_tasks(const shexec_session *s)
+{
+    int n = 0;
+    for (const shexec_task *t = s->tasks; t; t = t->next)
+        n++;
+    return n;
+}
+
+/*
+ * Leftovers the host never looked up are the session's: once finished they
+ * are released to make room (oldest first), and their id then says so.
+ * One the host looked up with shexec_session_find_task() is the host's and
+ * is never released for it.
+ */
+static void test_unclaimed_leftovers_released(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    char ids[6][32];
+    shexec_task *kept = NULL;
+    for (int i = 0; i < 6; i++) {
+        shexec_run *r = NULL;
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "(sleep 0.1; echo late%d) &", i);
+        assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        snprintf(ids[i], sizeof ids[i], "%s", shexec_run_leftover_task(r));
+        shexec_run_free(r);
+        if (i == 1) /* the host takes this one */
+            assert_int_equal(shexec_session_find_task(s, ids[i], &kept), SHEXEC_OK);
+        while (s->active)
+            assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(count_tasks(s) <= 2);
+    }
+    /* kept and the newest one remain; the others were released */
+    shexec_task *t = NULL;
+    for (int i = 0; i < 5; i++) {
+        if (i == 1)
+            continue;
+        assert_int_equal(shexec_session_find_task(s, ids[i], &t), SHEXEC_ENOTASK);
+        char want[128];
+        snprintf(want, sizeof want,
+                 "task \"%s\" finished and was released unread (retention limit)", ids[i]);
+        assert_string_equal(shexec_session_errmsg(s), want);
+    }
+    assert_string_equal(shexec_task_output(kept, SHEXEC_STDOUT, NULL), "late1\n");
+    assert_int_equal(shexec_session_find_task(s, ids[5], &t), SHEXEC_OK);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "late5\n");
+    /* both are the host's now: a new task finds no room, none is released */
+    shexec_task *u = NULL;
+    assert_int_equal(shexec_task_new(&u, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(u), SHEXEC_ELIMIT);
+    shexec_task_free(t);
+    assert_int_equal(shexec_task_start(u), SHEXEC_OK);
+    wait_done(s, u);
+    shexec_task_free(u);
+    shexec_task_free(kept);
+    assert_int_equal(count_tasks(s), 0);
+    /* an id never issued is still just unknown */
+    assert_int_equal(shexec_session_find_task(s, "t000000000000", &t), SHEXEC_ENOTASK);
+    assert_string_equal(shexec_session_errmsg(s), "no task with id \"t000000000000\"");
 }
 
 static int done_calls;
@@ -518,6 +620,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_background_returns_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finished_tasks_hold_their_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unclaimed_leftovers_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_and_exit_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_does_not_move_cwd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_and_timeout, setup, teardown),

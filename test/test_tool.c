@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "session.h"
 #include "shexec.h"
 #include "testutil.h"
 
@@ -307,6 +308,299 @@ static void test_background_tasks(void **state)
     }
 }
 
+/* {"command": cmd, "env": {"K0000000": "v0", ...}} with n variables. */
+static char *env_args(const char *cmd, size_t n)
+{
+    shx_buf b = SHX_BUF_INIT;
+    shx_buf_puts(&b, "{\"command\":");
+    shx_json_put_string(&b, cmd, strlen(cmd));
+    shx_buf_puts(&b, ",\"env\":{");
+    for (size_t i = 0; i < n; i++)
+        shx_buf_printf(&b, "%s\"K%07zu\":\"v%zu\"", i ? "," : "", i, i);
+    shx_buf_puts(&b, "}}");
+    assert_non_null(b.data);
+    return shx_buf_steal(&b, NULL);
+}
+
+/*
+ * The bash tool's `env` takes at most SHEXEC_MAX_ENV_VARS variables: more
+ * is SHEXEC_ELIMIT, refused at once, with nothing run; up to the bound the
+ * call runs promptly with every variable set. The host API has the same
+ * bound per run and per session.
+ */
+static void test_env_variable_limit(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const char *dir = tu_mkdtemp();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "touch '%s/ran'", dir);
+    char marker[512];
+    snprintf(marker, sizeof marker, "%s/ran", dir);
+
+    char *args = env_args(cmd, SHEXEC_MAX_ENV_VARS + 1);
+    const shx_json *r = call(s, "bash", args, SHEXEC_ELIMIT);
+    free(args);
+    char want[128];
+    snprintf(want, sizeof want, "argument \"env\" has %u variables: at most %u are allowed",
+             SHEXEC_MAX_ENV_VARS + 1, SHEXEC_MAX_ENV_VARS);
+    assert_string_equal(str(r, "error"), want);
+    assert_int_equal(access(marker, F_OK), -1);
+
+    /* far more, still well inside the JSON size limit: refused just as fast */
+    args = env_args(cmd, 50000);
+    int64_t t0 = tu_now_ms();
+    r = call(s, "bash", args, SHEXEC_ELIMIT);
+    int64_t took = tu_now_ms() - t0;
+    free(args);
+    assert_non_null(strstr(str(r, "error"), "at most 4096"));
+    assert_int_equal(access(marker, F_OK), -1);
+    if (took > 5000)
+        fail_msg("a call with 50,000 env variables took %lld ms (bound: 5 s)", (long long)took);
+
+    /* exactly the bound: runs, and the last variable reaches the command */
+    args = env_args("echo \"$K0004095\"; env | grep -c '^K[0-9]*=v'", SHEXEC_MAX_ENV_VARS);
+    t0 = tu_now_ms();
+    r = call(s, "bash", args, SHEXEC_OK);
+    took = tu_now_ms() - t0;
+    free(args);
+    assert_string_equal(str(r, "stdout"), "v4095\n4096\n");
+    assert_int_equal(num(r, "exit_code"), 0);
+    if (took > 10000)
+        fail_msg("a call with 4096 env variables took %lld ms (bound: 10 s)", (long long)took);
+    tu_rmtree(dir);
+
+    /* the host API: per run, per task, per session */
+    shexec_run *run = NULL;
+    assert_int_equal(shexec_run_new(&run, s, "true"), SHEXEC_OK);
+    char nm[32];
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "R%u", i);
+        assert_int_equal(shexec_run_setenv(run, nm, "x"), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_run_setenv(run, "ONE_MORE", "x"), SHEXEC_ELIMIT);
+    assert_non_null(strstr(shexec_session_errmsg(s), "at most 4096"));
+    assert_non_null(strstr(shexec_session_errmsg(s), "SHEXEC_MAX_ENV_VARS"));
+    assert_int_equal(shexec_run_setenv(run, "R0", "replaced"), SHEXEC_OK);
+    shexec_run_free(run);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, "true"), SHEXEC_OK);
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "T%u", i);
+        assert_int_equal(shexec_task_setenv(t, nm, NULL), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_task_setenv(t, "ONE_MORE", NULL), SHEXEC_ELIMIT);
+    shexec_task_free(t);
+    for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
+        snprintf(nm, sizeof nm, "S%u", i);
+        assert_int_equal(shexec_session_setenv(s, nm, "x"), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_session_setenv(s, "ONE_MORE", "x"), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_session_setenv(s, "S1", NULL), SHEXEC_OK);
+}
+
+static int count_tasks(const shexec_session *s)
+{
+    int n = 0;
+    for (const shexec_task *t = s->tasks; t; t = t->next)
+        n++;
+    return n;
+}
+
+/* Pump until nothing of the session runs. */
+static void settle(shexec_session *s)
+{
+    int64_t end = tu_now_ms() + 20000;
+    while (s->active) {
+        assert_true(tu_now_ms() < end);
+        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+    }
+}
+
+static const char *start_bg(shexec_session *s, const char *cmd, char *id, size_t idsz)
+{
+    char args[256];
+    snprintf(args, sizeof args, "{\"command\":\"%s\",\"run_in_background\":true}", cmd);
+    const shx_json *r = call(s, "bash", args, SHEXEC_OK);
+    snprintf(id, idsz, "%s", str(r, "task_id"));
+    return id;
+}
+
+static const shx_json *read_task(shexec_session *s, const char *id, int want_rc)
+{
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", id);
+    return call(s, "task_output", args, want_rc);
+}
+
+/*
+ * A model that starts background tasks and never reads them: the session
+ * keeps at most max_tasks of them, releasing the oldest finished one to
+ * make room, so memory stays bounded by max_tasks x the output limit. A
+ * released task's id says what happened to it.
+ */
+static void test_unread_tasks_released(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 3), SHEXEC_OK);
+    enum { N = 40 };
+    char ids[N][32];
+    for (int i = 0; i < N; i++) {
+        char cmd[64];
+        /* 20,000 bytes each: 40 retained would be 800 KB more */
+        snprintf(cmd, sizeof cmd, "yes x | head -c 20000; echo out-%d", i);
+        start_bg(s, cmd, ids[i], sizeof ids[i]);
+        settle(s);
+        if (count_tasks(s) > 3)
+            fail_msg("after %d unread tasks the session retains %d (limit 3)", i + 1,
+                     count_tasks(s));
+    }
+    for (int i = 0; i < N - 3; i++) {
+        const shx_json *r = read_task(s, ids[i], SHEXEC_ENOTASK);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "Task %.31s finished and was released unread (retention limit: the session keeps "
+                 "at most 3 tasks; read finished tasks with task_output)",
+                 ids[i]);
+        assert_string_equal(str(r, "error"), want);
+    }
+    for (int i = N - 3; i < N; i++) {
+        const shx_json *r = read_task(s, ids[i], SHEXEC_OK);
+        assert_string_equal(str(r, "status"), "completed");
+        char tail[32];
+        snprintf(tail, sizeof tail, "out-%d\n", i);
+        const char *out = str(r, "stdout");
+        assert_int_equal(strlen(out), 20000 + strlen(tail));
+        assert_string_equal(out + 20000, tail);
+    }
+    assert_int_equal(count_tasks(s), 0);
+    /* an id never issued is still "not found" */
+    const shx_json *r = read_task(s, "t000000000000", SHEXEC_ENOTASK);
+    assert_string_equal(str(r, "error"), "Task not found: t000000000000");
+
+    /* running tasks are never released: with all slots running, a new one
+     * is refused, naming the limit */
+    for (int i = 0; i < 3; i++)
+        start_bg(s, "sleep 30", ids[i], sizeof ids[i]);
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    assert_string_equal(str(r, "error"), "the session already holds its maximum of 3 tasks (3 "
+                                         "running, 0 finished but not yet freed)");
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", ids[i]);
+        call(s, "task_kill", args, SHEXEC_OK);
+    }
+    assert_int_equal(count_tasks(s), 0);
+}
+
+/*
+ * Only tasks the host never held are released: one it created itself, and
+ * a tool task it looked up with shexec_session_find_task(), stay valid and
+ * keep their slots; tool tasks come and go around them.
+ */
+static void test_host_held_tasks_never_released(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 3), SHEXEC_OK);
+    shexec_task *host = NULL;
+    assert_int_equal(shexec_task_new(&host, s, "echo host"), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(host), SHEXEC_OK);
+    settle(s);
+    char id[32], held_id[32];
+    start_bg(s, "echo held", held_id, sizeof held_id);
+    settle(s);
+    shexec_task *held = NULL;
+    assert_int_equal(shexec_session_find_task(s, held_id, &held), SHEXEC_OK);
+    for (int i = 0; i < 5; i++) {
+        start_bg(s, "echo tool", id, sizeof id);
+        settle(s);
+        assert_int_equal(count_tasks(s), 3);
+    }
+    assert_string_equal(shexec_task_output(host, SHEXEC_STDOUT, NULL), "host\n");
+    assert_string_equal(shexec_task_output(held, SHEXEC_STDOUT, NULL), "held\n");
+    /* with the last tool task read, two slots are the host's and one is free;
+     * with that one running too, there is no room */
+    const shx_json *r = read_task(s, id, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "tool\n");
+    start_bg(s, "sleep 30", id, sizeof id);
+    r = call(s, "bash", "{\"command\":\"echo x\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    assert_non_null(strstr(str(r, "error"), "maximum of 3 tasks (1 running, 2 finished"));
+    /* the tool layer still reads (and so frees) a task the host looked up */
+    r = read_task(s, held_id, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "held\n");
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+    shexec_task_free(host);
+    assert_int_equal(count_tasks(s), 0);
+}
+
+/*
+ * Leftovers of a command the bash tool ran are adopted even when the table
+ * is full of finished unread tasks: the oldest of those makes room.
+ */
+static void test_leftovers_adopted_at_the_limit(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    char a[32], b[32];
+    start_bg(s, "echo a", a, sizeof a);
+    settle(s);
+    start_bg(s, "echo b", b, sizeof b);
+    settle(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 30 & echo started\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "started\n");
+    char left[32];
+    snprintf(left, sizeof left, "%s", str(r, "leftover_task_id"));
+    assert_int_equal(count_tasks(s), 2);
+    r = read_task(s, a, SHEXEC_ENOTASK);
+    assert_non_null(strstr(str(r, "error"), "finished and was released unread"));
+    r = read_task(s, b, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "b\n");
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", left);
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "killed");
+    assert_int_equal(count_tasks(s), 0);
+}
+
+/*
+ * The task a task_output call is reading is not released under it, even
+ * when, inside that call, the loop adopts leftovers of a host run and has
+ * to make room: another finished task goes instead.
+ */
+static void test_task_being_read_not_released(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    char a[32], b[32];
+    start_bg(s, "echo a", a, sizeof a);
+    settle(s);
+    start_bg(s, "echo b", b, sizeof b);
+    settle(s);
+    /* a host run whose shell exits at once, leaving a process behind */
+    shexec_run *run = NULL;
+    assert_int_equal(shexec_run_new(&run, s, "sleep 30 & exit 0"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(run), SHEXEC_OK);
+    assert_true(tu_wait_pid_gone(run->pid, 5000)); /* a zombie now: exited, not reaped */
+    /* a, the oldest finished task, would be the one to go */
+    const shx_json *r = read_task(s, a, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "a\n");
+    assert_true(shexec_run_done(run)); /* the adoption happened inside that call */
+    assert_int_equal(shexec_run_leftovers(run), SHEXEC_LEFTOVERS_ADOPTED);
+    r = read_task(s, b, SHEXEC_ENOTASK);
+    assert_non_null(strstr(str(r, "error"), "released unread"));
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", shexec_run_leftover_task(run));
+    call(s, "task_kill", args, SHEXEC_OK);
+    shexec_run_free(run);
+    assert_int_equal(count_tasks(s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +611,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncation_50kb_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_variable_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unread_tasks_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_held_tasks_never_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leftovers_adopted_at_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_being_read_not_released, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

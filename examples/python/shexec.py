@@ -37,6 +37,12 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   close() / the `with` block frees it (terminating it if still running).
   Once the session is closed every Task object of it is dead: its methods
   raise ClosedError (a StateError) instead of touching freed memory.
+  A task holds one of the session's task slots (set_max_tasks) from its
+  start until it is freed, finished or not: free() the ones you are done
+  with. Tasks you never took as objects (started by call_tool, leftovers
+  you never looked up) are the session's: finished ones are released to
+  make room, and find_task() then raises NoTaskError ("... finished and
+  was released unread (retention limit)").
 - Output callbacks run inside the calls that pump the session's loop
   (Session.run, Run.wait, Task.wait, Session.wait, Session.process, ...).
   An exception raised by a callback is caught, the run is cancelled (the
@@ -92,7 +98,7 @@ _ERROR_NAMES = {
 }
 # Used when the library's shexec_strerror() has no text of its own for a code.
 _FALLBACK_TEXT = {
-    ELIMIT: "too many background tasks",
+    ELIMIT: "a limit was reached (tasks held, environment variables)",
     ENOTASK: "no task has that id",
     EPIPE: "input cannot be written",
     ENOTOOL: "tool not available",
@@ -337,7 +343,9 @@ class TooBigError(ShexecError):
 
 
 class LimitError(ShexecError):
-    """SHEXEC_ELIMIT: the session already runs its maximum of tasks."""
+    """SHEXEC_ELIMIT: a documented bound was reached: the session holds its
+    maximum of tasks (set_max_tasks), or too many environment variables
+    (4096 per session and per run or task)."""
 
 
 class NoTaskError(ShexecError, LookupError):
@@ -802,7 +810,9 @@ class Session(object):
             _check(_lib.shexec_session_env_allow(p, g), p)
 
     def set_max_tasks(self, n):
-        """How many tasks may run at once (adopted leftovers count)."""
+        """How many tasks the session holds at once: running, or finished
+        and not yet freed (adopted leftovers count). Finished tasks nobody
+        took as an object are released to make room."""
         v = _uint(n, "max tasks", _U32_MAX)
         with self._guard():
             p = self._live()
@@ -886,7 +896,8 @@ class Session(object):
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
         pipe stays open). timeout_ms None/0: no timeout (the default).
-        LimitError when the session already runs its maximum of tasks."""
+        LimitError when the session already holds its maximum of tasks
+        (a finished Task keeps its slot until freed)."""
         cmd = _cstr(command, "command")   # shexec_task_new has no length variant
         with self._guard():
             sp = self._live()
@@ -916,7 +927,8 @@ class Session(object):
         return task
 
     def find_task(self, task_id):
-        """The Task with this id (the same object while one exists).
+        """The Task with this id (the same object while one exists). The
+        task is then yours: it is never released to make room.
         NoTaskError when the session has no such task."""
         b = _cstr(task_id, "task id")
         with self._guard():
@@ -974,7 +986,8 @@ class Session(object):
         wrote it). Returns the result dict; errors the model should read come
         back as {"error": ...} rather than as exceptions. Tasks that the tool
         layer reads to completion or kills are freed by it: do not keep Task
-        objects for them."""
+        objects for them. Finished tool tasks nobody read are released when
+        a new task needs room (unless looked up with find_task())."""
         if arguments is None:
             text = "{}"
         elif isinstance(arguments, (str, bytes)):

@@ -347,6 +347,34 @@ class TestTasks(Base):
         t.free()
         s.start_task("true").wait(5000)   # room again
 
+    def test_finished_tasks_hold_their_slot(self):
+        s = self.session()
+        s.set_max_tasks(1)
+        t = s.start_task("echo done")
+        t.wait(5000)
+        self.assertTrue(t.done)
+        with self.assertRaises(shexec.LimitError) as ctx:
+            s.start_task("true")
+        self.assertIn("1 finished but not yet freed", ctx.exception.message)
+        self.assertEqual(t.output(), b"done\n")   # never freed behind our back
+        t.free()
+        s.start_task("true").wait(5000)
+
+    def test_unclaimed_leftovers_released(self):
+        s = self.session()
+        s.set_max_tasks(1)
+        first = s.run("(sleep 0.1; echo a) &").leftover_task
+        s.wait(3000)
+        second = s.run("(sleep 0.1; echo b) &").leftover_task
+        self.assertIsNotNone(second)
+        with self.assertRaises(shexec.NoTaskError) as ctx:
+            s.find_task(first)
+        self.assertIn("finished and was released unread (retention limit)",
+                      ctx.exception.message)
+        t = s.find_task(second)
+        t.wait(5000)
+        self.assertEqual(t.output(), b"b\n")
+
     def test_unknown_task(self):
         s = self.session()
         with self.assertRaises(shexec.NoTaskError) as ctx:
