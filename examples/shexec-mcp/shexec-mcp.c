@@ -599,7 +599,11 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
         if (rc == SHEXEC_OK)
             rc = shexec_task_start(t);
         if (rc != SHEXEC_OK) {
-            snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(sv->s));
+            /* the model can free a slot itself: tell it how */
+            snprintf(msg, sizeof msg, "%s%s", shexec_session_errmsg(sv->s),
+                     rc == SHEXEC_ELIMIT ? ": read finished tasks with task_output, or stop one "
+                                           "with task_kill, to make room"
+                                         : "");
             shexec_task_free(t);
             send_tool_error(sv, id, msg);
             return;

@@ -334,6 +334,7 @@ describe('background tasks', () => {
     const over = await bash(client, { command: 'sleep 60', run_in_background: true });
     assert.equal(over.isError, true);
     assert.match(text(over), /10/);
+    assert.match(text(over), /task_output/);
     for (const id of ids) {
       const k = await client.callTool({ name: 'task_kill', arguments: { task_id: id } });
       assert.match(text(k), /status: killed/);
