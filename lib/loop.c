@@ -303,6 +303,10 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
             add_fd(fds, own, cap, &n, r->pidfd, POLLIN, r, FD_PID, 0);
         if (r->stdin_fd >= 0 && (r->stdin_buf.len > 0 || r->stdin_close))
             add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
+        /* output a read pushed out (ANSI stripping) waits for the callback:
+         * the next round hands it over, without waiting for more */
+        if (shx_stream_has_queued(&r->out) || shx_stream_has_queued(&r->err))
+            min_deadline(&next, now);
         if (r->group_phase)
             for (int i = 0; i < r->group.n; i++)
                 if (r->group.pidfd[i] >= 0)
@@ -336,7 +340,12 @@ static void flush_stdin(shexec_run *r)
 void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
                        size_t n)
 {
-    (void)s;
+    /* what reads pushed out since the last round goes to the callbacks
+     * first: it came before anything read now */
+    for (shexec_run *r = s->active; r; r = r->next_active) {
+        shx_stream_give_queued(&r->out);
+        shx_stream_give_queued(&r->err);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!fds[i].revents)
             continue;
@@ -438,6 +447,11 @@ static void end_round(shexec_session *s, int outer)
     }
 }
 
+/*
+ * `until` is held for the whole call: a callback may free it (or the run
+ * of a task being waited for), and its release must wait until nothing
+ * looks at it any more; the caller then finds free_pending set.
+ */
 int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns)
 {
     struct pollfd small_fds[24];
@@ -450,6 +464,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
 
     int outer = s->in_loop;
     s->in_loop = 1;
+    if (until)
+        until->held++;
     for (;;) {
         if (until && until->state != SHEXEC_STATE_RUNNING)
             break;
@@ -495,8 +511,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
             rc = shx_fail(s, SHEXEC_ESYS, "poll failed: %s", strerror(errno));
             break;
         }
-        if (got > 0)
-            shx_loop_dispatch(s, fds, own, n);
+        /* also without events: queued output may wait for a callback */
+        shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
         int finished = shx_loop_settle(s);
         end_round(s, outer);
         if (finished && stop_on_any)
@@ -504,6 +520,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (end >= 0 && shx_now_ns() >= end)
             break;
     }
+    if (until)
+        until->held--;
     s->in_loop = outer;
     if (fds != small_fds) {
         free(fds);

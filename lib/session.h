@@ -61,7 +61,9 @@ struct shexec_run {
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
     int ansi;                     /* SHEXEC_ANSI_* */
-    int free_pending;             /* freed from a callback: released after the loop round */
+    int free_pending;             /* freed: no callback any more; released once ended */
+    int held;                     /* library frames that wait on this run across loop
+                                     rounds: its deferred release waits for them */
     int want_stdin;
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
     shx_buf stdin_buf;            /* queued input not yet written */
@@ -76,7 +78,7 @@ struct shexec_task {
     shexec_task_done_fn done_fn;
     void *done_user;
     shx_buf read_out;             /* last shexec_task_read() result */
-    int free_pending;             /* freed from a callback: released after the loop round */
+    int free_pending;             /* freed: no callback any more; released once ended */
 };
 
 enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
@@ -144,14 +146,19 @@ int shx_run_begin(shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
+/* No more callbacks for this run (it is being freed). */
+void shx_run_detach(shexec_run *r);
 const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
 
 /* task.c */
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
 int shx_task_live_count(const shexec_session *s);
 /* Release runs and tasks whose free was asked for from a callback and that
- * have finished. Called where no loop round holds pointers to them. */
+ * have finished, unless a frame still holds them (held). Called where no
+ * loop round holds pointers to them. */
 void shx_release_deferred(shexec_session *s);
+/* Release a task now (terminated and reaped first if it runs). */
+void shx_task_release(shexec_task *t);
 void shx_task_finished(shexec_task *t);
 
 /* session.c */
