@@ -562,11 +562,13 @@ SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, vo
 SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable);
 
 /*
- * Queue `len` bytes for the running command's stdin. The bytes are written
- * as the command reads them, while the loop is pumped; this call never
- * blocks and never raises SIGPIPE in the host. Errors: SHEXEC_EINVAL,
- * SHEXEC_EPIPE (stdin not enabled or already closed, or the process has
- * ended), SHEXEC_ENOMEM.
+ * Queue `len` bytes for the running command's stdin (they are copied). The
+ * bytes are written as the command reads them, while the loop is pumped, in
+ * time linear in their number (however they are split into calls), at most
+ * 1 MiB per command per round so that deadlines and output are seen to
+ * meanwhile; this call never blocks and never raises SIGPIPE in the host.
+ * Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled or already closed,
+ * or the process has ended), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
 

@@ -40,6 +40,10 @@
 #define FALLBACK_MAX_NS 50000000LL
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)
+/* At most this much queued input is written to one command per round, so
+ * that a reader as fast as the writer cannot keep the loop from its
+ * deadlines and from the other commands. */
+#define STDIN_ROUND_MAX (1u << 20)
 
 enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
 
@@ -146,6 +150,7 @@ static void close_stdin(shexec_run *r)
         r->stdin_fd = -1;
     }
     shx_buf_free(&r->stdin_buf);
+    r->stdin_off = 0;
 }
 
 /* The run's final state and results; the run leaves the active list after. */
@@ -301,7 +306,7 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
             add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
         if (r->pidfd >= 0 && !r->exited)
             add_fd(fds, own, cap, &n, r->pidfd, POLLIN, r, FD_PID, 0);
-        if (r->stdin_fd >= 0 && (r->stdin_buf.len > 0 || r->stdin_close))
+        if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
             add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
         /* output a read pushed out (ANSI stripping) waits for the callback:
          * the next round hands it over, without waiting for more */
@@ -316,24 +321,35 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     return n;
 }
 
-/* Write queued input; on EPIPE the reader is gone and the rest is dropped. */
+/*
+ * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
+ * the reader is gone and the rest is dropped. Written bytes are only
+ * counted here (stdin_off): the queue drops them in amortized linear time
+ * (shx_run_input_written), never by moving the rest after each write.
+ */
 static void flush_stdin(shexec_run *r)
 {
-    while (r->stdin_fd >= 0 && r->stdin_buf.len > 0) {
-        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data, r->stdin_buf.len);
+    size_t budget = STDIN_ROUND_MAX;
+    while (r->stdin_fd >= 0 && budget > 0) {
+        size_t left = shx_run_input_left(r);
+        if (left == 0)
+            break;
+        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data + r->stdin_off,
+                                        left < budget ? left : budget);
         if (w > 0) {
-            memmove(r->stdin_buf.data, r->stdin_buf.data + w, r->stdin_buf.len - (size_t)w);
-            r->stdin_buf.len -= (size_t)w;
+            r->stdin_off += (size_t)w;
+            budget -= (size_t)w;
             continue;
         }
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            break;
         close_stdin(r);
         return;
     }
-    if (r->stdin_fd >= 0 && r->stdin_close && r->stdin_buf.len == 0)
+    shx_run_input_written(r);
+    if (r->stdin_fd >= 0 && r->stdin_close && shx_run_input_left(r) == 0)
         close_stdin(r);
 }
 

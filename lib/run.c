@@ -509,6 +509,38 @@ SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
     return SHEXEC_OK;
 }
 
+/* A drained queue bigger than this is given back rather than kept. */
+#define STDIN_KEEP_MAX (1u << 20)
+
+size_t shx_run_input_left(const shexec_run *r)
+{
+    return r->stdin_buf.len - r->stdin_off;
+}
+
+/*
+ * Written bytes stay in front of the queue until they are at least as many
+ * as those left, and only then are the rest moved to the front: each move
+ * is paid for by the writes since the last one, so the bytes moved never
+ * exceed the bytes written, and the buffer never holds more than twice
+ * what is left (plus what is appended).
+ */
+void shx_run_input_written(shexec_run *r)
+{
+    size_t left = shx_run_input_left(r);
+    if (left == 0) {
+        r->stdin_off = 0;
+        if (r->stdin_buf.cap > STDIN_KEEP_MAX)
+            shx_buf_free(&r->stdin_buf);
+        else
+            shx_buf_clear(&r->stdin_buf);
+    } else if (r->stdin_off >= left) {
+        memmove(r->stdin_buf.data, r->stdin_buf.data + r->stdin_off, left);
+        r->stdin_buf.len = left;
+        r->stdin_buf.data[left] = '\0';
+        r->stdin_off = 0;
+    }
+}
+
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
 {
     shx_ok(r->s);
@@ -531,7 +563,7 @@ int shx_run_end_input(shexec_run *r)
     if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
         return shx_run_queue_input(r, "\x04", 1);
     r->stdin_close = 1;
-    if (r->stdin_fd >= 0 && r->stdin_buf.len == 0) {
+    if (r->stdin_fd >= 0 && shx_run_input_left(r) == 0) {
         close(r->stdin_fd);
         r->stdin_fd = -1;
     }

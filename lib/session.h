@@ -66,7 +66,8 @@ struct shexec_run {
                                      rounds: its deferred release waits for them */
     int want_stdin;
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
-    shx_buf stdin_buf;            /* queued input not yet written */
+    shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
+    size_t stdin_off;
     int stdin_close;              /* close once stdin_buf is written */
 };
 
@@ -146,6 +147,10 @@ int shx_run_begin(shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
+/* Queued input not yet written. */
+size_t shx_run_input_left(const shexec_run *r);
+/* After writes (stdin_off moved on): drop written bytes, amortized linear. */
+void shx_run_input_written(shexec_run *r);
 /* No more callbacks for this run (it is being freed). */
 void shx_run_detach(shexec_run *r);
 const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
