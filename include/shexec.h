@@ -266,18 +266,55 @@ enum {
  * Called with each chunk of output as the command produces it. `stream` is
  * SHEXEC_STDOUT or SHEXEC_STDERR; `data` is valid only during the call and is
  * not NUL-terminated. Chunks of one stream concatenated equal that stream's
- * complete output (before truncation; the cwd sentinel never appears).
- * The callback may call shexec_run_cancel() on its run. It may free runs and
- * tasks of the session (a running one is then terminated, and released once
- * it has ended); it must not free the session (such a call is ignored) nor
- * start or wait for commands in the same session (SHEXEC_ESTATE).
+ * complete output, in order (before truncation; the cwd sentinel never
+ * appears): the same bytes, in the same order, as its captured output.
+ *
+ * WHEN CALLBACKS RUN. Output and done callbacks are called only from inside
+ * the session's loop: from shexec_run_exec(), shexec_session_wait(),
+ * shexec_session_process(), shexec_tool_call(), and from the calls that wait
+ * for a command to end (shexec_run_free(), shexec_task_free() of a running
+ * one, shexec_session_free()). A callback is never called from inside itself
+ * or another callback of the session, and never by a call that reads output.
+ *
+ * WHAT A CALLBACK MAY CALL, on the session and on any of its runs and tasks
+ * (its own included); all of it is safe:
+ *   - every accessor: state, done, exit code, signal, duration, totals,
+ *     truncation, leftovers, task ids, shexec_session_find_task(),
+ *     shexec_session_cwd(), shexec_session_errmsg();
+ *   - reading output: shexec_run_output(), shexec_task_output(),
+ *     shexec_task_read(). What they return already holds the chunk being
+ *     delivered. With SHEXEC_ANSI_STRIP, a partial line that such a read
+ *     pushes out (see shexec_run_set_ansi()) is captured at once and handed
+ *     to the callback right after the current call returns, in its place in
+ *     the stream; a read outside a callback likewise queues it for the next
+ *     round of the loop, which then does not wait for more output;
+ *   - shexec_run_cancel(), shexec_task_kill(), shexec_run_write(),
+ *     shexec_run_close_stdin(), shexec_task_write(),
+ *     shexec_task_close_stdin();
+ *   - shexec_run_free() and shexec_task_free(), of any run or task of the
+ *     session, its own included. A running one is terminated; from then on
+ *     none of its callbacks is called, a task is no longer found by id, and
+ *     the handle must not be used again (a second free before the callback
+ *     returns does nothing). The memory is released once the command has ended and
+ *     no library call still waits for it. A run freed during its own
+ *     shexec_run_exec() makes that call return SHEXEC_ESTATE;
+ *   - creating and configuring runs and tasks (they can be started once the
+ *     callback has returned), changing session settings, and the tool
+ *     registry calls other than shexec_tool_call().
+ * Refused: starting or waiting for commands of the session
+ * (shexec_run_exec(), shexec_run_start(), shexec_task_start(),
+ * shexec_session_wait(), shexec_session_pollfds(), shexec_session_process(),
+ * shexec_tool_call() fail with SHEXEC_ESTATE; shexec_task_start() may report
+ * SHEXEC_ELIMIT first), and shexec_session_free() (ignored). Other sessions
+ * are not affected.
  */
 typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
 
 /*
  * Called once when a task finishes (its state is final and all its output
  * has been delivered to the output callback and captured), from inside the
- * session's loop. It may read the task; it must not free it or the session.
+ * session's loop. It may call what an output callback may call (see
+ * shexec_output_fn), shexec_task_free() of this task included.
  */
 typedef void (*shexec_task_done_fn)(void *user, shexec_task *task);
 
@@ -594,11 +631,13 @@ SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, vo
 SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable);
 
 /*
- * Queue `len` bytes for the running command's stdin. The bytes are written
- * as the command reads them, while the loop is pumped; this call never
- * blocks and never raises SIGPIPE in the host. Errors: SHEXEC_EINVAL,
- * SHEXEC_EPIPE (stdin not enabled or already closed, or the process has
- * ended), SHEXEC_ENOMEM.
+ * Queue `len` bytes for the running command's stdin (they are copied). The
+ * bytes are written as the command reads them, while the loop is pumped, in
+ * time linear in their number (however they are split into calls), at most
+ * 1 MiB per command per round so that deadlines and output are seen to
+ * meanwhile; this call never blocks and never raises SIGPIPE in the host.
+ * Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled or already closed,
+ * or the process has ended), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
 
@@ -635,9 +674,11 @@ SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t 
  * (progress bars) and backspace overstrikes to the final line content, and
  * turn "\r\n" into "\n". Printable text is never dropped unless
  * overwritten. With stripping, the callback receives text a line at a time
- * (a line can still be overwritten until its "\n"); reading the output
- * (shexec_run_output(), shexec_task_read()) also pushes out a pending
- * partial line such as a prompt. Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
+ * (a line can still be overwritten until its "\n"); reading the output of
+ * a running command (shexec_run_output(), shexec_task_output(),
+ * shexec_task_read()) also pushes out a pending partial line such as a
+ * prompt: it is captured then, and the callback gets it from the loop, in
+ * order (see shexec_output_fn). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
  */
 SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
 
@@ -651,6 +692,11 @@ SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
  * executed), SHEXEC_E2BIG (command or environment too long for exec),
  * SHEXEC_ESYS (pipes or process could not be created, e.g. EMFILE, EAGAIN),
  * SHEXEC_ENOMEM.
+ * A callback that frees the run while it executes (see shexec_output_fn)
+ * ends it: the command is terminated and reaped, the run is released before
+ * this returns, and the result is SHEXEC_ESTATE ("the run was freed by a
+ * callback while it ran"). The handle is gone then: do not read it or free
+ * it again.
  */
 SHEXEC_API int shexec_run_exec(shexec_run *run);
 
@@ -731,7 +777,9 @@ SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
 
 /*
  * Free a run. A run still running is terminated first (SIGTERM, grace,
- * SIGKILL) and reaped. NULL is a no-op.
+ * SIGKILL) and reaped; the callbacks of other commands of the session may
+ * run meanwhile, this run's own is not called again. NULL is a no-op. From
+ * a callback: see shexec_output_fn.
  */
 SHEXEC_API void shexec_run_free(shexec_run *run);
 
@@ -850,8 +898,10 @@ SHEXEC_API int shexec_task_kill(shexec_task *t);
 
 /*
  * Free a task; a running one is terminated first (SIGTERM, grace, SIGKILL)
- * and reaped. NULL is a no-op. From a callback, a running task is
- * terminated and released once it has ended.
+ * and reaped, while the callbacks of other commands may run; the task's own
+ * callbacks are not called again. NULL is a no-op. From a callback (output
+ * or done), a running task is terminated and released once it has ended:
+ * see shexec_output_fn.
  */
 SHEXEC_API void shexec_task_free(shexec_task *t);
 

@@ -40,6 +40,10 @@
 #define FALLBACK_MAX_NS 50000000LL
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)
+/* At most this much queued input is written to one command per round, so
+ * that a reader as fast as the writer cannot keep the loop from its
+ * deadlines and from the other commands. */
+#define STDIN_ROUND_MAX (1u << 20)
 
 enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
 
@@ -146,6 +150,7 @@ static void close_stdin(shexec_run *r)
         r->stdin_fd = -1;
     }
     shx_buf_free(&r->stdin_buf);
+    r->stdin_off = 0;
 }
 
 /* The run's final state and results; the run leaves the active list after. */
@@ -343,8 +348,12 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
             add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
         if (r->pidfd >= 0 && !r->exited)
             add_fd(fds, own, cap, &n, r->pidfd, POLLIN, r, FD_PID, 0);
-        if (r->stdin_fd >= 0 && (r->stdin_buf.len > 0 || r->stdin_close))
+        if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
             add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
+        /* output a read pushed out (ANSI stripping) waits for the callback:
+         * the next round hands it over, without waiting for more */
+        if (shx_stream_has_queued(&r->out) || shx_stream_has_queued(&r->err))
+            min_deadline(&next, now);
         if (r->group_phase)
             for (int i = 0; i < r->group.n; i++)
                 if (r->group.pidfd[i] >= 0)
@@ -354,31 +363,47 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     return n;
 }
 
-/* Write queued input; on EPIPE the reader is gone and the rest is dropped. */
+/*
+ * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
+ * the reader is gone and the rest is dropped. Written bytes are only
+ * counted here (stdin_off): the queue drops them in amortized linear time
+ * (shx_run_input_written), never by moving the rest after each write.
+ */
 static void flush_stdin(shexec_run *r)
 {
-    while (r->stdin_fd >= 0 && r->stdin_buf.len > 0) {
-        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data, r->stdin_buf.len);
+    size_t budget = STDIN_ROUND_MAX;
+    while (r->stdin_fd >= 0 && budget > 0) {
+        size_t left = shx_run_input_left(r);
+        if (left == 0)
+            break;
+        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data + r->stdin_off,
+                                        left < budget ? left : budget);
         if (w > 0) {
-            memmove(r->stdin_buf.data, r->stdin_buf.data + w, r->stdin_buf.len - (size_t)w);
-            r->stdin_buf.len -= (size_t)w;
+            r->stdin_off += (size_t)w;
+            budget -= (size_t)w;
             continue;
         }
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            break;
         close_stdin(r);
         return;
     }
-    if (r->stdin_fd >= 0 && r->stdin_close && r->stdin_buf.len == 0)
+    shx_run_input_written(r);
+    if (r->stdin_fd >= 0 && r->stdin_close && shx_run_input_left(r) == 0)
         close_stdin(r);
 }
 
 void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
                        size_t n)
 {
-    (void)s;
+    /* what reads pushed out since the last round goes to the callbacks
+     * first: it came before anything read now */
+    for (shexec_run *r = s->active; r; r = r->next_active) {
+        shx_stream_give_queued(&r->out);
+        shx_stream_give_queued(&r->err);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!fds[i].revents)
             continue;
@@ -487,6 +512,11 @@ static void end_round(shexec_session *s, int outer)
     }
 }
 
+/*
+ * `until` is held for the whole call: a callback may free it (or the run
+ * of a task being waited for), and its release must wait until nothing
+ * looks at it any more; the caller then finds free_pending set.
+ */
 int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns)
 {
     struct pollfd small_fds[24];
@@ -499,6 +529,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
 
     int outer = s->in_loop;
     s->in_loop = 1;
+    if (until)
+        until->held++;
     for (;;) {
         if (until && until->state != SHEXEC_STATE_RUNNING)
             break;
@@ -544,8 +576,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
             rc = shx_fail(s, SHEXEC_ESYS, "poll failed: %s", strerror(errno));
             break;
         }
-        if (got > 0)
-            shx_loop_dispatch(s, fds, own, n);
+        /* also without events: queued output may wait for a callback */
+        shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
         int finished = shx_loop_settle(s);
         end_round(s, outer);
         if (finished && stop_on_any)
@@ -553,6 +585,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (end >= 0 && shx_now_ns() >= end)
             break;
     }
+    if (until)
+        until->held--;
     s->in_loop = outer;
     if (fds != small_fds) {
         free(fds);

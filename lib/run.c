@@ -378,7 +378,16 @@ SHEXEC_API int shexec_run_exec(shexec_run *run)
     int rc = shx_run_begin(run);
     if (rc != SHEXEC_OK)
         return rc;
-    return shx_loop(run->s, run, 0, -1);
+    shexec_session *s = run->s;
+    rc = shx_loop(s, run, 0, -1); /* holds run: a callback's free waits for us */
+    if (run->free_pending) {
+        /* a callback freed it: the release it asked for happens now, and
+         * the caller must not look at the run again */
+        unlink_run(s, run);
+        shx_run_release(run);
+        return shx_fail(s, SHEXEC_ESTATE, "the run was freed by a callback while it ran");
+    }
+    return rc;
 }
 
 SHEXEC_API int shexec_run_done(const shexec_run *run)
@@ -472,13 +481,26 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
     return (uint64_t)((end - run->start_ns) / 1000000);
 }
 
+void shx_run_detach(shexec_run *run)
+{
+    run->fn = NULL;
+    run->user = NULL;
+    shx_stream_detach(&run->out);
+    shx_stream_detach(&run->err);
+}
+
 SHEXEC_API void shexec_run_free(shexec_run *run)
 {
+    /* free_pending: a free is under way already (deferred from a callback,
+     * or the one below, waiting for the run to end while callbacks run) */
     if (!run || run->free_pending)
         return;
+    run->free_pending = 1;
+    shx_run_detach(run); /* the host is done with it: no callback after this */
     if (run->s && run->s->in_loop) {
-        /* from a callback: the loop round may still hold this run */
-        run->free_pending = 1;
+        /* from a callback: the loop round, or a frame waiting for this run,
+         * may still hold it; released by shx_release_deferred once it ended
+         * (or by the frame holding it) */
         if (run->state == SHEXEC_STATE_RUNNING)
             shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
         return;
@@ -492,17 +514,16 @@ void shx_release_deferred(shexec_session *s)
 {
     for (shexec_run *r = s->runs, *next; r; r = next) {
         next = r->next;
-        if (r->free_pending && r->state != SHEXEC_STATE_RUNNING) {
+        if (r->free_pending && r->state != SHEXEC_STATE_RUNNING && !r->held) {
             unlink_run(s, r);
             shx_run_release(r);
         }
     }
+    /* releasing a finished task runs no loop: `next` stays valid */
     for (shexec_task *t = s->tasks, *next; t; t = next) {
         next = t->next;
-        if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING) {
-            t->free_pending = 0;
-            shexec_task_free(t);
-        }
+        if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING && !t->run->held)
+            shx_task_release(t);
     }
 }
 
@@ -511,7 +532,7 @@ void shx_run_release(shexec_run *run)
     shexec_session *s = run->s;
     if (s && run->state == SHEXEC_STATE_RUNNING) {
         shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
-        shx_loop(s, run, 0, -1);
+        shx_loop(s, run, 0, -1); /* holds run: frees from callbacks meanwhile wait */
     }
     free(run->leftover_task);
     shx_escapees_release(&run->escapees);
@@ -540,6 +561,38 @@ SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
     return SHEXEC_OK;
 }
 
+/* A drained queue bigger than this is given back rather than kept. */
+#define STDIN_KEEP_MAX (1u << 20)
+
+size_t shx_run_input_left(const shexec_run *r)
+{
+    return r->stdin_buf.len - r->stdin_off;
+}
+
+/*
+ * Written bytes stay in front of the queue until they are at least as many
+ * as those left, and only then are the rest moved to the front: each move
+ * is paid for by the writes since the last one, so the bytes moved never
+ * exceed the bytes written, and the buffer never holds more than twice
+ * what is left (plus what is appended).
+ */
+void shx_run_input_written(shexec_run *r)
+{
+    size_t left = shx_run_input_left(r);
+    if (left == 0) {
+        r->stdin_off = 0;
+        if (r->stdin_buf.cap > STDIN_KEEP_MAX)
+            shx_buf_free(&r->stdin_buf);
+        else
+            shx_buf_clear(&r->stdin_buf);
+    } else if (r->stdin_off >= left) {
+        memmove(r->stdin_buf.data, r->stdin_buf.data + r->stdin_off, left);
+        r->stdin_buf.len = left;
+        r->stdin_buf.data[left] = '\0';
+        r->stdin_off = 0;
+    }
+}
+
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
 {
     shx_ok(r->s);
@@ -562,7 +615,7 @@ int shx_run_end_input(shexec_run *r)
     if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
         return shx_run_queue_input(r, "\x04", 1);
     r->stdin_close = 1;
-    if (r->stdin_fd >= 0 && r->stdin_buf.len == 0) {
+    if (r->stdin_fd >= 0 && shx_run_input_left(r) == 0) {
         close(r->stdin_fd);
         r->stdin_fd = -1;
     }

@@ -64,10 +64,13 @@ struct shexec_run {
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
     int ansi;                     /* SHEXEC_ANSI_* */
-    int free_pending;             /* freed from a callback: released after the loop round */
+    int free_pending;             /* freed: no callback any more; released once ended */
+    int held;                     /* library frames that wait on this run across loop
+                                     rounds: its deferred release waits for them */
     int want_stdin;
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
-    shx_buf stdin_buf;            /* queued input not yet written */
+    shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
+    size_t stdin_off;
     int stdin_close;              /* close once stdin_buf is written */
 };
 
@@ -79,10 +82,9 @@ struct shexec_task {
     shexec_task_done_fn done_fn;
     void *done_user;
     shx_buf read_out;             /* last shexec_task_read() result */
-    int free_pending;             /* freed from a callback: released after the loop round */
+    int free_pending;             /* freed: no callback any more; released once ended */
     int host_held;                /* the host has its pointer (shexec_task_new,
                                      shexec_session_find_task): the library never frees it */
-    int in_use;                   /* the tool layer holds it across a loop round */
 };
 
 /* How many ids of tasks released unread a session remembers. */
@@ -157,6 +159,12 @@ int shx_run_begin(shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
+/* Queued input not yet written. */
+size_t shx_run_input_left(const shexec_run *r);
+/* After writes (stdin_off moved on): drop written bytes, amortized linear. */
+void shx_run_input_written(shexec_run *r);
+/* No more callbacks for this run (it is being freed). */
+void shx_run_detach(shexec_run *r);
 const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
 /* Make dir (len bytes, NUL-terminated) the session cwd if it is an absolute
  * path naming an existing directory now; else keep the cwd and say why in
@@ -179,8 +187,11 @@ shexec_task *shx_task_find(shexec_session *s, const char *id);
 /* 1 when id is one of the last SHX_RELEASED_IDS ids shx_task_room released. */
 int shx_task_was_released(const shexec_session *s, const char *id);
 /* Release runs and tasks whose free was asked for from a callback and that
- * have finished. Called where no loop round holds pointers to them. */
+ * have finished, unless a frame still holds them (held). Called where no
+ * loop round holds pointers to them. */
 void shx_release_deferred(shexec_session *s);
+/* Release a task now (terminated and reaped first if it runs). */
+void shx_task_release(shexec_task *t);
 void shx_task_finished(shexec_task *t);
 
 /* session.c */

@@ -24,18 +24,73 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->fresh_on = 0;
     st->strip = 0;
     st->stripped = (shx_buf)SHX_BUF_INIT;
+    st->queued = (shx_buf)SHX_BUF_INIT;
+    st->in_callback = 0;
 }
 
-/* The end of the pipeline: callback, then capture. */
-static int deliver(void *ctx, const char *data, size_t len)
+static void capture(shx_stream *st, const char *data, size_t len)
 {
-    shx_stream *st = ctx;
-    if (st->fn)
-        st->fn(st->user, st->id, data, len);
     if (shx_capture_feed(&st->capture, data, len) != 0)
         st->failed = 1;
     if (st->fresh_on && shx_capture_feed(&st->fresh, data, len) != 0)
         st->failed = 1;
+}
+
+static void call_back(shx_stream *st, const char *data, size_t len)
+{
+    st->in_callback = 1;
+    st->fn(st->user, st->id, data, len);
+    st->in_callback = 0;
+}
+
+void shx_stream_give_queued(shx_stream *st)
+{
+    while (st->fn && st->queued.len && !st->in_callback) {
+        /* the callback may queue more meanwhile (by reading): that goes
+         * into a fresh buffer and is handed over next, in order */
+        shx_buf batch = st->queued;
+        st->queued = (shx_buf)SHX_BUF_INIT;
+        call_back(st, batch.data, batch.len);
+        if (!st->queued.data) {
+            shx_buf_clear(&batch); /* keep the memory for the next batch */
+            st->queued = batch;
+        } else {
+            shx_buf_free(&batch);
+        }
+    }
+}
+
+int shx_stream_has_queued(const shx_stream *st)
+{
+    return st->fn && st->queued.len > 0;
+}
+
+void shx_stream_detach(shx_stream *st)
+{
+    st->fn = NULL;
+    st->user = NULL;
+    shx_buf_free(&st->queued);
+}
+
+/* The end of the pipeline: capture (this fixes the bytes' place in the
+ * stream), then the callback, after what was queued for it before. */
+static int deliver(void *ctx, const char *data, size_t len)
+{
+    shx_stream *st = ctx;
+    capture(st, data, len);
+    if (!st->fn)
+        return 0;
+    if (st->in_callback) {
+        /* the loop is never run from a callback, so this does not happen;
+         * were it to, the bytes would wait their turn */
+        if (shx_buf_append(&st->queued, data, len) != 0)
+            st->failed = 1;
+        return 0;
+    }
+    shx_stream_give_queued(st);
+    if (st->fn) /* a queued batch's callback may have freed the command */
+        call_back(st, data, len);
+    shx_stream_give_queued(st); /* what the callback pushed out by reading */
     return 0;
 }
 
@@ -82,11 +137,17 @@ void shx_stream_flush_strip(shx_stream *st)
 {
     if (!st->strip)
         return;
-    shx_buf_clear(&st->stripped);
-    if (shx_ansi_flush(&st->ansi, &st->stripped) != 0)
-        st->failed = 1;
-    if (st->stripped.len)
-        deliver(st, st->stripped.data, st->stripped.len);
+    /* Not into st->stripped: the pipeline may be handing that to the
+     * callback right now (a read from inside the callback). */
+    size_t before = st->queued.len;
+    if (shx_ansi_flush(&st->ansi, &st->queued) != 0) {
+        st->failed = 1; /* nothing was taken from the stripper */
+        return;
+    }
+    if (st->queued.len > before)
+        capture(st, st->queued.data + before, st->queued.len - before);
+    if (!st->fn)
+        shx_buf_clear(&st->queued);
 }
 
 static void push(shx_stream *st, const char *data, size_t len)
@@ -172,6 +233,7 @@ void shx_stream_finish(shx_stream *st)
             deliver(st, st->stripped.data, st->stripped.len);
     }
     shx_capture_finish(&st->capture);
+    shx_stream_give_queued(st);
 }
 
 void shx_stream_free(shx_stream *st)
@@ -185,4 +247,5 @@ void shx_stream_free(shx_stream *st)
     if (st->strip)
         shx_ansi_free(&st->ansi);
     shx_buf_free(&st->stripped);
+    shx_buf_free(&st->queued);
 }

@@ -1,8 +1,17 @@
 /*
  * stream.h - one output stream of a running command: the read end of its
  * pipe and the pipeline its bytes go through, in order:
- *   sentinel filter (stdout) -> ANSI stripper (when asked) -> output callback
- *   -> capture (and, for tasks, the capture of what is new since the last read).
+ *   sentinel filter (stdout) -> ANSI stripper (when asked) -> capture (and,
+ *   for tasks, the capture of what is new since the last read) -> output
+ *   callback.
+ *
+ * Bytes are captured the moment they leave the pipeline, so the capture has
+ * them in stream order whoever pushes them out: the loop reading the pipe,
+ * or a read of the output that pushes out a pending partial line (with
+ * stripping). The callback gets them in that same order, and only from the
+ * loop: never from inside itself, never from a read. What a read pushed out
+ * is queued for it, and handed over first at the next emission or the next
+ * loop round (shx_stream_give_queued).
  */
 #ifndef SHX_STREAM_H
 #define SHX_STREAM_H
@@ -19,7 +28,9 @@ typedef struct shx_stream {
     shx_sentinel sentinel;
     int strip;     /* run the ANSI stripper */
     shx_ansi ansi;
-    shx_buf stripped;
+    shx_buf stripped;   /* the stripper's output for one input chunk */
+    shx_buf queued;     /* captured, not yet handed to the callback */
+    int in_callback;    /* the callback runs: what is emitted now is queued */
     shx_capture capture;
     int fresh_on;  /* tasks: also capture what is new since the last read */
     shx_capture fresh;
@@ -39,13 +50,24 @@ int shx_stream_read(shx_stream *st);
 void shx_stream_drain(shx_stream *st, size_t max);
 /* Strip ANSI escape sequences from this stream from now on. */
 void shx_stream_enable_strip(shx_stream *st);
-/* With stripping: push out a partial line held for \r resolution (a prompt). */
+/*
+ * With stripping: push out a partial line held for \r resolution (a prompt)
+ * into the capture. The callback does not get it here: it is queued for it.
+ * Safe from inside the callback.
+ */
 void shx_stream_flush_strip(shx_stream *st);
+/* Hand what is queued to the callback (from the loop only). */
+void shx_stream_give_queued(shx_stream *st);
+/* 1 when bytes wait for the callback. */
+int shx_stream_has_queued(const shx_stream *st);
+/* No callback from now on; what was queued for it is dropped. */
+void shx_stream_detach(shx_stream *st);
 /* Keep a second capture of what is new since the last shx_stream_take_fresh(). */
 void shx_stream_enable_fresh(shx_stream *st);
 /* Render what is new into out and start a new "fresh" capture. 0 or -1. */
 int shx_stream_take_fresh(shx_stream *st, shx_buf *out);
-/* No more input: close the descriptor, flush the filter, finish the capture. */
+/* No more input: close the descriptor, flush the filter, finish the capture,
+ * hand the callback what is left. */
 void shx_stream_finish(shx_stream *st);
 void shx_stream_free(shx_stream *st);
 

@@ -65,7 +65,7 @@ static uint32_t slots_used(const shexec_session *s)
 static int releasable(const shexec_task *t)
 {
     int state = t->run->state;
-    return !t->host_held && !t->in_use && !t->free_pending && state != SHEXEC_STATE_NEW &&
+    return !t->host_held && t->run->held == 0 && !t->free_pending && state != SHEXEC_STATE_NEW &&
            state != SHEXEC_STATE_RUNNING;
 }
 
@@ -123,10 +123,12 @@ int shx_task_was_released(const shexec_session *s, const char *id)
     return 0;
 }
 
+/* A task freed from a callback stays linked until it is released, but it
+ * is the host's no more: it is not found. */
 shexec_task *shx_task_find(shexec_session *s, const char *id)
 {
     for (shexec_task *t = s->tasks; t; t = t->next)
-        if (t->id[0] && strcmp(t->id, id) == 0)
+        if (t->id[0] && !t->free_pending && strcmp(t->id, id) == 0)
             return t;
     return NULL;
 }
@@ -432,18 +434,27 @@ SHEXEC_API int shexec_task_kill(shexec_task *t)
 
 SHEXEC_API void shexec_task_free(shexec_task *t)
 {
+    /* From inside the loop a free under way (deferred, or waiting below for
+     * the task to end) is not started again. Outside it, a deferred free
+     * that has not happened yet (the task was still running) happens now. */
     if (!t || (t->free_pending && t->s && t->s->in_loop))
         return;
+    t->free_pending = 1;
+    t->done_fn = NULL; /* no callback for a task being freed */
+    shx_run_detach(t->run);
     if (t->s && t->s->in_loop) {
-        /* from a callback: the loop round may still hold this task */
-        t->free_pending = 1;
-        t->done_fn = NULL;
+        /* from a callback: the loop round, or a frame waiting for this
+         * task, may still hold it; released once it has ended */
         if (t->run->state == SHEXEC_STATE_RUNNING)
             shx_run_terminate(t->run, SHX_END_KILL, shx_now_ns());
         return;
     }
-    t->done_fn = NULL; /* no callback for a task being freed */
-    shx_run_release(t->run);
+    shx_task_release(t);
+}
+
+void shx_task_release(shexec_task *t)
+{
+    shx_run_release(t->run); /* a running task: holds it while it is ended */
     if (t->s)
         unlink_task(t->s, t);
     shx_buf_free(&t->read_out);

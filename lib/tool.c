@@ -511,11 +511,10 @@ static int task_output_call(shexec_session *s, const shx_json *args, char **out)
     int rc = task_lookup(s, args, 1, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
-    /* Take in what is already there. The round may adopt leftovers and
-     * release a finished task for room: not this one. */
-    t->in_use = 1;
+    /* take in what is already there; held, as a callback may free t */
+    t->run->held++;
     shexec_session_wait(s, 0);
-    t->in_use = 0;
+    t->run->held--;
     return task_report(s, t, new_only, NULL, out);
 }
 
@@ -528,11 +527,11 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
         return rc;
     int was_running = !shexec_task_done(t);
     shexec_task_kill(t);
-    t->in_use = 1; /* finished in this wait, it must not be released for room */
+    t->run->held++; /* a callback may free t while we wait */
     while (!shexec_task_done(t))
         if (shexec_session_wait(s, -1) != SHEXEC_OK)
             break;
-    t->in_use = 0;
+    t->run->held--;
     return task_report(s, t, 0, was_running ? "killed" : "completed", out);
 }
 

@@ -782,6 +782,78 @@ static void test_capture_memory_bounded(void **state)
     shexec_run_free(r);
 }
 
+/* ---- stdin ------------------------------------------------------------------ */
+
+/*
+ * pipe_sink shrinks its stdin pipe to one page: 96 MiB then go in 24576
+ * writes of a page, each of which used to move the rest of the queue
+ * (about 2 minutes here; 64 MiB took 47-70 s). Linear, it takes well under
+ * a second on an idle machine; the bound leaves room for a loaded one,
+ * where every page waits for the reader to be scheduled.
+ */
+static void test_stdin_large_input_linear(void **state)
+{
+    shexec_session *s = *state;
+    size_t total = heavy_ok() ? (96u << 20) : (4u << 20), piece = 1u << 20;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, tu_helper("pipe_sink")), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 300000), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    char *buf = malloc(piece);
+    assert_non_null(buf);
+    memset(buf, 'x', piece);
+    int64_t t0 = tu_now_ms();
+    for (size_t done = 0; done < total; done += piece)
+        assert_int_equal(shexec_run_write(r, buf, piece), SHEXEC_OK);
+    free(buf);
+    assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
+    while (!shexec_run_done(r)) {
+        assert_true(tu_now_ms() - t0 < 30000);
+        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+    }
+    int64_t ms = tu_now_ms() - t0;
+    print_message("%zu MiB through stdin: %lld ms\n", total >> 20, (long long)ms);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    char want[32];
+    snprintf(want, sizeof want, "%zu\n", total);
+    assert_string_equal(out_of(r), want);
+    assert_true(ms < 30000);
+    shexec_run_free(r);
+}
+
+/* The timeout fires on time while input is being written: to a command
+ * that never reads, and to one that reads as fast as it can. */
+static void test_stdin_timeout_while_writing(void **state)
+{
+    shexec_session *s = *state;
+    shexec_session_set_kill_grace_ms(s, 100);
+    size_t total = heavy_ok() ? (64u << 20) : (4u << 20);
+    char sink[512];
+    snprintf(sink, sizeof sink, "%s; sleep 30", tu_helper("pipe_sink"));
+    const char *cmds[] = {"sleep 30", sink};
+    for (int i = 0; i < 2; i++) {
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, cmds[i]), SHEXEC_OK);
+        assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+        assert_int_equal(shexec_run_set_timeout_ms(r, 300), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        char *buf = calloc(1, total);
+        assert_non_null(buf);
+        assert_int_equal(shexec_run_write(r, buf, total), SHEXEC_OK);
+        free(buf);
+        int64_t t0 = tu_now_ms();
+        while (!shexec_run_done(r))
+            assert_int_equal(shexec_session_wait(s, -1), SHEXEC_OK);
+        int64_t ms = tu_now_ms() - t0;
+        print_message("%s: timed out after %lld ms\n", cmds[i], (long long)ms);
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+        assert_true(ms < 5000);
+        shexec_run_free(r);
+    }
+}
+
 /* ---- bad input ------------------------------------------------------------ */
 
 static void test_bad_input(void **state)
@@ -926,6 +998,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_streaming_long_line_and_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_memory_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_large_input_linear, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_timeout_while_writing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_too_long, setup, teardown),
         cmocka_unit_test_setup_teardown(test_descriptors_exhausted, setup, teardown),

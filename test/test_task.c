@@ -442,6 +442,41 @@ static void test_stdin_input(void **state)
     shexec_run_free(r);
 }
 
+/* Input queued in pieces while the task reads it through a one-page pipe
+ * (pipe_sink): every byte is queued once and written once, in linear time
+ * (see test_stdin_large_input_linear in test_run.c for the numbers). */
+static void test_stdin_large_input_interleaved(void **state)
+{
+    shexec_session *s = *state;
+    const char *v = getenv("VALGRIND");
+    size_t total = v && strcmp(v, "1") == 0 ? (4u << 20) : (96u << 20), piece = 64 * 1024;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_task_new(&t, s, tu_helper("pipe_sink")), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
+    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    char *buf = malloc(piece);
+    assert_non_null(buf);
+    memset(buf, 'y', piece);
+    int64_t t0 = tu_now_ms();
+    for (size_t done = 0; done < total; done += piece) {
+        assert_int_equal(shexec_task_write(t, buf, piece), SHEXEC_OK);
+        assert_int_equal(shexec_session_wait(s, 0), SHEXEC_OK);
+    }
+    free(buf);
+    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
+    while (!shexec_task_done(t)) {
+        assert_true(tu_now_ms() - t0 < 30000);
+        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+    }
+    int64_t ms = tu_now_ms() - t0;
+    print_message("%zu MiB written to a task: %lld ms\n", total >> 20, (long long)ms);
+    char want[32];
+    snprintf(want, sizeof want, "%zu\n", total);
+    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), want);
+    assert_true(ms < 30000); /* it used to take about 2 minutes */
+    shexec_task_free(t);
+}
+
 static void test_leftovers_adopted(void **state)
 {
     shexec_session *s = *state;
@@ -629,6 +664,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_five_tasks_stream_concurrently, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpumped_task_blocks_without_loss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_large_input_interleaved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_adopted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_killed_when_table_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_keeps_its_own_leftovers, setup, teardown),

@@ -44,7 +44,12 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   make room, and find_task() then raises NoTaskError ("... finished and
   was released unread (retention limit)").
 - Output callbacks run inside the calls that pump the session's loop
-  (Session.run, Run.wait, Task.wait, Session.wait, Session.process, ...).
+  (Session.run, Run.wait, Task.wait, Session.wait, Session.process, ...),
+  one at a time and never re-entered, each stream's data in order. A
+  callback may read output (Task.output()/read(), Run.stdout; also with
+  ansi_strip, where a read pushes out a pending prompt line that the
+  callback then receives right after it returns), kill or cancel, and
+  write input; it cannot start or wait for commands (StateError).
   An exception raised by a callback is caught, the run is cancelled (the
   task killed), and the exception is re-raised after it ends: by
   Session.run()/Run.wait() for runs, by Task.wait()/Session.wait() for

@@ -434,6 +434,39 @@ class TestTasks(Base):
         self.assertEqual(b"".join(d for st, d in chunks if st == "stderr"), b"e\n")
 
 
+    def test_task_output_from_callback_with_ansi_strip(self):
+        # a line, then a prompt the stripper holds back until a read pushes
+        # it out, then the rest; the callback reads the task's output
+        s = self.session()
+        prompt = b"P" * 200 + b"> "
+        chunks, views = [], []
+        depth = [0, 0]   # current, deepest
+
+        def cb(stream, data):
+            depth[0] += 1
+            depth[1] = max(depth[1], depth[0])
+            try:
+                chunks.append(data)
+                views.append(t.output())
+                t.read()
+            finally:
+                depth[0] -= 1
+
+        t = s.start_task("printf 'line1\\n%s'; sleep 0.3; printf 'more\\n\\033[1mend\\033[0m\\n'"
+                         % prompt.decode(), ansi_strip=True, on_output=cb)
+        self.assertTrue(t.wait(10000))
+        expected = b"line1\n" + prompt + b"more\nend\n"
+        self.assertEqual(depth[1], 1, "the callback was re-entered")
+        self.assertEqual(t.output(), expected)
+        self.assertEqual(b"".join(chunks), expected)
+        # each read saw at least what the callback had been given, in order
+        got = b""
+        for data, view in zip(chunks, views):
+            got += data
+            self.assertTrue(view.startswith(got), (view, got))
+        t.free()
+
+
 class TestEnv(Base):
     def test_env_override(self):
         s = self.session()
