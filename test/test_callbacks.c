@@ -301,7 +301,7 @@ static void test_free_task_a_tool_waits_for(void **state)
     assert_int_equal(shexec_tool_enable(s, "task_kill", 1), SHEXEC_OK);
     char *out = NULL;
     assert_int_equal(shexec_tool_call(s, "bash",
-                                      "{\"command\":\"trap '' TERM; sleep 300\","
+                                      "{\"command\":\"trap '' TERM; echo ready; sleep 300\","
                                       "\"run_in_background\":true}",
                                       &out),
                      SHEXEC_OK);
@@ -311,6 +311,11 @@ static void test_free_task_a_tool_waits_for(void **state)
     memcpy(v.id, id + 11, 13);
     v.id[13] = '\0';
     shexec_free(out);
+    /* the trap must be set before the kill, or TERM ends it at once */
+    shexec_task *victim = NULL;
+    assert_int_equal(shexec_session_find_task(s, v.id, &victim), SHEXEC_OK);
+    while (!strstr(shexec_task_output(victim, SHEXEC_STDOUT, NULL), "ready"))
+        assert_int_equal(shexec_session_wait(s, 50), SHEXEC_OK);
 
     shexec_task *ticker = NULL;
     assert_int_equal(shexec_task_new(&ticker, s, "while :; do echo tick; sleep 0.05; done"),
