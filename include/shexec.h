@@ -16,6 +16,12 @@
  *   its result: how it ended, its exit code, its captured stdout and stderr.
  *   Output can also be streamed to a callback while the command runs.
  *
+ *   A task (shexec_task) is a run started in the background with
+ *   shexec_run_start_task(): it gets an id, belongs to the session, and adds
+ *   only what a background command needs (reading what is new since the
+ *   last read, kill, a done callback). Its settings and results are those
+ *   of its run (shexec_task_run()): one family of functions for both.
+ *
  *       shexec_session *s;
  *       shexec_run *r;
  *       if (shexec_session_new(&s) != SHEXEC_OK) return 1;
@@ -47,6 +53,9 @@
  *   - No structs cross the API, no varargs; integers are fixed-width; enum
  *     values are explicit and only ever appended to. The library can be
  *     called from any FFI (ctypes, cffi, node-ffi, cgo, Rust) without glue.
+ *     The one deliberate exception is POSIX's struct pollfd in
+ *     shexec_session_pollfds()/shexec_session_process(): its layout is fixed
+ *     by the system, and a host's own poll() loop already has it.
  *
  * THREADS AND PROCESS-WIDE STATE
  *
@@ -76,7 +85,7 @@
  *   fixed wrapper script: it is never spliced into script text, so trailing
  *   `&`, here-documents, `# comments` and unbalanced quotes behave exactly as
  *   they would typed at a prompt. The shell is /bin/bash when it is
- *   executable, else /bin/sh (see shexec_session_set_shell()). The wrapper
+ *   executable, else /bin/sh (see shexec_session_set_shell_argv()). The wrapper
  *   keeps the command's exit status, then prints a per-session random
  *   sentinel and the shell's working directory on stdout; the library strips
  *   both from the output (no byte of them ever reaches a callback or the
@@ -91,7 +100,7 @@
  *   returns at once. Those leftover processes (still in the command's process
  *   group) are adopted as a background task of the session, whose output
  *   keeps being read and which can be killed (shexec_run_leftover_task()), or
- *   killed at once (shexec_session_set_leftovers()).
+ *   killed at once (shexec_session_set_on_leftovers()).
  *
  *   On timeout or cancel the whole process group gets SIGTERM, then, after
  *   the session's grace period, SIGKILL. A command that handles SIGTERM and
@@ -205,11 +214,13 @@ enum {
     SHEXEC_STATE_KILLED = 6     /* a task ended by shexec_task_kill() or freeing */
 };
 
-/* What happened to processes a foreground command left running. */
+/* Outcome: what happened to processes a foreground command left running
+ * (shexec_run_leftovers()). */
 enum {
     SHEXEC_LEFTOVERS_NONE = 0,    /* none were left */
     SHEXEC_LEFTOVERS_ADOPTED = 1, /* they became a task: shexec_run_leftover_task() */
-    SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy KILL, or the task table was full) */
+    SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy, a full task table, or they
+                                     could not be held: see WITHOUT /proc) */
 };
 
 /* Terminal modes (shexec_run_set_pty()). */
@@ -225,11 +236,11 @@ enum {
     SHEXEC_ANSI_STRIP = 1 /* remove escapes, resolve \r overwrites and backspaces */
 };
 
-/* Session policy for leftovers (shexec_session_set_leftovers()). */
+/* Policy: what to do with leftovers (shexec_session_set_on_leftovers()). */
 enum {
-    SHEXEC_LEFTOVERS_ADOPT = 0, /* default: adopt them as a task */
-    SHEXEC_LEFTOVERS_KILL = 1   /* SIGKILL the command's process group (and the processes
-                                   that left it from inside it) when its shell exits */
+    SHEXEC_ON_LEFTOVERS_ADOPT = 0, /* default: adopt them as a task */
+    SHEXEC_ON_LEFTOVERS_KILL = 1   /* SIGKILL the command's process group (and the processes
+                                      that left it from inside it) when its shell exits */
 };
 
 /* Output limit units and what to keep (shexec_session_set_output_limit()). */
@@ -252,7 +263,7 @@ enum {
 /*
  * The most distinct variable names one override list holds: the session's
  * (shexec_session_setenv()), and each run's or task's (shexec_run_setenv(),
- * shexec_task_setenv(), the bash tool's `env`). Setting one more new name
+ * the bash tool's `env`). Setting one more new name
  * is SHEXEC_ELIMIT; replacing or removing a name already in the list always
  * works. The inherited environment is not counted. A real environment has
  * tens to a few hundred variables, and Linux caps a command's arguments and
@@ -281,16 +292,15 @@ enum {
  *   - every accessor: state, done, exit code, signal, duration, totals,
  *     truncation, leftovers, task ids, shexec_session_find_task(),
  *     shexec_session_cwd(), shexec_session_errmsg();
- *   - reading output: shexec_run_output(), shexec_task_output(),
- *     shexec_task_read(). What they return already holds the chunk being
+ *   - reading output: shexec_run_output(), shexec_task_read(). What they
+ *     return already holds the chunk being
  *     delivered. With SHEXEC_ANSI_STRIP, a partial line that such a read
  *     pushes out (see shexec_run_set_ansi()) is captured at once and handed
  *     to the callback right after the current call returns, in its place in
  *     the stream; a read outside a callback likewise queues it for the next
  *     round of the loop, which then does not wait for more output;
  *   - shexec_run_cancel(), shexec_task_kill(), shexec_run_write(),
- *     shexec_run_close_stdin(), shexec_task_write(),
- *     shexec_task_close_stdin();
+ *     shexec_run_close_stdin();
  *   - shexec_run_free() and shexec_task_free(), of any run or task of the
  *     session, its own included. A running one is terminated; from then on
  *     none of its callbacks is called, a task is no longer found by id, and
@@ -302,9 +312,9 @@ enum {
  *     callback has returned), changing session settings, and the tool
  *     registry calls other than shexec_tool_call().
  * Refused: starting or waiting for commands of the session
- * (shexec_run_exec(), shexec_run_start(), shexec_task_start(),
+ * (shexec_run_exec(), shexec_run_start(), shexec_run_start_task(),
  * shexec_session_wait(), shexec_session_pollfds(), shexec_session_process(),
- * shexec_tool_call() fail with SHEXEC_ESTATE; shexec_task_start() may report
+ * shexec_tool_call() fail with SHEXEC_ESTATE; shexec_run_start_task() may report
  * SHEXEC_ELIMIT first), and shexec_session_free() (ignored). Other sessions
  * are not affected.
  */
@@ -381,17 +391,6 @@ SHEXEC_API int shexec_session_set_cwd(shexec_session *s, const char *dir);
  * for s == NULL.
  */
 SHEXEC_API const char *shexec_session_cwd(const shexec_session *s);
-
-/*
- * Use `path` as the shell (it is run as `path -c SCRIPT`). NULL restores the
- * default choice: /bin/bash when executable, else /bin/sh. The shell must be
- * POSIX-compatible (it runs the wrapper script). A name without '/' is
- * looked up in the host's PATH now (see shexec_session_set_shell_argv());
- * whether the file can be executed is checked when a command starts.
- * Errors: SHEXEC_EINVAL (empty string), SHEXEC_ESPAWN (a name not found in
- * the host's PATH), SHEXEC_ESYS, SHEXEC_ENOMEM.
- */
-SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *path);
 
 /*
  * Set the default timeout for runs and the maximum any run may ask for, in
@@ -478,8 +477,10 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
  *   {"docker", "exec", "-i", "ctr", "bash", NULL}
  * every command runs inside that wrapper; cwd tracking keeps working as long
- * as the wrapper passes stdout through. shexec_session_set_shell(s, p) is
- * set_shell_argv with {p, NULL}; NULL restores the default.
+ * as the wrapper passes stdout through. {path, NULL} makes `path` the
+ * shell (run as `path -c SCRIPT`; it must be POSIX-compatible, as it runs
+ * the wrapper script); NULL restores the default: /bin/bash when it is
+ * executable, else /bin/sh.
  *
  * The program is the host's choice and nothing else can change it: argv[0]
  * is resolved here, once, as the host's own execvp() would (a name without
@@ -509,12 +510,15 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
 
 /*
  * Pump the session's loop: read output of running commands, enforce their
- * timeouts, reap the ones that ended. Returns when at least one run of the
- * session finished during the call, when timeout_ms elapsed (negative: no
- * limit), or at once when nothing is running. Used with shexec_run_start()
- * for non-blocking use. Output callbacks run from inside this call.
- * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (called from a callback),
- * SHEXEC_ESYS (poll failed other than by EINTR).
+ * timeouts, reap the ones that ended. Returns when at least one run or task
+ * of the session finished during the call, when timeout_ms elapsed
+ * (negative: no limit), or at once when nothing is running. Used with
+ * shexec_run_start() and tasks for non-blocking use. Output callbacks run
+ * from inside this call.
+ * Returns how many runs and tasks finished during the call (0: the time
+ * ran out, or nothing was running), or a negative error: SHEXEC_EINVAL
+ * (s NULL), SHEXEC_ESTATE (called from a callback), SHEXEC_ESYS (poll
+ * failed other than by EINTR).
  */
 SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
 
@@ -522,7 +526,8 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
  * Host event-loop integration, instead of shexec_session_wait(): fill `fds`
  * (capacity `cap`) with the descriptors the session needs watched, and
  * *timeout_ms with how long the host may sleep before calling
- * shexec_session_process() anyway (-1: no deadline). Returns how many
+ * shexec_session_process() anyway (-1: no deadline; 0 when a deadline has
+ * already passed). Returns how many
  * entries are needed: when that exceeds cap, only cap were filled; call
  * again with a bigger array. Then poll() them (with the host's own
  * descriptors) and hand the same entries, revents filled, to
@@ -532,12 +537,15 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
  * call shexec_session_process() before any other call on the session (which
  * could end a command and let its descriptor number be reused). The set
  * changes as commands start and end: fill it anew each round.
- * shexec_session_pollfds() also enforces deadlines that have passed.
+ * shexec_session_pollfds() only lists: it changes nothing, signals nothing.
+ * shexec_session_process() is the step that acts: it enforces every
+ * deadline that has passed (timeouts, kill grace), and returns how many
+ * runs and tasks finished in it (>= 0), like shexec_session_wait().
  * Errors (negative return): SHEXEC_EINVAL (s or timeout_ms NULL, fds NULL
- * with cap > 0), SHEXEC_ESTATE (from a callback).
+ * with cap > 0), SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM.
  */
-SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uint32_t cap,
-                                      int32_t *timeout_ms);
+SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t *timeout_ms,
+                                      shexec_session *s);
 SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n);
 
 /*
@@ -551,13 +559,14 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 
 /*
  * What to do with processes a foreground command leaves running in its
- * process group after its shell exits: SHEXEC_LEFTOVERS_ADOPT (default; they
- * become a task whose output keeps being read, so a logging server is not
- * killed by a broken pipe) or SHEXEC_LEFTOVERS_KILL. When no task slot is
+ * process group after its shell exits: SHEXEC_ON_LEFTOVERS_ADOPT (default;
+ * they become a task whose output keeps being read, so a logging server is
+ * not killed by a broken pipe) or SHEXEC_ON_LEFTOVERS_KILL. What happened
+ * is the run's outcome, shexec_run_leftovers(): SHEXEC_LEFTOVERS_*. When no task slot is
  * free and none can be made (see TASK RETENTION) they are killed either
  * way. Errors: SHEXEC_EINVAL.
  */
-SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy);
+SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
 
 /*
  * Find a task of the session by id. From then on the task is the host's:
@@ -567,7 +576,7 @@ SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy);
  * is `no task with id "ID"`, or `task "ID" finished and was released
  * unread (retention limit)` for one of the last 64 tasks released).
  */
-SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out);
+SHEXEC_API int shexec_session_find_task(shexec_task **out, shexec_session *s, const char *id);
 
 /* ------------------------------------------------------------------------
  * Run
@@ -589,9 +598,12 @@ SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const c
                                     size_t len);
 
 /*
- * Set this run's timeout in ms (default: the session's). Values above the
- * session maximum are clamped to it. Errors: SHEXEC_EINVAL (run NULL or
- * ms 0), SHEXEC_ESTATE (already started).
+ * Set this run's timeout in ms. Unset, a run started in the foreground has
+ * the session's default timeout and a task (shexec_run_start_task()) has
+ * none. A foreground run's timeout is clamped to the session maximum; a
+ * task's is not (it is a safety net for a server meant to run long).
+ * shexec_run_timeout_ms() tells the timeout in force.
+ * Errors: SHEXEC_EINVAL (run NULL or ms 0), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms);
 
@@ -620,7 +632,10 @@ SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int 
 
 /*
  * Set the output callback (NULL removes it). `user` is passed back verbatim.
- * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (already started).
+ * It may be set or changed while the run runs: it gets the output read from
+ * then on (a start never reads output, so a callback set right after
+ * shexec_run_start() or shexec_run_start_task() misses nothing).
+ * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (the run has finished).
  */
 SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user);
 
@@ -675,8 +690,7 @@ SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t 
  * turn "\r\n" into "\n". Printable text is never dropped unless
  * overwritten. With stripping, the callback receives text a line at a time
  * (a line can still be overwritten until its "\n"); reading the output of
- * a running command (shexec_run_output(), shexec_task_output(),
- * shexec_task_read()) also pushes out a pending partial line such as a
+ * a running command (shexec_run_output(), shexec_task_read()) also pushes out a pending partial line such as a
  * prompt: it is captured then, and the callback gets it from the loop, in
  * order (see shexec_output_fn). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
  */
@@ -705,6 +719,21 @@ SHEXEC_API int shexec_run_exec(shexec_run *run);
  * until shexec_run_done() says it finished. Errors as for shexec_run_exec().
  */
 SHEXEC_API int shexec_run_start(shexec_run *run);
+
+/*
+ * Start the run in the background, as a task of its session, and return at
+ * once: *out receives the task, which now owns the run (shexec_task_run()
+ * gives it back; it is freed with the task, and shexec_run_free() on it is
+ * ignored). A task never moves the session cwd and has no timeout unless
+ * one was set. If the session holds its maximum number of tasks, finished
+ * ones the host never held are released first (see TASK RETENTION).
+ * Errors: as shexec_run_start(), and SHEXEC_ELIMIT when no slot is free and
+ * none can be made: the message names the limit and how many tasks run,
+ * e.g. "the session already holds its maximum of 10 tasks (2 running, 8
+ * finished but not yet freed)". On failure *out is NULL and the run is
+ * still the caller's, not started: start it again later, or free it.
+ */
+SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run);
 
 /* 1 when the run has finished (its results are final), else 0. */
 SHEXEC_API int shexec_run_done(const shexec_run *run);
@@ -756,6 +785,23 @@ SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream);
 /* Wall time from start to end (or until now, while running), in ms. */
 SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
 
+/*
+ * The pid of the command's shell, which is also its process group id (and,
+ * with a terminal, its session id), or 0 before start. It stays the same
+ * after the run ends, but the process is gone by then and the id may
+ * belong to another process: signal the command with shexec_run_cancel()
+ * or shexec_task_kill(), which know when the group is still the command's.
+ */
+SHEXEC_API int64_t shexec_run_pid(const shexec_run *run);
+
+/*
+ * The timeout in force, in ms: for a started run the deadline it runs
+ * under (the session default, or its own, clamped for the foreground);
+ * before start, what a foreground start would give. 0: none (a task without
+ * one).
+ */
+SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run);
+
 /* SHEXEC_LEFTOVERS_NONE / _ADOPTED / _KILLED: what became of processes the
  * command left running. */
 SHEXEC_API int shexec_run_leftovers(const shexec_run *run);
@@ -778,30 +824,34 @@ SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
 /*
  * Free a run. A run still running is terminated first (SIGTERM, grace,
  * SIGKILL) and reaped; the callbacks of other commands of the session may
- * run meanwhile, this run's own is not called again. NULL is a no-op. From
- * a callback: see shexec_output_fn.
+ * run meanwhile, this run's own is not called again. NULL is a no-op, and
+ * so is a task's run (free the task). From a callback: see
+ * shexec_output_fn.
  */
 SHEXEC_API void shexec_run_free(shexec_run *run);
 
 /* ------------------------------------------------------------------------
  * Task: a background command
  *
- * A task runs while the host does other things: start returns at once with
- * an id, and its output is drained whenever the session's loop is pumped
- * (any run of the session, shexec_session_wait(), or the host's own loop via
- * pollfds/process). A task never moves the session cwd and has no timeout
- * unless one is set. Its output is bounded like a run's. A task is running
- * until its shell has exited and no process is left in its process group.
- * Tasks belong to their session: shexec_session_free() stops and frees the
- * ones the host has not freed. A task made from a foreground command's
- * leftovers has no exit code (-1): those processes were not our children.
+ * A task is a run started with shexec_run_start_task(). It runs while the
+ * host does other things, and its output is drained whenever the session's
+ * loop is pumped (any run of the session, shexec_session_wait(), or the
+ * host's own loop via pollfds/process). A task never moves the session cwd
+ * and has no timeout unless one is set. Its output is bounded like a run's.
+ * A task is running until its shell has exited and no process is left in
+ * its process group. Everything about the command (state, exit code,
+ * output, input, cancel) is read and done through its run,
+ * shexec_task_run(); what is here is what only a task has. Tasks belong to
+ * their session: shexec_session_free() stops and frees the ones the host
+ * has not freed. A task made from a foreground command's leftovers has no
+ * exit code (-1): those processes were not our children.
  *
  * TASK RETENTION. What a session keeps is bounded by
  * shexec_session_set_max_tasks(): a task holds one slot from its start
  * until it is freed, running or finished, so tasks hold at most max_tasks
  * times what one task keeps (its output, bounded by the output limit),
  * whatever is started and never read.
- *   - A task the host has a pointer to, from shexec_task_new() or
+ *   - A task the host has a pointer to, from shexec_run_start_task() or
  *     shexec_session_find_task(), is the host's. The library never frees it
  *     on its own (only shexec_task_free(), shexec_session_free(), or the
  *     tool layer when a model reads it to completion or kills it): it keeps
@@ -818,90 +868,49 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * ------------------------------------------------------------------------ */
 
 /*
- * Create a task of `command` in session `s` (not started). Errors:
- * SHEXEC_EINVAL (NULL or empty command, embedded NUL impossible here),
- * SHEXEC_ENOMEM. On failure *out is NULL.
- */
-SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command);
-/* Same with an explicit length (FFI); a NUL byte inside is SHEXEC_EINVAL. */
-SHEXEC_API int shexec_task_new_bytes(shexec_task **out, shexec_session *s, const char *command,
-                                     size_t len);
-
-/* Settings, before start; as for runs. A timeout of 0 means none (the
- * default); a task's timeout is not clamped to the session maximum.
- * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (already started), SHEXEC_ENOMEM. */
-SHEXEC_API int shexec_task_set_timeout_ms(shexec_task *t, uint32_t ms);
-SHEXEC_API int shexec_task_set_cwd(shexec_task *t, const char *dir);
-SHEXEC_API int shexec_task_setenv(shexec_task *t, const char *name, const char *value);
-SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int unit, int keep);
-SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user);
-SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
-SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable);
-SHEXEC_API int shexec_task_set_pty(shexec_task *t, int mode);
-SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows);
-SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode);
-
-/*
- * Start the task and return at once; if the session holds its maximum
- * number of tasks, finished ones the host never held are released first
- * (see TASK RETENTION). Errors: as shexec_run_start(), and SHEXEC_ELIMIT
- * when no slot is free and none can be made: the message names the limit
- * and how many tasks run, e.g. "the session already holds its maximum of
- * 10 tasks (2 running, 8 finished but not yet freed)". A task that failed
- * to start stays in the session, state NEW and id "": start it again later,
- * or free it.
- */
-SHEXEC_API int shexec_task_start(shexec_task *t);
-
-/*
  * The task's id: a short random string unique in its session ("t" and 12 hex
- * digits), not guessable from other ids. Owned by the task. "" before start.
+ * digits), not guessable from other ids. Owned by the task.
  */
 SHEXEC_API const char *shexec_task_id(const shexec_task *t);
 
-/* SHEXEC_STATE_* (NEW before start, then RUNNING, EXITED, SIGNALED,
- * TIMED_OUT, KILLED). */
-SHEXEC_API int shexec_task_state(const shexec_task *t);
-/* 1 when the task has finished, else 0. */
-SHEXEC_API int shexec_task_done(const shexec_task *t);
-SHEXEC_API int shexec_task_exit_code(const shexec_task *t);
-SHEXEC_API int shexec_task_signal(const shexec_task *t);
-SHEXEC_API uint64_t shexec_task_duration_ms(const shexec_task *t);
+/*
+ * The task's run: its settings were made there before the start, and its
+ * state, exit code, output, input and cancel are read and done there. Owned
+ * by the task; valid until the task is freed. NULL only for t NULL.
+ */
+SHEXEC_API shexec_run *shexec_task_run(const shexec_task *t);
 
 /*
- * All output of `stream` so far, bounded and with the truncation notice as
- * for runs. Owned by the task; valid until the task is pumped, read or freed.
+ * Called once when the task finishes: see shexec_task_done_fn. Set it
+ * right after the start (callbacks run only when the loop is pumped, so
+ * none is missed), or any time before the task finishes.
+ * Errors: SHEXEC_EINVAL (t NULL), SHEXEC_ESTATE (the task has finished).
  */
-SHEXEC_API const char *shexec_task_output(shexec_task *t, int stream, size_t *len);
+SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
 
 /*
  * Only the output of `stream` that arrived since the previous read (bounded
  * by the same limit, with the notice when more arrived than the limit), and
  * mark it read. Owned by the task; valid until the next call on the task.
+ * All output so far: shexec_run_output(shexec_task_run(t), ...).
  */
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
-
-SHEXEC_API uint64_t shexec_task_output_total(const shexec_task *t, int stream);
-SHEXEC_API int shexec_task_truncated(const shexec_task *t, int stream);
-
-/* Input, as shexec_run_write() / shexec_run_close_stdin(). */
-SHEXEC_API int shexec_task_write(shexec_task *t, const void *data, size_t len);
-SHEXEC_API int shexec_task_close_stdin(shexec_task *t);
 
 /*
  * Terminate the task's process group: SIGTERM now, SIGKILL after the grace
  * period. Returns at once; the task ends (state KILLED) as the loop is
- * pumped. Killing a finished task does nothing.
- * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE (not started).
+ * pumped. Killing a finished task does nothing. shexec_run_cancel() on the
+ * task's run does the same.
+ * Errors: SHEXEC_EINVAL.
  */
 SHEXEC_API int shexec_task_kill(shexec_task *t);
 
 /*
- * Free a task; a running one is terminated first (SIGTERM, grace, SIGKILL)
- * and reaped, while the callbacks of other commands may run; the task's own
- * callbacks are not called again. NULL is a no-op. From a callback (output
- * or done), a running task is terminated and released once it has ended:
- * see shexec_output_fn.
+ * Free a task and its run; a running one is terminated first (SIGTERM,
+ * grace, SIGKILL) and reaped, while the callbacks of other commands may
+ * run; the task's own callbacks are not called again. NULL is a no-op. From
+ * a callback (output or done), a running task is terminated and released
+ * once it has ended: see shexec_output_fn.
  */
 SHEXEC_API void shexec_task_free(shexec_task *t);
 
@@ -943,13 +952,14 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  * being released for room).
  * ------------------------------------------------------------------------ */
 
-/* 1 when the registry has a tool exposed under `name`, else 0. */
-SHEXEC_API int shexec_tool_has(shexec_session *s, const char *name);
-/* 1 when that tool is enabled, else 0. */
-SHEXEC_API int shexec_tool_enabled(shexec_session *s, const char *name);
-/* Enable (1) or disable (0) a tool by its exposed name.
- * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOTOOL (no such tool). */
-SHEXEC_API int shexec_tool_enable(shexec_session *s, const char *name, int enable);
+/*
+ * Enable (1) or disable (0) a tool by its exposed name. An unknown name is
+ * SHEXEC_ENOTOOL, which is also how to ask whether a name exists.
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOTOOL (no such tool).
+ */
+SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled);
+/* 1 when a tool is exposed under `name` and enabled, else 0. */
+SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name);
 /*
  * Expose a tool under another name (e.g. "bash" as "run_bash"); later calls
  * use the new name. Names are 1-64 of [A-Za-z0-9_-].
@@ -963,13 +973,14 @@ SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const cha
  * LLM API. *out_json is malloc'd: free it with shexec_free().
  * Errors: SHEXEC_EINVAL, SHEXEC_ENOMEM.
  */
-SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json);
+SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
 
 /*
- * Call a tool: `args_json` (NUL-terminated JSON object; NULL means {}) is
- * parsed strictly (RFC 8259, bounded depth and size; unknown fields, wrong
- * types, duplicate keys refused). *out_json receives the result, also on
- * most errors ({"error": ...}); free it with shexec_free().
+ * Call a tool and wait for its result: `args_json` (NUL-terminated JSON
+ * object; NULL means {}) is parsed strictly (RFC 8259, bounded depth and
+ * size; unknown fields, wrong types, duplicate keys refused). *out_json
+ * receives the result, also on most errors ({"error": ...}); free it with
+ * shexec_free().
  * Returns SHEXEC_OK when the tool ran (a non-zero exit or a timeout is data),
  * else: SHEXEC_ENOTOOL ("Tool not available: NAME": unknown or disabled),
  * SHEXEC_EINVAL (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not
@@ -979,8 +990,32 @@ SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json);
  * SHEXEC_ESYS, SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM (then
  * *out_json may be NULL).
  */
-SHEXEC_API int shexec_tool_call(shexec_session *s, const char *name, const char *args_json,
-                                char **out_json);
+SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *name,
+                                const char *args_json);
+
+/*
+ * The bash tool without waiting, for hosts that run their own loop (an MCP
+ * server answering pings while commands run, streaming their output):
+ * `name` must be the bash tool's exposed name (enabled), and `args_json`
+ * is checked exactly as shexec_tool_call() checks it. *out_run receives a
+ * run configured from the arguments (command, timeout, cwd, env, pty) and
+ * not started, and *out_background whether run_in_background was asked
+ * for. The caller sets what it wants (an output callback), starts it
+ * (shexec_run_start(), shexec_run_exec() or shexec_run_start_task()) and
+ * owns it. Tasks the caller starts this way are the caller's (see TASK
+ * RETENTION). Errors (*out_run NULL; the message for the model is in
+ * shexec_session_errmsg()): as shexec_tool_call() before anything runs.
+ */
+SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
+                                   shexec_session *s, const char *name, const char *args_json);
+
+/*
+ * A finished foreground run as the bash tool's JSON result (see above;
+ * the session's cwd as it is now). *out_json is malloc'd: free it with
+ * shexec_free(). Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
+ * finished), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
 
 /* Free a string the library handed out (tool JSON). NULL is a no-op. */
 SHEXEC_API void shexec_free(void *p);

@@ -228,7 +228,7 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
         return 0;
     }
     shexec_task *t = NULL;
-    if (s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT &&
+    if (s->leftovers_policy == SHEXEC_ON_LEFTOVERS_ADOPT &&
         shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
         r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
         r->leftover_task = strdup(t->id);
@@ -280,7 +280,7 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
         return 1;
     }
     shexec_task *t = NULL;
-    if (s->leftovers_policy == SHEXEC_LEFTOVERS_ADOPT &&
+    if (s->leftovers_policy == SHEXEC_ON_LEFTOVERS_ADOPT &&
         shx_task_room(s) && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
         r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
         r->leftover_task = strdup(t->id);
@@ -314,6 +314,22 @@ static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n,
     (*n)++;
 }
 
+void shx_loop_enforce(shexec_session *s)
+{
+    int64_t now = shx_now_ns();
+    for (shexec_run *r = s->active; r; r = r->next_active) {
+        if (r->exited && !r->group_phase)
+            continue;
+        if (!r->no_timeout && !r->term_sent && now >= r->deadline_ns)
+            shx_run_terminate(r, SHX_END_TIMEOUT, now);
+        else if (r->term_sent && !r->kill_sent && now >= r->kill_at_ns) {
+            find_escapees(r);
+            signal_all(r, SIGKILL);
+            r->kill_sent = 1;
+        }
+    }
+}
+
 size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
                         int64_t *next_ns)
 {
@@ -323,22 +339,17 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     for (shexec_run *r = s->active; r; r = r->next_active) {
         int live = !r->exited || r->group_phase;
         if (live) {
-            if (!r->no_timeout && !r->term_sent && now >= r->deadline_ns)
-                shx_run_terminate(r, SHX_END_TIMEOUT, now);
-            else if (r->term_sent && !r->kill_sent && now >= r->kill_at_ns) {
-                find_escapees(r);
-                signal_all(r, SIGKILL);
-                r->kill_sent = 1;
-            }
+            /* a deadline already passed wakes the host at once: the
+             * enforcing is shx_loop_enforce()'s, never a listing's */
             if (!r->term_sent && !r->no_timeout)
                 min_deadline(&next, r->deadline_ns);
             else if (r->term_sent && !r->kill_sent)
                 min_deadline(&next, r->kill_at_ns);
             if ((!r->exited && r->pidfd < 0) || (r->group_phase && shx_group_unwatched(&r->group)))
                 min_deadline(&next, r->next_check_ns);
-            /* signalling above may have found every anchor gone: with no
-             * pidfd or deadline left to wake the loop, settle must run now
-             * to look for other members or finish the run */
+            /* signalling may have found every anchor gone: with no pidfd
+             * or deadline left to wake the loop, settle must run now to
+             * look for other members or finish the run */
             if (r->group_phase && !r->pinned && r->group.n == 0)
                 min_deadline(&next, now);
         }
@@ -517,8 +528,10 @@ static void end_round(shexec_session *s, int outer)
  * of a task being waited for), and its release must wait until nothing
  * looks at it any more; the caller then finds free_pending set.
  */
-int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns)
+int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns,
+             int *finished_out)
 {
+    int finished_total = 0;
     struct pollfd small_fds[24];
     shx_fd_owner small_own[24];
     struct pollfd *fds = small_fds;
@@ -537,6 +550,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (!s->active)
             break;
 
+        shx_loop_enforce(s);
         int64_t next;
         size_t n = shx_loop_collect(s, fds, own, cap, &next);
         if (n > cap) {
@@ -579,6 +593,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         /* also without events: queued output may wait for a callback */
         shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
         int finished = shx_loop_settle(s);
+        finished_total += finished;
         end_round(s, outer);
         if (finished && stop_on_any)
             break;
@@ -592,5 +607,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         free(fds);
         free(own);
     }
+    if (finished_out)
+        *finished_out = finished_total;
     return rc;
 }

@@ -22,7 +22,7 @@ static void link_run(shexec_session *s, shexec_run *r)
     s->runs = r;
 }
 
-static void unlink_run(shexec_session *s, shexec_run *r)
+void shx_run_unlink(shexec_session *s, shexec_run *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -153,11 +153,18 @@ SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int 
 
 SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user)
 {
-    int rc = configurable(run);
-    if (rc != SHEXEC_OK)
-        return rc;
+    if (!run)
+        return SHEXEC_EINVAL;
+    shx_ok(run->s);
+    if (run->free_pending || (run->state != SHEXEC_STATE_NEW && run->state != SHEXEC_STATE_RUNNING))
+        return shx_fail(run->s, SHEXEC_ESTATE, "the run has finished");
     run->fn = fn;
     run->user = user;
+    if (run->state == SHEXEC_STATE_RUNNING) {
+        /* from the next chunk read on */
+        shx_stream_set_fn(&run->out, fn, user);
+        shx_stream_set_fn(&run->err, fn, user);
+    }
     return SHEXEC_OK;
 }
 
@@ -193,6 +200,31 @@ static char **with_pwd(char **env, const char *dir, char **pwd_entry)
         v[n++] = *pwd_entry;
     v[n] = NULL;
     return v;
+}
+
+/* The one rule for a run's timeout: a task has its own or none, a
+ * foreground run its own or the session's, clamped to the maximum. */
+static uint32_t effective_timeout(const shexec_run *r)
+{
+    if (r->task)
+        return r->timeout_ms;
+    const shexec_session *s = r->s;
+    uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
+    return t > s->max_timeout_ms ? s->max_timeout_ms : t;
+}
+
+SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run)
+{
+    if (!run)
+        return 0;
+    if (run->state != SHEXEC_STATE_NEW || !run->s)
+        return run->effective_timeout_ms;
+    return effective_timeout(run);
+}
+
+SHEXEC_API int64_t shexec_run_pid(const shexec_run *run)
+{
+    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->pid : 0;
 }
 
 static int shell_name_valid(const char *name)
@@ -343,10 +375,9 @@ int shx_run_begin(shexec_run *r)
     if (r->pty)
         r->want_stdin = 1; /* the terminal is the input too */
     r->stdin_fd = child.in_fd;
-    uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
-    if (t > s->max_timeout_ms && !r->task)
-        t = s->max_timeout_ms;
-    r->no_timeout = r->task && !r->timeout_ms;
+    r->effective_timeout_ms = effective_timeout(r);
+    r->no_timeout = r->effective_timeout_ms == 0;
+    uint32_t t = r->effective_timeout_ms;
     r->start_ns = shx_now_ns();
     r->deadline_ns = r->start_ns + (int64_t)t * 1000000;
     r->check_backoff_ns = 1000000;
@@ -379,11 +410,11 @@ SHEXEC_API int shexec_run_exec(shexec_run *run)
     if (rc != SHEXEC_OK)
         return rc;
     shexec_session *s = run->s;
-    rc = shx_loop(s, run, 0, -1); /* holds run: a callback's free waits for us */
+    rc = shx_loop(s, run, 0, -1, NULL); /* holds run: a callback's free waits for us */
     if (run->free_pending) {
         /* a callback freed it: the release it asked for happens now, and
          * the caller must not look at the run again */
-        unlink_run(s, run);
+        shx_run_unlink(s, run);
         shx_run_release(run);
         return shx_fail(s, SHEXEC_ESTATE, "the run was freed by a callback while it ran");
     }
@@ -402,8 +433,8 @@ SHEXEC_API int shexec_run_cancel(shexec_run *run)
     shx_ok(run->s);
     if (run->state == SHEXEC_STATE_NEW)
         return shx_fail(run->s, SHEXEC_ESTATE, "the run has not been started");
-    if (run->state == SHEXEC_STATE_RUNNING)
-        shx_run_terminate(run, SHX_END_CANCEL, shx_now_ns());
+    if (run->state == SHEXEC_STATE_RUNNING) /* a task's run: as shexec_task_kill() */
+        shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
     return SHEXEC_OK;
 }
 
@@ -493,7 +524,8 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
 {
     /* free_pending: a free is under way already (deferred from a callback,
      * or the one below, waiting for the run to end while callbacks run) */
-    if (!run || run->free_pending)
+    /* a task's run goes with its task */
+    if (!run || run->free_pending || run->task)
         return;
     run->free_pending = 1;
     shx_run_detach(run); /* the host is done with it: no callback after this */
@@ -506,7 +538,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
         return;
     }
     if (run->s)
-        unlink_run(run->s, run);
+        shx_run_unlink(run->s, run);
     shx_run_release(run);
 }
 
@@ -515,7 +547,7 @@ void shx_release_deferred(shexec_session *s)
     for (shexec_run *r = s->runs, *next; r; r = next) {
         next = r->next;
         if (r->free_pending && r->state != SHEXEC_STATE_RUNNING && !r->held) {
-            unlink_run(s, r);
+            shx_run_unlink(s, r);
             shx_run_release(r);
         }
     }
@@ -532,7 +564,7 @@ void shx_run_release(shexec_run *run)
     shexec_session *s = run->s;
     if (s && run->state == SHEXEC_STATE_RUNNING) {
         shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
-        shx_loop(s, run, 0, -1); /* holds run: frees from callbacks meanwhile wait */
+        shx_loop(s, run, 0, -1, NULL); /* holds run: frees from callbacks meanwhile wait */
     }
     free(run->leftover_task);
     shx_escapees_release(&run->escapees);

@@ -130,7 +130,7 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     s->env_inherit = 1;
     s->use_pidfd = 1;
     s->max_tasks = SHEXEC_DEFAULT_MAX_TASKS;
-    s->leftovers_policy = SHEXEC_LEFTOVERS_ADOPT;
+    s->leftovers_policy = SHEXEC_ON_LEFTOVERS_ADOPT;
     s->default_shell = shx_pick_shell(default_shells);
     if (!s->default_shell)
         s->default_shell = "/bin/sh";
@@ -183,7 +183,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     for (shexec_run *r = s->active; r; r = r->next_active)
         shx_run_terminate(r, r->task ? SHX_END_KILL : SHX_END_CANCEL, now);
     while (s->active)
-        if (shx_loop(s, NULL, 0, -1) != SHEXEC_OK)
+        if (shx_loop(s, NULL, 0, -1, NULL) != SHEXEC_OK)
             break;
     while (s->tasks)
         shexec_task_free(s->tasks);
@@ -353,14 +353,6 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *path)
-{
-    if (!path)
-        return shexec_session_set_shell_argv(s, NULL);
-    const char *argv[2] = {path, NULL};
-    return shexec_session_set_shell_argv(s, argv);
-}
-
 SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
 {
     if (!s)
@@ -471,8 +463,10 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_session_wait called from a callback");
     shx_ok(s);
     if (!s->active)
-        return SHEXEC_OK;
-    return shx_loop(s, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+        return 0;
+    int finished = 0;
+    int rc = shx_loop(s, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000, &finished);
+    return rc != SHEXEC_OK ? rc : finished;
 }
 
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
@@ -484,19 +478,19 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_session_set_leftovers(shexec_session *s, int policy)
+SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
 {
     if (!s)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    if (policy != SHEXEC_LEFTOVERS_ADOPT && policy != SHEXEC_LEFTOVERS_KILL)
+    if (policy != SHEXEC_ON_LEFTOVERS_ADOPT && policy != SHEXEC_ON_LEFTOVERS_KILL)
         return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
     s->leftovers_policy = policy;
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_session_pollfds(shexec_session *s, struct pollfd *fds, uint32_t cap,
-                                      int32_t *timeout_ms)
+SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t *timeout_ms,
+                                      shexec_session *s)
 {
     if (!s || !timeout_ms || (!fds && cap))
         return SHEXEC_EINVAL;
@@ -545,10 +539,11 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
             }
     }
     shx_loop_dispatch(s, cur, own, have);
-    shx_loop_settle(s);
+    shx_loop_enforce(s);
+    int finished = shx_loop_settle(s);
     free(cur);
     free(own);
     s->in_loop = 0;
     shx_release_deferred(s);
-    return SHEXEC_OK;
+    return finished;
 }

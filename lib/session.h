@@ -24,7 +24,8 @@ struct shexec_run {
     shexec_run *next_active;      /* runs the loop drives */
     char *command;
     size_t command_len;
-    uint32_t timeout_ms;          /* 0: the session default */
+    uint32_t timeout_ms;          /* 0: not set (the session default; a task: none) */
+    uint32_t effective_timeout_ms; /* in force from the start; 0: none */
     char *cwd;                    /* NULL: the session cwd (and track it) */
     shx_envlist env;
     int limit_set;
@@ -133,10 +134,11 @@ typedef struct shx_fd_owner {
     int index;
 } shx_fd_owner;
 /*
- * One round of the loop, split for host integration: enforce deadlines and
- * list the descriptors to watch (returns how many are needed; fills at most
- * cap) with the nearest deadline in *next_ns (-1: none); then handle what
- * poll() reported; then finish what ended (returns how many runs finished).
+ * One round of the loop, split for host integration: list the descriptors
+ * to watch (returns how many are needed; fills at most cap) with the
+ * nearest deadline in *next_ns (-1: none; a past one when it is due); then
+ * handle what poll() reported; then enforce deadlines (shx_loop_enforce);
+ * then finish what ended (returns how many runs finished).
  */
 size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
                         int64_t *next_ns);
@@ -148,7 +150,11 @@ int shx_loop_settle(shexec_session *s);
  * (stop_on_any), or until timeout_ns passed (negative: none). SHEXEC_OK or
  * SHEXEC_ESYS.
  */
-int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns);
+int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns,
+             int *finished);
+/* Act on every deadline that has passed: SIGTERM on timeout, SIGKILL after
+ * the grace. The one step that signals on time; listing never does. */
+void shx_loop_enforce(shexec_session *s);
 /* Begin terminating a live run: SIGTERM now, SIGKILL after the grace. */
 void shx_run_terminate(shexec_run *r, int reason, int64_t now);
 void shx_loop_add(shexec_session *s, shexec_run *r);
@@ -156,6 +162,8 @@ void shx_loop_add(shexec_session *s, shexec_run *r);
 /* run.c */
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 int shx_run_begin(shexec_run *r);
+/* Take r off the session's list of runs (it became a task's). */
+void shx_run_unlink(shexec_session *s, shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);

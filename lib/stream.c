@@ -65,6 +65,12 @@ int shx_stream_has_queued(const shx_stream *st)
     return st->fn && st->queued.len > 0;
 }
 
+void shx_stream_set_fn(shx_stream *st, shexec_output_fn fn, void *user)
+{
+    st->fn = fn;
+    st->user = user;
+}
+
 void shx_stream_detach(shx_stream *st)
 {
     st->fn = NULL;

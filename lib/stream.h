@@ -39,6 +39,9 @@ typedef struct shx_stream {
     int failed;    /* ENOMEM while capturing: further bytes are only counted */
 } shx_stream;
 
+/* Hand the chunks read from now on to fn (NULL: none). */
+void shx_stream_set_fn(shx_stream *st, shexec_output_fn fn, void *user);
+
 void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t limit, int unit,
                      int keep, shexec_output_fn fn, void *user);
 /*

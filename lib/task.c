@@ -150,36 +150,6 @@ static int assign_id(shexec_session *s, shexec_task *t)
     return shx_fail(s, SHEXEC_ESYS, "could not draw a unique task id");
 }
 
-SHEXEC_API int shexec_task_new(shexec_task **out, shexec_session *s, const char *command)
-{
-    return shexec_task_new_bytes(out, s, command, command ? strlen(command) : 0);
-}
-
-SHEXEC_API int shexec_task_new_bytes(shexec_task **out, shexec_session *s, const char *command,
-                                     size_t len)
-{
-    if (out)
-        *out = NULL;
-    if (!out || !s)
-        return SHEXEC_EINVAL;
-    shexec_task *t = calloc(1, sizeof *t);
-    if (!t) {
-        shx_ok(s);
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    }
-    int rc = shx_run_alloc(&t->run, s, command, len);
-    if (rc != SHEXEC_OK) {
-        free(t);
-        return rc;
-    }
-    t->s = s;
-    t->run->task = t;
-    t->host_held = 1;
-    link_task(s, t);
-    *out = t;
-    return SHEXEC_OK;
-}
-
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
 {
     *out = NULL;
@@ -226,86 +196,18 @@ void shx_task_finished(shexec_task *t)
         t->done_fn(t->done_user, t);
 }
 
-/* Setters share this: a task can only be configured before it starts. */
-static shexec_run *config_run(shexec_task *t)
+SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
 {
-    return t ? t->run : NULL;
-}
-
-SHEXEC_API int shexec_task_set_timeout_ms(shexec_task *t, uint32_t ms)
-{
-    if (!t)
+    if (out)
+        *out = NULL;
+    if (!out || !run)
         return SHEXEC_EINVAL;
-    if (ms == 0) {
-        shx_ok(t->s);
-        if (t->run->state != SHEXEC_STATE_NEW)
-            return shx_fail(t->s, SHEXEC_ESTATE, "the task has already been started");
-        t->run->timeout_ms = 0;
-        return SHEXEC_OK;
-    }
-    return shexec_run_set_timeout_ms(t->run, ms);
-}
-
-SHEXEC_API int shexec_task_set_cwd(shexec_task *t, const char *dir)
-{
-    return t ? shexec_run_set_cwd(config_run(t), dir) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_setenv(shexec_task *t, const char *name, const char *value)
-{
-    return t ? shexec_run_setenv(config_run(t), name, value) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_output_limit(shexec_task *t, uint64_t limit, int unit, int keep)
-{
-    return t ? shexec_run_set_output_limit(config_run(t), limit, unit, keep) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_output_fn(shexec_task *t, shexec_output_fn fn, void *user)
-{
-    return t ? shexec_run_set_output_fn(config_run(t), fn, user) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_stdin(shexec_task *t, int enable)
-{
-    return t ? shexec_run_set_stdin(config_run(t), enable) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_pty(shexec_task *t, int mode)
-{
-    return t ? shexec_run_set_pty(config_run(t), mode) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_pty_size(shexec_task *t, uint32_t cols, uint32_t rows)
-{
-    return t ? shexec_run_set_pty_size(config_run(t), cols, rows) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_ansi(shexec_task *t, int mode)
-{
-    return t ? shexec_run_set_ansi(config_run(t), mode) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user)
-{
-    if (!t)
-        return SHEXEC_EINVAL;
-    shx_ok(t->s);
-    if (t->run->state != SHEXEC_STATE_NEW)
-        return shx_fail(t->s, SHEXEC_ESTATE, "the task has already been started");
-    t->done_fn = fn;
-    t->done_user = user;
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_task_start(shexec_task *t)
-{
-    if (!t)
-        return SHEXEC_EINVAL;
-    shexec_session *s = t->s;
+    shexec_session *s = run->s;
+    if (!s)
+        return SHEXEC_ESTATE;
     shx_ok(s);
-    if (t->run->state != SHEXEC_STATE_NEW)
-        return shx_fail(s, SHEXEC_ESTATE, "the task has already been started");
+    if (run->state != SHEXEC_STATE_NEW || run->task || run->free_pending)
+        return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
     /* before making room: a start from a callback fails anyway */
     if (s->in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a task from a callback");
@@ -316,13 +218,33 @@ SHEXEC_API int shexec_task_start(shexec_task *t)
                         "finished but not yet freed)",
                         s->max_tasks, running, slots_used(s) - (uint32_t)running);
     }
+    shexec_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    t->s = s;
+    t->run = run;
+    t->host_held = 1; /* the caller has the pointer */
     int rc = assign_id(s, t);
-    if (rc != SHEXEC_OK)
+    if (rc != SHEXEC_OK) {
+        free(t);
         return rc;
-    rc = shx_run_begin(t->run);
-    if (rc != SHEXEC_OK)
-        t->id[0] = '\0';
-    return rc;
+    }
+    run->task = t;
+    rc = shx_run_begin(run);
+    if (rc != SHEXEC_OK) {
+        run->task = NULL;
+        free(t);
+        return rc;
+    }
+    shx_run_unlink(s, run); /* the task's now: freed with it */
+    link_task(s, t);
+    *out = t;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API shexec_run *shexec_task_run(const shexec_task *t)
+{
+    return t ? t->run : NULL;
 }
 
 SHEXEC_API const char *shexec_task_id(const shexec_task *t)
@@ -330,7 +252,7 @@ SHEXEC_API const char *shexec_task_id(const shexec_task *t)
     return t ? t->id : "";
 }
 
-SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexec_task **out)
+SHEXEC_API int shexec_session_find_task(shexec_task **out, shexec_session *s, const char *id)
 {
     if (out)
         *out = NULL;
@@ -348,39 +270,16 @@ SHEXEC_API int shexec_session_find_task(shexec_session *s, const char *id, shexe
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_task_state(const shexec_task *t)
+SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user)
 {
-    return t ? shexec_run_state(t->run) : SHEXEC_STATE_NEW;
-}
-
-SHEXEC_API int shexec_task_done(const shexec_task *t)
-{
-    return t ? shexec_run_done(t->run) : 0;
-}
-
-SHEXEC_API int shexec_task_exit_code(const shexec_task *t)
-{
-    return t ? shexec_run_exit_code(t->run) : -1;
-}
-
-SHEXEC_API int shexec_task_signal(const shexec_task *t)
-{
-    return t ? shexec_run_signal(t->run) : 0;
-}
-
-SHEXEC_API uint64_t shexec_task_duration_ms(const shexec_task *t)
-{
-    return t ? shexec_run_duration_ms(t->run) : 0;
-}
-
-SHEXEC_API const char *shexec_task_output(shexec_task *t, int stream, size_t *len)
-{
-    if (!t) {
-        if (len)
-            *len = 0;
-        return "";
-    }
-    return shx_run_rendered(t->run, stream, len);
+    if (!t)
+        return SHEXEC_EINVAL;
+    shx_ok(t->s);
+    if (t->run->state != SHEXEC_STATE_RUNNING || t->free_pending)
+        return shx_fail(t->s, SHEXEC_ESTATE, "the task has finished");
+    t->done_fn = fn;
+    t->done_user = user;
+    return SHEXEC_OK;
 }
 
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
@@ -400,33 +299,11 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
     return t->read_out.data ? t->read_out.data : "";
 }
 
-SHEXEC_API uint64_t shexec_task_output_total(const shexec_task *t, int stream)
-{
-    return t ? shexec_run_output_total(t->run, stream) : 0;
-}
-
-SHEXEC_API int shexec_task_truncated(const shexec_task *t, int stream)
-{
-    return t ? shexec_run_truncated(t->run, stream) : 0;
-}
-
-SHEXEC_API int shexec_task_write(shexec_task *t, const void *data, size_t len)
-{
-    return t ? shx_run_queue_input(t->run, data, len) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_task_close_stdin(shexec_task *t)
-{
-    return t ? shx_run_end_input(t->run) : SHEXEC_EINVAL;
-}
-
 SHEXEC_API int shexec_task_kill(shexec_task *t)
 {
     if (!t)
         return SHEXEC_EINVAL;
     shx_ok(t->s);
-    if (t->run->state == SHEXEC_STATE_NEW)
-        return shx_fail(t->s, SHEXEC_ESTATE, "the task has not been started");
     if (t->run->state == SHEXEC_STATE_RUNNING)
         shx_run_terminate(t->run, SHX_END_KILL, shx_now_ns());
     return SHEXEC_OK;

@@ -34,18 +34,13 @@ static const char *exposed_name(const shexec_session *s, int i)
     return s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
 }
 
-SHEXEC_API int shexec_tool_has(shexec_session *s, const char *name)
-{
-    return s && tool_index(s, name) >= 0;
-}
-
-SHEXEC_API int shexec_tool_enabled(shexec_session *s, const char *name)
+SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
 {
     int i = s ? tool_index(s, name) : -1;
     return i >= 0 && s->tool_enabled[i];
 }
 
-SHEXEC_API int shexec_tool_enable(shexec_session *s, const char *name, int enable)
+SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled)
 {
     if (!s)
         return SHEXEC_EINVAL;
@@ -53,7 +48,7 @@ SHEXEC_API int shexec_tool_enable(shexec_session *s, const char *name, int enabl
     int i = tool_index(s, name);
     if (i < 0)
         return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
-    s->tool_enabled[i] = enable ? 1 : 0;
+    s->tool_enabled[i] = enabled ? 1 : 0;
     return SHEXEC_OK;
 }
 
@@ -192,7 +187,7 @@ static int hand_out(shexec_session *s, shx_buf *b, char **out)
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_tool_list(shexec_session *s, char **out_json)
+SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s)
 {
     if (out_json)
         *out_json = NULL;
@@ -299,8 +294,14 @@ static void put_output(shx_buf *b, const char *key, const char *data, size_t len
     shx_json_put_string(b, data, len);
 }
 
-static int bash_call(shexec_session *s, const shx_json *args, char **out)
+/*
+ * The bash tool's arguments checked and turned into a configured run, not
+ * started; *background: run_in_background. On error *out has the result.
+ */
+static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **run, int *background,
+                        char **out)
 {
+    *run = NULL;
     static const field fields[] = {{"command", SHX_JSON_STRING},
                                    {"timeout", SHX_JSON_NUMBER},
                                    {"run_in_background", SHX_JSON_BOOL},
@@ -322,8 +323,9 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (jt && (shx_json_int64(jt, &timeout) != SHEXEC_OK || timeout < 1 || timeout > UINT32_MAX))
         return error_result(s, SHEXEC_EINVAL, out,
                             "argument \"timeout\" must be a whole number of milliseconds >= 1");
-    int background = 0, pty = 0;
-    shx_json_bool(shx_json_get(args, "run_in_background"), &background);
+    int pty = 0;
+    *background = 0;
+    shx_json_bool(shx_json_get(args, "run_in_background"), background);
     shx_json_bool(shx_json_get(args, "pty"), &pty);
     const char *cwd = NULL;
     const shx_json *jcwd = shx_json_get(args, "cwd");
@@ -349,19 +351,9 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
                                 (int)(klen > 64 ? 64 : klen), key);
     }
 
-    /* a background task and a foreground run take the same settings */
-    shexec_task *t = NULL;
     shexec_run *r = NULL;
-    if (background) {
-        if ((rc = shexec_task_new(&t, s, command)) != SHEXEC_OK)
-            return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
-        /* The tool layer's own: the host never gets this pointer (unless it
-         * looks the id up), so once finished it may be released for room. */
-        t->host_held = 0;
-        r = t->run;
-    } else if ((rc = shexec_run_new(&r, s, command)) != SHEXEC_OK) {
+    if ((rc = shexec_run_new(&r, s, command)) != SHEXEC_OK)
         return error_result(s, rc, out, "%s", shexec_session_errmsg(s));
-    }
     if (timeout)
         rc = shexec_run_set_timeout_ms(r, (uint32_t)timeout);
     if (rc == SHEXEC_OK && cwd)
@@ -371,25 +363,20 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     for (size_t i = 0; rc == SHEXEC_OK && env && i < shx_json_count(env); i++)
         rc = shexec_run_setenv(r, shx_json_key(env, i, NULL),
                                shx_json_string(shx_json_item(env, i), NULL));
-    if (rc == SHEXEC_OK)
-        rc = background ? shexec_task_start(t) : shexec_run_exec(r);
     if (rc != SHEXEC_OK) {
         char msg[1024];
         (void)snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(s)); /* cut if long */
-        if (background)
-            shexec_task_free(t);
-        else
-            shexec_run_free(r);
+        shexec_run_free(r);
         return error_result(s, rc, out, "%s", msg);
     }
+    *run = r;
+    return SHEXEC_OK;
+}
 
+/* A finished foreground run as the bash tool's result. */
+static int bash_result(shexec_session *s, shexec_run *r, char **out)
+{
     shx_buf b = SHX_BUF_INIT;
-    if (background) {
-        shx_buf_puts(&b, "{\"task_id\":");
-        shx_json_put_string(&b, t->id, strlen(t->id));
-        shx_buf_puts(&b, ",\"status\":\"running\"}");
-        return hand_out(s, &b, out);
-    }
     int timed_out = shexec_run_state(r) == SHEXEC_STATE_TIMED_OUT;
     size_t olen, elen;
     const char *o = shexec_run_output(r, SHEXEC_STDOUT, &olen);
@@ -397,12 +384,9 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     shx_buf err = SHX_BUF_INIT;
     shx_buf_append(&err, e, elen);
     if (timed_out) {
-        uint32_t limit = timeout ? (uint32_t)timeout : s->default_timeout_ms;
-        if (limit > s->max_timeout_ms)
-            limit = s->max_timeout_ms;
         if (err.len && err.data[err.len - 1] != '\n')
             shx_buf_putc(&err, '\n');
-        shx_buf_printf(&err, "Command timed out after %u ms\n", limit);
+        shx_buf_printf(&err, "Command timed out after %u ms\n", shexec_run_timeout_ms(r));
     }
     shx_buf_putc(&b, '{');
     put_key(&b, "stdout");
@@ -421,7 +405,8 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
         shx_buf_puts(&b, ",\"signal\":");
         shx_json_put_int64(&b, shexec_run_signal(r));
     }
-    put_output(&b, "cwd", s->cwd, strlen(s->cwd));
+    const char *cwd = shexec_session_cwd(s);
+    put_output(&b, "cwd", cwd, strlen(cwd));
     if (shexec_run_leftover_task(r))
         put_output(&b, "leftover_task_id", shexec_run_leftover_task(r),
                    strlen(shexec_run_leftover_task(r)));
@@ -430,9 +415,40 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
         put_output(&b, "notice", notice, strlen(notice));
     shx_buf_putc(&b, '}');
     shx_buf_free(&err);
-    shexec_run_free(r);
     return hand_out(s, &b, out);
 }
+
+static int bash_call(shexec_session *s, const shx_json *args, char **out)
+{
+    shexec_run *r;
+    int background;
+    int rc = bash_prepare(s, args, &r, &background, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    shexec_task *t = NULL;
+    rc = background ? shexec_run_start_task(&t, r) : shexec_run_exec(r);
+    if (rc != SHEXEC_OK) {
+        char msg[1024];
+        (void)snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(s)); /* cut if long */
+        shexec_run_free(r);
+        return error_result(s, rc, out, "%s", msg);
+    }
+    if (background) {
+        /* The tool layer's own: the host never gets this pointer (unless it
+         * looks the id up), so once finished it may be released for room. */
+        t->host_held = 0;
+        shx_buf b = SHX_BUF_INIT;
+        shx_buf_puts(&b, "{\"task_id\":");
+        shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
+        shx_buf_puts(&b, ",\"status\":\"running\"}");
+        return hand_out(s, &b, out);
+    }
+    rc = bash_result(s, r, out);
+    shexec_run_free(r);
+    return rc;
+}
+
+
 
 static const char *state_word(int state)
 {
@@ -451,29 +467,30 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
                        char **out)
 {
     shx_buf b = SHX_BUF_INIT;
-    int done = shexec_task_done(t);
+    shexec_run *r = shexec_task_run(t);
+    int done = shexec_run_done(r);
     shx_buf_puts(&b, "{\"task_id\":");
-    shx_json_put_string(&b, t->id, strlen(t->id));
+    shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
     shx_buf_puts(&b, ",\"status\":");
     const char *st = status ? status : done ? "completed" : "running";
     shx_json_put_string(&b, st, strlen(st));
     for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
         size_t len;
         const char *data = new_only ? shexec_task_read(t, stream, &len)
-                                    : shexec_task_output(t, stream, &len);
+                                    : shexec_run_output(r, stream, &len);
         put_output(&b, stream == SHEXEC_STDOUT ? "stdout" : "stderr", data, len);
     }
     if (done) {
         shx_buf_puts(&b, ",\"exit_code\":");
-        shx_json_put_int64(&b, shexec_task_exit_code(t));
+        shx_json_put_int64(&b, shexec_run_exit_code(r));
         shx_buf_puts(&b, ",\"state\":");
-        const char *w = state_word(shexec_task_state(t));
+        const char *w = state_word(shexec_run_state(r));
         shx_json_put_string(&b, w, strlen(w));
     }
     shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");
-    shx_json_put_bool(&b, shexec_task_truncated(t, SHEXEC_STDOUT));
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDOUT));
     shx_buf_puts(&b, ",\"stderr\":");
-    shx_json_put_bool(&b, shexec_task_truncated(t, SHEXEC_STDERR));
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
     shx_buf_puts(&b, "}}");
     if (done)
         shexec_task_free(t);
@@ -525,18 +542,18 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
     int rc = task_lookup(s, args, 0, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
-    int was_running = !shexec_task_done(t);
+    int was_running = !shexec_run_done(shexec_task_run(t));
     shexec_task_kill(t);
     t->run->held++; /* a callback may free t while we wait */
-    while (!shexec_task_done(t))
+    while (!shexec_run_done(shexec_task_run(t)))
         if (shexec_session_wait(s, -1) != SHEXEC_OK)
             break;
     t->run->held--;
     return task_report(s, t, 0, was_running ? "killed" : "completed", out);
 }
 
-SHEXEC_API int shexec_tool_call(shexec_session *s, const char *name, const char *args_json,
-                                char **out_json)
+SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *name,
+                                const char *args_json)
 {
     if (out_json)
         *out_json = NULL;
@@ -567,4 +584,46 @@ SHEXEC_API int shexec_tool_call(shexec_session *s, const char *name, const char 
         rc = task_kill_call(s, args, out_json);
     shx_json_free(args);
     return rc;
+}
+
+SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background, shexec_session *s,
+                                   const char *name, const char *args_json)
+{
+    if (out_run)
+        *out_run = NULL;
+    if (!out_run || !out_background || !s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    *out_background = 0;
+    int i = tool_index(s, name);
+    if (i != SHX_TOOL_BASH || !s->tool_enabled[i])
+        return shx_fail(s, SHEXEC_ENOTOOL, "Tool not available: %.64s", name ? name : "(null)");
+    shx_json *args = NULL;
+    shx_buf perr = SHX_BUF_INIT;
+    const char *text = args_json ? args_json : "{}";
+    int rc = shx_json_parse(&args, text, strlen(text), NULL, &perr);
+    if (rc != SHEXEC_OK) {
+        rc = shx_fail(s, rc, "%s", perr.data ? perr.data : "invalid JSON");
+        shx_buf_free(&perr);
+        return rc;
+    }
+    shx_buf_free(&perr);
+    char *result = NULL; /* the error as a JSON result: the message is in errmsg too */
+    rc = bash_prepare(s, args, out_run, out_background, &result);
+    free(result);
+    shx_json_free(args);
+    return rc;
+}
+
+SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run)
+{
+    if (out_json)
+        *out_json = NULL;
+    if (!out_json || !run)
+        return SHEXEC_EINVAL;
+    shexec_session *s = run->s;
+    shx_ok(s);
+    if (!s || !shexec_run_done(run) || run->task)
+        return shx_fail(s, SHEXEC_ESTATE, "the run is not a finished foreground run of a session");
+    return bash_result(s, run, out_json);
 }
