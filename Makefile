@@ -16,8 +16,12 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
-VERSION    := 1.0.0
-SOMAJOR    := 1
+# the version has one source, include/shexec.h; the soname follows its major
+VERSION    := $(shell sed -n 's/^\#define SHEXEC_VERSION_STRING "\(.*\)"$$/\1/p' include/shexec.h)
+SOMAJOR    := $(firstword $(subst ., ,$(VERSION)))
+ifeq ($(VERSION),)
+  $(error cannot read SHEXEC_VERSION_STRING from include/shexec.h)
+endif
 CC         ?= cc
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
