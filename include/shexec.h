@@ -946,10 +946,12 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
  * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
  * A task the tool layer started or adopted is freed by the tool layer
- * (read to completion, killed, or released for room): a pointer the host
- * got for it from shexec_session_find_task() is valid only until the next
- * shexec_tool_call() that reads or kills it (the lookup keeps it from
- * being released for room).
+ * (read to completion, killed, or released for room), unless the host
+ * holds it: once the host got a pointer to it from
+ * shexec_session_find_task(), a task_output or task_kill that completes it
+ * only withdraws its id (it is no longer found, as the model expects) and
+ * the host frees it with shexec_task_free(); it still holds its slot
+ * until then.
  * ------------------------------------------------------------------------ */
 
 /*

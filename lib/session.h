@@ -84,8 +84,10 @@ struct shexec_task {
     void *done_user;
     shx_buf read_out;             /* last shexec_task_read() result */
     int free_pending;             /* freed: no callback any more; released once ended */
-    int host_held;                /* the host has its pointer (shexec_task_new,
+    int host_held;                /* the host has its pointer (shexec_run_start_task,
                                      shexec_session_find_task): the library never frees it */
+    int withdrawn;                /* read to completion by the tool layer: no longer found
+                                     by id, freed by the host */
 };
 
 /* How many ids of tasks released unread a session remembers. */

@@ -128,7 +128,7 @@ int shx_task_was_released(const shexec_session *s, const char *id)
 shexec_task *shx_task_find(shexec_session *s, const char *id)
 {
     for (shexec_task *t = s->tasks; t; t = t->next)
-        if (t->id[0] && !t->free_pending && strcmp(t->id, id) == 0)
+        if (t->id[0] && !t->free_pending && !t->withdrawn && strcmp(t->id, id) == 0)
             return t;
     return NULL;
 }

@@ -492,8 +492,15 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     shx_buf_puts(&b, ",\"stderr\":");
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
     shx_buf_puts(&b, "}}");
-    if (done)
-        shexec_task_free(t);
+    /* read once: the model's id is spent. A task the host holds a pointer
+     * to (shexec_session_find_task) is not freed behind its back: it is
+     * only no longer found, and the host frees it. */
+    if (done) {
+        if (t->host_held)
+            t->withdrawn = 1;
+        else
+            shexec_task_free(t);
+    }
     return hand_out(s, &b, out);
 }
 
