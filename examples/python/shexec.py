@@ -15,6 +15,7 @@ this module follows it closely.
         t = sh.start_task("python3 -m http.server 8000")
         t.wait(500)                                # pump the session for 0.5 s
         print(t.id, t.read())                      # t3f9a0c17be42 b'...' (new only)
+        print(t.run.pid, t.run.state)              # a task is a run in the background
         t.kill(); t.wait()                         # SIGTERM, grace, SIGKILL
 
 The shared library is found through $SHEXEC_LIB (a path), else
@@ -27,16 +28,23 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   garbage collection, or interpreter exit) terminates and reaps every
   command and task it still runs. It cannot be closed from inside one of
   its own output callbacks (StateError).
-- Session.run() returns a finished Run: its results are copied into the
-  Python object and the C run is freed at once, so it never keeps the
-  session alive. Session.start_run() returns a live Run handle (non-blocking
-  use); it keeps its Session alive until the run finishes, at which point
-  the results are copied the same way. Dropping a live Run cancels it.
+- Every command is a Run (one C shexec_run): configured, then started to
+  completion, live, or in the background as a task. Session.run() returns
+  a finished Run: its results are copied into the Python object and the C
+  run is freed at once, so it never keeps the session alive.
+  Session.start_run() returns a live Run handle (non-blocking use); it
+  keeps its Session alive until the run finishes, at which point the
+  results are copied the same way. Dropping a live Run cancels it.
+  Session.tool_prepare() returns a Run not started yet (state 'new') for
+  Run.start() / exec() / start_task(); dropping it frees it.
 - Tasks belong to their session, as in C: dropping a Task object does NOT
   stop the task (find it again with Session.find_task(id)); Task.free() /
   close() / the `with` block frees it (terminating it if still running).
-  Once the session is closed every Task object of it is dead: its methods
-  raise ClosedError (a StateError) instead of touching freed memory.
+  A task's results are those of its run, Task.run (Task.state, .exit_code,
+  .output()... are shortcuts to it); that Run is the task's and dies with
+  it. Once the session is closed every Task object of it (and its run) is
+  dead: its methods raise ClosedError (a StateError) instead of touching
+  freed memory.
   A task holds one of the session's task slots (set_max_tasks) from its
   start until it is freed, finished or not: free() the ones you are done
   with. Tasks you never took as objects (started by call_tool, leftovers
@@ -117,7 +125,7 @@ _STREAMS = {"stdout": STDOUT, "stderr": STDERR, STDOUT: STDOUT, STDERR: STDERR}
 _STATE_NAMES = {0: "new", 1: "running", 2: "exited", 3: "signaled",
                 4: "timed_out", 5: "cancelled", 6: "killed"}
 _LEFTOVER_NAMES = {0: "none", 1: "adopted", 2: "killed"}
-_LEFTOVER_POLICIES = {"adopt": 0, "kill": 1}
+_ON_LEFTOVERS = {"adopt": 0, "kill": 1}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
 _KEEPS = {"head": 0, "head_tail": 1}
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
@@ -178,6 +186,7 @@ _int = ctypes.c_int
 _u32 = ctypes.c_uint32
 _u64 = ctypes.c_uint64
 _i32 = ctypes.c_int32
+_i64 = ctypes.c_int64
 _sz = ctypes.c_size_t
 _psz = ctypes.POINTER(ctypes.c_size_t)
 _str = ctypes.c_char_p
@@ -192,7 +201,6 @@ _PROTOTYPES = {
     "shexec_session_errmsg": (_str, [_vp]),
     "shexec_session_set_cwd": (_int, [_vp, _str]),
     "shexec_session_cwd": (_str, [_vp]),
-    "shexec_session_set_shell": (_int, [_vp, _str]),
     "shexec_session_set_shell_argv": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_session_set_timeouts": (_int, [_vp, _u32, _u32]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
@@ -202,13 +210,13 @@ _PROTOTYPES = {
     "shexec_session_env_deny": (_int, [_vp, _str]),
     "shexec_session_env_allow": (_int, [_vp, _str]),
     "shexec_session_wait": (_int, [_vp, _i32]),
-    "shexec_session_pollfds": (_int, [_vp, ctypes.POINTER(_PollFd), _u32,
-                                      ctypes.POINTER(_i32)]),
+    "shexec_session_pollfds": (_int, [ctypes.POINTER(_PollFd), _u32, ctypes.POINTER(_i32),
+                                      _vp]),
     "shexec_session_process": (_int, [_vp, ctypes.POINTER(_PollFd), _u32]),
     "shexec_session_set_max_tasks": (_int, [_vp, _u32]),
-    "shexec_session_set_leftovers": (_int, [_vp, _int]),
-    "shexec_session_find_task": (_int, [_vp, _str, _pvp]),
-    # run
+    "shexec_session_set_on_leftovers": (_int, [_vp, _int]),
+    "shexec_session_find_task": (_int, [_pvp, _vp, _str]),
+    # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
     "shexec_run_set_cwd": (_int, [_vp, _str]),
@@ -222,6 +230,7 @@ _PROTOTYPES = {
     "shexec_run_set_pty_size": (_int, [_vp, _u32, _u32]),
     "shexec_run_set_ansi": (_int, [_vp, _int]),
     "shexec_run_start": (_int, [_vp]),
+    "shexec_run_start_task": (_int, [_pvp, _vp]),
     "shexec_run_done": (_int, [_vp]),
     "shexec_run_cancel": (_int, [_vp]),
     "shexec_run_state": (_int, [_vp]),
@@ -231,43 +240,26 @@ _PROTOTYPES = {
     "shexec_run_output_total": (_u64, [_vp, _int]),
     "shexec_run_truncated": (_int, [_vp, _int]),
     "shexec_run_duration_ms": (_u64, [_vp]),
+    "shexec_run_pid": (_i64, [_vp]),
+    "shexec_run_timeout_ms": (_u32, [_vp]),
     "shexec_run_leftovers": (_int, [_vp]),
     "shexec_run_leftover_task": (_str, [_vp]),
     "shexec_run_notice": (_str, [_vp]),
     "shexec_run_free": (None, [_vp]),
-    # task
-    "shexec_task_new": (_int, [_pvp, _vp, _str]),
-    "shexec_task_set_timeout_ms": (_int, [_vp, _u32]),
-    "shexec_task_set_cwd": (_int, [_vp, _str]),
-    "shexec_task_setenv": (_int, [_vp, _str, _str]),
-    "shexec_task_set_output_limit": (_int, [_vp, _u64, _int, _int]),
-    "shexec_task_set_output_fn": (_int, [_vp, OUTPUT_FN, _vp]),
-    "shexec_task_set_stdin": (_int, [_vp, _int]),
-    "shexec_task_set_pty": (_int, [_vp, _int]),
-    "shexec_task_set_pty_size": (_int, [_vp, _u32, _u32]),
-    "shexec_task_set_ansi": (_int, [_vp, _int]),
-    "shexec_task_start": (_int, [_vp]),
+    # task: what only a background command has; the rest is its run's
     "shexec_task_id": (_str, [_vp]),
-    "shexec_task_state": (_int, [_vp]),
-    "shexec_task_done": (_int, [_vp]),
-    "shexec_task_exit_code": (_int, [_vp]),
-    "shexec_task_signal": (_int, [_vp]),
-    "shexec_task_duration_ms": (_u64, [_vp]),
-    "shexec_task_output": (_vp, [_vp, _int, _psz]),
+    "shexec_task_run": (_vp, [_vp]),
     "shexec_task_read": (_vp, [_vp, _int, _psz]),
-    "shexec_task_output_total": (_u64, [_vp, _int]),
-    "shexec_task_truncated": (_int, [_vp, _int]),
-    "shexec_task_write": (_int, [_vp, _vp, _sz]),
-    "shexec_task_close_stdin": (_int, [_vp]),
     "shexec_task_kill": (_int, [_vp]),
     "shexec_task_free": (None, [_vp]),
     # tools
-    "shexec_tool_has": (_int, [_vp, _str]),
-    "shexec_tool_enabled": (_int, [_vp, _str]),
-    "shexec_tool_enable": (_int, [_vp, _str, _int]),
+    "shexec_tool_is_enabled": (_int, [_vp, _str]),
+    "shexec_tool_set_enabled": (_int, [_vp, _str, _int]),
     "shexec_tool_rename": (_int, [_vp, _str, _str]),
-    "shexec_tool_list": (_int, [_vp, _pvp]),
-    "shexec_tool_call": (_int, [_vp, _str, _str, _pvp]),
+    "shexec_tool_list": (_int, [_pvp, _vp]),
+    "shexec_tool_call": (_int, [_pvp, _vp, _str, _str]),
+    "shexec_tool_prepare": (_int, [_pvp, ctypes.POINTER(_int), _vp, _str, _str]),
+    "shexec_tool_result": (_int, [_pvp, _vp]),
     "shexec_free": (None, [_vp]),
 }
 
@@ -405,35 +397,34 @@ def _check(rc, sptr):
 # Argument conversion
 # --------------------------------------------------------------------------
 
-def _configure(kind, handle, sp, timeout_ms, cwd, env, output_limit, pty, pty_size,
-               ansi_strip, stdin):
-    """Apply the settings runs and tasks share, through shexec_run_* or
-    shexec_task_* (`kind`). Returns the bytes to feed to stdin once started
-    (None when there are none)."""
-    def setter(name):
-        return getattr(_lib, "shexec_%s_%s" % (kind, name))
+def _configure_run(rp, sp, timeout_ms, cwd, env, output_limit, pty, pty_size, ansi_strip,
+                   stdin):
+    """Apply the settings of a new C run `rp` (foreground or, once started
+    so, a task). Returns the bytes to feed to its stdin once started (None
+    when there are none)."""
+    lib = _lib
     if timeout_ms is not None:
-        _check(setter("set_timeout_ms")(handle, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
+        _check(lib.shexec_run_set_timeout_ms(rp, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
     if cwd is not None:
-        _check(setter("set_cwd")(handle, _cstr(cwd, "working directory")), sp)
+        _check(lib.shexec_run_set_cwd(rp, _cstr(cwd, "working directory")), sp)
     for k, v in (env or {}).items():
-        _check(setter("setenv")(handle, _cstr(k, "variable name"),
-                                None if v is None else _cstr(v, "variable value")), sp)
+        _check(lib.shexec_run_setenv(rp, _cstr(k, "variable name"),
+                                     None if v is None else _cstr(v, "variable value")), sp)
     if output_limit is not None:
-        _check(setter("set_output_limit")(handle, *_limit_args(output_limit)), sp)
+        _check(lib.shexec_run_set_output_limit(rp, *_limit_args(output_limit)), sp)
     mode = _pty_mode(pty)
     if mode:
-        _check(setter("set_pty")(handle, mode), sp)
+        _check(lib.shexec_run_set_pty(rp, mode), sp)
     if pty_size is not None:
-        _check(setter("set_pty_size")(handle, _uint(pty_size[0], "columns", _U32_MAX),
-                                      _uint(pty_size[1], "rows", _U32_MAX)), sp)
+        _check(lib.shexec_run_set_pty_size(rp, _uint(pty_size[0], "columns", _U32_MAX),
+                                           _uint(pty_size[1], "rows", _U32_MAX)), sp)
     if ansi_strip:
-        _check(setter("set_ansi")(handle, 1), sp)
+        _check(lib.shexec_run_set_ansi(rp, 1), sp)
     feed = None
     if stdin is not None and stdin is not False:
         if stdin is not True:
             feed = _to_bytes(stdin, "stdin")
-        _check(setter("set_stdin")(handle, 1), sp)
+        _check(lib.shexec_run_set_stdin(rp, 1), sp)
     return feed
 
 
@@ -506,12 +497,14 @@ def _read_out(fn, handle, stream):
     return ctypes.string_at(p, n.value) if p and n.value else b""
 
 
-def _make_output_fn(state, stop):
-    """The C callback for a run or task: calls state.fn(stream_name, bytes).
-    An exception is kept in state.error and the command stopped with
-    stop(state.ptr) (shexec_run_cancel / shexec_task_kill); the exception
-    is re-raised by the binding once the command ended. Everything it needs
-    is bound here, so it works even while the interpreter shuts down."""
+def _make_output_fn(state):
+    """The C callback of a run: calls state.fn(stream_name, bytes). An
+    exception is kept in state.error and the command stopped with
+    shexec_run_cancel(state.ptr) (for a task's run, that kills the task);
+    the exception is re-raised by the binding once the command ended.
+    Everything it needs is bound here, so it works even while the
+    interpreter shuts down."""
+    stop = _lib.shexec_run_cancel
     string_at = ctypes.string_at
     names = _STREAM_NAMES
 
@@ -746,18 +739,21 @@ class Session(object):
             _check(_lib.shexec_session_set_cwd(p, b), p)
 
     def set_shell(self, shell):
-        """The shell: a path, a list (program and leading arguments, e.g.
-        ["docker", "exec", "-i", "ctr", "bash"]), or None for the default."""
+        """The shell: a path or a name looked up in the host's PATH now
+        (SpawnError when not found), a list (program and leading arguments,
+        e.g. ["docker", "exec", "-i", "ctr", "bash"]), or None for the
+        default (/bin/bash when executable, else /bin/sh)."""
         with self._guard():
             p = self._live()
-            if shell is None or isinstance(shell, (str, bytes, os.PathLike)):
-                arg = None if shell is None else _cstr(shell, "shell")
-                _check(_lib.shexec_session_set_shell(p, arg), p)
-            else:
-                items = [_cstr(a, "shell argument") for a in shell]
-                argv = (ctypes.c_char_p * (len(items) + 1))(*items)
-                argv[len(items)] = None
-                _check(_lib.shexec_session_set_shell_argv(p, argv), p)
+            if shell is None:
+                _check(_lib.shexec_session_set_shell_argv(p, None), p)
+                return
+            if isinstance(shell, (str, bytes, os.PathLike)):
+                shell = [shell]
+            items = [_cstr(a, "shell argument") for a in shell]
+            argv = (ctypes.c_char_p * (len(items) + 1))(*items)
+            argv[len(items)] = None
+            _check(_lib.shexec_session_set_shell_argv(p, argv), p)
 
     def set_timeouts(self, default_ms, max_ms):
         """Default run timeout and the maximum any run may ask for, in ms."""
@@ -823,14 +819,35 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_max_tasks(p, v), p)
 
-    def set_leftovers(self, policy):
-        """'adopt' (default: leftover processes become a task) or 'kill'."""
-        v = _lookup(_LEFTOVER_POLICIES, policy, "leftovers policy")
+    def set_on_leftovers(self, policy):
+        """What to do with processes a foreground command leaves running:
+        'adopt' (default: they become a task, see Run.leftover_task) or
+        'kill'. What happened is the run's outcome, Run.leftovers."""
+        v = _lookup(_ON_LEFTOVERS, policy, "leftovers policy")
         with self._guard():
             p = self._live()
-            _check(_lib.shexec_session_set_leftovers(p, v), p)
+            _check(_lib.shexec_session_set_on_leftovers(p, v), p)
 
-    # -- runs ----------------------------------------------------------------
+    # -- runs and tasks: configure a run, then start it ------------------------
+
+    def _new_run(self, command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
+                 output_limit, pty_size):
+        """A configured Run, not started (state 'new')."""
+        cmd = _to_bytes(command, "command")
+        with self._guard():
+            sp = self._live()
+            out = ctypes.c_void_p()
+            _check(_lib.shexec_run_new_bytes(ctypes.byref(out), sp, cmd, len(cmd)), sp)
+            run = Run._new(self, out.value, command)
+            try:
+                run._feed = _configure_run(out.value, sp, timeout_ms, cwd, env, output_limit,
+                                           pty, pty_size, ansi_strip, stdin)
+                if on_output is not None:
+                    run._set_callback(on_output)
+            except BaseException:
+                run.close()
+                raise
+        return run
 
     def run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
             pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None):
@@ -849,17 +866,8 @@ class Session(object):
         stdin: bytes/str fed to the command, then EOF (default /dev/null).
         output_limit: int (characters, head) or (limit, unit, keep).
         """
-        r = self.start_run(command, timeout_ms=timeout_ms, cwd=cwd, env=env,
-                           on_output=on_output, pty=pty, ansi_strip=ansi_strip,
-                           stdin=stdin, output_limit=output_limit, pty_size=pty_size)
-        try:
-            r._pump_until_done()
-        except BaseException:
-            # interrupted (Ctrl-C between pumps) or the loop failed: stop it
-            r.close()
-            raise
-        r._raise_callback_error()
-        return r
+        return self.start_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip,
+                              stdin, output_limit, pty_size)._finish()
 
     def start_run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                   pty=False, ansi_strip=False, stdin=None, output_limit=None,
@@ -867,68 +875,46 @@ class Session(object):
         """Start `command` and return a live Run at once; drive it with
         Run.wait() (or Session.wait()). Arguments as for run(), except that
         stdin=True gives a pipe to feed with Run.write()/Run.close_stdin()."""
-        cmd = _to_bytes(command, "command")
-        with self._guard():
-            sp = self._live()
-            out = ctypes.c_void_p()
-            _check(_lib.shexec_run_new_bytes(ctypes.byref(out), sp, cmd, len(cmd)), sp)
-            run = Run._live_handle(self, out.value, command)
-            try:
-                rp = out.value
-                feed = _configure("run", rp, sp, timeout_ms, cwd, env, output_limit, pty,
-                                  pty_size, ansi_strip, stdin)
-                if on_output is not None:
-                    run._set_callback(on_output)
-                _check(_lib.shexec_run_start(rp), sp)
-                if feed is not None:
-                    if feed:
-                        rc = _lib.shexec_run_write(rp, feed, len(feed))
-                        if rc != EPIPE:   # EPIPE: the command no longer reads
-                            _check(rc, sp)
-                    rc = _lib.shexec_run_close_stdin(rp)
-                    if rc != EPIPE:
-                        _check(rc, sp)
-            except BaseException:
-                run.close()
-                raise
-        return run
-
-    # -- tasks ---------------------------------------------------------------
+        r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
+                          output_limit, pty_size)
+        try:
+            return r.start()
+        except BaseException:
+            r.close()     # never started: freed now, not when collected
+            raise
 
     def start_task(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                    pty=False, ansi_strip=False, stdin=False, output_limit=None,
                    pty_size=None):
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
-        pipe stays open). timeout_ms None/0: no timeout (the default).
+        pipe stays open). timeout_ms None/0: no timeout (the default); a
+        task's timeout is not clamped to the session maximum.
         LimitError when the session already holds its maximum of tasks
         (a finished Task keeps its slot until freed)."""
-        cmd = _cstr(command, "command")   # shexec_task_new has no length variant
-        with self._guard():
-            sp = self._live()
-            out = ctypes.c_void_p()
-            _check(_lib.shexec_task_new(ctypes.byref(out), sp, cmd), sp)
-            tp = out.value
-            core = _TaskCore(tp, command)
-            try:
-                feed = _configure("task", tp, sp, timeout_ms, cwd, env, output_limit, pty,
-                                  pty_size, ansi_strip, stdin)
-                if on_output is not None:
-                    core.cb = _CallbackState(on_output, tp)
-                    core.cfunc = _make_output_fn(core.cb, _lib.shexec_task_kill)
-                    _check(_lib.shexec_task_set_output_fn(tp, core.cfunc, None), sp)
-                _check(_lib.shexec_task_start(tp), sp)
-            except BaseException:
-                core.mark_dead("it could not be started")
-                _lib.shexec_task_free(tp)   # never started: nothing runs, no callback
-                core.release()
-                raise
+        if timeout_ms == 0 and not isinstance(timeout_ms, bool):
+            timeout_ms = None   # a task without a timeout: leave it unset
+        r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
+                          output_limit, pty_size)
+        try:
+            return r.start_task()
+        except BaseException:
+            r.close()     # not started (a task's run is not closed by this)
+            raise
+
+    def _task_object(self, tp, core=None):
+        """The Task object of the C task `tp` (the same one while it exists)."""
+        task = self._task_wrappers.get(tp)
+        if task is not None:
+            return task
+        if core is None:
+            core = self._task_cores.get(tp)
+        if core is None:   # e.g. adopted leftovers: created by the library
+            core = _TaskCore(tp, _lib.shexec_task_run(tp), None)
             core.id = _lib.shexec_task_id(tp).decode("ascii", "replace")
             self._task_cores[tp] = core
-            task = Task(self, core)
-            self._task_wrappers[tp] = task
-            if feed:
-                task.write(feed)
+        task = Task(self, core)
+        self._task_wrappers[tp] = task
         return task
 
     def find_task(self, task_id):
@@ -939,37 +925,36 @@ class Session(object):
         with self._guard():
             sp = self._live()
             out = ctypes.c_void_p()
-            _check(_lib.shexec_session_find_task(sp, b, ctypes.byref(out)), sp)
-            tp = out.value
-            task = self._task_wrappers.get(tp)
-            if task is not None:
-                return task
-            core = self._task_cores.get(tp)
-            if core is None:   # e.g. adopted leftovers: created by the library
-                core = _TaskCore(tp, None)
-                core.id = _lib.shexec_task_id(tp).decode("ascii", "replace")
-                self._task_cores[tp] = core
-            task = Task(self, core)
-            self._task_wrappers[tp] = task
-            return task
+            _check(_lib.shexec_session_find_task(ctypes.byref(out), sp, b), sp)
+            return self._task_object(out.value)
 
     # -- tools: the shell as tools handed to a model -------------------------
 
     def has_tool(self, name):
         """True when the registry has a tool exposed under `name`."""
+        n = _cstr(name, "tool name")
         with self._guard():
-            return bool(_lib.shexec_tool_has(self._live(), _cstr(name, "tool name")))
+            sp = self._live()
+            # setting a tool to the state it has changes nothing, and an
+            # unknown name answers ENOTOOL: the library's way to ask
+            rc = _lib.shexec_tool_set_enabled(sp, n, _lib.shexec_tool_is_enabled(sp, n))
+            if rc == ENOTOOL:
+                return False
+            _check(rc, sp)
+            return True
 
     def tool_enabled(self, name):
         """True when that tool is enabled (tools are registered disabled)."""
         with self._guard():
-            return bool(_lib.shexec_tool_enabled(self._live(), _cstr(name, "tool name")))
+            return bool(_lib.shexec_tool_is_enabled(self._live(), _cstr(name, "tool name")))
 
     def enable_tool(self, name, enabled=True):
-        """Enable (or disable) a tool by its exposed name."""
+        """Enable (or disable) a tool by its exposed name. ToolNotAvailableError
+        for an unknown name."""
+        n = _cstr(name, "tool name")
         with self._guard():
             sp = self._live()
-            _check(_lib.shexec_tool_enable(sp, _cstr(name, "tool name"), 1 if enabled else 0), sp)
+            _check(_lib.shexec_tool_set_enabled(sp, n, 1 if enabled else 0), sp)
 
     def rename_tool(self, name, new_name):
         """Expose a tool under another name (e.g. "bash" as "run_bash")."""
@@ -983,31 +968,77 @@ class Session(object):
         with self._guard():
             sp = self._live()
             out = ctypes.c_void_p()
-            _check(_lib.shexec_tool_list(sp, ctypes.byref(out)), sp)
+            _check(_lib.shexec_tool_list(ctypes.byref(out), sp), sp)
             return _take_json(out.value)
 
-    def call_tool(self, name, arguments=None):
-        """Call a tool with JSON arguments (a dict, or a JSON string as a model
-        wrote it). Returns the result dict; errors the model should read come
-        back as {"error": ...} rather than as exceptions. Tasks that the tool
-        layer reads to completion or kills are freed by it: do not keep Task
-        objects for them. Finished tool tasks nobody read are released when
-        a new task needs room (unless looked up with find_task())."""
+    @staticmethod
+    def _tool_args(arguments):
         if arguments is None:
             text = "{}"
         elif isinstance(arguments, (str, bytes)):
             text = arguments
         else:
             text = json.dumps(arguments)
+        return _cstr(text, "arguments")
+
+    def call_tool(self, name, arguments=None):
+        """Call a tool with JSON arguments (a dict, or a JSON string as a model
+        wrote it). Returns the result dict; errors the model should read come
+        back as {"error": ...} rather than as exceptions. Tasks that the tool
+        layer reads to completion or kills are freed by it: a Task object
+        you hold for one (find_task()) is dead afterwards (ClosedError).
+        Finished tool tasks nobody read are released when a new task needs
+        room (unless looked up with find_task())."""
+        n = _cstr(name, "tool name")
+        args = self._tool_args(arguments)
         with self._guard():
             sp = self._live()
             out = ctypes.c_void_p()
-            rc = self._pump_call(_lib.shexec_tool_call, sp, _cstr(name, "tool name"),
-                                 _cstr(text, "arguments"), ctypes.byref(out))
-            result = _take_json(out.value)
-            if result is None:
-                _check(rc, sp)
+            rc = self._pump_call(_lib.shexec_tool_call, ctypes.byref(out), sp, n, args)
+            try:
+                result = _take_json(out.value)
+                if result is None:
+                    _check(rc, sp)
+            finally:
+                self._forget_tasks_freed_by_tools(sp)
             return result
+
+    def _forget_tasks_freed_by_tools(self, sp):
+        """The tool layer frees the tasks it reads to completion or kills,
+        also ones we hold a Task for: those are no longer found by id (ids
+        are never reused), so their objects die instead of touching freed
+        memory."""
+        for tp, core in list(self._task_cores.items()):
+            out = ctypes.c_void_p()
+            rc = _lib.shexec_session_find_task(ctypes.byref(out), sp, core.id.encode("ascii"))
+            if rc != OK or out.value != tp:
+                self._forget_task(core)
+                core.mark_dead("the tool layer freed it (read to completion or killed)")
+                core.release()
+
+    def tool_prepare(self, name, arguments=None):
+        """The bash tool without waiting, for hosts that drive commands
+        themselves (streaming output, answering other requests meanwhile):
+        `arguments` are checked as call_tool() checks them. Returns
+        (run, background): a Run configured from them and not started
+        (state 'new'), and whether run_in_background was asked for. Start
+        it with run.exec() / run.start() (then run.tool_result() is the
+        tool's JSON result) or, in the background, run.start_task() (the
+        Task is yours). Raises what call_tool() answers as {"error": ...}:
+        ToolNotAvailableError, InvalidArgumentError, LimitError... with the
+        message for the model. Dropping or closing a run never started
+        frees it."""
+        n = _cstr(name, "tool name")
+        args = self._tool_args(arguments)
+        with self._guard():
+            sp = self._live()
+            out = ctypes.c_void_p()
+            bg = ctypes.c_int(0)
+            _check(_lib.shexec_tool_prepare(ctypes.byref(out), ctypes.byref(bg), sp, n, args),
+                   sp)
+            run = Run._new(self, out.value, None)
+            run._tool = True
+            return run, bool(bg.value)
 
     def _forget_task(self, core):
         tp = core.ptr
@@ -1018,34 +1049,38 @@ class Session(object):
 
     def wait(self, timeout_ms=None):
         """Pump the loop: read output, run callbacks, enforce timeouts, reap.
-        Returns when a run or task of the session finished, when timeout_ms
-        passed (None: no limit), or at once when nothing is running. Raises
-        the first pending exception of a task's output callback."""
+        Returns how many runs and tasks finished during the call, as soon as
+        at least one did, or 0 when timeout_ms passed (None: no limit) or
+        at once when nothing is running. Raises the first pending exception
+        of a task's output callback."""
         t = _wait_ms(timeout_ms)
         with self._guard():
             sp = self._live()
-            _check(self._pump_call(_lib.shexec_session_wait, sp, t), sp)
+            n = _check(self._pump_call(_lib.shexec_session_wait, sp, t), sp)
         self._raise_task_callback_errors()
+        return n
 
     def pollfds(self):
         """For a host's own event loop: ([(fd, events), ...], timeout_ms)
-        to poll (timeout -1: none). Then call process() with what poll()
-        reported, also when the timeout expires."""
+        to poll (timeout -1: none; 0: a deadline has passed). This only
+        lists; call process() with what poll() reported, also when the
+        timeout expires: it is process() that enforces deadlines."""
         with self._guard():
             sp = self._live()
             cap = 16
             while True:
                 fds = (_PollFd * cap)()
                 tmo = ctypes.c_int32(-1)
-                n = _check(_lib.shexec_session_pollfds(sp, fds, cap, ctypes.byref(tmo)), sp)
+                n = _check(_lib.shexec_session_pollfds(fds, cap, ctypes.byref(tmo), sp), sp)
                 if n <= cap:
                     return [(fds[i].fd, fds[i].events) for i in range(n)], tmo.value
                 cap = n
 
     def process(self, ready=()):
         """Hand poll() results to the session: ready is [(fd, revents), ...]
-        (or (fd, events, revents) triples). Reads output, runs callbacks,
-        enforces deadlines, reaps."""
+        (or (fd, events, revents) triples; empty when poll() timed out).
+        Reads output, runs callbacks, enforces deadlines, reaps. Returns how
+        many runs and tasks finished in it."""
         items = list(ready)
         arr = (_PollFd * max(1, len(items)))()
         for i, item in enumerate(items):
@@ -1054,8 +1089,9 @@ class Session(object):
             arr[i].revents = item[-1]
         with self._guard():
             sp = self._live()
-            _check(self._pump_call(_lib.shexec_session_process, sp, arr, len(items)), sp)
+            n = _check(self._pump_call(_lib.shexec_session_process, sp, arr, len(items)), sp)
         self._raise_task_callback_errors()
+        return n
 
     def _raise_task_callback_errors(self):
         for core in list(self._task_cores.values()):
@@ -1082,57 +1118,223 @@ atexit.register(_close_all_sessions)
 # Run
 # --------------------------------------------------------------------------
 
-class Run(object):
-    """One foreground command. From Session.run() it is finished: a plain
-    result object. From Session.start_run() it is live until it finishes;
-    its results are then copied and the C run freed.
+def _leftover_task_id(p):
+    lt = _lib.shexec_run_leftover_task(p)
+    return lt.decode("ascii", "replace") if lt else None
 
-    Results: command, state ('exited', 'signaled', 'timed_out', 'cancelled';
-    'running' while live), exit_code (-1 unless exited), signal, stdout and
-    stderr (bytes), text/stderr_text (decoded, errors='replace'),
-    stdout_truncated, stderr_truncated, stdout_total, stderr_total (bytes
-    produced), duration_ms, leftovers ('none', 'adopted', 'killed'),
-    leftover_task (the id of the task that adopted them, or None) and notice
-    (what the library declined to do, e.g. adopt a working directory that
-    does not exist; "" when nothing)."""
+
+# What a Run reports, each read from a C run by one function: live while the
+# command runs (and for a task's run), copied once a foreground run finished.
+_RESULTS = {
+    "state": lambda p: _STATE_NAMES.get(_lib.shexec_run_state(p), "unknown"),
+    "exit_code": lambda p: _lib.shexec_run_exit_code(p),
+    "signal": lambda p: _lib.shexec_run_signal(p),
+    "stdout": lambda p: _read_out(_lib.shexec_run_output, p, STDOUT),
+    "stderr": lambda p: _read_out(_lib.shexec_run_output, p, STDERR),
+    "stdout_truncated": lambda p: bool(_lib.shexec_run_truncated(p, STDOUT)),
+    "stderr_truncated": lambda p: bool(_lib.shexec_run_truncated(p, STDERR)),
+    "stdout_total": lambda p: _lib.shexec_run_output_total(p, STDOUT),
+    "stderr_total": lambda p: _lib.shexec_run_output_total(p, STDERR),
+    "duration_ms": lambda p: _lib.shexec_run_duration_ms(p),
+    "pid": lambda p: _lib.shexec_run_pid(p),
+    "timeout_ms": lambda p: _lib.shexec_run_timeout_ms(p),
+    "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p), "unknown"),
+    "leftover_task": _leftover_task_id,
+    "notice": lambda p: _lib.shexec_run_notice(p).decode("utf-8", "replace"),
+}
+
+
+def _task_run_ptr(session, core):
+    """The C run of a live task (call with the session lock held)."""
+    if not core.ptr:
+        raise ClosedError(ESTATE, "task %s is no longer usable: %s"
+                          % (core.id or "?", core.dead))
+    if session._forked():
+        raise ClosedError(ESTATE, "task %s belongs to the parent process (fork)" % core.id)
+    return core.run
+
+
+class Run(object):
+    """One command of a session and its results, one C shexec_run.
+
+    A Run is configured, then started in one of three ways: to completion
+    (Session.run(), Run.exec()), live (Session.start_run(), Run.start():
+    drive it with wait()), or in the background as a task
+    (Session.start_task(), Run.start_task()). A run not started yet (state
+    'new') comes from Session.tool_prepare().
+
+    A foreground run's results are copied into the object once it finished
+    and the C run is freed at once, so a finished Run never keeps the
+    session alive and stays readable after the session closed. Dropping a
+    live Run cancels it. A task's run (Task.run) is the task's: it is read
+    live, close() does nothing, and once the task is freed (or its session
+    closed) reading it raises ClosedError, as for the Task.
+
+    Results: command, state ('new', 'running', 'exited', 'signaled',
+    'timed_out', 'cancelled'; 'killed' for a task), exit_code (-1 unless
+    exited), signal, stdout and stderr (bytes; so far, while running),
+    text/stderr_text (decoded, errors='replace'), stdout_truncated,
+    stderr_truncated, stdout_total, stderr_total (bytes produced),
+    duration_ms, pid (the shell's pid, which is also the command's process
+    group id; 0 before the start), timeout_ms (the timeout in force, 0:
+    none), leftovers ('none', 'adopted', 'killed'), leftover_task (the id
+    of the task that adopted them, or None) and notice (what the library
+    declined to do, e.g. adopt a working directory that does not exist; ""
+    when nothing)."""
 
     _lib = _lib
 
     def __init__(self):
-        raise TypeError("Run objects come from Session.run() / Session.start_run()")
+        raise TypeError("Run objects come from Session.run() / start_run() / start_task() / "
+                        "tool_prepare()")
 
     @classmethod
-    def _live_handle(cls, session, ptr, command):
+    def _new(cls, session, ptr, command):
+        """A Run owning the new C run `ptr`."""
         self = object.__new__(cls)
-        self._session = session
-        self._ptr = ptr
+        self._session = session   # None once the C run is freed
+        self._ptr = ptr           # the C run while this object owns it
+        self._core = None         # the _TaskCore once it was started as a task
+        self._started = False
+        self._feed = None         # stdin bytes to write once started
         self._cb = None
         self._cfunc = None
+        self._tool = False        # from tool_prepare: keep the tool result
+        self._tool_result = None
+        self._results = None      # the copy taken when the C run is freed
         self.command = command
-        self._state = "running"
-        self._exit_code = -1
-        self._signal = 0
-        self._stdout = b""
-        self._stderr = b""
-        self._truncated = (False, False)
-        self._total = (0, 0)
-        self._duration_ms = 0
-        self._leftovers = "none"
-        self._leftover_task = None
-        self._notice = ""
         return self
+
+    @classmethod
+    def _of_task(cls, session, core):
+        """A Run reading the run of an existing task (found by id)."""
+        self = cls._new(session, None, core.command)
+        self._attach(core)
+        return self
+
+    def _attach(self, core):
+        self._core = core
+        self._started = True
+        self._cb = core.cb
+        core.view = weakref.ref(self)
 
     def _set_callback(self, fn):
         self._cb = _CallbackState(fn, self._ptr)
-        self._cfunc = _make_output_fn(self._cb, _lib.shexec_run_cancel)
+        self._cfunc = _make_output_fn(self._cb)
         s = self._session
         _check(_lib.shexec_run_set_output_fn(self._ptr, self._cfunc, None), s._ptr)
 
+    # -- starting -------------------------------------------------------------
+
+    def _new_ptr(self):
+        """The C run of a Run not started yet (call with the lock held)."""
+        if self._started or self._core is not None:
+            raise StateError(ESTATE, "the run has already been started")
+        if not self._ptr:
+            raise ClosedError(ESTATE, "the run was closed")
+        return self._ptr
+
+    def _session_of_new(self):
+        s = self._session
+        if s is None or self._started:
+            raise StateError(ESTATE, "the run has already been started" if self._started
+                             else "the run was closed")
+        return s
+
+    def start(self, on_output=None):
+        """Start this run (state 'new') in the foreground and return it at
+        once; drive it with wait(). on_output(stream, data): as for
+        Session.run(). StateError when already started."""
+        s = self._session_of_new()
+        with s._guard():
+            sp = s._live()
+            rp = self._new_ptr()
+            if on_output is not None:
+                self._set_callback(on_output)
+            _check(_lib.shexec_run_start(rp), sp)
+            self._started = True
+            feed, self._feed = self._feed, None
+            try:
+                if feed is not None:
+                    if feed:
+                        rc = _lib.shexec_run_write(rp, feed, len(feed))
+                        if rc != EPIPE:   # EPIPE: the command no longer reads
+                            _check(rc, sp)
+                    rc = _lib.shexec_run_close_stdin(rp)
+                    if rc != EPIPE:
+                        _check(rc, sp)
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def exec(self, on_output=None):
+        """Start this run (state 'new') and wait until it finished; returns
+        it. An exception of its output callback cancels it and is re-raised
+        here once it ended. A run that cannot be started stays 'new'."""
+        return self.start(on_output)._finish()
+
+    def _finish(self):
+        """Pump until this started run finished; stop it on the way out of
+        an interruption. Returns self."""
+        try:
+            self._pump_until_done()
+        except BaseException:
+            # interrupted (Ctrl-C between pumps) or the loop failed: stop it
+            self.close()
+            raise
+        self._raise_callback_error()
+        return self
+
+    def start_task(self, on_output=None):
+        """Start this run (state 'new') in the background, as a task of its
+        session, and return the Task; this Run is then the task's run
+        (Task.run). LimitError when the session holds its maximum of tasks;
+        the run then stays 'new'."""
+        s = self._session_of_new()
+        with s._guard():
+            sp = s._live()
+            rp = self._new_ptr()
+            if on_output is not None:
+                self._set_callback(on_output)
+            out = ctypes.c_void_p()
+            _check(_lib.shexec_run_start_task(ctypes.byref(out), rp), sp)
+            tp = out.value
+            core = _TaskCore(tp, rp, self.command)
+            core.id = _lib.shexec_task_id(tp).decode("ascii", "replace")
+            # the callback now lives as long as the C task, not this object
+            core.cb, core.cfunc = self._cb, self._cfunc
+            self._ptr = None
+            self._cfunc = None
+            self._attach(core)
+            s._task_cores[tp] = core
+            task = s._task_object(tp, core)
+            feed, self._feed = self._feed, None
+            if feed:
+                task.write(feed)
+        return task
+
     # -- completion ----------------------------------------------------------
 
+    def _snapshot(self, ptr):
+        self._results = dict((k, read(ptr)) for k, read in _RESULTS.items())
+        if self._tool and self._lib.shexec_run_done(ptr):
+            out = ctypes.c_void_p()
+            rc = self._lib.shexec_tool_result(ctypes.byref(out), ptr)
+            try:
+                result = _take_json(out.value)
+                self._tool_result = result if rc == OK else _error(rc)
+            except Exception as e:
+                self._tool_result = e
+
     def _sync(self):
-        """Copy the results and free the C run once it is done. True when
-        finished."""
+        """True when the run finished (or was closed). A foreground run's
+        results are then copied and its C run freed."""
+        core = self._core
+        if core is not None:
+            s = self._session
+            with s._guard():
+                return bool(_lib.shexec_run_done(_task_run_ptr(s, core)))
         if not self._ptr:
             return True
         s = self._session
@@ -1142,23 +1344,9 @@ class Run(object):
             ptr = self._ptr
             if not ptr:
                 return True
-            lib = self._lib
-            if not lib.shexec_run_done(ptr):
+            if not self._lib.shexec_run_done(ptr):
                 return False
-            self._state = _STATE_NAMES.get(lib.shexec_run_state(ptr), "unknown")
-            self._exit_code = lib.shexec_run_exit_code(ptr)
-            self._signal = lib.shexec_run_signal(ptr)
-            self._stdout = _read_out(lib.shexec_run_output, ptr, STDOUT)
-            self._stderr = _read_out(lib.shexec_run_output, ptr, STDERR)
-            self._truncated = (bool(lib.shexec_run_truncated(ptr, STDOUT)),
-                               bool(lib.shexec_run_truncated(ptr, STDERR)))
-            self._total = (lib.shexec_run_output_total(ptr, STDOUT),
-                           lib.shexec_run_output_total(ptr, STDERR))
-            self._duration_ms = lib.shexec_run_duration_ms(ptr)
-            self._leftovers = _LEFTOVER_NAMES.get(lib.shexec_run_leftovers(ptr), "unknown")
-            lt = lib.shexec_run_leftover_task(ptr)
-            self._leftover_task = lt.decode("ascii", "replace") if lt else None
-            self._notice = lib.shexec_run_notice(ptr).decode("utf-8", "replace")
+            self._snapshot(ptr)
             self._release(ptr)
         return True
 
@@ -1178,6 +1366,8 @@ class Run(object):
             s = self._session
             if s is None:     # finished by another thread meanwhile
                 continue
+            if not self._started:
+                raise StateError(ESTATE, "the run has not been started")
             slice_ms = _SLICE_MS
             if deadline is not None:
                 left = deadline - time.monotonic()
@@ -1185,16 +1375,14 @@ class Run(object):
                     return False
                 slice_ms = max(1, min(slice_ms, int(left * 1000) + 1))
             with s._guard():
-                if not self._ptr:
+                if self._core is None and not self._ptr:
                     continue
-                sp = s._ptr
-                if not sp:
-                    raise ClosedError(ESTATE, "the session is closed")   # not reached
+                sp = s._live()
                 _check(s._pump_call(_lib.shexec_session_wait, sp, slice_ms), sp)
         return True
 
     def _raise_callback_error(self):
-        cb = self._cb
+        cb = self._core.cb if self._core is not None else self._cb
         if cb is not None and cb.error is not None:
             err, cb.error = cb.error, None
             raise err
@@ -1203,62 +1391,77 @@ class Run(object):
 
     def wait(self, timeout_ms=None):
         """Pump the session until this run finished (True) or timeout_ms
-        passed (False). Re-raises an exception of its output callback."""
+        passed (False). Re-raises an exception of its output callback (for
+        a task's run, as soon as it is pending)."""
         done = self._pump_until_done(timeout_ms)
-        if done:
+        if done or self._core is not None:
             self._raise_callback_error()
         return done
 
     @property
     def done(self):
+        """True once the run finished (its results are final)."""
         return self._sync()
+
+    def _live_call(self, fn, *args):
+        """fn(C run, *args) on the live run, checked; PipeError once ended."""
+        s = self._session
+        if s is None:
+            raise PipeError(EPIPE, "the command has ended")
+        with s._guard():
+            if self._core is not None:
+                rp = _task_run_ptr(s, self._core)
+            else:
+                rp = self._ptr
+                if not rp:
+                    raise PipeError(EPIPE, "the command has ended")
+            return _check(fn(rp, *args), s._ptr)
 
     def cancel(self):
         """SIGTERM the run's process group now, SIGKILL after the grace
-        period; it ends as the loop is pumped (state 'cancelled')."""
-        if self._sync():
+        period; it ends as the loop is pumped (state 'cancelled'; 'killed'
+        for a task's run, as Task.kill())."""
+        if self._core is None and self._sync():
             return
         s = self._session
         with s._guard():
-            if self._ptr:
+            if self._core is not None:
+                _check(_lib.shexec_run_cancel(_task_run_ptr(s, self._core)), s._ptr)
+            elif self._ptr:
                 _check(_lib.shexec_run_cancel(self._ptr), s._ptr)
 
     def write(self, data):
-        """Queue input for the command (start_run(..., stdin=True) or pty)."""
+        """Queue input for the command (stdin=True, or a pty)."""
         b = _to_bytes(data, "input")
-        if self._sync():
+        if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
-        s = self._session
-        with s._guard():
-            if not self._ptr:
-                raise PipeError(EPIPE, "the command has ended")
-            _check(_lib.shexec_run_write(self._ptr, b, len(b)), s._ptr)
+        self._live_call(_lib.shexec_run_write, b, len(b))
 
     def close_stdin(self):
         """EOF after the queued input (^D on a terminal)."""
-        if self._sync():
+        if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
-        s = self._session
-        with s._guard():
-            if not self._ptr:
-                raise PipeError(EPIPE, "the command has ended")
-            _check(_lib.shexec_run_close_stdin(self._ptr), s._ptr)
+        self._live_call(_lib.shexec_run_close_stdin)
 
     def close(self):
         """Free the C run; a running command is terminated and reaped first.
-        Idempotent; the copied results of a finished run stay readable."""
-        if not getattr(self, "_ptr", None):
+        Idempotent; the results of a finished run stay readable. Does
+        nothing for a task's run (free the Task)."""
+        if self._core is not None or not getattr(self, "_ptr", None):
             return
         if self._session._forked():   # the parent's run: forget it, never signal it
             self._ptr = None
             self._session = None
+            self._results = None      # and what it would have reported
             return
         if not self._sync():
             s = self._session
             with s._guard():
                 ptr = self._ptr
                 if ptr:
-                    self._state = "cancelled"
+                    self._snapshot(ptr)
+                    if self._started:
+                        self._results["state"] = "cancelled"
                     self._release(ptr)
 
     free = close
@@ -1271,6 +1474,8 @@ class Run(object):
         return False
 
     def __del__(self):
+        if getattr(self, "_core", None) is not None:
+            return        # a task's run goes with its task
         ptr = getattr(self, "_ptr", None)
         if not ptr:
             return
@@ -1281,50 +1486,53 @@ class Run(object):
 
     # -- results ---------------------------------------------------------------
 
-    def _live_value(self, fn, *args):
-        s = self._session
-        with s._guard():
-            if self._ptr:
-                return fn(self._ptr, *args)
-        return None
+    def _result(self, name):
+        read = _RESULTS[name]
+        core = self._core
+        if core is not None:
+            s = self._session
+            with s._guard():
+                return read(_task_run_ptr(s, core))
+        if not self._sync():
+            s = self._session
+            if s is not None:
+                with s._guard():
+                    ptr = self._ptr
+                    if ptr:
+                        return read(ptr)
+            # finished by another thread meanwhile: the copy is there
+        if self._results is None:
+            raise ClosedError(ESTATE, "the run belongs to the parent process (fork)")
+        return self._results[name]
 
     @property
     def state(self):
-        self._sync()
-        return self._state
+        return self._result("state")
 
     @property
     def exit_code(self):
-        self._sync()
-        return self._exit_code
+        """Exit status once exited, else -1 (always -1 for adopted leftovers)."""
+        return self._result("exit_code")
 
     returncode = exit_code
 
     @property
     def signal(self):
-        self._sync()
-        return self._signal
+        return self._result("signal")
 
     @property
     def ok(self):
         """True when the command exited with status 0."""
-        return self.state == "exited" and self._exit_code == 0
-
-    def _output(self, stream):
-        if not self._sync():
-            out = self._live_value(lambda p: _read_out(_lib.shexec_run_output, p, stream))
-            if out is not None:
-                return out
-        return self._stdout if stream == STDOUT else self._stderr
+        return self.state == "exited" and self.exit_code == 0
 
     @property
     def stdout(self):
         """Captured stdout (bytes; so far, while running)."""
-        return self._output(STDOUT)
+        return self._result("stdout")
 
     @property
     def stderr(self):
-        return self._output(STDERR)
+        return self._result("stderr")
 
     @property
     def text(self):
@@ -1337,56 +1545,83 @@ class Run(object):
 
     @property
     def stdout_truncated(self):
-        self._sync()
-        return self._truncated[0]
+        return self._result("stdout_truncated")
 
     @property
     def stderr_truncated(self):
-        self._sync()
-        return self._truncated[1]
+        return self._result("stderr_truncated")
 
     @property
     def truncated(self):
         """True when either stream was cut by the output limit."""
-        self._sync()
-        return self._truncated[0] or self._truncated[1]
+        return self.stdout_truncated or self.stderr_truncated
 
     @property
     def stdout_total(self):
-        self._sync()
-        return self._total[0]
+        return self._result("stdout_total")
 
     @property
     def stderr_total(self):
-        self._sync()
-        return self._total[1]
+        return self._result("stderr_total")
 
     @property
     def duration_ms(self):
-        if not self._sync():
-            v = self._live_value(_lib.shexec_run_duration_ms)
-            if v is not None:
-                return v
-        return self._duration_ms
+        return self._result("duration_ms")
+
+    @property
+    def pid(self):
+        """The command's shell pid, also its process group id (0 before the
+        start). It stays after the run ended, when the id may already be
+        another process's: stop the command with cancel(), never by pid."""
+        return self._result("pid")
+
+    @property
+    def timeout_ms(self):
+        """The timeout in force in ms (0: none). Before the start: what a
+        foreground start would give (the session default, or this run's,
+        clamped to the session maximum)."""
+        return self._result("timeout_ms")
 
     @property
     def leftovers(self):
-        self._sync()
-        return self._leftovers
+        return self._result("leftovers")
 
     @property
     def leftover_task(self):
-        self._sync()
-        return self._leftover_task
+        return self._result("leftover_task")
 
     @property
     def notice(self):
-        self._sync()
-        return self._notice
+        return self._result("notice")
+
+    @property
+    def task_id(self):
+        """The id of the task this run was started as, or None."""
+        return self._core.id if self._core is not None else None
+
+    def tool_result(self):
+        """The bash tool's JSON result (a dict, as call_tool() returns it) of
+        this finished foreground run from Session.tool_prepare(); its "cwd"
+        is the session's when the run's results were collected. StateError
+        for a run not finished, a task's run, or a run not made by
+        tool_prepare()."""
+        if not self._tool or self._core is not None:
+            raise StateError(ESTATE, "only a foreground run from Session.tool_prepare() "
+                                     "has a tool result")
+        if not self._sync() or self._tool_result is None:
+            raise StateError(ESTATE, "the run has not finished")
+        if isinstance(self._tool_result, BaseException):
+            raise self._tool_result
+        return self._tool_result
 
     def __repr__(self):
-        st = self.state
-        extra = " exit_code=%d" % self._exit_code if st == "exited" else ""
+        try:
+            st = self.state
+        except ShexecError as e:
+            return "<shexec.Run %r dead: %s>" % (self.command, e.message)
+        extra = " exit_code=%d" % self.exit_code if st == "exited" else ""
+        if self._core is not None:
+            extra += " task=%s" % self._core.id
         return "<shexec.Run %r state=%s%s>" % (self.command, st, extra)
 
 
@@ -1395,20 +1630,24 @@ class Run(object):
 # --------------------------------------------------------------------------
 
 class _TaskCore(object):
-    """What the session keeps per C task: the pointer (None once freed) and
-    the callback the C side may call while the task exists."""
-    __slots__ = ("ptr", "id", "command", "cb", "cfunc", "dead", "__weakref__")
+    """What the session keeps per C task: the pointers (None once freed),
+    the callback the C side may call while the task exists, and a weak
+    reference to the Run object reading its run."""
+    __slots__ = ("ptr", "run", "id", "command", "cb", "cfunc", "dead", "view", "__weakref__")
 
-    def __init__(self, ptr, command):
+    def __init__(self, ptr, run, command):
         self.ptr = ptr
+        self.run = run
         self.id = ""
         self.command = command
         self.cb = None
         self.cfunc = None
         self.dead = None
+        self.view = None
 
     def mark_dead(self, why):
         self.ptr = None
+        self.run = None
         self.dead = why
         if self.cb is not None:
             self.cb.ptr = None
@@ -1419,13 +1658,20 @@ class _TaskCore(object):
 
 class Task(object):
     """A background command owned by its session (Session.start_task(),
-    Session.find_task()). Dropping the object does not stop the task; free()
-    / close() / the `with` block does. After the session closed or the task
-    was freed, every method but .id raises ClosedError."""
+    Run.start_task(), Session.find_task()): a run started in the
+    background. Its run, Task.run, holds its settings and results (state,
+    exit code, output, input, cancel); the properties and methods below
+    that read or feed the command are shortcuts to it, and what only a task
+    has is here: its id, read() (only what is new), kill(), free().
+    Dropping the object does not stop the task; free() / close() / the
+    `with` block does. After the session closed or the task was freed,
+    every method but .id raises ClosedError (Task.run's too)."""
 
     def __init__(self, session, core):
         self._session = session   # keeps the session alive while we are
         self._core = core
+        run = core.view() if core.view is not None else None
+        self._run = run if run is not None else Run._of_task(session, core)
 
     @property
     def id(self):
@@ -1441,6 +1687,12 @@ class Task(object):
         return self._session
 
     @property
+    def run(self):
+        """The task's Run: state, exit_code, stdout, stderr, pid,
+        timeout_ms, ..., write(), cancel() (the same as kill())."""
+        return self._run
+
+    @property
     def alive(self):
         """False once the task was freed or its session closed."""
         return self._core.ptr is not None
@@ -1448,44 +1700,33 @@ class Task(object):
     def _call(self, fn, *args):
         s = self._session
         with s._guard():
-            tp = self._core.ptr
-            if not tp:
-                raise ClosedError(ESTATE, "task %s is no longer usable: %s"
-                                  % (self._core.id or "?", self._core.dead))
-            if s._forked():
-                raise ClosedError(ESTATE, "task %s belongs to the parent process (fork)"
-                                  % self._core.id)
-            return fn(tp, *args)
-
-    def _checked(self, fn, *args):
-        s = self._session
-        with s._guard():
-            return _check(self._call(fn, *args), s._ptr)
+            _task_run_ptr(s, self._core)    # raises when dead
+            return fn(self._core.ptr, *args)
 
     @property
     def state(self):
-        return _STATE_NAMES.get(self._call(_lib.shexec_task_state), "unknown")
+        return self._run.state
 
     @property
     def done(self):
-        return bool(self._call(_lib.shexec_task_done))
+        return self._run.done
 
     @property
     def exit_code(self):
         """Exit status once exited, else -1 (always -1 for adopted leftovers)."""
-        return self._call(_lib.shexec_task_exit_code)
+        return self._run.exit_code
 
     @property
     def signal(self):
-        return self._call(_lib.shexec_task_signal)
+        return self._run.signal
 
     @property
     def duration_ms(self):
-        return self._call(_lib.shexec_task_duration_ms)
+        return self._run.duration_ms
 
     def output(self, stream="stdout"):
         """All output of the stream so far (bounded, as for runs)."""
-        return self._call(lambda tp: _read_out(_lib.shexec_task_output, tp, _stream(stream)))
+        return self._run._result(_STREAM_NAMES[_stream(stream)])
 
     def read(self, stream="stdout"):
         """Only the output that arrived since the previous read(), and mark
@@ -1493,24 +1734,25 @@ class Task(object):
         return self._call(lambda tp: _read_out(_lib.shexec_task_read, tp, _stream(stream)))
 
     def output_total(self, stream="stdout"):
-        return self._call(_lib.shexec_task_output_total, _stream(stream))
+        return self._run._result(_STREAM_NAMES[_stream(stream)] + "_total")
 
     def truncated(self, stream="stdout"):
-        return bool(self._call(_lib.shexec_task_truncated, _stream(stream)))
+        return self._run._result(_STREAM_NAMES[_stream(stream)] + "_truncated")
 
     def write(self, data):
         """Queue input (the task needs stdin=True, or a pty). PipeError when
         stdin was not enabled, is closed, or the task ended."""
-        b = _to_bytes(data, "input")
-        self._checked(_lib.shexec_task_write, b, len(b))
+        self._run.write(data)
 
     def close_stdin(self):
-        self._checked(_lib.shexec_task_close_stdin)
+        self._run.close_stdin()
 
     def kill(self):
         """SIGTERM the task's process group now, SIGKILL after the grace;
         it ends (state 'killed') as the loop is pumped."""
-        self._checked(_lib.shexec_task_kill)
+        s = self._session
+        with s._guard():
+            _check(self._call(_lib.shexec_task_kill), s._ptr)
 
     @property
     def callback_error(self):
@@ -1521,27 +1763,11 @@ class Task(object):
     def wait(self, timeout_ms=None):
         """Pump the session until the task finished (True) or timeout_ms
         passed (False). Re-raises an exception of its output callback."""
-        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
-        s = self._session
-        while not self.done:
-            slice_ms = _SLICE_MS
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                slice_ms = max(1, min(slice_ms, int(left * 1000) + 1))
-            with s._guard():
-                sp = s._live()
-                _check(s._pump_call(_lib.shexec_session_wait, sp, slice_ms), sp)
-        cb = self._core.cb
-        if cb is not None and cb.error is not None:
-            err, cb.error = cb.error, None
-            raise err
-        return self.done
+        return self._run.wait(timeout_ms)
 
     def free(self):
         """Free the task (terminating and reaping it if still running).
-        Idempotent; afterwards the object is dead."""
+        Idempotent; afterwards the object, and its run, are dead."""
         core = self._core
         if core.ptr is None:
             return

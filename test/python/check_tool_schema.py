@@ -2,7 +2,7 @@
 Schema (draft 2020-12, checked with the jsonschema package), accept the
 arguments they should and refuse the rest, and the seed scenarios hold
 through the Python binding (registered disabled, "Tool not available",
-enable, run, rename)."""
+enable, run, rename); tool_prepare() checks arguments as the tool does."""
 import os
 import sys
 import unittest
@@ -22,6 +22,7 @@ class ToolSchemas(unittest.TestCase):
     def test_disabled_until_enabled(self):
         s = self.s
         self.assertTrue(s.has_tool("bash"))
+        self.assertFalse(s.has_tool("no_such_tool"))
         self.assertFalse(s.tool_enabled("bash"))
         self.assertEqual(s.tools(), [])
         self.assertEqual(s.call_tool("bash", {"command": "echo test"}),
@@ -59,14 +60,23 @@ class ToolSchemas(unittest.TestCase):
                {"command": "ls", "env": {"V%d" % i: "x" for i in range(4097)}}]
         for args in good:
             self.assertEqual(list(bash.iter_errors(args)), [], args)
-            # what the schema accepts, the tool accepts
+            # what the schema accepts, the tool accepts, and so does
+            # tool_prepare() (a run configured from it, not started)
             if not args.get("pty"):
                 self.assertNotIn("error", s.call_tool("bash", args), args)
+            run, background = s.tool_prepare("bash", args)
+            self.assertEqual(run.state, "new")
+            self.assertIs(background, False)
+            run.close()
         for args in bad:
             self.assertNotEqual(list(bash.iter_errors(args)), [], args)
             # and what it refuses, the tool refuses too (900000 is clamped instead)
             if args.get("timeout") != 900000:
-                self.assertIn("error", s.call_tool("bash", args), args)
+                err = s.call_tool("bash", args)
+                self.assertIn("error", err, args)
+                with self.assertRaises(shexec.ShexecError, msg=args) as ctx:
+                    s.tool_prepare("bash", args)
+                self.assertEqual(ctx.exception.message, err["error"])
         out = Draft202012Validator(tools["task_output"]["inputSchema"])
         self.assertEqual(list(out.iter_errors({"task_id": "t1", "new_only": True})), [])
         self.assertNotEqual(list(out.iter_errors({"new_only": True})), [])

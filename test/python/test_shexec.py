@@ -275,6 +275,7 @@ class TestRuns(Base):
         s = self.session()
         r = s.start_run("sleep 0.1; echo hi")
         end = time.monotonic() + 5
+        finished = 0
         while not r.done and time.monotonic() < end:
             fds, tmo = s.pollfds()
             self.assertTrue(fds)
@@ -282,10 +283,93 @@ class TestRuns(Base):
             for fd, ev in fds:
                 p.register(fd, ev)
             ready = p.poll(tmo if tmo >= 0 else 1000)
-            s.process(ready)
+            finished += s.process(ready)
         self.assertTrue(r.done)
+        self.assertEqual(finished, 1)   # process() counts what finished in it
         self.assertEqual(r.stdout, b"hi\n")
         self.assertEqual(s.pollfds(), ([], -1))
+        self.assertEqual(s.process(), 0)
+
+    def test_host_event_loop_enforces_timeout(self):
+        # pollfds() only lists; process() called when poll() times out
+        # (nothing ready) is what ends a run whose deadline passed
+        s = self.session()
+        r = s.start_run("sleep 30", timeout_ms=300)
+        end = time.monotonic() + 10
+        while not r.done and time.monotonic() < end:
+            fds, tmo = s.pollfds()
+            ready = select.poll()
+            for fd, ev in fds:
+                ready.register(fd, ev)
+            s.process(ready.poll(tmo if tmo >= 0 else 1000))
+        self.assertEqual(r.state, "timed_out")
+
+    def test_wait_counts_finished(self):
+        s = self.session()
+        self.assertEqual(s.wait(), 0)          # nothing runs: at once
+        long = s.start_task("sleep 30")
+        self.assertEqual(s.wait(50), 0)        # the time ran out
+        t = s.start_task("sleep 0.1")
+        finished = 0
+        end = time.monotonic() + 5
+        while not t.done and time.monotonic() < end:
+            finished += s.wait(1000)
+        self.assertEqual(finished, 1)
+        long.kill()
+        self.assertEqual(s.wait(5000), 1)
+        self.assertEqual(long.state, "killed")
+
+    def test_run_pid(self):
+        s = self.session()
+        r = s.run("echo $$")
+        self.assertEqual(r.pid, int(r.stdout))   # the shell's pid ...
+        live = s.start_run("echo $$; sleep 30")
+        self.assertGreater(live.pid, 0)
+        self.assertEqual(os.getpgid(live.pid), live.pid)   # ... and the group's id
+        self.assertTrue(self.pump_until(s, lambda: live.stdout))
+        self.assertEqual(int(live.stdout), live.pid)
+        pid = live.pid
+        live.cancel()
+        self.assertTrue(live.wait(5000))
+        self.assertEqual(live.pid, pid)           # kept after the end
+        t = s.start_task("echo $$")
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.run.pid, int(t.output()))
+        self.assertNotEqual(t.run.pid, pid)
+
+    def test_run_timeout_ms(self):
+        s = self.session()
+        s.set_timeouts(4000, 8000)
+        self.assertEqual(s.run("true").timeout_ms, 4000)      # the session default
+        self.assertEqual(s.run("true", timeout_ms=6000).timeout_ms, 6000)
+        self.assertEqual(s.run("true", timeout_ms=60000).timeout_ms, 8000)   # clamped
+        live = s.start_run("sleep 30", timeout_ms=5000)
+        self.assertEqual(live.timeout_ms, 5000)
+        live.cancel()
+        live.wait(5000)
+        self.assertEqual(live.timeout_ms, 5000)
+        # a task has no timeout unless given one, and it is not clamped
+        self.assertEqual(s.start_task("true").run.timeout_ms, 0)
+        self.assertEqual(s.start_task("true", timeout_ms=0).run.timeout_ms, 0)
+        self.assertEqual(s.start_task("true", timeout_ms=60000).run.timeout_ms, 60000)
+
+    def test_shell(self):
+        sh = os.path.realpath(shutil.which("sh"))
+        s = self.session(shell="sh")   # a name: looked up in PATH now
+        self.assertEqual(os.path.realpath(s.run("readlink /proc/$$/exe").text.strip()), sh)
+        s.set_shell(None)              # the default again
+        default = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+        self.assertEqual(s.run("readlink /proc/$$/exe").text.strip(),
+                         os.path.realpath(default))
+        s.set_shell([sh])
+        self.assertEqual(os.path.realpath(s.run("readlink /proc/$$/exe").text.strip()), sh)
+        with self.assertRaises(shexec.SpawnError) as ctx:
+            s.set_shell("no-such-shell-shexec-test")
+        self.assertIn("no-such-shell-shexec-test", ctx.exception.message)
+        # the previous setting stays
+        self.assertEqual(os.path.realpath(s.run("readlink /proc/$$/exe").text.strip()), sh)
+        with self.assertRaises(shexec.SpawnError):
+            Session(shell="no-such-shell-shexec-test")
 
 
 class TestTasks(Base):
@@ -405,7 +489,7 @@ class TestTasks(Base):
 
     def test_leftovers_killed(self):
         s = self.session()
-        s.set_leftovers("kill")
+        s.set_on_leftovers("kill")
         r = s.run("sleep 30 & echo $!")
         self.assertTrue(wait_until(lambda: gone(int(r.stdout)), 3), "leftover not killed")
         self.assertIsNone(r.leftover_task)
@@ -465,6 +549,239 @@ class TestTasks(Base):
             got += data
             self.assertTrue(view.startswith(got), (view, got))
         t.free()
+
+
+    def test_task_run(self):
+        # a task is a run started in the background: its Run reads and feeds it
+        s = self.session()
+        t = s.start_task("read x; echo got:$x; echo err >&2; exit 4", stdin=True)
+        r = t.run
+        self.assertIsInstance(r, shexec.Run)
+        self.assertIs(t.run, r)
+        self.assertEqual(r.task_id, t.id)
+        self.assertEqual(r.command, t.command)
+        self.assertEqual(r.state, "running")
+        self.assertFalse(r.done)
+        r.write(b"hi\n")
+        self.assertTrue(r.wait(5000))
+        self.assertEqual((r.state, r.exit_code, r.signal), ("exited", 4, 0))
+        self.assertEqual((r.stdout, r.stderr), (b"got:hi\n", b"err\n"))
+        self.assertEqual((r.stdout_total, r.stdout_truncated), (7, False))
+        self.assertEqual(r.leftovers, "none")
+        self.assertTrue(r.ok is False)
+        # the Task shortcuts read the same run
+        self.assertEqual((t.state, t.exit_code, t.output(), t.output("stderr")),
+                         ("exited", 4, b"got:hi\n", b"err\n"))
+        self.assertEqual(t.output_total("stderr"), 4)
+        self.assertFalse(t.truncated())
+        self.assertEqual(t.read(), b"got:hi\n")
+        self.assertEqual(t.read(), b"")
+        self.assertEqual(r.stdout, b"got:hi\n")   # reading marks nothing in the run
+        r.close()                                 # a task's run goes with its task
+        self.assertEqual(r.state, "exited")
+        self.assertIs(s.find_task(t.id).run, r)
+        t.free()
+        with self.assertRaises(shexec.ClosedError):
+            r.state
+        with self.assertRaises(shexec.ClosedError):
+            r.stdout
+        self.assertIn("dead", repr(r))
+
+    def test_task_run_cancel_kills(self):
+        s = self.session()
+        t = s.start_task("sleep 30")
+        t.run.cancel()
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.state, "killed")
+        self.assertEqual(t.run.state, "killed")
+
+    def test_leftover_task_run(self):
+        s = self.session()
+        r = s.run("(sleep 0.2; echo later) & echo started")
+        t = s.find_task(r.leftover_task)
+        self.assertEqual(t.id, r.leftover_task)
+        self.assertEqual(t.run.task_id, t.id)
+        self.assertIsNone(t.run.command)
+        self.assertTrue(t.run.wait(5000))
+        self.assertEqual(t.run.stdout, b"later\n")
+        self.assertEqual(t.run.exit_code, -1)
+        self.assertEqual(t.run.pid, r.pid)    # the command's process group
+        t.free()
+
+
+class TestTools(Base):
+    def test_has_tool_changes_nothing(self):
+        s = self.session()
+        self.assertTrue(s.has_tool("bash"))
+        self.assertFalse(s.tool_enabled("bash"))   # still disabled
+        s.enable_tool("bash")
+        self.assertTrue(s.has_tool("bash"))
+        self.assertTrue(s.tool_enabled("bash"))    # still enabled
+        self.assertFalse(s.has_tool("no_such_tool"))
+        s.rename_tool("bash", "run_bash")
+        self.assertFalse(s.has_tool("bash"))
+        self.assertTrue(s.tool_enabled("run_bash"))
+        s.enable_tool("run_bash", False)
+        self.assertFalse(s.tool_enabled("run_bash"))
+        with self.assertRaises(shexec.ToolNotAvailableError):
+            s.enable_tool("bash")
+
+    def test_call_tool_and_list(self):
+        s = self.session()
+        self.assertEqual(s.tools(), [])
+        s.enable_tool("bash")
+        s.enable_tool("task_output")
+        self.assertEqual(sorted(t["name"] for t in s.tools()), ["bash", "task_output"])
+        r = s.call_tool("bash", {"command": "echo hi", "run_in_background": True})
+        self.assertEqual(r["status"], "running")
+        end = time.monotonic() + 5
+        while r.get("status") == "running" and time.monotonic() < end:
+            s.wait(100)
+            r = s.call_tool("task_output", {"task_id": r["task_id"]})
+        self.assertEqual((r["status"], r["stdout"], r["exit_code"]), ("completed", "hi\n", 0))
+        self.assertEqual(s.call_tool("nope"), {"error": "Tool not available: nope"})
+
+    def test_task_freed_by_the_tool_layer(self):
+        # task_output reading a task to completion, or task_kill, frees it:
+        # a Task object held for it dies instead of reading freed memory
+        s = self.session()
+        s.enable_tool("bash")
+        s.enable_tool("task_output")
+        s.enable_tool("task_kill")
+        done = s.call_tool("bash", {"command": "echo hi", "run_in_background": True})
+        running = s.call_tool("bash", {"command": "sleep 30", "run_in_background": True})
+        mine = s.start_task("sleep 30")
+        t1 = s.find_task(done["task_id"])
+        t2 = s.find_task(running["task_id"])
+        self.assertTrue(t1.wait(5000))
+        r = s.call_tool("task_output", {"task_id": t1.id})
+        self.assertEqual((r.get("status"), r.get("stdout")), ("completed", "hi\n"), r)
+        self.assertFalse(t1.alive)
+        self.assertTrue(t2.alive)
+        for op in (lambda: t1.state, lambda: t1.run.stdout, t1.read, t1.kill):
+            with self.assertRaises(shexec.ClosedError):
+                op()
+        t1.free()    # nothing left to free
+        self.assertEqual(s.call_tool("task_kill", {"task_id": t2.id})["status"], "killed")
+        self.assertFalse(t2.alive)
+        with self.assertRaises(shexec.ClosedError):
+            t2.wait(100)
+        self.assertTrue(mine.alive)   # the others are untouched
+        self.assertEqual(mine.state, "running")
+        mine.free()
+
+    def test_tool_prepare_foreground(self):
+        s = self.session(cwd="/")
+        s.enable_tool("bash")
+        s.set_timeouts(4000, 8000)
+        run, background = s.tool_prepare("bash", {"command": "cd /tmp && echo hi; echo e >&2",
+                                                  "timeout": 6000, "env": {"SHX_V": "v"}})
+        self.assertFalse(background)
+        self.assertEqual(run.state, "new")
+        self.assertFalse(run.done)
+        self.assertEqual(run.pid, 0)
+        self.assertEqual(run.timeout_ms, 6000)
+        with self.assertRaises(shexec.StateError):
+            run.wait(10)
+        with self.assertRaises(shexec.StateError):
+            run.tool_result()
+        chunks = []
+        self.assertIs(run.exec(on_output=lambda st, d: chunks.append((st, d))), run)
+        self.assertEqual(run.state, "exited")
+        self.assertGreater(run.pid, 0)
+        self.assertEqual(b"".join(d for st, d in chunks if st == "stdout"), b"hi\n")
+        res = run.tool_result()
+        self.assertEqual((res["stdout"], res["stderr"], res["exit_code"], res["timed_out"]),
+                         ("hi\n", "e\n", 0, False))
+        self.assertEqual(res["cwd"], "/tmp")
+        self.assertEqual(s.cwd, "/tmp")
+        with self.assertRaises(shexec.StateError):
+            run.start()                       # once only
+        # the same as the tool itself answers
+        run, _ = s.tool_prepare("bash", '{"command": "echo $SHX_V; exit 3", '
+                                        '"env": {"SHX_V": "v"}}')
+        run.start()
+        self.assertTrue(run.wait(5000))
+        expect = s.call_tool("bash", {"command": "echo $SHX_V; exit 3", "env": {"SHX_V": "v"}})
+        self.assertEqual(run.tool_result(), expect)
+        # a timeout is data there too
+        run, _ = s.tool_prepare("bash", {"command": "sleep 30", "timeout": 200})
+        res = run.exec().tool_result()
+        self.assertTrue(res["timed_out"])
+        self.assertIn("timed out", res["stderr"])
+        # only prepared foreground runs have a tool result
+        with self.assertRaises(shexec.StateError):
+            s.run("true").tool_result()
+
+    def test_tool_prepare_background(self):
+        s = self.session()
+        s.enable_tool("bash")
+        run, background = s.tool_prepare("bash", {"command": "echo bg",
+                                                  "run_in_background": True})
+        self.assertTrue(background)
+        self.assertEqual(run.timeout_ms, 120000)   # before the start: a foreground start's
+        t = run.start_task()
+        self.assertIs(t.run, run)
+        self.assertEqual(run.task_id, t.id)
+        self.assertEqual(run.timeout_ms, 0)        # a task: none
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.output(), b"bg\n")
+        self.assertIs(s.find_task(t.id), t)        # the caller's task
+        with self.assertRaises(shexec.StateError):
+            run.tool_result()
+        t.free()
+
+    def test_tool_prepare_errors(self):
+        s = self.session()
+        with self.assertRaises(shexec.ToolNotAvailableError) as ctx:
+            s.tool_prepare("bash", {"command": "true"})
+        self.assertIn("Tool not available: bash", ctx.exception.message)
+        s.enable_tool("bash")
+        s.enable_tool("task_kill")
+        with self.assertRaises(shexec.ToolNotAvailableError):
+            s.tool_prepare("task_kill", {"task_id": "t000000000000"})
+        for args in ({}, {"command": ""}, {"command": "ls", "extra": 1}, "{not json",
+                     {"command": "ls", "timeout": 0}):
+            with self.assertRaises(shexec.InvalidArgumentError, msg=args) as ctx:
+                s.tool_prepare("bash", args)
+            self.assertTrue(ctx.exception.message, args)
+            self.assertEqual(s.call_tool("bash", args), {"error": ctx.exception.message})
+        # the directory is checked when the run starts; it then stays 'new'
+        run, _ = s.tool_prepare("bash", {"command": "true", "cwd": "/nonexistent/dir"})
+        with self.assertRaises(shexec.NoCwdError) as ctx:
+            run.exec()
+        self.assertIn("/nonexistent/dir", ctx.exception.message)
+        self.assertEqual(run.state, "new")
+
+    def test_prepared_run_dropped_or_closed_unstarted(self):
+        s = self.session()
+        s.enable_tool("bash")
+        run, _ = s.tool_prepare("bash", {"command": "sleep 30"})
+        del run
+        gc.collect()
+        run, _ = s.tool_prepare("bash", {"command": "sleep 30"})
+        run.close()
+        self.assertEqual(run.state, "new")
+        self.assertTrue(run.done)
+        with self.assertRaises(shexec.StateError):
+            run.start()
+        with self.assertRaises(shexec.StateError):
+            run.start_task()
+        self.assertEqual(children(), [])
+
+    def test_prepared_task_at_the_limit(self):
+        s = self.session()
+        s.enable_tool("bash")
+        s.set_max_tasks(1)
+        t = s.start_task("sleep 30")
+        run, _ = s.tool_prepare("bash", {"command": "echo later", "run_in_background": True})
+        with self.assertRaises(shexec.LimitError):
+            run.start_task()
+        self.assertEqual(run.state, "new")        # still the caller's, not started
+        t.free()
+        t2 = run.start_task()
+        self.assertTrue(t2.wait(5000))
+        self.assertEqual(t2.output(), b"later\n")
 
 
 class TestEnv(Base):
@@ -551,7 +868,7 @@ class TestErrors(Base):
         with self.assertRaises(shexec.InvalidArgumentError):
             s.set_output_limit(10, "words")
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_leftovers("ignore")
+            s.set_on_leftovers("ignore")
         with self.assertRaises(shexec.InvalidArgumentError):
             s.run("true", timeout_ms=0)
 
@@ -758,10 +1075,13 @@ class TestHostIntegration(Base):
         if pid == 0:  # child: drop and close everything, run the exit hooks
             code = 1
             try:
-                try:
-                    t.read()
-                except shexec.ClosedError:
-                    code = 0
+                closed = 0
+                for op in (t.read, lambda: t.run.stdout, lambda: r.state):
+                    try:
+                        op()
+                    except shexec.ClosedError:
+                        closed += 1
+                code = 0 if closed == 3 else 1
                 del r
                 gc.collect()
                 s.close()
