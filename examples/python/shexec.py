@@ -984,9 +984,10 @@ class Session(object):
     def call_tool(self, name, arguments=None):
         """Call a tool with JSON arguments (a dict, or a JSON string as a model
         wrote it). Returns the result dict; errors the model should read come
-        back as {"error": ...} rather than as exceptions. Tasks that the tool
-        layer reads to completion or kills are freed by it: a Task object
-        you hold for one (find_task()) is dead afterwards (ClosedError).
+        back as {"error": ...} rather than as exceptions. A task the tool
+        layer reads to completion or kills is gone for the model: a Task
+        object you hold for one (find_task()) is dead afterwards
+        (ClosedError), and the task is freed.
         Finished tool tasks nobody read are released when a new task needs
         room (unless looked up with find_task())."""
         n = _cstr(name, "tool name")
@@ -1004,17 +1005,20 @@ class Session(object):
             return result
 
     def _forget_tasks_freed_by_tools(self, sp):
-        """The tool layer frees the tasks it reads to completion or kills,
-        also ones we hold a Task for: those are no longer found by id (ids
-        are never reused), so their objects die instead of touching freed
-        memory."""
+        """A task the tool layer reads to completion or kills is withdrawn:
+        no longer found by id. One we hold a Task for is ours to free (the
+        library never frees a task the host holds), so its object dies and
+        the task is freed here, giving back its slot."""
         for tp, core in list(self._task_cores.items()):
             out = ctypes.c_void_p()
             rc = _lib.shexec_session_find_task(ctypes.byref(out), sp, core.id.encode("ascii"))
             if rc != OK or out.value != tp:
                 self._forget_task(core)
-                core.mark_dead("the tool layer freed it (read to completion or killed)")
-                core.release()
+                core.mark_dead("the tool layer read it to completion or killed it")
+                try:
+                    self._pump_call(_lib.shexec_task_free, tp)
+                finally:
+                    core.release()
 
     def tool_prepare(self, name, arguments=None):
         """The bash tool without waiting, for hosts that drive commands
