@@ -1,6 +1,6 @@
 /*
- * env.c - the environment a command starts with: override lists, deny/allow
- * glob lists and shx_env_build (see env.h). Runs once per spawn, so the
+ * env.c - the environment a command starts with: override lists and
+ * shx_env_build (see env.h); the deny/allow lists are glob.c's. Runs once per spawn, so the
  * build is linear (hashed lookups, globs classified once per build) and its
  * result is a single allocation; the lists are hashed too, so a tool call
  * that sets thousands of variables costs thousands of steps, not millions.
@@ -8,8 +8,8 @@
 #include "env.h"
 
 #include "shexec.h"
+#include "strindex.h"
 
-#include <fnmatch.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,76 +18,6 @@ int shx_env_name_valid(const char *name)
 {
     return name != NULL && name[0] != '\0' && strchr(name, '=') == NULL;
 }
-
-/* ------------------------------------------------------------------------
- * Hashing. Every lookup on the way from a variable to the built array is a
- * hash lookup, so the cost is linear in the input however many variables
- * or globs it names: model-written tool calls choose the variables.
- * ------------------------------------------------------------------------ */
-
-#define FNV_OFFSET 2166136261u
-#define FNV_PRIME 16777619u
-
-/* The table index uses the low bits: fold the high ones in. */
-static uint32_t fnv_fold(uint32_t h)
-{
-    return h ^ (h >> 15);
-}
-
-/* FNV-1a of n bytes, folded. */
-static uint32_t name_hash(const char *s, size_t n)
-{
-    uint32_t h = FNV_OFFSET;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= FNV_PRIME;
-    }
-    return fnv_fold(h);
-}
-
-/*
- * The index of a list of strings (override names, globs): open addressing,
- * at most half full, slot value i + 1 for strs[i], 0 for empty. Returns the
- * slot holding key or the empty one where it belongs.
- */
-static uint32_t *index_slot(uint32_t *index, size_t mask, char *const *strs, const char *key,
-                            uint32_t h)
-{
-    size_t i = h & mask;
-    while (index[i] != 0 && strcmp(strs[index[i] - 1], key) != 0)
-        i = (i + 1) & mask;
-    return &index[i];
-}
-
-/* Enter strs[0 .. n) into an index of mask + 1 slots, all empty before. */
-static void index_fill(uint32_t *index, size_t mask, char *const *strs, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t *slot = index_slot(index, mask, strs, strs[i], name_hash(strs[i], strlen(strs[i])));
-        *slot = (uint32_t)(i + 1);
-    }
-}
-
-/* A new index for cap entries (2 * cap slots or more), holding strs[0 .. n).
- * NULL on ENOMEM. */
-static uint32_t *index_new(size_t cap, char *const *strs, size_t n, size_t *mask)
-{
-    size_t slots = 16;
-    while (slots < 2 * cap) {
-        if (slots > SIZE_MAX / 2 / sizeof(uint32_t))
-            return NULL;
-        slots *= 2;
-    }
-    uint32_t *index = calloc(slots, sizeof *index);
-    if (!index)
-        return NULL;
-    *mask = slots - 1;
-    index_fill(index, *mask, strs, n);
-    return index;
-}
-
-/* Entries are stored as uint32_t index + 1: lists stop well short of that. */
-#define LIST_MAX_ENTRIES ((size_t)1 << 30)
 
 /* ------------------------------------------------------------------------
  * Override list
@@ -100,7 +30,7 @@ static int envlist_grow(shx_envlist *l)
     if (l->n < l->cap && l->index)
         return SHEXEC_OK;
     size_t cap = l->cap ? l->cap * 2 : 8;
-    if (cap > LIST_MAX_ENTRIES)
+    if (cap > SHX_LIST_MAX_ENTRIES)
         return SHEXEC_ENOMEM;
     char **nn = realloc(l->names, cap * sizeof *nn);
     if (!nn)
@@ -111,7 +41,7 @@ static int envlist_grow(shx_envlist *l)
         return SHEXEC_ENOMEM;
     l->values = nv;
     size_t mask;
-    uint32_t *index = index_new(cap, l->names, l->n, &mask);
+    uint32_t *index = shx_index_new(cap, l->names, l->n, &mask);
     if (!index)
         return SHEXEC_ENOMEM;
     free(l->index);
@@ -125,8 +55,8 @@ int shx_envlist_set(shx_envlist *l, const char *name, const char *value)
 {
     if (!l || !shx_env_name_valid(name))
         return SHEXEC_EINVAL;
-    uint32_t h = name_hash(name, strlen(name));
-    uint32_t *slot = l->index ? index_slot(l->index, l->index_mask, l->names, name, h) : NULL;
+    uint32_t h = shx_name_hash(name, strlen(name));
+    uint32_t *slot = l->index ? shx_index_slot(l->index, l->index_mask, l->names, name, h) : NULL;
     char *v = NULL;
     if (slot && *slot) {
         if (value && !(v = strdup(value)))
@@ -142,7 +72,7 @@ int shx_envlist_set(shx_envlist *l, const char *name, const char *value)
     if (rc != SHEXEC_OK)
         return rc;
     /* growing rebuilt the index: look again */
-    slot = index_slot(l->index, l->index_mask, l->names, name, h);
+    slot = shx_index_slot(l->index, l->index_mask, l->names, name, h);
     if (value && !(v = strdup(value)))
         return SHEXEC_ENOMEM;
     char *nm = strdup(name);
@@ -168,330 +98,6 @@ void shx_envlist_free(shx_envlist *l)
     free(l->values);
     free(l->index);
     *l = (shx_envlist)SHX_ENVLIST_INIT;
-}
-
-/* ------------------------------------------------------------------------
- * Glob list
- * ------------------------------------------------------------------------ */
-
-static int globlist_grow(shx_globlist *g)
-{
-    if (g->n < g->cap && g->index)
-        return SHEXEC_OK;
-    size_t cap = g->cap ? g->cap * 2 : 16;
-    if (cap > LIST_MAX_ENTRIES)
-        return SHEXEC_ENOMEM;
-    char **ng = realloc(g->globs, cap * sizeof *ng);
-    if (!ng)
-        return SHEXEC_ENOMEM;
-    g->globs = ng;
-    size_t mask;
-    uint32_t *index = index_new(cap, g->globs, g->n, &mask);
-    if (!index)
-        return SHEXEC_ENOMEM;
-    free(g->index);
-    g->index = index;
-    g->index_mask = mask;
-    g->cap = cap;
-    return SHEXEC_OK;
-}
-
-int shx_globlist_add(shx_globlist *g, const char *glob)
-{
-    if (!g || !glob || !glob[0])
-        return SHEXEC_EINVAL;
-    uint32_t h = name_hash(glob, strlen(glob));
-    if (g->index && *index_slot(g->index, g->index_mask, g->globs, glob, h))
-        return SHEXEC_OK;
-    int rc = globlist_grow(g);
-    if (rc != SHEXEC_OK)
-        return rc;
-    uint32_t *slot = index_slot(g->index, g->index_mask, g->globs, glob, h);
-    char *c = strdup(glob);
-    if (!c)
-        return SHEXEC_ENOMEM;
-    g->globs[g->n] = c;
-    *slot = (uint32_t)++g->n;
-    return SHEXEC_OK;
-}
-
-/*
- * Variables that act before the command's own text runs: the dynamic
- * loader's injection hooks (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, DYLD_*),
- * startup files and exported functions a shell executes (BASH_ENV, ENV,
- * BASH_FUNC_*, PROMPT_COMMAND), options that change how the wrapper script
- * parses and expands (SHELLOPTS, BASHOPTS, IFS, GLOBIGNORE), and CDPATH,
- * which makes `cd` print and go elsewhere, corrupting cwd tracking.
- */
-static const char *const default_deny[] = {
-    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_*",
-    "BASH_ENV", "ENV", "BASH_FUNC_*",
-    "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "IFS",
-    "CDPATH", "GLOBIGNORE",
-};
-
-int shx_globlist_add_default_deny(shx_globlist *g)
-{
-    if (!g)
-        return SHEXEC_EINVAL;
-    size_t n0 = g->n;
-    for (size_t i = 0; i < sizeof default_deny / sizeof default_deny[0]; i++) {
-        int rc = shx_globlist_add(g, default_deny[i]);
-        if (rc != SHEXEC_OK) {
-            /* add only appends, so everything past n0 is ours to undo. */
-            for (size_t j = n0; j < g->n; j++)
-                free(g->globs[j]);
-            g->n = n0;
-            if (g->index) {
-                memset(g->index, 0, (g->index_mask + 1) * sizeof *g->index);
-                index_fill(g->index, g->index_mask, g->globs, g->n);
-            }
-            return rc;
-        }
-    }
-    return SHEXEC_OK;
-}
-
-void shx_globlist_free(shx_globlist *g)
-{
-    if (!g)
-        return;
-    for (size_t i = 0; i < g->n; i++)
-        free(g->globs[i]);
-    free(g->globs);
-    free(g->index);
-    *g = (shx_globlist)SHX_GLOBLIST_INIT;
-}
-
-/* ------------------------------------------------------------------------
- * Glob matching
- *
- * Nearly every real glob is a literal name or NAME_PREFIX*. A build hashes
- * those by their literal part, so a name is checked against all of them
- * with one lookup for itself and one per distinct prefix length, however
- * many there are. The rest (*SUFFIX, *INFIX*, fnmatch patterns) are few in
- * practice and tried one by one. LITERAL, PREFIX, SUFFIX and INFIX are
- * decided with memcmp on the unterminated name, which gives exactly what
- * fnmatch(glob, name, 0) would: without flags '*' matches any bytes, '/'
- * and a leading '.' included. Anything else with '*', '?', '[' or '\\' goes
- * to fnmatch, but only for names that start with the pattern's literal lead
- * (a literal byte can only match itself), which also spares the
- * NUL-terminated copy fnmatch needs.
- * ------------------------------------------------------------------------ */
-
-enum { GK_LITERAL, GK_PREFIX, GK_SUFFIX, GK_INFIX, GK_FNMATCH };
-
-typedef struct cglob {
-    const char *pat; /* the whole pattern, NUL-terminated, for fnmatch */
-    const char *lit; /* LITERAL, PREFIX, FNMATCH: the lead any match starts
-                        with; SUFFIX, INFIX: the part between the stars */
-    size_t litlen;
-    int kind;
-    uint32_t hash; /* LITERAL, PREFIX: name_hash of lit (set by globset_init) */
-} cglob;
-
-static size_t literal_run(const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n && s[i] != '*' && s[i] != '?' && s[i] != '[' && s[i] != '\\')
-        i++;
-    return i;
-}
-
-static cglob glob_compile(const char *pat)
-{
-    size_t len = strlen(pat);
-    size_t lead = literal_run(pat, len);
-    cglob c = {pat, pat, lead, GK_FNMATCH, 0};
-    if (lead == len) {
-        c.kind = GK_LITERAL;
-    } else if (lead == len - 1 && pat[lead] == '*') {
-        c.kind = GK_PREFIX;
-    } else if (lead == 0 && pat[0] == '*') {
-        size_t mid = literal_run(pat + 1, len - 1);
-        if (mid == len - 1) {
-            c.kind = GK_SUFFIX;
-            c.lit = pat + 1;
-            c.litlen = mid;
-        } else if (mid == len - 2 && pat[len - 1] == '*') {
-            c.kind = GK_INFIX;
-            c.lit = pat + 1;
-            c.litlen = mid;
-        }
-    }
-    return c;
-}
-
-/* Is needle inside hay? glibc's memmem sets up a two-way search that costs
- * more than the whole scan of a 10-30 byte variable name. */
-static int contains(const char *hay, size_t hn, const char *needle, size_t nn)
-{
-    if (nn == 0)
-        return 1;
-    if (hn < nn)
-        return 0;
-    const char *end = hay + (hn - nn) + 1; /* candidate starts are below end */
-    for (const char *p = hay; (p = memchr(p, needle[0], (size_t)(end - p))) != NULL; p++)
-        if (memcmp(p + 1, needle + 1, nn - 1) == 0)
-            return 1;
-    return 0;
-}
-
-/* A name's NUL-terminated copy for fnmatch, made on first need. buf has room
- * for the name and its NUL. */
-typedef struct zname {
-    char *buf;
-    int ready;
-} zname;
-
-static int cglob_match(const cglob *c, const char *name, size_t nlen, zname *z)
-{
-    switch (c->kind) {
-    case GK_LITERAL:
-        return nlen == c->litlen && memcmp(name, c->lit, nlen) == 0;
-    case GK_PREFIX:
-        return nlen >= c->litlen && memcmp(name, c->lit, c->litlen) == 0;
-    case GK_SUFFIX:
-        return nlen >= c->litlen && memcmp(name + nlen - c->litlen, c->lit, c->litlen) == 0;
-    case GK_INFIX:
-        return contains(name, nlen, c->lit, c->litlen);
-    default:
-        if (nlen < c->litlen || memcmp(name, c->lit, c->litlen) != 0)
-            return 0;
-        if (!z->ready) {
-            memcpy(z->buf, name, nlen);
-            z->buf[nlen] = '\0';
-            z->ready = 1;
-        }
-        return fnmatch(c->pat, z->buf, 0) == 0;
-    }
-}
-
-/*
- * A glob list compiled for one build. LITERAL and PREFIX globs ("keyed")
- * are in a hash table by their literal part (a literal "AB" and a prefix
- * "AB*" share a hash and are told apart by kind); plen lists the distinct
- * prefix lengths, ascending, so a name is looked up once per length. The
- * others are tried one by one.
- */
-typedef struct globset {
-    const cglob *keyed;
-    size_t nkeyed;
-    const uint32_t *tab; /* keyed[i] stored as i + 1; mask + 1 slots, at most half full */
-    size_t mask;
-    const size_t *plen;
-    size_t nplen;
-    const cglob *other;
-    size_t nother;
-} globset;
-
-/* Slots for a table of n keyed globs: a power of two, at least 2n. */
-static size_t glob_table_slots(size_t n)
-{
-    size_t slots = 16;
-    while (slots < 2 * n)
-        slots *= 2;
-    return slots;
-}
-
-static int cmp_size(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/*
- * Compile the n globs of l into dst (room for n), plen (room for n) and tab
- * (glob_table_slots(n) slots). 1 when one of them needs fnmatch.
- */
-static int globset_init(globset *s, cglob *dst, size_t *plen, uint32_t *tab,
-                        const shx_globlist *l, size_t n)
-{
-    size_t slots = glob_table_slots(n);
-    memset(tab, 0, slots * sizeof *tab);
-    size_t front = 0, back = n, np = 0;
-    int need_z = 0;
-    for (size_t i = 0; i < n; i++) {
-        cglob c = glob_compile(l->globs[i]);
-        if (c.kind == GK_LITERAL || c.kind == GK_PREFIX) {
-            c.hash = name_hash(c.lit, c.litlen);
-            size_t k = c.hash & (slots - 1);
-            while (tab[k])
-                k = (k + 1) & (slots - 1);
-            tab[k] = (uint32_t)(front + 1);
-            if (c.kind == GK_PREFIX)
-                plen[np++] = c.litlen;
-            dst[front++] = c;
-        } else {
-            need_z |= c.kind == GK_FNMATCH;
-            dst[--back] = c; /* order does not matter: any match decides */
-        }
-    }
-    qsort(plen, np, sizeof *plen, cmp_size);
-    size_t u = 0;
-    for (size_t i = 0; i < np; i++)
-        if (u == 0 || plen[u - 1] != plen[i])
-            plen[u++] = plen[i];
-    *s = (globset){dst, front, tab, slots - 1, plen, u, dst + back, n - back};
-    return need_z;
-}
-
-static int keyed_find(const globset *s, const char *name, size_t len, uint32_t h, int kind)
-{
-    for (size_t i = h & s->mask; s->tab[i]; i = (i + 1) & s->mask) {
-        const cglob *c = &s->keyed[s->tab[i] - 1];
-        if (c->hash == h && c->kind == kind && c->litlen == len && memcmp(c->lit, name, len) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Does a glob of s match the nlen bytes at name, whose name_hash is h? */
-static int globset_match(const globset *s, const char *name, size_t nlen, uint32_t h, zname *z)
-{
-    if (s->nkeyed) {
-        if (keyed_find(s, name, nlen, h, GK_LITERAL))
-            return 1;
-        /* FNV-1a runs byte by byte, so the hash of each prefix comes on the way */
-        uint32_t ph = FNV_OFFSET;
-        size_t hashed = 0;
-        for (size_t k = 0; k < s->nplen && s->plen[k] <= nlen; k++) {
-            for (; hashed < s->plen[k]; hashed++) {
-                ph ^= (unsigned char)name[hashed];
-                ph *= FNV_PRIME;
-            }
-            if (keyed_find(s, name, hashed, fnv_fold(ph), GK_PREFIX))
-                return 1;
-        }
-    }
-    for (size_t i = 0; i < s->nother; i++)
-        if (cglob_match(&s->other[i], name, nlen, z))
-            return 1;
-    return 0;
-}
-
-#define ZBUF_STACK 256
-
-int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen)
-{
-    if (!g || !name)
-        return 0;
-    char small[ZBUF_STACK];
-    char *heap = NULL;
-    zname z = {NULL, 0};
-    int hit = 0;
-    for (size_t i = 0; i < g->n && !hit; i++) {
-        cglob c = glob_compile(g->globs[i]);
-        if (c.kind == GK_FNMATCH && !z.buf) {
-            if (namelen < sizeof small)
-                z.buf = small;
-            else if (!(z.buf = heap = malloc(namelen + 1)))
-                return SHEXEC_ENOMEM;
-        }
-        hit = cglob_match(&c, name, namelen, &z);
-    }
-    free(heap);
-    return hit;
 }
 
 /* ------------------------------------------------------------------------
@@ -541,7 +147,7 @@ static void apply_overrides(const shx_envlist *l, ent *ents, size_t *ne, uint32_
         if (!shx_env_name_valid(name))
             continue;
         size_t nlen = strlen(name);
-        uint32_t h = name_hash(name, nlen);
+        uint32_t h = shx_name_hash(name, nlen);
         uint32_t *slot = slot_for(tab, mask, ents, name, nlen, h);
         if (*slot) {
             ents[*slot - 1].val = l->values[i];
@@ -581,7 +187,7 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
     size_t max_tot = SIZE_MAX / 4 / sizeof(ent);
     if (max_tot > ((size_t)1 << 28))
         max_tot = (size_t)1 << 28;
-    size_t max_gl = SIZE_MAX / 4 / sizeof(cglob);
+    size_t max_gl = SIZE_MAX / 4 / sizeof(shx_cglob);
     if (max_gl > ((size_t)1 << 28))
         max_gl = (size_t)1 << 28;
     if (tot > max_tot || ngl > max_gl)
@@ -589,10 +195,10 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
     size_t hcap = 16;
     while (hcap < 2 * tot)
         hcap *= 2;
-    size_t dslots = nd ? glob_table_slots(nd) : 0;
-    size_t aslots = nd ? glob_table_slots(na) : 0;
+    size_t dslots = nd ? shx_glob_table_slots(nd) : 0;
+    size_t aslots = nd ? shx_glob_table_slots(na) : 0;
     size_t sz_ents = tot * sizeof(ent);
-    size_t sz_globs = ngl * sizeof(cglob);
+    size_t sz_globs = ngl * sizeof(shx_cglob);
     size_t sz_plen = ngl * sizeof(size_t);
     size_t sz_tab = (hcap + dslots + aslots) * sizeof(uint32_t);
 
@@ -603,7 +209,7 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
     if (!scratch)
         return SHEXEC_ENOMEM;
     ent *ents = (ent *)scratch;
-    cglob *cg = (cglob *)(scratch + sz_ents);
+    shx_cglob *cg = (shx_cglob *)(scratch + sz_ents);
     size_t *plen = (size_t *)(scratch + sz_ents + sz_globs);
     uint32_t *tab = (uint32_t *)(scratch + sz_ents + sz_globs + sz_plen);
     memset(tab, 0, hcap * sizeof *tab);
@@ -616,7 +222,7 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
         if (!eq || eq == s)
             continue;
         size_t nlen = (size_t)(eq - s);
-        uint32_t h = name_hash(s, nlen);
+        uint32_t h = shx_name_hash(s, nlen);
         uint32_t *slot = slot_for(tab, mask, ents, s, nlen, h);
         if (*slot)
             continue;
@@ -626,13 +232,13 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
     apply_overrides(session_ov, ents, &ne, tab, mask);
     apply_overrides(run_ov, ents, &ne, tab, mask);
 
-    char small[ZBUF_STACK];
+    char small[SHX_ZBUF_STACK];
     char *zheap = NULL;
     if (nd) {
-        globset dset, aset;
-        int need_z = globset_init(&dset, cg, plen, tab + hcap, deny, nd);
-        need_z |= globset_init(&aset, cg + nd, plen + nd, tab + hcap + dslots, allow, na);
-        zname z = {small, 0};
+        shx_globset dset, aset;
+        int need_z = shx_globset_init(&dset, cg, plen, tab + hcap, deny, nd);
+        need_z |= shx_globset_init(&aset, cg + nd, plen + nd, tab + hcap + dslots, allow, na);
+        shx_zname z = {small, 0};
         if (need_z) {
             size_t maxn = 0;
             for (size_t i = 0; i < ne; i++)
@@ -648,8 +254,8 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
             if (!e->val)
                 continue;
             z.ready = 0;
-            if (globset_match(&dset, e->name, e->nlen, e->hash, &z) &&
-                !globset_match(&aset, e->name, e->nlen, e->hash, &z))
+            if (shx_globset_match(&dset, e->name, e->nlen, e->hash, &z) &&
+                !shx_globset_match(&aset, e->name, e->nlen, e->hash, &z))
                 e->val = NULL;
         }
     }

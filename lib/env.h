@@ -8,6 +8,8 @@
 #define SHX_ENV_H
 
 #include <stddef.h>
+
+#include "glob.h"
 #include <stdint.h>
 
 /*
@@ -45,39 +47,6 @@ int shx_envlist_set(shx_envlist *l, const char *name, const char *value);
 /* Free every entry; the list is SHX_ENVLIST_INIT afterwards. NULL ok. */
 void shx_envlist_free(shx_envlist *l);
 
-/* fnmatch(3) patterns matched against whole variable names. */
-typedef struct shx_globlist {
-    char **globs;
-    size_t n, cap;
-    uint32_t *index; /* as shx_envlist's: finds a glob already present */
-    size_t index_mask;
-} shx_globlist;
-
-#define SHX_GLOBLIST_INIT {NULL, 0, 0, NULL, 0}
-
-/* Append a copy of glob; an identical glob already present is ignored.
- * Amortized O(1). SHEXEC_OK, SHEXEC_EINVAL (g NULL, glob NULL or empty),
- * SHEXEC_ENOMEM. */
-int shx_globlist_add(shx_globlist *g, const char *glob);
-
-/*
- * Add the default deny list: LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, DYLD_*,
- * BASH_ENV, ENV, BASH_FUNC_*, SHELLOPTS, BASHOPTS, PROMPT_COMMAND, IFS,
- * CDPATH, GLOBIGNORE. All or nothing: on SHEXEC_ENOMEM g is unchanged.
- */
-int shx_globlist_add_default_deny(shx_globlist *g);
-
-/*
- * 1 when any glob of g (NULL: empty list) matches the namelen bytes at name,
- * else 0. name need not be NUL-terminated (it may point into "NAME=VALUE").
- * Returns SHEXEC_ENOMEM (negative) only when a name of 256 bytes or more
- * has to be copied for an fnmatch pattern and malloc fails: compare with 1,
- * not for truth, where a failure must not count as "no match".
- */
-int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen);
-
-/* Free every glob; the list is SHX_GLOBLIST_INIT afterwards. NULL ok. */
-void shx_globlist_free(shx_globlist *g);
 
 /*
  * Build a command's environment into *out: a NULL-terminated array of

@@ -36,7 +36,7 @@ FUZZ_LIB_tool     := $(sort $(wildcard lib/*.c))
 FUZZ_LIB_sentinel := lib/sentinel.c lib/buf.c
 FUZZ_LIB_capture  := lib/capture.c lib/buf.c
 FUZZ_LIB_ansi     := lib/ansi.c lib/buf.c
-FUZZ_LIB_env      := lib/env.c
+FUZZ_LIB_env      := lib/env.c lib/glob.c
 # not the library: the MCP example server's parser of client messages
 FUZZ_LIB_mcp_json := examples/shexec-mcp/mcp_json.c
 
