@@ -421,8 +421,9 @@ shexec_session *lib_session(void)
     int rc = shexec_session_new(&s);
     if (rc != SHEXEC_OK)
         die("shexec_session_new: %s", shexec_strerror(rc));
-    if (shexec_session_set_shell(s, BENCH_SHELL) != SHEXEC_OK)
-        die("shexec_session_set_shell: %s", shexec_session_errmsg(s));
+    const char *const shell[] = {BENCH_SHELL, NULL};
+    if (shexec_session_set_shell_argv(s, shell) != SHEXEC_OK)
+        die("shexec_session_set_shell_argv: %s", shexec_session_errmsg(s));
     return s;
 }
 

@@ -1,7 +1,7 @@
 /*
  * concurrency.c - section 7: 64 commands each printing 10 MB at once.
  *
- *   libshexec: 64 tasks (shexec_task_new + shexec_task_start) in one
+ *   libshexec: 64 tasks (shexec_run_new + shexec_run_start_task) in one
  *   session, driven by shexec_session_wait until all are done, each with
  *   the default output limit (the bytes still flow through the loop, only
  *   30000 chars are kept); every task's output_total must be 10,000,000.
@@ -30,31 +30,33 @@ static double lib_conc(int k, const char *cmd, uint64_t bytes)
         die("out of memory");
     double t0 = now_s();
     for (int i = 0; i < k; i++) {
-        if (shexec_task_new(&t[i], s, cmd) != SHEXEC_OK)
-            die("shexec_task_new: %s", shexec_session_errmsg(s));
-        if (shexec_task_start(t[i]) != SHEXEC_OK)
-            die("shexec_task_start #%d: %s", i, shexec_session_errmsg(s));
+        shexec_run *r;
+        if (shexec_run_new(&r, s, cmd) != SHEXEC_OK)
+            die("shexec_run_new: %s", shexec_session_errmsg(s));
+        if (shexec_run_start_task(&t[i], r) != SHEXEC_OK)
+            die("shexec_run_start_task #%d: %s", i, shexec_session_errmsg(s));
     }
     for (;;) {
         int done = 0;
         for (int i = 0; i < k; i++)
-            done += shexec_task_done(t[i]);
+            done += shexec_run_done(shexec_task_run(t[i]));
         if (done == k)
             break;
-        if (shexec_session_wait(s, -1) != SHEXEC_OK)
+        if (shexec_session_wait(s, -1) < 0)
             die("shexec_session_wait: %s", shexec_session_errmsg(s));
     }
     double secs = now_s() - t0;
     for (int i = 0; i < k; i++) {
-        if (shexec_task_state(t[i]) != SHEXEC_STATE_EXITED || shexec_task_exit_code(t[i]) != 0)
-            die("task #%d ended in state %d, exit %d", i, shexec_task_state(t[i]),
-                shexec_task_exit_code(t[i]));
-        uint64_t got = shexec_task_output_total(t[i], SHEXEC_STDOUT);
+        shexec_run *r = shexec_task_run(t[i]);
+        if (shexec_run_state(r) != SHEXEC_STATE_EXITED || shexec_run_exit_code(r) != 0)
+            die("task #%d ended in state %d, exit %d", i, shexec_run_state(r),
+                shexec_run_exit_code(r));
+        uint64_t got = shexec_run_output_total(r, SHEXEC_STDOUT);
         if (got != bytes)
             die("task #%d output_total %llu, expected %llu", i, (unsigned long long)got,
                 (unsigned long long)bytes);
         size_t kept;
-        shexec_task_output(t[i], SHEXEC_STDOUT, &kept);
+        shexec_run_output(r, SHEXEC_STDOUT, &kept);
         if (kept > SHEXEC_DEFAULT_OUTPUT_LIMIT + 200)
             die("task #%d kept %zu bytes, more than the default limit", i, kept);
         shexec_task_free(t[i]);
@@ -181,7 +183,7 @@ void sec_concurrency(void)
              "floor's per round (one poll() loop over %d pipes); every command's byte count "
              "verified",
              rounds, k);
-    footnote("7: lib = shexec_task_new/start x%d in one session, default output limit, "
+    footnote("7: lib = shexec_run_new/start_task x%d in one session, default output limit, "
              "shexec_session_wait; python = asyncio subprocesses, 64 KiB reads; node = spawn, "
              "Promise.all; xargs output goes to /dev/null",
              k);

@@ -140,8 +140,8 @@ void sec_spawn(void)
     shexec_session *s[2];
     s[0] = lib_session();
     s[1] = lib_session();
-    if (shexec_session_set_shell(s[1], NULL) != SHEXEC_OK) /* the default: /bin/bash */
-        die("shexec_session_set_shell(NULL): %s", shexec_session_errmsg(s[1]));
+    if (shexec_session_set_shell_argv(s[1], NULL) != SHEXEC_OK) /* the default: /bin/bash */
+        die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(s[1]));
 
     /* warm-up: page cache, loader caches, the library's first-run paths */
     for (int sh = 0; sh < 2; sh++) {

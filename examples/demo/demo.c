@@ -137,17 +137,24 @@ int main(void)
            shexec_run_exit_code(r), (unsigned long long)shexec_run_duration_ms(r),
            shexec_run_leftover_task(r) ? shexec_run_leftover_task(r) : "(none)");
     shexec_task *server = NULL;
-    shexec_session_find_task(s, shexec_run_leftover_task(r), &server);
+    shexec_session_find_task(&server, s, shexec_run_leftover_task(r));
     shexec_run_free(r);
 
     /* a background task: start, read what is new, read again */
     printf("\n# a background task: read its output while it runs\n"
            "$ for i in 1 2 3 4; do echo tick $i; sleep 0.25; done   (in the background)\n");
     shexec_task *bg = NULL;
-    shexec_task_new(&bg, s, "for i in 1 2 3 4; do echo tick $i; sleep 0.25; done");
-    shexec_task_start(bg);
+    shexec_run *bg_run = NULL;
+    shexec_run_new(&bg_run, s, "for i in 1 2 3 4; do echo tick $i; sleep 0.25; done");
+    if (shexec_run_start_task(&bg, bg_run) != SHEXEC_OK) {
+        printf("  error: %s\n", shexec_session_errmsg(s));
+        shexec_run_free(bg_run); /* not started: still ours */
+        shexec_session_free(s);
+        return 1;
+    }
+    bg_run = shexec_task_run(bg); /* the task's now: state and results are read here */
     printf("  started task %s, state running\n", shexec_task_id(bg));
-    for (int round = 1; !shexec_task_done(bg); round++) {
+    for (int round = 1; !shexec_run_done(bg_run); round++) {
         shexec_session_wait(s, 400); /* the host would do other work here */
         size_t n;
         const char *fresh = shexec_task_read(bg, SHEXEC_STDOUT, &n);
@@ -158,16 +165,17 @@ int main(void)
         else
             printf("  %s: nothing new\n", label);
     }
-    printf("  [task %s %s, exit %d]\n", shexec_task_id(bg), state_name(shexec_task_state(bg)),
-           shexec_task_exit_code(bg));
+    printf("  [task %s %s, exit %d]\n", shexec_task_id(bg), state_name(shexec_run_state(bg_run)),
+           shexec_run_exit_code(bg_run));
     shexec_task_free(bg);
 
     if (server) {
         printf("\n# kill the adopted server (SIGTERM to its process group)\n");
         shexec_task_kill(server);
-        while (!shexec_task_done(server))
+        shexec_run *server_run = shexec_task_run(server);
+        while (!shexec_run_done(server_run))
             shexec_session_wait(s, 1000);
-        printf("  [task %s %s]\n", shexec_task_id(server), state_name(shexec_task_state(server)));
+        printf("  [task %s %s]\n", shexec_task_id(server), state_name(shexec_run_state(server_run)));
         shexec_task_free(server);
     }
     step(s, "clean up from inside the directory", "rm -rf /tmp/shexec-demo", 0, 0);

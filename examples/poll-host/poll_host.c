@@ -85,11 +85,12 @@ static const char *state_name(int state)
 /* "exit 3", "signal 9", "killed", "running": one vocabulary for done and list. */
 static void describe(shexec_task *t, char *buf, size_t size)
 {
-    int state = shexec_task_state(t);
+    const shexec_run *r = shexec_task_run(t); /* how a task ended is its run's */
+    int state = shexec_run_state(r);
     if (state == SHEXEC_STATE_EXITED)
-        snprintf(buf, size, "exit %d", shexec_task_exit_code(t));
+        snprintf(buf, size, "exit %d", shexec_run_exit_code(r));
     else if (state == SHEXEC_STATE_SIGNALED)
-        snprintf(buf, size, "signal %d", shexec_task_signal(t));
+        snprintf(buf, size, "signal %d", shexec_run_signal(r));
     else
         snprintf(buf, size, "%s", state_name(state));
 }
@@ -169,22 +170,28 @@ static void cmd_run(struct host *h, const char *command)
     }
     ht->h = h;
     ht->command = copy;
+    shexec_run *r = NULL;
     shexec_task *t = NULL;
-    int rc = shexec_task_new(&t, h->s, command);
+    int rc = shexec_run_new(&r, h->s, command);
     /* we stream through the callback, so the library need keep no copy */
     if (rc == SHEXEC_OK)
-        rc = shexec_task_set_output_limit(t, 0, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD);
+        rc = shexec_run_set_output_limit(r, 0, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD);
     if (rc == SHEXEC_OK)
-        rc = shexec_task_set_output_fn(t, on_output, ht);
+        rc = shexec_run_set_output_fn(r, on_output, ht);
+    if (rc == SHEXEC_OK)
+        rc = shexec_run_start_task(&t, r);
+    /* the done callback is set once the task exists; callbacks only run when
+     * the loop is pumped, so the end cannot be missed in between */
     if (rc == SHEXEC_OK)
         rc = shexec_task_set_done_fn(t, on_done, ht);
-    if (rc == SHEXEC_OK)
-        rc = shexec_task_start(t);
     if (rc != SHEXEC_OK) {
         /* the message belongs to the session and the next call may replace it */
         const char *msg = shexec_session_errmsg(h->s);
         fprintf(stderr, "run: %s\n", *msg ? msg : shexec_strerror(rc));
-        shexec_task_free(t); /* a task that failed to start is still linked in the session */
+        if (t)
+            shexec_task_free(t); /* started: freeing stops it; the run goes with it */
+        else
+            shexec_run_free(r); /* not started: the run is still ours */
         free(copy);
         free(ht);
         return;
@@ -202,11 +209,11 @@ static void cmd_run(struct host *h, const char *command)
 static void cmd_kill(struct host *h, const char *id)
 {
     shexec_task *t = NULL;
-    if (shexec_session_find_task(h->s, id, &t) != SHEXEC_OK) {
+    if (shexec_session_find_task(&t, h->s, id) != SHEXEC_OK) {
         fprintf(stderr, "kill: %s\n", shexec_session_errmsg(h->s));
         return;
     }
-    if (shexec_task_done(t)) {
+    if (shexec_run_done(shexec_task_run(t))) {
         /* the library would accept this silently; a person typing it wants to know */
         char how[64];
         describe(t, how, sizeof how);
@@ -325,7 +332,7 @@ static int read_stdin(struct host *h)
 static void kill_all(struct host *h)
 {
     for (struct host_task *ht = h->first; ht; ht = ht->next)
-        if (!shexec_task_done(ht->task) && shexec_task_kill(ht->task) == SHEXEC_OK)
+        if (!shexec_run_done(shexec_task_run(ht->task)) && shexec_task_kill(ht->task) == SHEXEC_OK)
             printf("[%s killing]\n", shexec_task_id(ht->task));
 }
 
@@ -352,8 +359,8 @@ static int pump(struct host *h)
             break;
 
         int32_t timeout_ms = -1;
-        int n = shexec_session_pollfds(h->s, cap > 0 ? fds + 1 : NULL, cap > 0 ? cap - 1 : 0,
-                                       &timeout_ms);
+        int n = shexec_session_pollfds(cap > 0 ? fds + 1 : NULL, cap > 0 ? cap - 1 : 0,
+                                       &timeout_ms, h->s);
         if (n < 0) {
             fprintf(stderr, "poll_host: %s\n", shexec_session_errmsg(h->s));
             status = 1;
@@ -391,8 +398,10 @@ static int pump(struct host *h)
         }
         if (got < 0)
             continue; /* the session's deadlines are absolute: next round recomputes them */
-        /* also when nothing is ready: the timeout may be a kill or check deadline */
-        if (shexec_session_process(h->s, fds + 1, (uint32_t)n) != SHEXEC_OK) {
+        /* also when nothing is ready: the timeout may be a kill or check
+         * deadline, and process() is what enforces deadlines (it returns how
+         * many tasks finished; done callbacks have counted them already) */
+        if (shexec_session_process(h->s, fds + 1, (uint32_t)n) < 0) {
             fprintf(stderr, "poll_host: %s\n", shexec_session_errmsg(h->s));
             status = 1;
             break;

@@ -6,8 +6,10 @@
  * go to stderr only. One poll() loop watches stdin, stdout (when replies are
  * queued), a self-pipe for SIGTERM/SIGINT/SIGHUP and every descriptor the
  * libshexec session needs, so the server keeps answering (ping, further
- * calls, cancellations) while commands run, and never blocks on a slow
- * client. Foreground commands stream their output as notifications/progress
+ * calls, cancellations) while commands run or a task_kill waits for its task
+ * to end, and never blocks on a slow client. The bash tool's arguments are
+ * checked by the library (shexec_tool_prepare), exactly as its own tool
+ * layer checks them; the server starts the run and formats the result. Foreground commands stream their output as notifications/progress
  * when the request carried a progress token. At stdin EOF or a termination
  * signal every command still running is stopped (SIGTERM to its process
  * group, a grace period, SIGKILL) before the server exits.
@@ -58,13 +60,16 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 #define RPC_METHOD_NOT_FOUND -32601
 #define RPC_INVALID_PARAMS -32602
 
+/* A request answered once its run has finished: a foreground bash command,
+ * or a task_kill waiting for the task it stopped to end (SIGTERM, grace,
+ * SIGKILL), so that the loop keeps serving meanwhile. */
 typedef struct call call;
 struct call {
     call *next;
     char *id;          /* the request id as sent (JSON text) */
     char *token;       /* the progress token as sent (JSON text), or NULL */
-    shexec_run *run;
-    uint32_t timeout_ms; /* the effective limit, for the timeout notice */
+    shexec_run *run;   /* ours (bash), or the run of `killed` (owned by the task) */
+    shexec_task *killed; /* task_kill: the task being stopped, freed once reported */
     int cancelled;     /* the client cancelled: stop, send nothing more */
     int64_t start_ms;
     /* live output not yet sent as progress */
@@ -261,9 +266,8 @@ static void put_section(mj_buf *t, const char *name, const char *data, size_t le
         mj_printf(t, "\n\\ no newline at end of %s\n", name);
 }
 
-static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
+static void put_output(mj_buf *t, shexec_run *r)
 {
-    shexec_run *r = c->run;
     size_t olen, elen;
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &olen);
     const char *err = shexec_run_output(r, SHEXEC_STDERR, &elen);
@@ -271,12 +275,18 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     put_section(t, "stderr", err, elen);
     if (!olen && !elen)
         mj_puts(t, "(no output)\n");
+}
+
+static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
+{
+    shexec_run *r = c->run;
+    put_output(t, r);
     int state = shexec_run_state(r);
     int code = shexec_run_exit_code(r);
     if (state == SHEXEC_STATE_TIMED_OUT) {
         mj_printf(t, "timed_out: true (Command timed out after %u ms; its process group was "
                      "terminated, the output above is what it printed before)\n",
-                  c->timeout_ms);
+                  shexec_run_timeout_ms(r));
         code = -1;
     }
     mj_printf(t, "exit_code: %d\n", code);
@@ -314,28 +324,40 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     }
 }
 
-/* A task report from the library's tool layer ({"task_id","status",...}) as text. */
-static void format_task_report(const mj_value *v, mj_buf *t)
+static const char *state_word(int state)
 {
-    static const char *const scalars[] = {"task_id", "status", "exit_code", "state"};
-    for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++) {
-        const mj_value *f = mj_get(v, scalars[i]);
-        if (!f)
-            continue;
-        mj_printf(t, "%s: ", scalars[i]);
-        if (f->type == MJ_STRING)
-            mj_putn(t, f->str, f->str_len);
-        else
-            mj_putn(t, f->raw, f->raw_len);
-        mj_puts(t, "\n");
+    switch (state) {
+    case SHEXEC_STATE_EXITED: return "exited";
+    case SHEXEC_STATE_SIGNALED: return "signaled";
+    case SHEXEC_STATE_TIMED_OUT: return "timed_out";
+    case SHEXEC_STATE_KILLED: return "killed";
+    case SHEXEC_STATE_CANCELLED: return "cancelled";
+    default: return "running";
     }
-    const mj_value *o = mj_get(v, "stdout"), *e = mj_get(v, "stderr");
-    size_t olen = o && o->type == MJ_STRING ? o->str_len : 0;
-    size_t elen = e && e->type == MJ_STRING ? e->str_len : 0;
-    put_section(t, "stdout", olen ? o->str : "", olen);
-    put_section(t, "stderr", elen ? e->str : "", elen);
+}
+
+/* A task's status and output as text: all output so far, or with new_only
+ * what arrived since the previous read. `status` NULL: running or completed. */
+static void format_task(shexec_task *t, int new_only, const char *status, mj_buf *text)
+{
+    shexec_run *r = shexec_task_run(t);
+    int done = shexec_run_done(r);
+    mj_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
+              status ? status : done ? "completed" : "running");
+    if (done)
+        mj_printf(text, "exit_code: %d\nstate: %s\n", shexec_run_exit_code(r),
+                  state_word(shexec_run_state(r)));
+    if (!new_only) {
+        put_output(text, r);
+        return;
+    }
+    size_t olen, elen;
+    const char *out = shexec_task_read(t, SHEXEC_STDOUT, &olen);
+    put_section(text, "stdout", out, olen);
+    const char *err = shexec_task_read(t, SHEXEC_STDERR, &elen);
+    put_section(text, "stderr", err, elen);
     if (!olen && !elen)
-        mj_puts(t, "(no output)\n");
+        mj_puts(text, "(no output)\n");
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -416,7 +438,8 @@ static int progress_tick(server *sv)
 
 static void call_free(call *c)
 {
-    shexec_run_free(c->run);
+    if (!c->killed)
+        shexec_run_free(c->run); /* a task's run goes with its task */
     mj_buf_free(&c->pending);
     free(c->id);
     free(c->token);
@@ -433,6 +456,15 @@ static char *dup_raw(const mj_value *v)
     return s;
 }
 
+/* 1 when a pending task_kill still needs t: it must not be freed yet. */
+static int task_in_use(const server *sv, const shexec_task *t)
+{
+    for (const call *c = sv->calls; c; c = c->next)
+        if (c->killed == t)
+            return 1;
+    return 0;
+}
+
 /* Answer every finished call, in the order they finish. */
 static void finish_calls(server *sv)
 {
@@ -443,7 +475,18 @@ static void finish_calls(server *sv)
             continue;
         }
         *pc = c->next;
-        if (!c->cancelled) {
+        if (c->killed) {
+            /* the task it stopped has ended: its final output, once; a
+             * second task_kill of it still waiting answers next, then frees */
+            if (!c->cancelled) {
+                mj_buf t = {0};
+                format_task(c->killed, 0, "killed", &t);
+                send_tool_text(sv, c->id, &t, 0);
+                mj_buf_free(&t);
+            }
+            if (!task_in_use(sv, c->killed))
+                shexec_task_free(c->killed);
+        } else if (!c->cancelled) {
             if (c->token && c->pending.len)
                 send_progress(sv, c, 1); /* progress always precedes the result */
             mj_buf t = {0};
@@ -456,158 +499,61 @@ static void finish_calls(server *sv)
     }
 }
 
-typedef struct {
-    const char *command;
-    size_t command_len;
-    int64_t timeout;   /* 0: not given */
-    int background, pty;
-    const char *cwd;
-    const mj_value *env;
-} bash_args;
-
-static int string_field(const mj_value *v, const char *name, mj_buf *err)
+/* A pending call for request `id`, not yet linked in; NULL (and answered)
+ * when out of memory. */
+static call *call_new(server *sv, const char *id, const mj_value *token)
 {
-    if (v->type != MJ_STRING) {
-        mj_printf(err, "argument \"%s\" must be a string", name);
-        return -1;
-    }
-    if (memchr(v->str, '\0', v->str_len)) {
-        mj_printf(err, "argument \"%s\" contains a NUL character", name);
-        return -1;
-    }
-    return 0;
-}
-
-/* Check the bash arguments against its schema; a message in err otherwise. */
-static int parse_bash_args(const mj_value *args, bash_args *a, mj_buf *err)
-{
-    static const char *const known[] = {"command", "timeout", "run_in_background", "cwd", "env",
-                                         "pty"};
-    memset(a, 0, sizeof *a);
-    size_t dup_len;
-    const char *dup = mj_duplicate_key(args, 0, &dup_len);
-    if (dup) {
-        mj_puts(err, "argument ");
-        put_name(err, dup, dup_len);
-        mj_puts(err, " given twice");
-        return -1;
-    }
-    for (size_t i = 0; i < args->count; i++) {
-        /* compared with the key's full length: "command\u0000x" is unknown */
-        size_t k = 0;
-        while (k < sizeof known / sizeof *known &&
-               !(args->key_lens[i] == strlen(known[k]) &&
-                 memcmp(args->keys[i], known[k], args->key_lens[i]) == 0))
-            k++;
-        if (k == sizeof known / sizeof *known) {
-            mj_puts(err, "unknown argument ");
-            put_name(err, args->keys[i], args->key_lens[i]);
-            return -1;
+    call *c = calloc(1, sizeof *c);
+    if (!c || !(c->id = strdup(id)) || (token && !(c->token = dup_raw(token)))) {
+        if (c) {
+            free(c->id);
+            free(c);
         }
-        const mj_value *v = &args->items[i];
-        switch (k) {
-        case 0:
-            if (string_field(v, "command", err) != 0)
-                return -1;
-            a->command = v->str;
-            a->command_len = v->str_len;
-            break;
-        case 1:
-            if (!mj_int(v, 1, INT64_MAX / 2, &a->timeout)) {
-                mj_puts(err, "argument \"timeout\" must be a whole number of milliseconds >= 1");
-                return -1;
-            }
-            break;
-        case 2:
-        case 5:
-            if (v->type != MJ_BOOL) {
-                mj_printf(err, "argument \"%s\" must be a boolean", known[k]);
-                return -1;
-            }
-            *(k == 2 ? &a->background : &a->pty) = v->boolean;
-            break;
-        case 3:
-            if (string_field(v, "cwd", err) != 0)
-                return -1;
-            a->cwd = v->str;
-            break;
-        default:
-            if (v->type != MJ_OBJECT) {
-                mj_puts(err, "argument \"env\" must be an object of strings");
-                return -1;
-            }
-            if ((dup = mj_duplicate_key(v, 0, &dup_len))) { /* which value would win? */
-                mj_puts(err, "argument \"env\": variable ");
-                put_name(err, dup, dup_len);
-                mj_puts(err, " given twice");
-                return -1;
-            }
-            for (size_t e = 0; e < v->count; e++)
-                if (v->items[e].type != MJ_STRING || memchr(v->keys[e], '\0', v->key_lens[e]) ||
-                    memchr(v->items[e].str, '\0', v->items[e].str_len)) {
-                    mj_puts(err, "argument \"env\" must map names to strings without NUL");
-                    return -1;
-                }
-            a->env = v;
-        }
+        send_error(sv, id, -32603, "out of memory");
+        return NULL;
     }
-    if (!a->command) {
-        mj_puts(err, "missing required argument \"command\"");
-        return -1;
-    }
-    if (!a->command_len) {
-        mj_puts(err, "argument \"command\" is empty");
-        return -1;
-    }
-    return 0;
+    c->start_ms = c->last_sent_ms = now_ms();
+    return c;
 }
 
-/* Apply cwd, env, pty and timeout to a run or a task (typed by `task`). */
-static int configure(shexec_run *r, shexec_task *t, const bash_args *a, uint32_t timeout)
-{
-    int rc = SHEXEC_OK;
-    if (timeout)
-        rc = t ? shexec_task_set_timeout_ms(t, timeout) : shexec_run_set_timeout_ms(r, timeout);
-    if (rc == SHEXEC_OK && a->cwd)
-        rc = t ? shexec_task_set_cwd(t, a->cwd) : shexec_run_set_cwd(r, a->cwd);
-    if (rc == SHEXEC_OK && a->pty)
-        rc = t ? shexec_task_set_pty(t, SHEXEC_PTY_ON) : shexec_run_set_pty(r, SHEXEC_PTY_ON);
-    for (size_t i = 0; rc == SHEXEC_OK && a->env && i < a->env->count; i++) {
-        const char *name = a->env->keys[i], *value = a->env->items[i].str;
-        rc = t ? shexec_task_setenv(t, name, value) : shexec_run_setenv(r, name, value);
-    }
-    return rc;
-}
-
+/* The library checks the arguments (shexec_tool_prepare(): the same rules and
+ * messages as its own bash tool); the server starts the run and streams it. */
 static void tool_bash(server *sv, const char *id, const mj_value *args, const mj_value *token)
 {
-    bash_args a;
-    mj_buf err = {0};
-    if (parse_bash_args(args, &a, &err) != 0) {
-        send_tool_error_buf(sv, id, &err, "invalid arguments");
-        mj_buf_free(&err);
+    char *args_json = args ? dup_raw(args) : NULL;
+    if (args && !args_json) {
+        send_error(sv, id, -32603, "out of memory");
+        return;
+    }
+    shexec_run *run = NULL;
+    int background = 0;
+    int rc = shexec_tool_prepare(&run, &background, sv->s, "bash", args_json);
+    free(args_json);
+    if (rc != SHEXEC_OK) {
+        send_tool_error(sv, id, shexec_session_errmsg(sv->s));
         return;
     }
     char msg[1200];
-    if (a.background) {
+    if (background) {
+        /* a model that gave no timeout gets the server's limit, if any
+         * (the arguments were checked: a "timeout" member is the model's) */
+        if (sv->task_timeout_ms && !mj_get(args, "timeout"))
+            rc = shexec_run_set_timeout_ms(run, sv->task_timeout_ms);
         shexec_task *t = NULL;
-        uint32_t timeout = a.timeout ? (a.timeout > UINT32_MAX ? UINT32_MAX : (uint32_t)a.timeout)
-                                     : sv->task_timeout_ms;
-        int rc = shexec_task_new_bytes(&t, sv->s, a.command, a.command_len);
         if (rc == SHEXEC_OK)
-            rc = configure(NULL, t, &a, timeout);
-        if (rc == SHEXEC_OK)
-            rc = shexec_task_start(t);
+            rc = shexec_run_start_task(&t, run);
         if (rc != SHEXEC_OK) {
             /* the model can free a slot itself: tell it how */
             snprintf(msg, sizeof msg, "%s%s", shexec_session_errmsg(sv->s),
                      rc == SHEXEC_ELIMIT ? ": read finished tasks with task_output, or stop one "
                                            "with task_kill, to make room"
                                          : "");
-            shexec_task_free(t);
+            shexec_run_free(run); /* not started: still ours */
             send_tool_error(sv, id, msg);
             return;
         }
+        /* the task is ours (host-held) until task_output reads it to the
+         * end, task_kill stops it, or the session ends */
         mj_buf text = {0};
         mj_printf(&text, "task_id: %s\nstatus: running\nThe command runs in the background: read "
                          "its output with task_output, stop it with task_kill.\n",
@@ -617,26 +563,15 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
         return;
     }
 
-    call *c = calloc(1, sizeof *c);
-    if (!c || !(c->id = strdup(id)) || (token && !(c->token = dup_raw(token)))) {
-        if (c) {
-            free(c->id);
-            free(c);
-        }
-        send_error(sv, id, -32603, "out of memory");
+    call *c = call_new(sv, id, token);
+    if (!c) {
+        shexec_run_free(run);
         return;
     }
-    uint32_t timeout = a.timeout ? (a.timeout > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : (uint32_t)a.timeout)
-                                 : sv->default_timeout_ms;
-    c->timeout_ms = timeout;
-    c->start_ms = c->last_sent_ms = now_ms();
-    int rc = shexec_run_new_bytes(&c->run, sv->s, a.command, a.command_len);
+    c->run = run;
+    rc = shexec_run_set_output_fn(run, on_output, c);
     if (rc == SHEXEC_OK)
-        rc = configure(c->run, NULL, &a, timeout);
-    if (rc == SHEXEC_OK)
-        rc = shexec_run_set_output_fn(c->run, on_output, c);
-    if (rc == SHEXEC_OK)
-        rc = shexec_run_start(c->run);
+        rc = shexec_run_start(run);
     if (rc != SHEXEC_OK) {
         snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(sv->s));
         call_free(c);
@@ -647,33 +582,135 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
     sv->calls = c;
 }
 
-/* task_output and task_kill: the library's tool layer does the work. */
-static void tool_task(server *sv, const char *id, const char *name, const mj_value *args)
+/* The arguments of task_output ({task_id, new_only}) or task_kill
+ * ({task_id}), checked as their schemas say; a message in err otherwise. */
+static int parse_task_args(const mj_value *args, int with_new_only, const char **task_id,
+                           int *new_only, mj_buf *err)
 {
-    char *args_json = args ? dup_raw(args) : strdup("{}");
-    char *out = NULL;
-    if (!args_json) {
-        send_error(sv, id, -32603, "out of memory");
+    *task_id = NULL;
+    *new_only = 0;
+    size_t dup_len;
+    const char *dup = mj_duplicate_key(args, 0, &dup_len);
+    if (dup) {
+        mj_puts(err, "argument ");
+        put_name(err, dup, dup_len);
+        mj_puts(err, " given twice");
+        return -1;
+    }
+    for (size_t i = 0; args && i < args->count; i++) {
+        const mj_value *v = &args->items[i];
+        /* compared with the key's full length: "task_id\u0000x" is unknown */
+        if (args->key_lens[i] == 7 && memcmp(args->keys[i], "task_id", 7) == 0) {
+            if (v->type != MJ_STRING) {
+                mj_puts(err, "argument \"task_id\" must be a string");
+                return -1;
+            }
+            if (memchr(v->str, '\0', v->str_len)) {
+                mj_puts(err, "argument \"task_id\" contains a NUL character");
+                return -1;
+            }
+            *task_id = v->str;
+        } else if (with_new_only && args->key_lens[i] == 8 &&
+                   memcmp(args->keys[i], "new_only", 8) == 0) {
+            if (v->type != MJ_BOOL) {
+                mj_puts(err, "argument \"new_only\" must be a boolean");
+                return -1;
+            }
+            *new_only = v->boolean;
+        } else {
+            mj_puts(err, "unknown argument ");
+            put_name(err, args->keys[i], args->key_lens[i]);
+            return -1;
+        }
+    }
+    if (!*task_id) {
+        mj_puts(err, "missing required argument \"task_id\"");
+        return -1;
+    }
+    return 0;
+}
+
+/* The task a task tool names, or NULL with the error sent. Looking it up
+ * makes it ours (never released for room): it is freed once reported done. */
+static shexec_task *find_task(server *sv, const char *id, const char *task_id)
+{
+    shexec_task *t = NULL;
+    int rc = shexec_session_find_task(&t, sv->s, task_id);
+    if (rc == SHEXEC_OK)
+        return t;
+    mj_buf m = {0};
+    if (rc == SHEXEC_ENOTASK && strstr(shexec_session_errmsg(sv->s), "released unread"))
+        /* leftovers nobody looked up make room for new tasks once finished */
+        mj_printf(&m, "Task %.64s finished and was released unread (retention limit: the "
+                      "session keeps at most %u tasks; read finished tasks with task_output)",
+                  task_id, SHEXEC_DEFAULT_MAX_TASKS);
+    else if (rc == SHEXEC_ENOTASK)
+        mj_printf(&m, "Task not found: %.64s", task_id);
+    else
+        mj_puts(&m, shexec_session_errmsg(sv->s));
+    send_tool_error_buf(sv, id, &m, "Task not found");
+    mj_buf_free(&m);
+    return NULL;
+}
+
+/* task_output: the task's status and output; a finished task is reported
+ * once, then freed. */
+static void tool_task_output(server *sv, const char *id, const mj_value *args)
+{
+    const char *task_id;
+    int new_only;
+    mj_buf err = {0};
+    if (parse_task_args(args, 1, &task_id, &new_only, &err) != 0) {
+        send_tool_error_buf(sv, id, &err, "invalid arguments");
+        mj_buf_free(&err);
         return;
     }
-    int rc = shexec_tool_call(sv->s, name, args_json, &out);
-    free(args_json);
-    mj_value *v = NULL;
-    char perr[128];
-    if (!out || mj_parse(out, strlen(out), &v, perr, sizeof perr) != 0 || v->type != MJ_OBJECT) {
-        send_tool_error(sv, id, rc != SHEXEC_OK ? shexec_session_errmsg(sv->s)
-                                                : "the tool returned no result");
-    } else if (rc != SHEXEC_OK || mj_get(v, "error")) {
-        const mj_value *e = mj_get(v, "error");
-        send_tool_error(sv, id, e && e->type == MJ_STRING ? e->str : shexec_session_errmsg(sv->s));
-    } else {
+    shexec_task *t = find_task(sv, id, task_id);
+    if (!t)
+        return;
+    /* take in what has already arrived (no done callbacks: t stays valid) */
+    shexec_session_wait(sv->s, 0);
+    mj_buf text = {0};
+    format_task(t, new_only, NULL, &text);
+    send_tool_text(sv, id, &text, 0);
+    mj_buf_free(&text);
+    /* a task a pending task_kill waits for is freed by that call */
+    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t))
+        shexec_task_free(t);
+}
+
+/* task_kill: SIGTERM to the task's group now, SIGKILL after the grace; the
+ * answer waits (as a pending call) for the task to end, while the loop
+ * keeps serving. A task that had already finished is reported at once. */
+static void tool_task_kill(server *sv, const char *id, const mj_value *args)
+{
+    const char *task_id;
+    int new_only;
+    mj_buf err = {0};
+    if (parse_task_args(args, 0, &task_id, &new_only, &err) != 0) {
+        send_tool_error_buf(sv, id, &err, "invalid arguments");
+        mj_buf_free(&err);
+        return;
+    }
+    shexec_task *t = find_task(sv, id, task_id);
+    if (!t)
+        return;
+    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t)) {
         mj_buf text = {0};
-        format_task_report(v, &text);
+        format_task(t, 0, "completed", &text);
         send_tool_text(sv, id, &text, 0);
         mj_buf_free(&text);
+        shexec_task_free(t);
+        return;
     }
-    mj_free(v);
-    shexec_free(out);
+    call *c = call_new(sv, id, NULL);
+    if (!c)
+        return;
+    c->killed = t;
+    c->run = shexec_task_run(t);
+    c->next = sv->calls;
+    sv->calls = c;
+    shexec_task_kill(t);
 }
 
 /* ---- methods ----------------------------------------------------------------- */
@@ -702,7 +739,7 @@ static void method_initialize(server *sv, const char *id, const mj_value *params
 static void method_tools_list(server *sv, const char *id)
 {
     char *tools = NULL;
-    if (shexec_tool_list(sv->s, &tools) != SHEXEC_OK) {
+    if (shexec_tool_list(&tools, sv->s) != SHEXEC_OK) {
         send_error(sv, id, -32603, shexec_session_errmsg(sv->s));
         return;
     }
@@ -721,7 +758,7 @@ static void method_tools_call(server *sv, const char *id, const mj_value *params
         return;
     }
     /* the library takes C strings: a name with NUL inside names no tool */
-    if (memchr(name->str, '\0', name->str_len) || !shexec_tool_enabled(sv->s, name->str)) {
+    if (memchr(name->str, '\0', name->str_len) || !shexec_tool_is_enabled(sv->s, name->str)) {
         mj_buf m = {0};
         mj_puts(&m, "Unknown tool: ");
         mj_putn(&m, name->str, name->str_len > 64 ? 64 : name->str_len);
@@ -736,16 +773,26 @@ static void method_tools_call(server *sv, const char *id, const mj_value *params
         send_tool_error(sv, id, "arguments must be a JSON object");
         return;
     }
+    /* no tool has an argument with NUL in its name; said here, where the
+     * name can be quoted whole (the library's messages are C strings) */
+    for (size_t i = 0; args && i < args->count; i++)
+        if (memchr(args->keys[i], '\0', args->key_lens[i])) {
+            mj_buf m = {0};
+            mj_puts(&m, "unknown argument ");
+            put_name(&m, args->keys[i], args->key_lens[i]);
+            send_tool_error_buf(sv, id, &m, "unknown argument");
+            mj_buf_free(&m);
+            return;
+        }
     const mj_value *token = mj_get(mj_get(params, "_meta"), "progressToken");
     if (token && token->type != MJ_STRING && token->type != MJ_NUMBER)
         token = NULL;
-    /* the tool layer knows the tools by their exposed names; bash is ours */
-    if (mj_str_eq(name, "bash")) {
-        static const mj_value no_args = {.type = MJ_OBJECT};
-        tool_bash(sv, id, args ? args : &no_args, token);
-    } else {
-        tool_task(sv, id, name->str, args);
-    }
+    if (mj_str_eq(name, "bash"))
+        tool_bash(sv, id, args, token);
+    else if (mj_str_eq(name, "task_output"))
+        tool_task_output(sv, id, args);
+    else
+        tool_task_kill(sv, id, args);
 }
 
 static void cancel_call(server *sv, const mj_value *params)
@@ -966,15 +1013,15 @@ static int configure_tools(server *sv, int no_bash, const char *disable)
 {
     static const char *const tools[] = {"bash", "task_output", "task_kill"};
     for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
-        shexec_tool_enable(sv->s, tools[i], 1);
+        shexec_tool_set_enabled(sv->s, tools[i], 1);
     if (no_bash)
-        shexec_tool_enable(sv->s, "bash", 0);
+        shexec_tool_set_enabled(sv->s, "bash", 0);
     char *list = disable ? strdup(disable) : NULL, *save = NULL;
     if (disable && !list)
         return -1;
     for (char *name = list ? strtok_r(list, ", ", &save) : NULL; name;
          name = strtok_r(NULL, ", ", &save))
-        if (shexec_tool_enable(sv->s, name, 0) != SHEXEC_OK) {
+        if (shexec_tool_set_enabled(sv->s, name, 0) != SHEXEC_OK) {
             log_msg("--disable-tools: no tool named \"%s\" (tools: bash, task_output, task_kill)",
                     name);
             free(list);
@@ -1012,7 +1059,7 @@ static void serve(server *sv)
         int n = 0;
         for (;;) {
             if (cap > 3) {
-                n = shexec_session_pollfds(sv->s, fds + 3, cap - 3, &lib_timeout);
+                n = shexec_session_pollfds(fds + 3, cap - 3, &lib_timeout, sv->s);
                 if (n < 0)
                     n = 0; /* only a call from a callback fails */
                 if ((uint32_t)n <= cap - 3)
@@ -1044,7 +1091,8 @@ static void serve(server *sv)
         if (rc < 0)
             for (int i = 0; i < 3 + n; i++)
                 fds[i].revents = 0;
-        /* the session first: its descriptors must be matched before any other call */
+        /* the session first: its descriptors must be matched before any other
+         * call; also when poll timed out, as process() enforces the deadlines */
         shexec_session_process(sv->s, fds + 3, (uint32_t)n);
         finish_calls(sv);
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))

@@ -3,7 +3,7 @@
 // task_output tools, progress streaming, cancellation and shutdown.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { connect, text, bash, tempDir, alive, waitGone, readPids, sleep } from './util.mjs';
@@ -341,6 +341,64 @@ describe('background tasks', () => {
     }
     const ok = await bash(client, { command: 'true', run_in_background: true });
     assert.equal(ok.isError, false);
+  });
+});
+
+describe('background tasks: new_only and retention', () => {
+  test('new_only returns each piece of output once', async () => {
+    const { client } = await connect();
+    const dir = tempDir();
+    try {
+      const go = join(dir, 'go');
+      const read = (id) => client.callTool({ name: 'task_output', arguments: { task_id: id, new_only: true } });
+      const r = await bash(client, {
+        command: `echo one; while [ ! -e '${go}' ]; do sleep 0.02; done; echo two`, run_in_background: true });
+      const id = text(r).match(/^task_id: (\S+)\n/)[1];
+      let t;
+      const end = Date.now() + 5000;
+      do t = text(await read(id)); while (!/stdout:\none\n/.test(t) && Date.now() < end);
+      assert.match(t, /^task_id: \S+\nstatus: running\nstdout:\none\n$/);
+      assert.match(text(await read(id)), /status: running\n\(no output\)\n$/, 'read already');
+      writeFileSync(go, '');
+      let rest = '';
+      do {
+        t = text(await read(id));
+        rest += t;
+      } while (/status: running/.test(t) && Date.now() < end);
+      assert.match(t, /status: completed\nexit_code: 0\nstate: exited\n/);
+      assert.match(rest, /stdout:\ntwo\n/);
+      assert.doesNotMatch(rest, /one/);
+    } finally {
+      await client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a finished leftover task nobody read makes room; its id then says so', async () => {
+    const { client } = await connect();
+    const ids = [];
+    try {
+      const left = text(await bash(client, { command: 'sleep 0.2 & echo started' }))
+        .match(/leftover_task_id: (\S+)/)[1];
+      await sleep(1000); // the leftover sleep has ended: a finished task of the session
+      for (let i = 0; i < 10; i++) {
+        const r = await bash(client, { command: 'sleep 60', run_in_background: true });
+        assert.equal(r.isError, false, text(r));
+        ids.push(text(r).match(/^task_id: (\S+)\n/)[1]);
+      }
+      const r = await client.callTool({ name: 'task_output', arguments: { task_id: left } });
+      assert.equal(r.isError, true);
+      assert.match(text(r), new RegExp(`Task ${left} finished and was released unread \\(retention limit`));
+      // the server's own tasks are never released: the next one is refused
+      const over = await bash(client, { command: 'true', run_in_background: true });
+      assert.equal(over.isError, true);
+      assert.match(text(over), /to make room/);
+    } finally {
+      for (const id of ids)
+        assert.match(text(await client.callTool({ name: 'task_kill', arguments: { task_id: id } })),
+          /status: killed/);
+      await client.close();
+    }
   });
 });
 

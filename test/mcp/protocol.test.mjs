@@ -236,6 +236,77 @@ test('--background-task-timeout limits background commands', async () => {
   await s.exited;
 });
 
+// A background task that ignores SIGTERM, started and seen running (its
+// trap is set before it prints its pid); returns its id and shell pid.
+async function termIgnoringTask(s, reqId) {
+  s.send({ jsonrpc: '2.0', id: reqId, method: 'tools/call', params: { name: 'bash',
+    arguments: { command: "trap '' TERM; echo $$; sleep 300", run_in_background: true } } });
+  const id = (await s.next()).json.result.content[0].text.match(/task_id: (\S+)/)[1];
+  for (let i = 0; ; i++) {
+    s.send({ jsonrpc: '2.0', id: `${reqId}-o${i}`, method: 'tools/call',
+      params: { name: 'task_output', arguments: { task_id: id } } });
+    const m = (await s.next()).json.result.content[0].text.match(/stdout:\n(\d+)\n/);
+    if (m) return { id, pid: Number(m[1]) };
+    assert.ok(i < 200, 'the task printed its pid');
+    await sleep(25);
+  }
+}
+
+test('task_kill waits for the task without blocking the server: ping and task_output answered meanwhile', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const { id, pid } = await termIgnoringTask(s, 2);
+  const kill = (rid) => ({ jsonrpc: '2.0', id: rid, method: 'tools/call',
+    params: { name: 'task_kill', arguments: { task_id: id } } });
+  // SIGTERM is ignored: the task ends at SIGKILL, after the grace period
+  s.send(kill('k1'));
+  s.send(kill('k2')); // the same task twice: both are answered
+  s.send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+  s.send({ jsonrpc: '2.0', id: 'o', method: 'tools/call',
+    params: { name: 'task_output', arguments: { task_id: id } } });
+  // (a server that blocked in the kill would answer k1 first, after the grace)
+  assert.deepEqual((await s.next(15000)).json, { jsonrpc: '2.0', id: 'p', result: {} },
+    'the ping is answered while the kill waits out the grace');
+  const out = (await s.next()).json;
+  assert.equal(out.id, 'o');
+  assert.match(out.result.content[0].text, /^task_id: \S+\nstatus: running\n/);
+  const answers = [(await s.next(15000)).json, (await s.next(15000)).json];
+  assert.deepEqual(answers.map((a) => a.id).sort(), ['k1', 'k2']);
+  for (const a of answers) {
+    assert.equal(a.result.isError, false);
+    assert.match(a.result.content[0].text,
+      new RegExp(`^task_id: ${id}\nstatus: killed\nexit_code: -1\nstate: killed\nstdout:\n${pid}\n`));
+  }
+  assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  // reported killed: the task is gone
+  s.send({ jsonrpc: '2.0', id: 'gone', method: 'tools/call',
+    params: { name: 'task_output', arguments: { task_id: id } } });
+  const gone = (await s.next()).json;
+  assert.equal(gone.result.isError, true);
+  assert.match(gone.result.content[0].text, new RegExp(`Task not found: ${id}`));
+  await sleep(200);
+  assert.equal(s.pending(), 0, 'one answer per request');
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
+  assert.equal(s.stderr(), '');
+});
+
+test('stdin EOF while a task_kill waits: the server exits 0 and the task is gone', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const { id, pid } = await termIgnoringTask(s, 2);
+  s.send({ jsonrpc: '2.0', id: 3, method: 'tools/call',
+    params: { name: 'task_kill', arguments: { task_id: id } } });
+  s.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+  assert.equal((await s.next(15000)).json.id, 4, 'the kill is pending');
+  s.child.stdin.end();
+  assert.deepEqual(await s.exited, { code: 0, sig: null });
+  assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  assert.equal(s.pending(), 0, 'a call cut short by EOF is not answered');
+});
+
 // Each bad message gets exactly one answer: the ping sent right after it must
 // be the very next message, and nothing may follow.
 async function expectOneAnswer(s, raw, check, pingId) {
@@ -328,11 +399,12 @@ test('a key given twice inside params is Invalid params; inside arguments a tool
     [req(6, 'initialize', '{"protocolVersion":"2025-06-18","capabilities":{"x":{"a":1,"a":2}},' +
       '"clientInfo":{"name":"t","version":"0"}}'), invalidParams(6, /"a" given twice/)],
     [req(7, 'ping', '{"_meta":{},"_meta":{}}'), invalidParams(7, /"_meta" given twice/)],
-    // the tool's own input: bad arguments are tool errors, as always
+    // the tool's own input: bad arguments are tool errors, as always (bash's
+    // are checked by the library, which names the key and where it repeats)
     [req(8, 'tools/call', '{"name":"bash","arguments":{"command":"echo a","command":"echo b"}}'),
-      toolError(8, /"command" given twice/)],
+      toolError(8, /duplicate key "command"/)],
     [req(9, 'tools/call', '{"name":"bash","arguments":{"command":"echo $A","env":{"A":"1","A":"2"}}}'),
-      toolError(9, /"A" given twice/)],
+      toolError(9, /duplicate key "A"/)],
     [req(10, 'tools/call', '{"name":"task_output","arguments":{"task_id":"t1","task_id":"t2"}}'),
       toolError(10, /twice|duplicate/i)],
     // NUL inside params: the tool name, an argument name, a task id
