@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -695,6 +696,315 @@ static void test_foreground_and_tasks_together(void **state)
     shexec_task_free(bg);
 }
 
+/* ---- a task is a run started in the background ---------------------------- */
+
+/* shexec_run_start_task() must fail with `code`: no task (*out written
+ * NULL), and the run not started. */
+static void start_task_fails(shexec_run *r, int code)
+{
+    static char not_a_task;
+    shexec_task *t = (shexec_task *)(void *)&not_a_task; /* anything but NULL */
+    assert_int_equal(shexec_run_start_task(&t, r), code);
+    assert_null(t);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    assert_int_equal(shexec_run_pid(r), 0);
+    assert_false(shexec_run_done(r));
+}
+
+/*
+ * A start that fails leaves the run the caller's: no task, the run still
+ * NEW, and it can be freed or started again once the cause is gone.
+ */
+static void test_start_task_failure_leaves_run_to_caller(void **state)
+{
+    shexec_session *s = *state;
+    /* no slot free */
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    shexec_task *busy = start_task(s, "sleep 60");
+    shexec_run *r = new_run(s, "echo second");
+    start_task_fails(r, SHEXEC_ELIMIT);
+    /* still configurable: nothing of it was started */
+    assert_int_equal(shexec_run_set_timeout_ms(r, 10000), SHEXEC_OK);
+    shexec_task_free(busy);
+    /* started again, once there is room */
+    shexec_task *t = as_task(r);
+    assert_ptr_equal(shexec_task_run(t), r);
+    wait_done(s, t);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "second\n");
+    shexec_task_free(t);
+
+    /* a failure of the start itself: the working directory is gone */
+    const char *tmp = tu_mkdtemp();
+    assert_non_null(tmp);
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    r = new_run(s, "pwd");
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
+    assert_int_equal(rmdir(dir), 0);
+    start_task_fails(r, SHEXEC_ENOCWD);
+    assert_non_null(strstr(shexec_session_errmsg(s), dir));
+    /* the directory is back: the same run starts */
+    assert_int_equal(mkdir(dir, 0700), 0);
+    t = as_task(r);
+    wait_done(s, t);
+    char want[300];
+    snprintf(want, sizeof want, "%s\n", dir);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want);
+    shexec_task_free(t);
+
+    /* or it is simply freed: the caller's to free, nothing left behind */
+    r = new_run(s, "pwd");
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
+    assert_int_equal(rmdir(dir), 0);
+    start_task_fails(r, SHEXEC_ENOCWD);
+    shexec_run_free(r);
+    assert_null(s->tasks);
+    assert_null(s->runs);
+}
+
+/*
+ * The task owns its run: shexec_run_free() on it is ignored, running or
+ * finished, and the task keeps working; freeing the task frees both (the
+ * sanitizer build and the leak guard see to "both").
+ */
+static void test_run_free_on_task_run_ignored(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "read -r x; echo \"got $x\"; exit 5");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    pid_t pid = (pid_t)shexec_run_pid(r);
+    assert_true(pid > 0);
+    shexec_run_free(r); /* ignored: not freed, not terminated */
+    shexec_run_free(shexec_task_run(t));
+    assert_ptr_equal(shexec_task_run(t), r);
+    assert_true(shexec_session_wait(s, 100) >= 0);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    assert_true(tu_pid_alive(pid));
+    /* input, output and the result still go through the run */
+    assert_int_equal(shexec_run_write(r, "in\n", 3), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 5);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "got in\n");
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "got in\n");
+    shexec_run_free(r); /* finished: still ignored */
+    assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 5);
+    shexec_task *found = NULL;
+    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
+    assert_ptr_equal(found, t);
+    shexec_task_free(t); /* frees the task and its run */
+    assert_null(s->tasks);
+    assert_null(s->runs);
+
+    /* a running task freed with its run ignored before: killed and reaped */
+    t = start_task(s, "sleep 60");
+    pid = (pid_t)shexec_run_pid(shexec_task_run(t));
+    shexec_run_free(shexec_task_run(t));
+    shexec_task_free(t);
+    assert_false(tu_pid_alive(pid));
+    assert_null(s->tasks);
+}
+
+/* Cancelling a task's run is killing the task: state KILLED, not CANCELLED. */
+static void test_run_cancel_on_task_run_kills(void **state)
+{
+    shexec_session *s = *state;
+    int seen = -1;
+    done_calls = 0;
+    shexec_task *t = start_task(s, "sleep 60");
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_run_signal(run_of(t)), SIGTERM);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), -1);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(seen, SHEXEC_STATE_KILLED);
+    /* finished: cancel and kill do nothing more */
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
+    shexec_task_free(t);
+}
+
+static int other_done_calls;
+
+static void on_done_other(void *user, shexec_task *t)
+{
+    (void)user;
+    (void)t;
+    other_done_calls++;
+}
+
+/*
+ * The done callback is set after the start and called exactly once, also
+ * when the command ended before it was set (nothing is missed: the task is
+ * finished only once the loop has seen it end). Replacing it while the task
+ * runs replaces it; once the task has finished it is SHEXEC_ESTATE.
+ */
+static void test_done_fn_set_after_start(void **state)
+{
+    shexec_session *s = *state;
+    int seen = -1;
+    done_calls = other_done_calls = 0;
+    assert_int_equal(shexec_task_set_done_fn(NULL, on_done, &seen), SHEXEC_EINVAL);
+
+    /* the shell has exited before the callback is set; the loop was not pumped */
+    shexec_task *t = start_task(s, "exit 4");
+    pid_t pid = (pid_t)shexec_run_pid(run_of(t));
+    assert_true(tu_wait_pid_gone(pid, 10000));
+    assert_false(shexec_run_done(run_of(t)));
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(seen, SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), 4);
+    /* once finished it cannot be set, and it is not called again */
+    assert_int_equal(shexec_task_set_done_fn(t, on_done_other, NULL), SHEXEC_ESTATE);
+    assert_non_null(strstr(shexec_session_errmsg(s), "finished"));
+    assert_int_equal(shexec_session_wait(s, 0), 0);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(other_done_calls, 0);
+    shexec_task_free(t);
+
+    /* replaced while running: only the last one set is called */
+    t = start_task(s, "sleep 0.2");
+    assert_int_equal(shexec_task_set_done_fn(t, on_done_other, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(done_calls, 2);
+    assert_int_equal(other_done_calls, 0);
+    shexec_task_free(t);
+}
+
+typedef struct {
+    shx_buf out;
+    int calls;
+} tagged_sink;
+
+static void to_tagged_sink(void *user, int stream, const char *data, size_t len)
+{
+    tagged_sink *k = user;
+    if (stream == SHEXEC_STDOUT) {
+        shx_buf_append(&k->out, data, len);
+        k->calls++;
+    }
+}
+
+/* Wait until the task's stdout holds `text`. */
+static void wait_output(shexec_session *s, shexec_task *t, const char *text)
+{
+    int64_t end = tu_now_ms() + 20000;
+    while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), text)) {
+        assert_true(tu_now_ms() < end);
+        assert_false(shexec_run_done(run_of(t)));
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    }
+}
+
+/*
+ * An output callback set on a running task's run gets the output read
+ * from then on (not what was read before), and can be changed again; set
+ * right after the start it misses nothing; once finished it is refused.
+ */
+static void test_output_fn_set_while_running(void **state)
+{
+    shexec_session *s = *state;
+    tagged_sink a = {SHX_BUF_INIT, 0}, b = {SHX_BUF_INIT, 0};
+    shexec_run *r = new_run(s, "echo one; read -r x; echo two; read -r y; echo three");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    wait_output(s, t, "one\n"); /* read with no callback */
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &a), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "\n", 1), SHEXEC_OK);
+    wait_output(s, t, "two\n");
+    assert_string_equal(a.out.data, "two\n");
+    /* changed: the new one gets what follows, the old one nothing more */
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &b), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "\n", 1), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(a.out.data, "two\n");
+    assert_string_equal(b.out.data, "three\n");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\ntwo\nthree\n");
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &a), SHEXEC_ESTATE);
+    shexec_task_free(t);
+    shx_buf_free(&a.out);
+    shx_buf_free(&b.out);
+
+    /* set right after the start, even once the command has written and
+     * exited: it gets everything */
+    tagged_sink c = {SHX_BUF_INIT, 0};
+    t = start_task(s, "echo first; echo second");
+    assert_true(tu_wait_pid_gone((pid_t)shexec_run_pid(run_of(t)), 10000));
+    assert_int_equal(shexec_run_set_output_fn(run_of(t), to_tagged_sink, &c), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(c.out.data, "first\nsecond\n");
+    shexec_task_free(t);
+    shx_buf_free(&c.out);
+
+    /* the task that adopted a command's leftovers has a run too: its later
+     * output reaches a callback set there */
+    tagged_sink d = {SHX_BUF_INIT, 0};
+    r = new_run(s, "(sleep 0.3; echo late; echo later) & echo now");
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_task *left = NULL;
+    assert_int_equal(shexec_session_find_task(&left, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_set_output_fn(shexec_task_run(left), to_tagged_sink, &d),
+                     SHEXEC_OK);
+    wait_done(s, left);
+    assert_string_equal(d.out.data, "late\nlater\n");
+    shexec_task_free(left);
+    shx_buf_free(&d.out);
+}
+
+/* shexec_session_wait() returns how many runs and tasks finished in it. */
+static void test_session_wait_counts_finished(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_wait(NULL, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_wait(s, 0), 0); /* nothing runs */
+
+    /* one task finishes: 1, over however many calls it takes */
+    shexec_task *t = start_task(s, "true");
+    int finished = 0, last = -1;
+    int64_t end = tu_now_ms() + 20000;
+    while (!shexec_run_done(run_of(t))) {
+        assert_true(tu_now_ms() < end);
+        last = shexec_session_wait(s, 1000);
+        assert_true(last >= 0);
+        finished += last;
+    }
+    assert_int_equal(finished, 1);
+    assert_int_equal(last, 1);
+    assert_int_equal(shexec_session_wait(s, 0), 0); /* finished tasks are not counted again */
+    shexec_task_free(t);
+
+    /* time running out with nothing finished: 0 */
+    shexec_task *sleeper = start_task(s, "sleep 60");
+    assert_int_equal(shexec_session_wait(s, 50), 0);
+
+    /* a foreground run and a task counted together */
+    shexec_run *r = new_run(s, "true");
+    t = start_task(s, "true");
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    finished = 0;
+    while (!shexec_run_done(r) || !shexec_run_done(run_of(t))) {
+        assert_true(tu_now_ms() < end);
+        int rc = shexec_session_wait(s, 1000);
+        assert_true(rc >= 0);
+        finished += rc;
+    }
+    assert_int_equal(finished, 2);
+    assert_false(shexec_run_done(run_of(sleeper)));
+    shexec_run_free(r);
+    shexec_task_free(t);
+    shexec_task_free(sleeper);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +1026,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_session_free_stops_everything, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_poll_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreground_and_tasks_together, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_task_failure_leaves_run_to_caller, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_run_free_on_task_run_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_cancel_on_task_run_kills, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_done_fn_set_after_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_fn_set_while_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_wait_counts_finished, setup, teardown),
     };
     return cmocka_run_group_tests_name("task", tests, NULL, NULL);
 }
