@@ -43,6 +43,24 @@ static pid_t pid_in(const char *text)
     return (pid_t)strtol(text, NULL, 10);
 }
 
+/* Start cmd as a task, with an output callback when fn is not NULL. */
+static shexec_task *start_task(shexec_session *s, const char *cmd, shexec_output_fn fn, void *user)
+{
+    shexec_run *r = NULL;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    if (fn)
+        assert_int_equal(shexec_run_set_output_fn(r, fn, user), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    return t;
+}
+
+/* The task's stdout so far. */
+static const char *task_stdout(shexec_task *t)
+{
+    return shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL);
+}
+
 /* ---- freeing from an output callback ------------------------------------- */
 
 typedef struct {
@@ -124,32 +142,25 @@ static void free_other(void *user, int stream, const char *data, size_t len)
 static void test_free_other_run_and_task_from_callback(void **state)
 {
     shexec_session *s = *state;
-    shexec_run *victim = NULL;
-    shexec_task *victim_task = NULL, *never_started = NULL;
+    shexec_run *victim = NULL, *never_started = NULL;
     assert_int_equal(shexec_run_new(&victim, s, "echo $$; exec sleep 300"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(victim), SHEXEC_OK);
-    assert_int_equal(shexec_task_new(&victim_task, s, "echo $$; exec sleep 300"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(victim_task), SHEXEC_OK);
-    assert_int_equal(shexec_task_new(&never_started, s, "true"), SHEXEC_OK);
+    shexec_task *victim_task = start_task(s, "echo $$; exec sleep 300", NULL, NULL);
+    /* a task is always started: what is never started is a run */
+    assert_int_equal(shexec_run_new(&never_started, s, "true"), SHEXEC_OK);
     while (shexec_run_output_total(victim, SHEXEC_STDOUT) == 0 ||
-           shexec_task_output_total(victim_task, SHEXEC_STDOUT) == 0)
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+           shexec_run_output_total(shexec_task_run(victim_task), SHEXEC_STDOUT) == 0)
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     pid_t rpid = pid_in(shexec_run_output(victim, SHEXEC_STDOUT, NULL));
-    pid_t tpid = pid_in(shexec_task_output(victim_task, SHEXEC_STDOUT, NULL));
+    pid_t tpid = pid_in(task_stdout(victim_task));
 
-    freer f1 = {.run = victim}, f2 = {.task = victim_task}, f3 = {.task = never_started};
+    freer f1 = {.run = victim}, f2 = {.task = victim_task}, f3 = {.run = never_started};
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "echo a; sleep 0.2; echo b; echo c >&2; sleep 0.5"),
                      SHEXEC_OK);
     assert_int_equal(shexec_run_set_output_fn(r, free_other, &f1), SHEXEC_OK);
-    shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, "echo x; sleep 0.2; echo y"), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(t, free_other, &f2), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
-    shexec_task *t3 = NULL;
-    assert_int_equal(shexec_task_new(&t3, s, "echo z"), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(t3, free_other, &f3), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t3), SHEXEC_OK);
+    shexec_task *t = start_task(s, "echo x; sleep 0.2; echo y", free_other, &f2);
+    shexec_task *t3 = start_task(s, "echo z", free_other, &f3);
 
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "a\nb\n");
@@ -157,14 +168,15 @@ static void test_free_other_run_and_task_from_callback(void **state)
     /* the victims were terminated; they are released as soon as they end */
     assert_true(tu_wait_pid_gone(rpid, 5000));
     assert_true(tu_wait_pid_gone(tpid, 5000));
-    while (!shexec_task_done(t))
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "x\ny\n");
+    while (!shexec_run_done(shexec_task_run(t)))
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    assert_string_equal(task_stdout(t), "x\ny\n");
     shexec_run_free(r);
     shexec_task_free(t);
     shexec_task_free(t3);
-    /* every task of the session has been released */
+    /* every task and run of the session has been released */
     assert_null(s->tasks);
+    assert_null(s->runs);
 }
 
 /*
@@ -177,17 +189,18 @@ static void test_free_while_being_freed(void **state)
     shexec_session *s = *state;
     shexec_session_set_kill_grace_ms(s, 1000); /* the victims ignore SIGTERM */
     freer f = {.freed = 1}; /* armed below */
-    shexec_task *ticker = NULL;
-    assert_int_equal(shexec_task_new(&ticker, s, "while :; do echo tick; sleep 0.05; done"),
+    shexec_run *ticker_run = NULL;
+    assert_int_equal(shexec_run_new(&ticker_run, s, "while :; do echo tick; sleep 0.05; done"),
                      SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(ticker, free_other, &f), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(ticker_run, free_other, &f), SHEXEC_OK);
 
     shexec_run *victim = NULL;
     assert_int_equal(shexec_run_new(&victim, s, "trap '' TERM; echo $$; sleep 300"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(victim), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(ticker), SHEXEC_OK);
+    shexec_task *ticker = NULL;
+    assert_int_equal(shexec_run_start_task(&ticker, ticker_run), SHEXEC_OK);
     while (shexec_run_output_total(victim, SHEXEC_STDOUT) == 0)
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     pid_t pid = pid_in(shexec_run_output(victim, SHEXEC_STDOUT, NULL));
     f.run = victim;
     f.calls = 0;
@@ -197,13 +210,10 @@ static void test_free_while_being_freed(void **state)
     assert_false(tu_pid_alive(pid));
     f.run = NULL;
 
-    shexec_task *victim_task = NULL;
-    assert_int_equal(shexec_task_new(&victim_task, s, "trap '' TERM; echo $$; sleep 300"),
-                     SHEXEC_OK);
-    assert_int_equal(shexec_task_start(victim_task), SHEXEC_OK);
-    while (shexec_task_output_total(victim_task, SHEXEC_STDOUT) == 0)
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
-    pid = pid_in(shexec_task_output(victim_task, SHEXEC_STDOUT, NULL));
+    shexec_task *victim_task = start_task(s, "trap '' TERM; echo $$; sleep 300", NULL, NULL);
+    while (shexec_run_output_total(shexec_task_run(victim_task), SHEXEC_STDOUT) == 0)
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    pid = pid_in(task_stdout(victim_task));
     f.task = victim_task;
     f.calls = 0;
     f.freed = 0;
@@ -225,7 +235,7 @@ static void free_on_done(void *user, shexec_task *t)
 {
     done_rec *d = user;
     d->calls++;
-    assert_true(shexec_task_done(t));
+    assert_true(shexec_run_done(shexec_task_run(t)));
     shexec_task_free(t);
     shexec_task_free(t); /* twice: harmless */
     if (d->also)
@@ -235,39 +245,36 @@ static void free_on_done(void *user, shexec_task *t)
 static void test_done_callback_frees_tasks(void **state)
 {
     shexec_session *s = *state;
-    shexec_task *other = NULL, *t = NULL;
-    assert_int_equal(shexec_task_new(&other, s, "echo $$; exec sleep 300"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(other), SHEXEC_OK);
-    while (shexec_task_output_total(other, SHEXEC_STDOUT) == 0)
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
-    pid_t pid = pid_in(shexec_task_output(other, SHEXEC_STDOUT, NULL));
+    shexec_task *other = start_task(s, "echo $$; exec sleep 300", NULL, NULL);
+    while (shexec_run_output_total(shexec_task_run(other), SHEXEC_STDOUT) == 0)
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    pid_t pid = pid_in(task_stdout(other));
 
     done_rec d = {.also = other};
-    assert_int_equal(shexec_task_new(&t, s, "echo done"), SHEXEC_OK);
+    /* the done callback is set right after the start: none is missed */
+    shexec_task *t = start_task(s, "echo done", NULL, NULL);
     assert_int_equal(shexec_task_set_done_fn(t, free_on_done, &d), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
     int64_t end = tu_now_ms() + 10000;
     while (d.calls == 0 || s->tasks) {
         assert_true(tu_now_ms() < end);
-        assert_int_equal(shexec_session_wait(s, 200), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 200) >= 0);
     }
     assert_int_equal(d.calls, 1);
     assert_true(tu_wait_pid_gone(pid, 5000));
 
     /* the same through the host's own loop (pollfds/process) */
     d = (done_rec){0};
-    assert_int_equal(shexec_task_new(&t, s, "echo done"), SHEXEC_OK);
+    t = start_task(s, "echo done", NULL, NULL);
     assert_int_equal(shexec_task_set_done_fn(t, free_on_done, &d), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
     end = tu_now_ms() + 10000;
     while (s->tasks) {
         assert_true(tu_now_ms() < end);
         struct pollfd fds[16];
         int32_t tmo;
-        int n = shexec_session_pollfds(s, fds, 16, &tmo);
+        int n = shexec_session_pollfds(fds, 16, &tmo, s);
         assert_true(n >= 0 && n <= 16);
         assert_true(poll(fds, (nfds_t)n, tmo < 0 || tmo > 200 ? 200 : tmo) >= 0);
-        assert_int_equal(shexec_session_process(s, fds, (uint32_t)n), SHEXEC_OK);
+        assert_true(shexec_session_process(s, fds, (uint32_t)n) >= 0);
     }
     assert_int_equal(d.calls, 1);
 }
@@ -287,7 +294,7 @@ static void free_by_id(void *user, int stream, const char *data, size_t len)
     (void)len;
     tool_victim *v = user;
     shexec_task *t = NULL;
-    if (v->id[0] && shexec_session_find_task(v->s, v->id, &t) == SHEXEC_OK) {
+    if (v->id[0] && shexec_session_find_task(&t, v->s, v->id) == SHEXEC_OK) {
         shexec_task_free(t);
         v->frees++;
     }
@@ -297,13 +304,12 @@ static void test_free_task_a_tool_waits_for(void **state)
 {
     shexec_session *s = *state;
     shexec_session_set_kill_grace_ms(s, 1000);
-    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
-    assert_int_equal(shexec_tool_enable(s, "task_kill", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "task_kill", 1), SHEXEC_OK);
     char *out = NULL;
-    assert_int_equal(shexec_tool_call(s, "bash",
+    assert_int_equal(shexec_tool_call(&out, s, "bash",
                                       "{\"command\":\"trap '' TERM; echo ready; sleep 300\","
-                                      "\"run_in_background\":true}",
-                                      &out),
+                                      "\"run_in_background\":true}"),
                      SHEXEC_OK);
     const char *id = strstr(out, "\"task_id\":\"");
     assert_non_null(id);
@@ -313,24 +319,20 @@ static void test_free_task_a_tool_waits_for(void **state)
     shexec_free(out);
     /* the trap must be set before the kill, or TERM ends it at once */
     shexec_task *victim = NULL;
-    assert_int_equal(shexec_session_find_task(s, v.id, &victim), SHEXEC_OK);
-    while (!strstr(shexec_task_output(victim, SHEXEC_STDOUT, NULL), "ready"))
-        assert_int_equal(shexec_session_wait(s, 50), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&victim, s, v.id), SHEXEC_OK);
+    while (!strstr(task_stdout(victim), "ready"))
+        assert_true(shexec_session_wait(s, 50) >= 0);
 
-    shexec_task *ticker = NULL;
-    assert_int_equal(shexec_task_new(&ticker, s, "while :; do echo tick; sleep 0.05; done"),
-                     SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(ticker, free_by_id, &v), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(ticker), SHEXEC_OK);
+    shexec_task *ticker = start_task(s, "while :; do echo tick; sleep 0.05; done", free_by_id, &v);
     /* task_kill waits out the grace; the ticker's callback frees the task */
     char args[64];
     snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", v.id);
-    assert_int_equal(shexec_tool_call(s, "task_kill", args, &out), SHEXEC_OK);
+    assert_int_equal(shexec_tool_call(&out, s, "task_kill", args), SHEXEC_OK);
     assert_non_null(strstr(out, "\"status\":\"killed\""));
     shexec_free(out);
     assert_true(v.frees >= 1);
     shexec_task *gone = NULL;
-    assert_int_equal(shexec_session_find_task(s, v.id, &gone), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_find_task(&gone, s, v.id), SHEXEC_ENOTASK);
     shexec_task_free(ticker);
 }
 
@@ -377,7 +379,7 @@ static void read_in_callback(void *user, int stream, const char *data, size_t le
         view = shexec_run_output(rd->run, SHEXEC_STDOUT, &n);
         check_view(rd, view, n);
     } else {
-        view = shexec_task_output(rd->task, SHEXEC_STDOUT, &n);
+        view = shexec_run_output(shexec_task_run(rd->task), SHEXEC_STDOUT, &n);
         check_view(rd, view, n);
         view = shexec_task_read(rd->task, SHEXEC_STDOUT, &n);
         shx_buf_append(&rd->reads, view, n);
@@ -412,14 +414,17 @@ static void test_task_read_in_callback_with_strip(void **state)
 {
     shexec_session *s = *state;
     reader rd = {.chunks = SHX_BUF_INIT, .reads = SHX_BUF_INIT, .view_ok = 1, .intact = 1};
-    assert_int_equal(shexec_task_new(&rd.task, s, PROMPT_CMD), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_ansi(rd.task, SHEXEC_ANSI_STRIP), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(rd.task, read_in_callback, &rd), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(rd.task), SHEXEC_OK);
+    /* rd.run stays NULL: the callback reads through the task */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, PROMPT_CMD), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_ansi(r, SHEXEC_ANSI_STRIP), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, read_in_callback, &rd), SHEXEC_OK);
+    /* no callback runs before the loop is pumped: rd.task is set by then */
+    assert_int_equal(shexec_run_start_task(&rd.task, r), SHEXEC_OK);
     int64_t end = tu_now_ms() + 10000;
-    while (!shexec_task_done(rd.task)) {
+    while (!shexec_run_done(shexec_task_run(rd.task))) {
         assert_true(tu_now_ms() < end);
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     }
     assert_int_equal(rd.max_depth, 1);
     assert_true(rd.intact);
@@ -427,7 +432,7 @@ static void test_task_read_in_callback_with_strip(void **state)
     size_t n;
     const char *rest = shexec_task_read(rd.task, SHEXEC_STDOUT, &n);
     shx_buf_append(&rd.reads, rest, n);
-    const char *out = shexec_task_output(rd.task, SHEXEC_STDOUT, &n);
+    const char *out = shexec_run_output(shexec_task_run(rd.task), SHEXEC_STDOUT, &n);
     assert_string_equal(out, PROMPT_OUT);
     /* the callback's chunks and the reads both add up to the output */
     assert_int_equal(rd.chunks.len, n);
@@ -470,7 +475,7 @@ static void test_output_outside_loop_never_calls_back(void **state)
     int64_t end = tu_now_ms() + 10000;
     while (rd.chunks.len == 0) {
         assert_true(tu_now_ms() < end);
-        assert_int_equal(shexec_session_wait(s, 20), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 20) >= 0);
     }
     assert_string_equal(rd.chunks.data, "line1\n");
     reading_outside = 1;
@@ -483,17 +488,17 @@ static void test_output_outside_loop_never_calls_back(void **state)
      * more output */
     struct pollfd fds[16];
     int32_t tmo = -1;
-    int nfds = shexec_session_pollfds(s, fds, 16, &tmo);
+    int nfds = shexec_session_pollfds(fds, 16, &tmo, s);
     assert_true(nfds >= 0 && nfds <= 16);
     assert_int_equal(tmo, 0);
     for (int i = 0; i < nfds; i++)
         fds[i].revents = 0;
-    assert_int_equal(shexec_session_process(s, fds, (uint32_t)nfds), SHEXEC_OK);
+    assert_int_equal(shexec_session_process(s, fds, (uint32_t)nfds), 0); /* nothing finished */
     assert_string_equal(rd.chunks.data, "line1\n" PROMPT_200);
     assert_int_equal(shexec_run_write(rd.run, "more\n", 5), SHEXEC_OK);
     assert_int_equal(shexec_run_close_stdin(rd.run), SHEXEC_OK);
     while (!shexec_run_done(rd.run))
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     out = shexec_run_output(rd.run, SHEXEC_STDOUT, &n);
     assert_string_equal(out, PROMPT_OUT);
     assert_int_equal(rd.chunks.len, n);

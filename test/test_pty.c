@@ -183,10 +183,11 @@ static void test_engine_guarantees_on_a_pty(void **state)
 
 static void wait_for(shexec_session *s, shexec_task *t, const char *text)
 {
+    shexec_run *tr = shexec_task_run(t);
     int64_t end = tu_now_ms() + 10000;
-    while (!strstr(shexec_task_output(t, SHEXEC_STDOUT, NULL), text)) {
-        if (tu_now_ms() > end || shexec_task_done(t))
-            fail_msg("never saw [%s]; output [%s]", text, shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    while (!strstr(out_of(tr), text)) {
+        if (tu_now_ms() > end || shexec_run_done(tr))
+            fail_msg("never saw [%s]; output [%s]", text, out_of(tr));
         shexec_session_wait(s, 50);
     }
 }
@@ -194,7 +195,7 @@ static void wait_for(shexec_session *s, shexec_task *t, const char *text)
 static void wait_done(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 10000;
-    while (!shexec_task_done(t)) {
+    while (!shexec_run_done(shexec_task_run(t))) {
         assert_true(tu_now_ms() < end);
         shexec_session_wait(s, 200);
     }
@@ -202,10 +203,11 @@ static void wait_done(shexec_session *s, shexec_task *t)
 
 static shexec_task *pty_task(shexec_session *s, const char *cmd)
 {
+    shexec_run *r = NULL;
     shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, cmd), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_pty(t, 1), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
     return t;
 }
 
@@ -213,23 +215,24 @@ static void test_answer_a_prompt(void **state)
 {
     shexec_session *s = *state;
     shexec_task *t = pty_task(s, "read -p 'Name? ' n; echo \"hi $n\"");
+    shexec_run *tr = shexec_task_run(t);
     wait_for(s, t, "Name? ");
-    assert_int_equal(shexec_task_write(t, "bob\n", 4), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "bob\n", 4), SHEXEC_OK);
     wait_done(s, t);
     /* the answer is not echoed back */
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "Name? hi bob\n");
-    assert_int_equal(shexec_task_exit_code(t), 0);
+    assert_string_equal(out_of(tr), "Name? hi bob\n");
+    assert_int_equal(shexec_run_exit_code(tr), 0);
     shexec_task_free(t);
 
     /* asked for: the terminal echoes what is typed */
-    assert_int_equal(shexec_task_new(&t, s, "read -p 'Name? ' n; echo \"hi $n\""), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_pty(t, 7), SHEXEC_EINVAL);
-    assert_int_equal(shexec_task_set_pty(t, SHEXEC_PTY_ECHO), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&tr, s, "read -p 'Name? ' n; echo \"hi $n\""), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(tr, 7), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_pty(tr, SHEXEC_PTY_ECHO), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, tr), SHEXEC_OK);
     wait_for(s, t, "Name? ");
-    assert_int_equal(shexec_task_write(t, "bob\n", 4), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "bob\n", 4), SHEXEC_OK);
     wait_done(s, t);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "Name? bob\nhi bob\n");
+    assert_string_equal(out_of(tr), "Name? bob\nhi bob\n");
     shexec_task_free(t);
 }
 
@@ -237,21 +240,22 @@ static void test_drive_a_repl(void **state)
 {
     shexec_session *s = *state;
     shexec_task *t = pty_task(s, "python3 -i -q");
+    shexec_run *tr = shexec_task_run(t);
     wait_for(s, t, ">>> ");
-    assert_int_equal(shexec_task_write(t, "6*7\n", 4), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "6*7\n", 4), SHEXEC_OK);
     wait_for(s, t, "42");
     /* ^C interrupts the statement, not the REPL */
-    assert_int_equal(shexec_task_write(t, "import time; time.sleep(30)\n", 28), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "import time; time.sleep(30)\n", 28), SHEXEC_OK);
     shexec_session_wait(s, 300);
-    assert_int_equal(shexec_task_write(t, "\x03", 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "\x03", 1), SHEXEC_OK);
     wait_for(s, t, "KeyboardInterrupt");
-    assert_false(shexec_task_done(t));
+    assert_false(shexec_run_done(tr));
     /* ^D ends it (python reports the earlier interrupt when it exits, and
      * bash passes SIGINT on: either ending is the REPL's own) */
-    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_close_stdin(tr), SHEXEC_OK);
     wait_done(s, t);
-    assert_true((shexec_task_state(t) == SHEXEC_STATE_EXITED && shexec_task_exit_code(t) == 0) ||
-                (shexec_task_state(t) == SHEXEC_STATE_SIGNALED && shexec_task_signal(t) == SIGINT));
+    assert_true((shexec_run_state(tr) == SHEXEC_STATE_EXITED && shexec_run_exit_code(tr) == 0) ||
+                (shexec_run_state(tr) == SHEXEC_STATE_SIGNALED && shexec_run_signal(tr) == SIGINT));
     shexec_task_free(t);
 }
 
@@ -259,24 +263,27 @@ static void test_interrupt_a_command(void **state)
 {
     shexec_session *s = *state;
     shexec_task *t = pty_task(s, "echo ready; sleep 30");
+    shexec_run *tr = shexec_task_run(t);
     wait_for(s, t, "ready");
     int64_t t0 = tu_now_ms();
-    assert_int_equal(shexec_task_write(t, "\x03", 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(tr, "\x03", 1), SHEXEC_OK);
     wait_done(s, t);
     assert_true(tu_now_ms() - t0 < 5000);
-    assert_true(shexec_task_signal(t) == SIGINT || shexec_task_exit_code(t) == 130);
+    assert_true(shexec_run_signal(tr) == SIGINT || shexec_run_exit_code(tr) == 130);
     shexec_task_free(t);
 }
 
 static void test_strip_streaming_and_prompt(void **state)
 {
     shexec_session *s = *state;
+    shexec_run *r = NULL;
     shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, "printf '\\033[1mName?\\033[0m '; read n; echo \"hi $n\""),
+    assert_int_equal(shexec_run_new(&r, s,
+                                    "printf '\\033[1mName?\\033[0m '; read n; echo \"hi $n\""),
                      SHEXEC_OK);
-    assert_int_equal(shexec_task_set_pty(t, 1), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_ansi(t, SHEXEC_ANSI_STRIP), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_ansi(r, SHEXEC_ANSI_STRIP), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
     /* the prompt has no newline, yet reading shows it */
     int64_t end = tu_now_ms() + 10000;
     shx_buf seen = SHX_BUF_INIT;
@@ -286,7 +293,7 @@ static void test_strip_streaming_and_prompt(void **state)
         shx_buf_puts(&seen, shexec_task_read(t, SHEXEC_STDOUT, NULL));
     }
     assert_string_equal(seen.data, "Name? ");
-    shexec_task_write(t, "ann\n", 4);
+    shexec_run_write(r, "ann\n", 4);
     wait_done(s, t);
     shx_buf_puts(&seen, shexec_task_read(t, SHEXEC_STDOUT, NULL));
     assert_string_equal(seen.data, "Name? hi ann\n");

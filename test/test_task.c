@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -40,18 +41,43 @@ static int teardown(void **state)
 
 static shexec_task *start_task(shexec_session *s, const char *cmd)
 {
+    shexec_run *r = NULL;
     shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, cmd), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_ptr_equal(shexec_task_run(t), r);
     return t;
+}
+
+/* A configured, unstarted run of cmd (the caller's until it is started). */
+static shexec_run *new_run(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    return r;
+}
+
+/* Start r as a task, which must work. */
+static shexec_task *as_task(shexec_run *r)
+{
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_non_null(t);
+    return t;
+}
+
+/* The task's results are its run's. */
+static shexec_run *run_of(shexec_task *t)
+{
+    return shexec_task_run(t);
 }
 
 static void wait_done(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_task_done(t)) {
+    while (!shexec_run_done(run_of(t))) {
         assert_true(tu_now_ms() < end);
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     }
 }
 
@@ -61,8 +87,8 @@ static void test_background_returns_at_once(void **state)
     int64_t t0 = tu_now_ms();
     shexec_task *t = start_task(s, "sleep 60");
     assert_true(tu_now_ms() - t0 < 2000);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
-    assert_false(shexec_task_done(t));
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
+    assert_false(shexec_run_done(run_of(t)));
     regex_t re;
     assert_int_equal(regcomp(&re, "^t[0-9a-f]{12}$", REG_EXTENDED), 0);
     assert_int_equal(regexec(&re, shexec_task_id(t), 0, NULL, 0), 0);
@@ -71,14 +97,15 @@ static void test_background_returns_at_once(void **state)
     shexec_task *u = start_task(s, "sleep 60");
     assert_string_not_equal(shexec_task_id(t), shexec_task_id(u));
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(s, shexec_task_id(u), &found), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(u)), SHEXEC_OK);
     assert_ptr_equal(found, u);
-    assert_int_equal(shexec_session_find_task(s, "t000000000000", &found), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_find_task(&found, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_null(found);
     assert_non_null(strstr(shexec_session_errmsg(s), "t000000000000"));
-    assert_int_equal(shexec_session_find_task(s, NULL, &found), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_find_task(&found, s, NULL), SHEXEC_EINVAL);
     /* freeing a running task kills and reaps it */
-    pid_t pid = t->run->pid;
+    pid_t pid = (pid_t)shexec_run_pid(run_of(t));
+    assert_true(pid > 0);
     shexec_task_free(t);
     assert_false(tu_pid_alive(pid));
     shexec_task_free(u);
@@ -90,18 +117,20 @@ static void test_task_limit(void **state)
     shexec_task *t[10];
     for (int i = 0; i < 10; i++)
         t[i] = start_task(s, "sleep 60");
+    shexec_run *extra_run = new_run(s, "sleep 60");
     shexec_task *extra = NULL;
-    assert_int_equal(shexec_task_new(&extra, s, "sleep 60"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(extra), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_start_task(&extra, extra_run), SHEXEC_ELIMIT);
     assert_non_null(strstr(shexec_session_errmsg(s), "10"));
-    assert_string_equal(shexec_task_id(extra), "");
+    assert_null(extra);
+    assert_int_equal(shexec_run_state(extra_run), SHEXEC_STATE_NEW);
     /* a finished task keeps its slot until it is freed */
     shexec_task_kill(t[0]);
     wait_done(s, t[0]);
-    assert_int_equal(shexec_task_start(extra), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_start_task(&extra, extra_run), SHEXEC_ELIMIT);
+    assert_null(extra);
     shexec_task_free(t[0]);
     t[0] = NULL;
-    assert_int_equal(shexec_task_start(extra), SHEXEC_OK);
+    extra = as_task(extra_run);
     /* and the limit is a setting */
     assert_int_equal(shexec_session_set_max_tasks(s, 12), SHEXEC_OK);
     shexec_task *more = start_task(s, "sleep 60");
@@ -125,23 +154,24 @@ static void test_finished_tasks_hold_their_slot(void **state)
     shexec_task *b = start_task(s, "echo b");
     wait_done(s, a);
     wait_done(s, b);
+    shexec_run *c_run = new_run(s, "echo c");
     shexec_task *c = NULL;
-    assert_int_equal(shexec_task_new(&c, s, "echo c"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(c), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_start_task(&c, c_run), SHEXEC_ELIMIT);
     assert_string_equal(shexec_session_errmsg(s),
                         "the session already holds its maximum of 2 tasks (0 running, 2 finished "
                         "but not yet freed)");
-    assert_string_equal(shexec_task_id(c), "");
+    assert_null(c);
+    assert_int_equal(shexec_run_state(c_run), SHEXEC_STATE_NEW);
     /* nothing was released behind the host's back */
-    assert_string_equal(shexec_task_output(a, SHEXEC_STDOUT, NULL), "a\n");
-    assert_string_equal(shexec_task_output(b, SHEXEC_STDOUT, NULL), "b\n");
+    assert_string_equal(shexec_run_output(run_of(a), SHEXEC_STDOUT, NULL), "a\n");
+    assert_string_equal(shexec_run_output(run_of(b), SHEXEC_STDOUT, NULL), "b\n");
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(s, shexec_task_id(a), &found), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(a)), SHEXEC_OK);
     assert_ptr_equal(found, a);
     shexec_task_free(a);
-    assert_int_equal(shexec_task_start(c), SHEXEC_OK);
+    c = as_task(c_run);
     wait_done(s, c);
-    assert_string_equal(shexec_task_output(c, SHEXEC_STDOUT, NULL), "c\n");
+    assert_string_equal(shexec_run_output(run_of(c), SHEXEC_STDOUT, NULL), "c\n");
     shexec_task_free(b);
     shexec_task_free(c);
 }
@@ -176,9 +206,9 @@ static void test_unclaimed_leftovers_released(void **state)
         snprintf(ids[i], sizeof ids[i], "%s", shexec_run_leftover_task(r));
         shexec_run_free(r);
         if (i == 1) /* the host takes this one */
-            assert_int_equal(shexec_session_find_task(s, ids[i], &kept), SHEXEC_OK);
+            assert_int_equal(shexec_session_find_task(&kept, s, ids[i]), SHEXEC_OK);
         while (s->active)
-            assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+            assert_true(shexec_session_wait(s, 1000) >= 0);
         assert_true(count_tasks(s) <= 2);
     }
     /* kept and the newest one remain; the others were released */
@@ -186,27 +216,28 @@ static void test_unclaimed_leftovers_released(void **state)
     for (int i = 0; i < 5; i++) {
         if (i == 1)
             continue;
-        assert_int_equal(shexec_session_find_task(s, ids[i], &t), SHEXEC_ENOTASK);
+        assert_int_equal(shexec_session_find_task(&t, s, ids[i]), SHEXEC_ENOTASK);
         char want[128];
         snprintf(want, sizeof want,
                  "task \"%s\" finished and was released unread (retention limit)", ids[i]);
         assert_string_equal(shexec_session_errmsg(s), want);
     }
-    assert_string_equal(shexec_task_output(kept, SHEXEC_STDOUT, NULL), "late1\n");
-    assert_int_equal(shexec_session_find_task(s, ids[5], &t), SHEXEC_OK);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "late5\n");
+    assert_string_equal(shexec_run_output(run_of(kept), SHEXEC_STDOUT, NULL), "late1\n");
+    assert_int_equal(shexec_session_find_task(&t, s, ids[5]), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "late5\n");
     /* both are the host's now: a new task finds no room, none is released */
+    shexec_run *u_run = new_run(s, "true");
     shexec_task *u = NULL;
-    assert_int_equal(shexec_task_new(&u, s, "true"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(u), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_start_task(&u, u_run), SHEXEC_ELIMIT);
+    assert_null(u);
     shexec_task_free(t);
-    assert_int_equal(shexec_task_start(u), SHEXEC_OK);
+    u = as_task(u_run);
     wait_done(s, u);
     shexec_task_free(u);
     shexec_task_free(kept);
     assert_int_equal(count_tasks(s), 0);
     /* an id never issued is still just unknown */
-    assert_int_equal(shexec_session_find_task(s, "t000000000000", &t), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_find_task(&t, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_string_equal(shexec_session_errmsg(s), "no task with id \"t000000000000\"");
 }
 
@@ -216,7 +247,7 @@ static void on_done(void *user, shexec_task *t)
 {
     (void)t;
     done_calls++;
-    *(int *)user = shexec_task_state(t);
+    *(int *)user = shexec_run_state(run_of(t));
 }
 
 static void test_status_and_exit_code(void **state)
@@ -224,22 +255,26 @@ static void test_status_and_exit_code(void **state)
     shexec_session *s = *state;
     int seen = -1;
     done_calls = 0;
-    shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, "echo out; echo err >&2; sleep 0.3; exit 3"), SHEXEC_OK);
+    shexec_task *t = start_task(s, "echo out; echo err >&2; sleep 0.3; exit 3");
+    /* set after the start: callbacks run only when the loop is pumped */
     assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
-    assert_int_equal(shexec_task_exit_code(t), -1);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), -1);
     wait_done(s, t);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_EXITED);
-    assert_int_equal(shexec_task_exit_code(t), 3);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "out\n");
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDERR, NULL), "err\n");
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), 3);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "out\n");
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDERR, NULL), "err\n");
     assert_int_equal(done_calls, 1);
     assert_int_equal(seen, SHEXEC_STATE_EXITED);
-    assert_true(shexec_task_duration_ms(t) >= 250);
-    assert_int_equal(shexec_task_start(t), SHEXEC_ESTATE);
+    assert_true(shexec_run_duration_ms(run_of(t)) >= 250);
+    /* the run is started once: not again as a task, nor in the foreground */
+    shexec_task *again = NULL;
+    assert_int_equal(shexec_run_start_task(&again, run_of(t)), SHEXEC_ESTATE);
+    assert_null(again);
+    assert_int_equal(shexec_run_start(run_of(t)), SHEXEC_ESTATE);
     assert_int_equal(shexec_task_kill(t), SHEXEC_OK); /* finished: nothing to do */
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_EXITED);
     shexec_task_free(t);
 }
 
@@ -249,7 +284,7 @@ static void test_task_does_not_move_cwd(void **state)
     assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
     shexec_task *t = start_task(s, "cd /tmp && pwd");
     wait_done(s, t);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "/tmp\n");
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "/tmp\n");
     assert_string_equal(shexec_session_cwd(s), "/");
     shexec_task_free(t);
 }
@@ -258,38 +293,47 @@ static void test_kill_and_timeout(void **state)
 {
     shexec_session *s = *state;
     shexec_task *t = start_task(s, "trap '' TERM; sleep 60 & echo $!; wait");
-    while (shexec_task_output_total(t, SHEXEC_STDOUT) == 0)
+    assert_int_equal(shexec_run_timeout_ms(run_of(t)), 0); /* none unless set */
+    while (shexec_run_output_total(run_of(t), SHEXEC_STDOUT) == 0)
         shexec_session_wait(s, 100);
-    int child = atoi(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    int child = atoi(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL));
     assert_true(child > 0);
     assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
     wait_done(s, t);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_KILLED);
-    assert_int_equal(shexec_task_signal(t), SIGKILL); /* TERM was ignored */
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_run_signal(run_of(t)), SIGKILL); /* TERM was ignored */
     assert_true(tu_wait_pid_gone(child, 2000));
     shexec_task_free(t);
 
-    /* no timeout by default; an optional safety net */
-    shexec_task *n = NULL;
-    assert_int_equal(shexec_task_new(&n, s, "sleep 60"), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_timeout_ms(n, 300), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(n), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_timeout_ms(n, 5), SHEXEC_ESTATE);
+    /* no timeout by default; an optional safety net, not clamped to the
+     * session maximum (which is for foreground runs); 0 is not "none" */
+    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    shexec_run *nr = new_run(s, "sleep 60");
+    assert_int_equal(shexec_run_set_timeout_ms(nr, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_timeout_ms(nr, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(nr), 200); /* what a foreground start would get */
+    shexec_task *n = as_task(nr);
+    assert_int_equal(shexec_run_set_timeout_ms(run_of(n), 5), SHEXEC_ESTATE);
+    assert_int_equal(shexec_run_timeout_ms(run_of(n)), 300);
     wait_done(s, n);
-    assert_int_equal(shexec_task_state(n), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_state(run_of(n)), SHEXEC_STATE_TIMED_OUT);
+    assert_true(shexec_run_duration_ms(run_of(n)) >= 250);
     shexec_task_free(n);
 
-    shexec_task *fresh = NULL;
-    assert_int_equal(shexec_task_new(&fresh, s, "true"), SHEXEC_OK);
-    assert_int_equal(shexec_task_kill(fresh), SHEXEC_ESTATE);
-    shexec_task_free(fresh);
+    /* there is no unstarted task to kill any more: the unstarted run is
+     * refused by its cancel, and a NULL task by kill */
+    shexec_run *fresh = new_run(s, "true");
+    assert_int_equal(shexec_run_cancel(fresh), SHEXEC_ESTATE);
+    assert_int_equal(shexec_run_state(fresh), SHEXEC_STATE_NEW);
+    shexec_run_free(fresh);
+    assert_int_equal(shexec_task_kill(NULL), SHEXEC_EINVAL);
 }
 
 static void test_read_only_new_output(void **state)
 {
     shexec_session *s = *state;
     shexec_task *t = start_task(s, "echo one; sleep 0.3; echo two; sleep 0.3; echo three");
-    while (shexec_task_output_total(t, SHEXEC_STDOUT) < 4)
+    while (shexec_run_output_total(run_of(t), SHEXEC_STDOUT) < 4)
         shexec_session_wait(s, 50);
     size_t n;
     assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "one\n");
@@ -300,7 +344,7 @@ static void test_read_only_new_output(void **state)
     assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "two\nthree\n");
     assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "");
     /* the whole output stays available */
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "one\ntwo\nthree\n");
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "one\ntwo\nthree\n");
     assert_string_equal(shexec_task_read(t, 9, &n), "");
     shexec_task_free(t);
 }
@@ -330,12 +374,12 @@ static void test_five_tasks_stream_concurrently(void **state)
         sinks[i].out = (shx_buf)SHX_BUF_INIT;
         char cmd[128];
         snprintf(cmd, sizeof cmd, "for i in $(seq 1 3000); do echo \"task%d line $i\"; done", i);
-        assert_int_equal(shexec_task_new(&t[i], s, cmd), SHEXEC_OK);
-        assert_int_equal(shexec_task_set_output_fn(t[i], to_sink, &sinks[i]), SHEXEC_OK);
-        assert_int_equal(shexec_task_set_output_limit(t[i], 1 << 20, SHEXEC_UNIT_BYTES,
-                                                      SHEXEC_KEEP_HEAD),
+        shexec_run *r = new_run(s, cmd);
+        assert_int_equal(shexec_run_set_output_fn(r, to_sink, &sinks[i]), SHEXEC_OK);
+        assert_int_equal(shexec_run_set_output_limit(r, 1 << 20, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD),
                          SHEXEC_OK);
-        assert_int_equal(shexec_task_start(t[i]), SHEXEC_OK);
+        t[i] = as_task(r);
     }
     for (int i = 0; i < 5; i++)
         wait_done(s, t[i]);
@@ -345,10 +389,10 @@ static void test_five_tasks_stream_concurrently(void **state)
         assert_int_equal(sinks[i].out.len, want.len);
         assert_memory_equal(sinks[i].out.data, want.data, want.len);
         size_t n;
-        const char *out = shexec_task_output(t[i], SHEXEC_STDOUT, &n);
+        const char *out = shexec_run_output(run_of(t[i]), SHEXEC_STDOUT, &n);
         assert_int_equal(n, want.len);
         assert_memory_equal(out, want.data, want.len);
-        assert_int_equal(shexec_task_exit_code(t[i]), 0);
+        assert_int_equal(shexec_run_exit_code(run_of(t[i])), 0);
         shx_buf_free(&want);
         shx_buf_free(&sinks[i].out);
         shexec_task_free(t[i]);
@@ -359,16 +403,15 @@ static void test_unpumped_task_blocks_without_loss(void **state)
 {
     shexec_session *s = *state;
     sink k = {SHX_BUF_INIT};
-    shexec_task *t = NULL;
     /* ~3.4 MB, more than even a raised pipe capacity */
-    assert_int_equal(shexec_task_new(&t, s, "seq 1 500000; echo end"), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_output_fn(t, to_sink, &k), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
-    int cap = fcntl(t->run->out.fd, F_GETPIPE_SZ);
+    shexec_run *r = new_run(s, "seq 1 500000; echo end");
+    assert_int_equal(shexec_run_set_output_fn(r, to_sink, &k), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    int cap = fcntl(run_of(t)->out.fd, F_GETPIPE_SZ);
     assert_true(cap >= 65536);
     print_message("task pipe capacity %d bytes\n", cap);
     usleep(400000); /* nobody pumps: the writer fills the pipe and blocks */
-    assert_false(shexec_task_done(t));
+    assert_false(shexec_run_done(run_of(t)));
     wait_done(s, t);
     shx_buf want = SHX_BUF_INIT;
     for (int i = 1; i <= 500000; i++)
@@ -376,8 +419,8 @@ static void test_unpumped_task_blocks_without_loss(void **state)
     shx_buf_puts(&want, "end\n");
     assert_int_equal(k.out.len, want.len);
     assert_memory_equal(k.out.data, want.data, want.len);
-    assert_int_equal(shexec_task_output_total(t, SHEXEC_STDOUT), want.len);
-    assert_true(shexec_task_truncated(t, SHEXEC_STDOUT));
+    assert_int_equal(shexec_run_output_total(run_of(t), SHEXEC_STDOUT), want.len);
+    assert_true(shexec_run_truncated(run_of(t), SHEXEC_STDOUT));
     shx_buf_free(&want);
     shx_buf_free(&k.out);
     shexec_task_free(t);
@@ -386,42 +429,41 @@ static void test_unpumped_task_blocks_without_loss(void **state)
 static void test_stdin_input(void **state)
 {
     shexec_session *s = *state;
-    shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, "while read -r line; do echo \"got $line\"; done; echo eof"),
-                     SHEXEC_OK);
-    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
-    assert_int_equal(shexec_task_write(t, "hello\n", 6), SHEXEC_OK);
-    while (shexec_task_output_total(t, SHEXEC_STDOUT) < 10)
+    shexec_run *r = new_run(s, "while read -r line; do echo \"got $line\"; done; echo eof");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    assert_int_equal(shexec_run_write(run_of(t), "hello\n", 6), SHEXEC_OK);
+    while (shexec_run_output_total(run_of(t), SHEXEC_STDOUT) < 10)
         shexec_session_wait(s, 100);
     assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "got hello\n");
-    assert_int_equal(shexec_task_write(t, "a\nb\n", 4), SHEXEC_OK);
-    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
-    assert_int_equal(shexec_task_write(t, "late\n", 5), SHEXEC_EPIPE);
+    assert_int_equal(shexec_run_write(run_of(t), "a\nb\n", 4), SHEXEC_OK);
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), "late\n", 5), SHEXEC_EPIPE);
     wait_done(s, t);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "got hello\ngot a\ngot b\neof\n");
-    assert_int_equal(shexec_task_write(t, "x", 1), SHEXEC_EPIPE);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL),
+                        "got hello\ngot a\ngot b\neof\n");
+    assert_int_equal(shexec_run_write(run_of(t), "x", 1), SHEXEC_EPIPE);
     shexec_task_free(t);
 
     /* stdin not enabled: /dev/null, and writing is refused */
     t = start_task(s, "cat; echo done");
-    assert_int_equal(shexec_task_write(t, "x", 1), SHEXEC_EPIPE);
+    assert_int_equal(shexec_run_write(run_of(t), "x", 1), SHEXEC_EPIPE);
     assert_non_null(strstr(shexec_session_errmsg(s), "not enabled"));
     wait_done(s, t);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), "done\n");
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "done\n");
     shexec_task_free(t);
 
     /* a reader that goes away: the write fails inside, the host gets no SIGPIPE
      * (its disposition is the default, which would kill this test) */
     struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
     sigaction(SIGPIPE, &dfl, &old);
-    assert_int_equal(shexec_task_new(&t, s, "exec 0<&-; sleep 0.3"), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    r = new_run(s, "exec 0<&-; sleep 0.3");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    t = as_task(r);
     usleep(100000);
-    assert_int_equal(shexec_task_write(t, "into the void\n", 14), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), "into the void\n", 14), SHEXEC_OK);
     wait_done(s, t);
-    assert_int_equal(shexec_task_exit_code(t), 0);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), 0);
     shexec_task_free(t);
     sigset_t pending;
     sigpending(&pending);
@@ -429,7 +471,7 @@ static void test_stdin_input(void **state)
     sigaction(SIGPIPE, &old, NULL);
 
     /* a foreground run with input, driven without blocking */
-    shexec_run *r = NULL;
+    r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "tr a-z A-Z"), SHEXEC_OK);
     assert_int_equal(shexec_run_write(r, "x", 1), SHEXEC_EPIPE); /* not enabled, not started */
     assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
@@ -450,29 +492,28 @@ static void test_stdin_large_input_interleaved(void **state)
     shexec_session *s = *state;
     const char *v = getenv("VALGRIND");
     size_t total = v && strcmp(v, "1") == 0 ? (4u << 20) : (96u << 20), piece = 64 * 1024;
-    shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, tu_helper("pipe_sink")), SHEXEC_OK);
-    assert_int_equal(shexec_task_set_stdin(t, 1), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(t), SHEXEC_OK);
+    shexec_run *r = new_run(s, tu_helper("pipe_sink"));
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
     char *buf = malloc(piece);
     assert_non_null(buf);
     memset(buf, 'y', piece);
     int64_t t0 = tu_now_ms();
     for (size_t done = 0; done < total; done += piece) {
-        assert_int_equal(shexec_task_write(t, buf, piece), SHEXEC_OK);
-        assert_int_equal(shexec_session_wait(s, 0), SHEXEC_OK);
+        assert_int_equal(shexec_run_write(run_of(t), buf, piece), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 0) >= 0);
     }
     free(buf);
-    assert_int_equal(shexec_task_close_stdin(t), SHEXEC_OK);
-    while (!shexec_task_done(t)) {
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    while (!shexec_run_done(run_of(t))) {
         assert_true(tu_now_ms() - t0 < 30000);
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     }
     int64_t ms = tu_now_ms() - t0;
     print_message("%zu MiB written to a task: %lld ms\n", total >> 20, (long long)ms);
     char want[32];
     snprintf(want, sizeof want, "%zu\n", total);
-    assert_string_equal(shexec_task_output(t, SHEXEC_STDOUT, NULL), want);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), want);
     assert_true(ms < 30000); /* it used to take about 2 minutes */
     shexec_task_free(t);
 }
@@ -491,10 +532,10 @@ static void test_leftovers_adopted(void **state)
     assert_true(server > 0);
     assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *srv = NULL;
-    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &srv), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&srv, s, shexec_run_leftover_task(r)), SHEXEC_OK);
     shexec_run_free(r);
     shexec_session_wait(s, 200);
-    assert_int_equal(shexec_task_state(srv), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_RUNNING);
     assert_true(tu_pid_alive(server));
 
     /* late output of a leftover is read from its task */
@@ -505,19 +546,19 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 400);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
     shexec_task *late = NULL;
-    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &late), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&late, s, shexec_run_leftover_task(r)), SHEXEC_OK);
     shexec_run_free(r);
     wait_done(s, late);
-    assert_string_equal(shexec_task_output(late, SHEXEC_STDOUT, NULL), "late\n");
-    assert_string_equal(shexec_task_output(late, SHEXEC_STDERR, NULL), "err-late\n");
-    assert_int_equal(shexec_task_state(late), SHEXEC_STATE_EXITED);
-    assert_int_equal(shexec_task_exit_code(late), -1); /* not our child: no status */
+    assert_string_equal(shexec_run_output(run_of(late), SHEXEC_STDOUT, NULL), "late\n");
+    assert_string_equal(shexec_run_output(run_of(late), SHEXEC_STDERR, NULL), "err-late\n");
+    assert_int_equal(shexec_run_state(run_of(late)), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(run_of(late)), -1); /* not our child: no status */
     shexec_task_free(late);
 
     /* killing the adopted server */
     assert_int_equal(shexec_task_kill(srv), SHEXEC_OK);
     wait_done(s, srv);
-    assert_int_equal(shexec_task_state(srv), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(server, 2000));
     shexec_task_free(srv);
 }
@@ -543,12 +584,12 @@ static void test_task_keeps_its_own_leftovers(void **state)
     shexec_session *s = *state;
     shexec_task *t = start_task(s, "sleep 60 & echo $!");
     int64_t end = tu_now_ms() + 3000;
-    while (shexec_task_output_total(t, SHEXEC_STDOUT) == 0 && tu_now_ms() < end)
+    while (shexec_run_output_total(run_of(t), SHEXEC_STDOUT) == 0 && tu_now_ms() < end)
         shexec_session_wait(s, 100);
-    int pid = atoi(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    int pid = atoi(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL));
     shexec_session_wait(s, 300);
     /* the shell is gone, its child is not: the task is still running */
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
     assert_true(tu_pid_alive(pid));
     shexec_task_kill(t);
     wait_done(s, t);
@@ -569,7 +610,8 @@ static void test_session_free_stops_everything(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 60 >/dev/null & echo $!"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     int leftover = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
-    pid_t tp = t->run->pid, up = u->run->pid;
+    pid_t tp = (pid_t)shexec_run_pid(run_of(t)), up = (pid_t)shexec_run_pid(run_of(u));
+    assert_true(tp > 0 && up > 0);
     shexec_session_free(s); /* tasks freed with it */
     assert_false(tu_pid_alive(tp));
     assert_false(tu_pid_alive(up));
@@ -590,21 +632,22 @@ static void test_host_poll_loop(void **state)
         k[i].out = (shx_buf)SHX_BUF_INIT;
         char cmd[128];
         snprintf(cmd, sizeof cmd, "for i in $(seq 1 20); do echo \"task%d line $i\"; sleep 0.01; done", i);
-        assert_int_equal(shexec_task_new(&t[i], s, cmd), SHEXEC_OK);
-        shexec_task_set_output_fn(t[i], to_sink, &k[i]);
-        assert_int_equal(shexec_task_start(t[i]), SHEXEC_OK);
+        shexec_run *r = new_run(s, cmd);
+        assert_int_equal(shexec_run_set_output_fn(r, to_sink, &k[i]), SHEXEC_OK);
+        t[i] = as_task(r);
     }
     int32_t tmo;
-    assert_int_equal(shexec_session_pollfds(s, NULL, 0, NULL), SHEXEC_EINVAL);
-    int need = shexec_session_pollfds(s, NULL, 0, &tmo);
+    assert_int_equal(shexec_session_pollfds(NULL, 0, NULL, s), SHEXEC_EINVAL);
+    int need = shexec_session_pollfds(NULL, 0, &tmo, s);
     assert_true(need >= 6); /* stdout, stderr (and pidfds) of three tasks */
 
-    int host_events = 0, rounds = 0;
-    while (!(shexec_task_done(t[0]) && shexec_task_done(t[1]) && shexec_task_done(t[2]))) {
+    int host_events = 0, rounds = 0, finished = 0;
+    while (!(shexec_run_done(run_of(t[0])) && shexec_run_done(run_of(t[1])) &&
+             shexec_run_done(run_of(t[2])))) {
         assert_true(++rounds < 100000);
         struct pollfd fds[64];
         fds[0] = (struct pollfd){.fd = host_pipe[0], .events = POLLIN};
-        int n = shexec_session_pollfds(s, fds + 1, 63, &tmo);
+        int n = shexec_session_pollfds(fds + 1, 63, &tmo, s);
         assert_true(n >= 0 && n <= 63);
         if (rounds == 5)
             assert_int_equal(write(host_pipe[1], "!", 1), 1); /* the host's own event */
@@ -615,9 +658,12 @@ static void test_host_poll_loop(void **state)
             assert_int_equal(read(host_pipe[0], &c, 1), 1);
             host_events++;
         }
-        assert_int_equal(shexec_session_process(s, fds + 1, (uint32_t)n), SHEXEC_OK);
+        int rc = shexec_session_process(s, fds + 1, (uint32_t)n);
+        assert_true(rc >= 0);
+        finished += rc;
     }
     assert_int_equal(host_events, 1);
+    assert_int_equal(finished, 3); /* process counts what finished in it */
     for (int i = 0; i < 3; i++) {
         shx_buf want = SHX_BUF_INIT;
         expected_seq(&want, i, 20);
@@ -628,7 +674,7 @@ static void test_host_poll_loop(void **state)
         shexec_task_free(t[i]);
     }
     /* nothing running: nothing to watch, no deadline */
-    assert_int_equal(shexec_session_pollfds(s, NULL, 0, &tmo), 0);
+    assert_int_equal(shexec_session_pollfds(NULL, 0, &tmo, s), 0);
     assert_int_equal(tmo, -1);
     close(host_pipe[0]);
     close(host_pipe[1]);
@@ -643,11 +689,320 @@ static void test_foreground_and_tasks_together(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.6; echo fg"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "fg\n");
-    assert_string_equal(shexec_task_output(bg, SHEXEC_STDOUT, NULL), "bg1\nbg2\nbg3\n");
+    assert_string_equal(shexec_run_output(run_of(bg), SHEXEC_STDOUT, NULL), "bg1\nbg2\nbg3\n");
     shexec_run_free(r);
     shexec_session_wait(s, 2000);
-    assert_true(shexec_task_done(bg));
+    assert_true(shexec_run_done(run_of(bg)));
     shexec_task_free(bg);
+}
+
+/* ---- a task is a run started in the background ---------------------------- */
+
+/* shexec_run_start_task() must fail with `code`: no task (*out written
+ * NULL), and the run not started. */
+static void start_task_fails(shexec_run *r, int code)
+{
+    static char not_a_task;
+    shexec_task *t = (shexec_task *)(void *)&not_a_task; /* anything but NULL */
+    assert_int_equal(shexec_run_start_task(&t, r), code);
+    assert_null(t);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    assert_int_equal(shexec_run_pid(r), 0);
+    assert_false(shexec_run_done(r));
+}
+
+/*
+ * A start that fails leaves the run the caller's: no task, the run still
+ * NEW, and it can be freed or started again once the cause is gone.
+ */
+static void test_start_task_failure_leaves_run_to_caller(void **state)
+{
+    shexec_session *s = *state;
+    /* no slot free */
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    shexec_task *busy = start_task(s, "sleep 60");
+    shexec_run *r = new_run(s, "echo second");
+    start_task_fails(r, SHEXEC_ELIMIT);
+    /* still configurable: nothing of it was started */
+    assert_int_equal(shexec_run_set_timeout_ms(r, 10000), SHEXEC_OK);
+    shexec_task_free(busy);
+    /* started again, once there is room */
+    shexec_task *t = as_task(r);
+    assert_ptr_equal(shexec_task_run(t), r);
+    wait_done(s, t);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "second\n");
+    shexec_task_free(t);
+
+    /* a failure of the start itself: the working directory is gone */
+    const char *tmp = tu_mkdtemp();
+    assert_non_null(tmp);
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    r = new_run(s, "pwd");
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
+    assert_int_equal(rmdir(dir), 0);
+    start_task_fails(r, SHEXEC_ENOCWD);
+    assert_non_null(strstr(shexec_session_errmsg(s), dir));
+    /* the directory is back: the same run starts */
+    assert_int_equal(mkdir(dir, 0700), 0);
+    t = as_task(r);
+    wait_done(s, t);
+    char want[300];
+    snprintf(want, sizeof want, "%s\n", dir);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want);
+    shexec_task_free(t);
+
+    /* or it is simply freed: the caller's to free, nothing left behind */
+    r = new_run(s, "pwd");
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
+    assert_int_equal(rmdir(dir), 0);
+    start_task_fails(r, SHEXEC_ENOCWD);
+    shexec_run_free(r);
+    assert_null(s->tasks);
+    assert_null(s->runs);
+}
+
+/*
+ * The task owns its run: shexec_run_free() on it is ignored, running or
+ * finished, and the task keeps working; freeing the task frees both (the
+ * sanitizer build and the leak guard see to "both").
+ */
+static void test_run_free_on_task_run_ignored(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "read -r x; echo \"got $x\"; exit 5");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    pid_t pid = (pid_t)shexec_run_pid(r);
+    assert_true(pid > 0);
+    shexec_run_free(r); /* ignored: not freed, not terminated */
+    shexec_run_free(shexec_task_run(t));
+    assert_ptr_equal(shexec_task_run(t), r);
+    assert_true(shexec_session_wait(s, 100) >= 0);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    assert_true(tu_pid_alive(pid));
+    /* input, output and the result still go through the run */
+    assert_int_equal(shexec_run_write(r, "in\n", 3), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 5);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "got in\n");
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "got in\n");
+    shexec_run_free(r); /* finished: still ignored */
+    assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 5);
+    shexec_task *found = NULL;
+    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
+    assert_ptr_equal(found, t);
+    shexec_task_free(t); /* frees the task and its run */
+    assert_null(s->tasks);
+    assert_null(s->runs);
+
+    /* a running task freed with its run ignored before: killed and reaped */
+    t = start_task(s, "sleep 60");
+    pid = (pid_t)shexec_run_pid(shexec_task_run(t));
+    shexec_run_free(shexec_task_run(t));
+    shexec_task_free(t);
+    assert_false(tu_pid_alive(pid));
+    assert_null(s->tasks);
+}
+
+/* Cancelling a task's run is killing the task: state KILLED, not CANCELLED. */
+static void test_run_cancel_on_task_run_kills(void **state)
+{
+    shexec_session *s = *state;
+    int seen = -1;
+    done_calls = 0;
+    shexec_task *t = start_task(s, "sleep 60");
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_run_signal(run_of(t)), SIGTERM);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), -1);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(seen, SHEXEC_STATE_KILLED);
+    /* finished: cancel and kill do nothing more */
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
+    shexec_task_free(t);
+}
+
+static int other_done_calls;
+
+static void on_done_other(void *user, shexec_task *t)
+{
+    (void)user;
+    (void)t;
+    other_done_calls++;
+}
+
+/*
+ * The done callback is set after the start and called exactly once, also
+ * when the command ended before it was set (nothing is missed: the task is
+ * finished only once the loop has seen it end). Replacing it while the task
+ * runs replaces it; once the task has finished it is SHEXEC_ESTATE.
+ */
+static void test_done_fn_set_after_start(void **state)
+{
+    shexec_session *s = *state;
+    int seen = -1;
+    done_calls = other_done_calls = 0;
+    assert_int_equal(shexec_task_set_done_fn(NULL, on_done, &seen), SHEXEC_EINVAL);
+
+    /* the shell has exited before the callback is set; the loop was not pumped */
+    shexec_task *t = start_task(s, "exit 4");
+    pid_t pid = (pid_t)shexec_run_pid(run_of(t));
+    assert_true(tu_wait_pid_gone(pid, 10000));
+    assert_false(shexec_run_done(run_of(t)));
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(seen, SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), 4);
+    /* once finished it cannot be set, and it is not called again */
+    assert_int_equal(shexec_task_set_done_fn(t, on_done_other, NULL), SHEXEC_ESTATE);
+    assert_non_null(strstr(shexec_session_errmsg(s), "finished"));
+    assert_int_equal(shexec_session_wait(s, 0), 0);
+    assert_int_equal(done_calls, 1);
+    assert_int_equal(other_done_calls, 0);
+    shexec_task_free(t);
+
+    /* replaced while running: only the last one set is called */
+    t = start_task(s, "sleep 0.2");
+    assert_int_equal(shexec_task_set_done_fn(t, on_done_other, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(done_calls, 2);
+    assert_int_equal(other_done_calls, 0);
+    shexec_task_free(t);
+}
+
+typedef struct {
+    shx_buf out;
+    int calls;
+} tagged_sink;
+
+static void to_tagged_sink(void *user, int stream, const char *data, size_t len)
+{
+    tagged_sink *k = user;
+    if (stream == SHEXEC_STDOUT) {
+        shx_buf_append(&k->out, data, len);
+        k->calls++;
+    }
+}
+
+/* Wait until the task's stdout holds `text`. */
+static void wait_output(shexec_session *s, shexec_task *t, const char *text)
+{
+    int64_t end = tu_now_ms() + 20000;
+    while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), text)) {
+        assert_true(tu_now_ms() < end);
+        assert_false(shexec_run_done(run_of(t)));
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    }
+}
+
+/*
+ * An output callback set on a running task's run gets the output read
+ * from then on (not what was read before), and can be changed again; set
+ * right after the start it misses nothing; once finished it is refused.
+ */
+static void test_output_fn_set_while_running(void **state)
+{
+    shexec_session *s = *state;
+    tagged_sink a = {SHX_BUF_INIT, 0}, b = {SHX_BUF_INIT, 0};
+    shexec_run *r = new_run(s, "echo one; read -r x; echo two; read -r y; echo three");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    wait_output(s, t, "one\n"); /* read with no callback */
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &a), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "\n", 1), SHEXEC_OK);
+    wait_output(s, t, "two\n");
+    assert_string_equal(a.out.data, "two\n");
+    /* changed: the new one gets what follows, the old one nothing more */
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &b), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(r, "\n", 1), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(a.out.data, "two\n");
+    assert_string_equal(b.out.data, "three\n");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\ntwo\nthree\n");
+    assert_int_equal(shexec_run_set_output_fn(r, to_tagged_sink, &a), SHEXEC_ESTATE);
+    shexec_task_free(t);
+    shx_buf_free(&a.out);
+    shx_buf_free(&b.out);
+
+    /* set right after the start, even once the command has written and
+     * exited: it gets everything */
+    tagged_sink c = {SHX_BUF_INIT, 0};
+    t = start_task(s, "echo first; echo second");
+    assert_true(tu_wait_pid_gone((pid_t)shexec_run_pid(run_of(t)), 10000));
+    assert_int_equal(shexec_run_set_output_fn(run_of(t), to_tagged_sink, &c), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(c.out.data, "first\nsecond\n");
+    shexec_task_free(t);
+    shx_buf_free(&c.out);
+
+    /* the task that adopted a command's leftovers has a run too: its later
+     * output reaches a callback set there */
+    tagged_sink d = {SHX_BUF_INIT, 0};
+    r = new_run(s, "(sleep 0.3; echo late; echo later) & echo now");
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_task *left = NULL;
+    assert_int_equal(shexec_session_find_task(&left, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_set_output_fn(shexec_task_run(left), to_tagged_sink, &d),
+                     SHEXEC_OK);
+    wait_done(s, left);
+    assert_string_equal(d.out.data, "late\nlater\n");
+    shexec_task_free(left);
+    shx_buf_free(&d.out);
+}
+
+/* shexec_session_wait() returns how many runs and tasks finished in it. */
+static void test_session_wait_counts_finished(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_wait(NULL, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_wait(s, 0), 0); /* nothing runs */
+
+    /* one task finishes: 1, over however many calls it takes */
+    shexec_task *t = start_task(s, "true");
+    int finished = 0, last = -1;
+    int64_t end = tu_now_ms() + 20000;
+    while (!shexec_run_done(run_of(t))) {
+        assert_true(tu_now_ms() < end);
+        last = shexec_session_wait(s, 1000);
+        assert_true(last >= 0);
+        finished += last;
+    }
+    assert_int_equal(finished, 1);
+    assert_int_equal(last, 1);
+    assert_int_equal(shexec_session_wait(s, 0), 0); /* finished tasks are not counted again */
+    shexec_task_free(t);
+
+    /* time running out with nothing finished: 0 */
+    shexec_task *sleeper = start_task(s, "sleep 60");
+    assert_int_equal(shexec_session_wait(s, 50), 0);
+
+    /* a foreground run and a task counted together */
+    shexec_run *r = new_run(s, "true");
+    t = start_task(s, "true");
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    finished = 0;
+    while (!shexec_run_done(r) || !shexec_run_done(run_of(t))) {
+        assert_true(tu_now_ms() < end);
+        int rc = shexec_session_wait(s, 1000);
+        assert_true(rc >= 0);
+        finished += rc;
+    }
+    assert_int_equal(finished, 2);
+    assert_false(shexec_run_done(run_of(sleeper)));
+    shexec_run_free(r);
+    shexec_task_free(t);
+    shexec_task_free(sleeper);
 }
 
 int main(void)
@@ -671,6 +1026,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_session_free_stops_everything, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_poll_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreground_and_tasks_together, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_task_failure_leaves_run_to_caller, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_run_free_on_task_run_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_cancel_on_task_run_kills, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_done_fn_set_after_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_fn_set_while_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_wait_counts_finished, setup, teardown),
     };
     return cmocka_run_group_tests_name("task", tests, NULL, NULL);
 }

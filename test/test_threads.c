@@ -67,8 +67,11 @@ static void *work(void *arg)
     shx_buf streamed = SHX_BUF_INIT;
     EXPECT(w, shexec_session_new(&s) == SHEXEC_OK, "session_new failed");
     shexec_session_set_kill_grace_ms(s, 200);
-    if (w->id % 2) /* half the threads on the lighter shell */
-        shexec_session_set_shell(s, "/bin/sh");
+    if (w->id % 2) { /* half the threads on the lighter shell */
+        const char *const sh[] = {"/bin/sh", NULL};
+        EXPECT(w, shexec_session_set_shell_argv(s, sh) == SHEXEC_OK, "set_shell_argv: %s",
+               shexec_session_errmsg(s));
+    }
 
     for (int i = 0; i < w->runs; i++) {
         char cmd[256], want[128];
@@ -123,24 +126,28 @@ static void *work(void *arg)
 
             /* a task to completion, and one killed */
             snprintf(cmd, sizeof cmd, "echo task-%d-%d; exit 3", w->id, i);
-            EXPECT(w, shexec_task_new(&t, s, cmd) == SHEXEC_OK, "task_new");
-            EXPECT(w, shexec_task_start(t) == SHEXEC_OK, "task_start: %s",
+            EXPECT(w, shexec_run_new(&r, s, cmd) == SHEXEC_OK, "run_new");
+            EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task: %s",
                    shexec_session_errmsg(s));
-            while (!shexec_task_done(t))
-                EXPECT(w, shexec_session_wait(s, 1000) == SHEXEC_OK, "wait");
+            r = NULL; /* the task's now */
+            while (!shexec_run_done(shexec_task_run(t)))
+                EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
             snprintf(want, sizeof want, "task-%d-%d\n", w->id, i);
-            EXPECT(w, strcmp(shexec_task_output(t, SHEXEC_STDOUT, NULL), want) == 0,
-                   "task output \"%s\"", shexec_task_output(t, SHEXEC_STDOUT, NULL));
-            EXPECT(w, shexec_task_exit_code(t) == 3, "task exit %d", shexec_task_exit_code(t));
+            shexec_run *tr = shexec_task_run(t);
+            EXPECT(w, strcmp(shexec_run_output(tr, SHEXEC_STDOUT, NULL), want) == 0,
+                   "task output \"%s\"", shexec_run_output(tr, SHEXEC_STDOUT, NULL));
+            EXPECT(w, shexec_run_exit_code(tr) == 3, "task exit %d", shexec_run_exit_code(tr));
             shexec_task_free(t);
             t = NULL;
-            EXPECT(w, shexec_task_new(&t, s, "sleep 100") == SHEXEC_OK, "task_new");
-            EXPECT(w, shexec_task_start(t) == SHEXEC_OK, "task_start");
+            EXPECT(w, shexec_run_new(&r, s, "sleep 100") == SHEXEC_OK, "run_new");
+            EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task");
+            r = NULL;
             EXPECT(w, shexec_task_kill(t) == SHEXEC_OK, "task_kill");
-            while (!shexec_task_done(t))
-                EXPECT(w, shexec_session_wait(s, 1000) == SHEXEC_OK, "wait");
-            EXPECT(w, shexec_task_state(t) == SHEXEC_STATE_KILLED, "killed state %d",
-                   shexec_task_state(t));
+            while (!shexec_run_done(shexec_task_run(t)))
+                EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
+            tr = shexec_task_run(t);
+            EXPECT(w, shexec_run_state(tr) == SHEXEC_STATE_KILLED, "killed state %d",
+                   shexec_run_state(tr));
             shexec_task_free(t);
             t = NULL;
 
@@ -205,8 +212,9 @@ static void *churn(void *arg)
         shexec_task *t = NULL;
         EXPECT(w, shexec_session_new(&s) == SHEXEC_OK, "session_new");
         shexec_session_set_kill_grace_ms(s, 100);
-        EXPECT(w, shexec_task_new(&t, s, "sleep 100") == SHEXEC_OK, "task_new");
-        EXPECT(w, shexec_task_start(t) == SHEXEC_OK, "task_start");
+        shexec_run *tr = NULL;
+        EXPECT(w, shexec_run_new(&tr, s, "sleep 100") == SHEXEC_OK, "run_new");
+        EXPECT(w, shexec_run_start_task(&t, tr) == SHEXEC_OK, "start_task");
         EXPECT(w, shexec_run_new(&r, s, "echo x; sleep 100") == SHEXEC_OK, "run_new");
         EXPECT(w, shexec_run_start(r) == SHEXEC_OK, "run_start");
         shexec_session_wait(s, 5);
