@@ -95,15 +95,22 @@ static void signal_all(shexec_run *r, int sig)
 
 void shx_run_terminate(shexec_run *r, int reason, int64_t now)
 {
-    if ((r->exited && !r->group_phase) || r->term_sent)
+    if (r->exited && !r->group_phase)
         return;
+    uint32_t grace = r->s ? r->s->kill_grace_ms : 0;
+    if (r->term_sent) {
+        /* terminated already: a shorter grace set since (a host shutting
+         * down) brings the SIGKILL forward, never back */
+        if (!r->kill_sent && now + (int64_t)grace * 1000000 < r->kill_at_ns)
+            r->kill_at_ns = now + (int64_t)grace * 1000000;
+        return;
+    }
     r->end_reason = reason;
     r->term_sent = 1;
     find_escapees(r);
     signal_all(r, SIGTERM);
     /* a stopped process would not act on SIGTERM until continued */
     signal_all(r, SIGCONT);
-    uint32_t grace = r->s ? r->s->kill_grace_ms : 0;
     if (grace == 0) {
         signal_all(r, SIGKILL);
         r->kill_sent = 1;

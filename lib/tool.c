@@ -320,9 +320,11 @@ static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **ru
         return error_result(s, SHEXEC_EINVAL, out, "argument \"command\" is empty");
     int64_t timeout = 0;
     const shx_json *jt = shx_json_get(args, "timeout");
-    if (jt && (shx_json_int64(jt, &timeout) != SHEXEC_OK || timeout < 1 || timeout > UINT32_MAX))
+    if (jt && (shx_json_int64(jt, &timeout) != SHEXEC_OK || timeout < 1))
         return error_result(s, SHEXEC_EINVAL, out,
                             "argument \"timeout\" must be a whole number of milliseconds >= 1");
+    if (timeout > UINT32_MAX)
+        timeout = UINT32_MAX; /* clamped to the session maximum like any large value */
     int pty = 0;
     *background = 0;
     shx_json_bool(shx_json_get(args, "run_in_background"), background);

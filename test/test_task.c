@@ -1005,6 +1005,24 @@ static void test_session_wait_counts_finished(void **state)
     shexec_task_free(sleeper);
 }
 
+/* A host shutting down shortens the grace: a task already being killed
+ * gets its SIGKILL sooner, not after the grace it was killed with. */
+static void test_shorter_grace_brings_kill_forward(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 5000), SHEXEC_OK);
+    shexec_task *t = start_task(s, "trap '' TERM; echo ready; sleep 300");
+    while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "ready"))
+        assert_true(shexec_session_wait(s, 50) >= 0);
+    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_true(shexec_session_wait(s, 100) >= 0); /* TERM ignored: still running */
+    assert_false(shexec_run_done(run_of(t)));
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 100), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    shexec_task_free(t); /* terminates again: the SIGKILL moves forward */
+    assert_true(tu_now_ms() - t0 < 2500); /* the old grace would take 5 s */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1033,6 +1051,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_done_fn_set_after_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_fn_set_while_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_session_wait_counts_finished, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shorter_grace_brings_kill_forward, setup, teardown),
     };
     return cmocka_run_group_tests_name("task", tests, NULL, NULL);
 }
