@@ -149,12 +149,22 @@ static const char *out_of(shexec_run *r)
     return shexec_run_output(r, SHEXEC_STDOUT, NULL);
 }
 
+/* Start cmd in the background as a task of s. */
+static shexec_task *start_task(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    shexec_task *t = NULL;
+    CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    CHECK_INT(shexec_run_start_task(&t, r), SHEXEC_OK);
+    return t;
+}
+
 static void wait_task(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 30000;
-    while (!shexec_task_done(t)) {
+    while (!shexec_run_done(shexec_task_run(t))) {
         CHECK(tu_now_ms() < end);
-        CHECK_INT(shexec_session_wait(s, 1000), SHEXEC_OK);
+        CHECK(shexec_session_wait(s, 1000) >= 0);
     }
 }
 
@@ -236,29 +246,28 @@ static void case_sigchld_reaped_by_kernel(void)
         int left = atoi(out_of(r));
         CHECK(left > 0 && tu_pid_alive(left));
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
         CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
         wait_task(s, t);
-        CHECK_INT(shexec_task_state(t), SHEXEC_STATE_KILLED);
+        CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
         CHECK(tu_wait_pid_gone(left, 3000));
         shexec_task_free(t);
         shexec_run_free(r);
 
         /* with the KILL policy they die with the shell */
-        CHECK_INT(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_KILL), SHEXEC_OK);
+        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
         r = xrun(s, "sleep 100 & echo $!", 0);
         CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
         CHECK(tu_wait_pid_gone(atoi(out_of(r)), 3000));
         shexec_run_free(r);
-        CHECK_INT(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_ADOPT), SHEXEC_OK);
+        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
 
         /* a task: output kept, status lost the same way */
-        CHECK_INT(shexec_task_new(&t, s, "echo task; exit 4"), SHEXEC_OK);
-        CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+        t = start_task(s, "echo task; exit 4");
         wait_task(s, t);
-        CHECK_INT(shexec_task_state(t), SHEXEC_STATE_EXITED);
-        CHECK_INT(shexec_task_exit_code(t), -1);
-        CHECK_STR(shexec_task_output(t, SHEXEC_STDOUT, NULL), "task\n");
+        CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_EXITED);
+        CHECK_INT(shexec_run_exit_code(shexec_task_run(t)), -1);
+        CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "task\n");
         shexec_task_free(t);
 
         /* freeing the session with a leftover task and a running run */
@@ -447,7 +456,7 @@ static void case_signals(void)
         static char big[256 * 1024];
         CHECK_INT(shexec_run_write(r, big, sizeof big), SHEXEC_OK);
         while (!shexec_run_done(r))
-            CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK);
+            CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
     }
@@ -534,12 +543,12 @@ static void case_many_inheritable_fds(void)
         CHECK_STR(out_of(r), "0 1 2 3 ");
         shexec_run_free(r);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_task_new(&t, s, "cat >/dev/null; ls /proc/self/fd"), SHEXEC_OK);
-        CHECK_INT(shexec_task_set_stdin(t, 1), SHEXEC_OK);
-        CHECK_INT(shexec_task_start(t), SHEXEC_OK);
-        CHECK_INT(shexec_task_close_stdin(t), SHEXEC_OK);
+        CHECK_INT(shexec_run_new(&r, s, "cat >/dev/null; ls /proc/self/fd"), SHEXEC_OK);
+        CHECK_INT(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+        CHECK_INT(shexec_run_start_task(&t, r), SHEXEC_OK);
+        CHECK_INT(shexec_run_close_stdin(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
-        CHECK_STR(shexec_task_output(t, SHEXEC_STDOUT, NULL), "0\n1\n2\n3\n");
+        CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "0\n1\n2\n3\n");
         shexec_task_free(t);
 
         /* the proof a reader sees: had the write end of a host pipe leaked
@@ -624,7 +633,7 @@ static void case_nofile_limit(void)
         int rc2 = shexec_run_start(r);
         if (rc2 == SHEXEC_OK) {
             while (!shexec_run_done(r))
-                CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK);
+                CHECK(shexec_session_wait(s, -1) >= 0);
             CHECK_STR(out_of(r), "started\n");
         } else {
             CHECK_INT(rc2, SHEXEC_ESYS);
@@ -633,18 +642,21 @@ static void case_nofile_limit(void)
         }
         shexec_run_free(r);
 
+        /* and as a task: a start that fails leaves the run the caller's, not started */
         shexec_task *t = NULL;
-        CHECK_INT(shexec_task_new(&t, s, "echo task"), SHEXEC_OK);
-        rc = shexec_task_start(t);
+        r = NULL;
+        CHECK_INT(shexec_run_new(&r, s, "echo task"), SHEXEC_OK);
+        rc = shexec_run_start_task(&t, r);
         if (rc == SHEXEC_OK) {
             wait_task(s, t);
-            CHECK_STR(shexec_task_output(t, SHEXEC_STDOUT, NULL), "task\n");
+            CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "task\n");
+            shexec_task_free(t);
         } else {
             CHECK_INT(rc, SHEXEC_ESYS);
-            CHECK_INT(shexec_task_state(t), SHEXEC_STATE_NEW);
-            CHECK_STR(shexec_task_id(t), "");
+            CHECK(t == NULL);
+            CHECK_INT(shexec_run_state(r), SHEXEC_STATE_NEW);
+            shexec_run_free(r);
         }
-        shexec_task_free(t);
 
         if (room >= 1)
             CHECK_INT(tu_count_fds(), before);
@@ -731,7 +743,7 @@ static void case_eintr_storm(void)
         CHECK_INT(shexec_run_write(r, want.data, want.len), SHEXEC_OK);
         CHECK_INT(shexec_run_close_stdin(r), SHEXEC_OK);
         while (!shexec_run_done(r))
-            CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK);
+            CHECK(shexec_session_wait(s, -1) >= 0);
         size_t n;
         const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
         CHECK_INT(n, want.len);
@@ -748,27 +760,24 @@ static void case_eintr_storm(void)
         shexec_run_free(r);
 
         /* tasks: start, wait, kill */
-        shexec_task *t = NULL;
-        CHECK_INT(shexec_task_new(&t, s, "echo up; sleep 100"), SHEXEC_OK);
-        CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+        shexec_task *t = start_task(s, "echo up; sleep 100");
         int64_t end = tu_now_ms() + 10000;
-        while (shexec_task_output_total(t, SHEXEC_STDOUT) < 3) {
+        while (shexec_run_output_total(shexec_task_run(t), SHEXEC_STDOUT) < 3) {
             CHECK(tu_now_ms() < end);
-            CHECK_INT(shexec_session_wait(s, 100), SHEXEC_OK);
+            CHECK(shexec_session_wait(s, 100) >= 0);
         }
-        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
-        CHECK(!shexec_task_done(t));
+        CHECK_INT(shexec_session_wait(s, 50), 0); /* nothing finished */
+        CHECK(!shexec_run_done(shexec_task_run(t)));
         CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
         wait_task(s, t);
-        CHECK_INT(shexec_task_state(t), SHEXEC_STATE_KILLED);
-        CHECK_STR(shexec_task_output(t, SHEXEC_STDOUT, NULL), "up\n");
+        CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
+        CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "up\n");
         shexec_task_free(t);
 
-        CHECK_INT(shexec_task_new(&t, s, "seq 1 20000; exit 6"), SHEXEC_OK);
-        CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+        t = start_task(s, "seq 1 20000; exit 6");
         wait_task(s, t);
-        CHECK_INT(shexec_task_exit_code(t), 6);
-        out = shexec_task_output(t, SHEXEC_STDOUT, &n);
+        CHECK_INT(shexec_run_exit_code(shexec_task_run(t)), 6);
+        out = shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, &n);
         CHECK_INT(n, want.len);
         CHECK(memcmp(out, want.data, n) == 0);
         shexec_task_free(t);
@@ -841,11 +850,9 @@ static void case_host_children(void)
             _exit(9);
         }
         close(gate[0]);
-        shexec_task *t = NULL;
-        CHECK_INT(shexec_task_new(&t, s, "sleep 0.3; exit 2"), SHEXEC_OK);
-        CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+        shexec_task *t = start_task(s, "sleep 0.3; exit 2");
         wait_task(s, t);
-        CHECK_INT(shexec_task_exit_code(t), 2);
+        CHECK_INT(shexec_run_exit_code(shexec_task_run(t)), 2);
         shexec_task_free(t);
 
         /* timeouts, leftovers, cancel and free: none reaps what is not ours */
@@ -860,7 +867,7 @@ static void case_host_children(void)
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
         while (!shexec_run_done(r))
-            CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK);
+            CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
 
@@ -928,7 +935,7 @@ static void case_fork_bomb_timeout(void)
 
     /* variant 2: the KILL policy ends them when the shell exits */
     s = new_session(heavy_ok());
-    CHECK_INT(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_KILL), SHEXEC_OK);
+    CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
     snprintf(file, sizeof file, "%s/killed", tmp);
     snprintf(cmd, sizeof cmd,
              "for i in $(seq %d); do sleep 100 & echo $! >> '%s'; done; echo started", count,
@@ -967,19 +974,20 @@ static void case_late_pump(void)
             CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
             int pid = atoi(out_of(r));
             shexec_task *t = NULL;
-            CHECK_INT(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
             int64_t end = tu_now_ms() + 10000;
             while (t->run->out.fd >= 0 || t->run->err.fd >= 0) {
                 CHECK(tu_now_ms() < end);
-                CHECK_INT(shexec_session_wait(s, 10), SHEXEC_OK);
+                CHECK(shexec_session_wait(s, 10) >= 0);
             }
             CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
             CHECK(tu_wait_pid_gone(pid, 3000));
             usleep(300000); /* past the grace period, without pumping */
             if (i < 2) {
-                CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK); /* no deadline of its own */
-                CHECK(shexec_task_done(t));
-                CHECK_INT(shexec_task_state(t), SHEXEC_STATE_KILLED);
+                /* no deadline of its own, yet it returns: the killed task ends */
+                CHECK_INT(shexec_session_wait(s, -1), 1);
+                CHECK(shexec_run_done(shexec_task_run(t)));
+                CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
             } /* else: the session's free waits for it */
             if (i < 2)
                 shexec_task_free(t);
@@ -1024,7 +1032,7 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
     while (!strstr(out_of(r), text)) {
         CHECK(!shexec_run_done(r));
         CHECK(tu_now_ms() < end);
-        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+        CHECK(shexec_session_wait(s, 50) >= 0);
     }
 }
 
@@ -1078,7 +1086,7 @@ static void case_escapees(void)
         wait_output(s, r, "escaped");
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
         while (!shexec_run_done(r))
-            CHECK_INT(shexec_session_wait(s, -1), SHEXEC_OK);
+            CHECK(shexec_session_wait(s, -1) >= 0);
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
         shexec_run_free(r);
@@ -1090,7 +1098,7 @@ static void case_escapees(void)
         CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
         int pid = read_pid(file);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
         CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
         wait_task(s, t);
         CHECK(tu_wait_pid_gone(pid, 3000));
@@ -1098,12 +1106,12 @@ static void case_escapees(void)
         shexec_run_free(r);
 
         /* the same under the KILL policy */
-        CHECK_INT(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_KILL), SHEXEC_OK);
+        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
         r = xrun(s, cmd, 0);
         CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
         shexec_run_free(r);
-        CHECK_INT(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_ADOPT), SHEXEC_OK);
+        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
 
         /* and when the session is freed with that task still running */
         r = xrun(s, cmd, 0);
@@ -1185,7 +1193,7 @@ static shexec_task *task_of(shexec_session *s, shexec_run *r)
 {
     CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *t = NULL;
-    CHECK_INT(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+    CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
     return t;
 }
 
@@ -1201,8 +1209,8 @@ static void still_running(shexec_session *s, shexec_task *t, int ms)
 {
     int64_t end = tu_now_ms() + ms;
     while (tu_now_ms() < end) {
-        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
-        CHECK(!shexec_task_done(t));
+        CHECK(shexec_session_wait(s, 50) >= 0);
+        CHECK(!shexec_run_done(shexec_task_run(t)));
     }
 }
 
@@ -1228,15 +1236,13 @@ static void case_no_proc(void)
     still_running(s, adopted, 300);
 
     /* a background task whose shell exited, its member holding the pipe */
-    shexec_task *t = NULL;
-    CHECK_INT(shexec_task_new(&t, s, "sleep 30 & echo $!"), SHEXEC_OK);
-    CHECK_INT(shexec_task_start(t), SHEXEC_OK);
+    shexec_task *t = start_task(s, "sleep 30 & echo $!");
     int64_t end = tu_now_ms() + 10000;
-    while (!strstr(shexec_task_output(t, SHEXEC_STDOUT, NULL), "\n")) {
+    while (!strstr(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "\n")) {
         CHECK(tu_now_ms() < end);
-        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+        CHECK(shexec_session_wait(s, 50) >= 0);
     }
-    pids[np++] = first_int(shexec_task_output(t, SHEXEC_STDOUT, NULL));
+    pids[np++] = first_int(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL));
     still_running(s, t, 300);
 
     /* a leftover that let go of the output cannot be held: killed at once,
@@ -1261,18 +1267,16 @@ static void case_no_proc(void)
     shexec_task_free(brief);
 
     /* a held task is killed through the pinned group id */
-    shexec_task *k = NULL;
-    CHECK_INT(shexec_task_new(&k, s, "trap '' TERM; sleep 30 & echo $!"), SHEXEC_OK);
-    CHECK_INT(shexec_task_start(k), SHEXEC_OK);
+    shexec_task *k = start_task(s, "trap '' TERM; sleep 30 & echo $!");
     end = tu_now_ms() + 10000;
-    while (!strstr(shexec_task_output(k, SHEXEC_STDOUT, NULL), "\n")) {
+    while (!strstr(shexec_run_output(shexec_task_run(k), SHEXEC_STDOUT, NULL), "\n")) {
         CHECK(tu_now_ms() < end);
-        CHECK_INT(shexec_session_wait(s, 50), SHEXEC_OK);
+        CHECK(shexec_session_wait(s, 50) >= 0);
     }
-    pids[np++] = first_int(shexec_task_output(k, SHEXEC_STDOUT, NULL));
+    pids[np++] = first_int(shexec_run_output(shexec_task_run(k), SHEXEC_STDOUT, NULL));
     CHECK_INT(shexec_task_kill(k), SHEXEC_OK);
     wait_task(s, k);
-    CHECK_INT(shexec_task_state(k), SHEXEC_STATE_KILLED);
+    CHECK_INT(shexec_run_state(shexec_task_run(k)), SHEXEC_STATE_KILLED);
     shexec_task_free(k);
 
     /* freeing the session stops what it still holds */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,51 @@ static void test_own_process_group(void **state)
     shexec_run_free(r);
 }
 
+/* The shell's pid, which is also its process group id: 0 until the run
+ * starts (and after a start that failed), then what `$$` says, while the
+ * command runs and after it ended. */
+static void test_run_pid(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_run_pid(NULL), 0);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo $$; cut -d' ' -f5 /proc/$$/stat"), SHEXEC_OK);
+    assert_int_equal(shexec_run_pid(r), 0);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    long long pid = 0, pgid = -1;
+    assert_int_equal(sscanf(out_of(r), "%lld\n%lld", &pid, &pgid), 2);
+    assert_true(pid > 0);
+    assert_true(shexec_run_pid(r) == pid);
+    assert_true(shexec_run_pid(r) == pgid);
+    shexec_run_free(r);
+
+    /* while it runs: a live process leading its own group */
+    assert_int_equal(shexec_run_new(&r, s, "echo $$; sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t live = shexec_run_pid(r);
+    assert_true(live > 0);
+    assert_true(tu_pid_alive((pid_t)live));
+    assert_int_equal(getpgid((pid_t)live), (pid_t)live);
+    int64_t end = tu_now_ms() + 10000;
+    while (!strchr(out_of(r), '\n')) {
+        assert_true(tu_now_ms() < end);
+        assert_true(shexec_session_wait(s, 50) >= 0);
+    }
+    assert_true(atoll(out_of(r)) == live);
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    assert_true(shexec_run_pid(r) == live); /* kept after the end */
+    shexec_run_free(r);
+
+    /* a start that fails leaves it 0 */
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, "/nonexistent/dir"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
+    assert_int_equal(shexec_run_pid(r), 0);
+    shexec_run_free(r);
+}
+
 static void test_child_signals_default(void **state)
 {
     struct sigaction old_pipe, ignore = {.sa_handler = SIG_IGN};
@@ -218,7 +264,7 @@ static void test_library_descriptors_cloexec(void **state)
     }
     assert_true(checked >= 2); /* at least the two pipes */
     while (!shexec_run_done(r))
-        assert_int_equal(shexec_session_wait(*state, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(*state, 1000) >= 0);
     shexec_run_free(r);
 }
 
@@ -241,22 +287,39 @@ static void test_shell_selection(void **state)
         assert_string_equal(out_of(r), "bash\n");
         shexec_run_free(r);
     }
-    assert_int_equal(shexec_session_set_shell(*state, "/bin/sh"), SHEXEC_OK);
+    /* {path, NULL}: that program is the shell */
+    const char *sh[] = {"/bin/sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(*state, sh), SHEXEC_OK);
     shexec_run *r = run_cmd(*state, "echo $0");
     assert_string_equal(out_of(r), "sh\n");
     shexec_run_free(r);
-    assert_int_equal(shexec_session_set_shell(*state, ""), SHEXEC_EINVAL);
+    const char *empty[] = {"", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(*state, empty), SHEXEC_EINVAL);
+    /* a name is looked up in the host's PATH when set; not found, the setting stays */
+    const char *by_name[] = {"sh", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(*state, by_name), SHEXEC_OK);
+    const char *unknown[] = {"shexec-no-such-shell", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(*state, unknown), SHEXEC_ESPAWN);
+    assert_non_null(strstr(shexec_session_errmsg(*state), "shexec-no-such-shell"));
+    r = run_cmd(*state, "echo $0");
+    assert_string_equal(out_of(r), "sh\n");
+    shexec_run_free(r);
 
     if (!heavy_ok())
         return;
-    assert_int_equal(shexec_session_set_shell(*state, "/nonexistent/shell"), SHEXEC_OK);
+    /* an absolute path is not looked for when set: a missing one fails the start */
+    const char *missing[] = {"/nonexistent/shell", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(*state, missing), SHEXEC_OK);
     shexec_run *bad = NULL;
     assert_int_equal(shexec_run_new(&bad, *state, "true"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(bad), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(*state), "/nonexistent/shell"));
     assert_int_equal(shexec_run_state(bad), SHEXEC_STATE_NEW);
     shexec_run_free(bad);
-    assert_int_equal(shexec_session_set_shell(*state, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell_argv(*state, NULL), SHEXEC_OK);
+    r = run_cmd(*state, "echo back");
+    assert_string_equal(out_of(r), "back\n");
+    shexec_run_free(r);
 }
 
 static void test_command_is_an_argument(void **state)
@@ -463,10 +526,10 @@ static void test_timeout_term_trap_cleanup_captured(void **state)
                      SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     while (!strstr(out_of(r), "ready"))
-        assert_int_equal(shexec_session_wait(*state, 50), SHEXEC_OK);
+        assert_true(shexec_session_wait(*state, 50) >= 0);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
     while (!shexec_run_done(r))
-        assert_int_equal(shexec_session_wait(*state, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(*state, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_exit_code(r), -1);
     shexec_run_free(r);
@@ -528,6 +591,57 @@ static void test_timeout_default_and_clamp(void **state)
     shexec_run_free(r);
 }
 
+/*
+ * The timeout in force: before the start what a foreground start would
+ * give (the session default, or the run's own, clamped to the session
+ * maximum), fixed at the start; a task has none unless it has its own,
+ * which is not clamped.
+ */
+static void test_run_timeout_ms(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_run_timeout_ms(NULL), 0);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), SHEXEC_DEFAULT_TIMEOUT_MS);
+    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 300); /* the session's, until the start */
+    assert_int_equal(shexec_run_set_timeout_ms(r, 350), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 350);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 900000), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 400); /* clamped */
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_timeout_ms(r), 400);
+    /* fixed at the start: later session settings do not change it */
+    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 400);
+    shexec_run_free(r);
+
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 150), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 150);
+    shexec_run_free(r);
+
+    /* a task without a timeout of its own has none */
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 100); /* as a foreground start would give */
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(shexec_task_run(t)), 0);
+    shexec_task_free(t);
+
+    /* a task's own is not clamped to the session maximum */
+    assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 900000), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(r), 200);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_int_equal(shexec_run_timeout_ms(shexec_task_run(t)), 900000);
+    assert_false(shexec_run_done(shexec_task_run(t)));
+    shexec_task_free(t);
+}
+
 static void test_leftovers_do_not_hold_the_run(void **state)
 {
     shexec_session *s = *state;
@@ -543,20 +657,20 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_non_null(shexec_run_leftover_task(r));
     assert_true(tu_pid_alive(pid));
     shexec_task *t = NULL;
-    assert_int_equal(shexec_session_find_task(s, shexec_run_leftover_task(r), &t), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
     shexec_run_free(r);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
-    while (!shexec_task_done(t))
+    while (!shexec_run_done(shexec_task_run(t)))
         shexec_session_wait(s, 1000);
-    assert_int_equal(shexec_task_state(t), SHEXEC_STATE_KILLED);
+    assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(pid, 2000));
     shexec_task_free(t);
 
     /* the kill policy: leftovers are killed when the run completes, also one
      * that redirected its output away (found through the group) */
-    assert_int_equal(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_KILL), SHEXEC_OK);
-    assert_int_equal(shexec_session_set_leftovers(s, 7), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_on_leftovers(s, 7), SHEXEC_EINVAL);
     r = run_cmd(s, "sleep 30 >/dev/null 2>&1 & echo $!");
     assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
     assert_true(tu_wait_pid_gone(pid, 2000));
@@ -565,7 +679,7 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     shexec_run_free(r);
 
     /* nothing left: nothing adopted */
-    assert_int_equal(shexec_session_set_leftovers(s, SHEXEC_LEFTOVERS_ADOPT), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
     r = run_cmd(s, "sleep 0.01");
     assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
     shexec_run_free(r);
@@ -583,11 +697,11 @@ static void test_start_wait_cancel(void **state)
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_start(r), SHEXEC_ESTATE);
     assert_int_equal(shexec_run_set_timeout_ms(r, 5), SHEXEC_ESTATE);
-    assert_int_equal(shexec_session_wait(s, 100), SHEXEC_OK);
+    assert_int_equal(shexec_session_wait(s, 100), 0); /* nothing finished in it */
     assert_false(shexec_run_done(r));
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
     while (!shexec_run_done(r))
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_signal(r), SIGTERM);
     assert_string_equal(out_of(r), "go\n");
@@ -598,6 +712,121 @@ static void test_start_wait_cancel(void **state)
     assert_int_equal(shexec_run_new(&fresh, s, "true"), SHEXEC_OK);
     assert_int_equal(shexec_run_cancel(fresh), SHEXEC_ESTATE);
     shexec_run_free(fresh);
+}
+
+/* Pump through the host-loop calls until r is done; returns the sum of
+ * what shexec_session_process() reported finished. */
+static int pump_host_loop(shexec_session *s, shexec_run *r)
+{
+    struct pollfd fds[32];
+    int finished = 0;
+    int64_t end = tu_now_ms() + 20000;
+    while (!shexec_run_done(r)) {
+        assert_true(tu_now_ms() < end);
+        int32_t timeout = -1;
+        int n = shexec_session_pollfds(fds, 32, &timeout, s);
+        assert_true(n >= 0 && n <= 32);
+        if (timeout < 0 || timeout > 1000)
+            timeout = 1000;
+        poll(fds, (nfds_t)n, timeout); /* EINTR: process what there is */
+        int rc = shexec_session_process(s, fds, (uint32_t)n);
+        assert_true(rc >= 0);
+        finished += rc;
+    }
+    return finished;
+}
+
+/*
+ * shexec_session_pollfds() only lists: a run whose deadline passed while
+ * the host did not pump is told due (timeout 0) but not signalled, however
+ * often it is listed; shexec_session_process() or shexec_session_wait()
+ * ends it.
+ */
+static void test_pollfds_never_signals(void **state)
+{
+    shexec_session *s = *state;
+    for (int by_wait = 0; by_wait < 2; by_wait++) {
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "trap 'echo term; exit 3' TERM; echo ready; "
+                                               "sleep 30 & wait"),
+                         SHEXEC_OK);
+        assert_int_equal(shexec_run_set_timeout_ms(r, 100), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        pid_t pid = (pid_t)shexec_run_pid(r);
+        usleep(300 * 1000); /* past the deadline, not pumped */
+        for (int i = 0; i < 3; i++) {
+            struct pollfd fds[32];
+            int32_t timeout = -1;
+            int n = shexec_session_pollfds(fds, 32, &timeout, s);
+            assert_true(n >= 2 && n <= 32);
+            assert_int_equal(timeout, 0); /* overdue: process at once */
+            usleep(100 * 1000);           /* time for a TERM trap to run, had one been sent */
+        }
+        /* a TERM would have run the trap, which exits: a zombie is not alive */
+        assert_true(tu_pid_alive(pid));
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+
+        int finished = 0;
+        if (by_wait) {
+            int64_t end = tu_now_ms() + 20000;
+            while (!shexec_run_done(r)) {
+                assert_true(tu_now_ms() < end);
+                int rc = shexec_session_wait(s, 1000);
+                assert_true(rc >= 0);
+                finished += rc;
+            }
+        } else {
+            finished = pump_host_loop(s, r);
+        }
+        assert_int_equal(finished, 1);
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+        assert_string_equal(out_of(r), "ready\nterm\n");
+        assert_true(tu_wait_pid_gone(pid, 2000));
+        shexec_run_free(r);
+    }
+}
+
+/* shexec_session_wait() and shexec_session_process() return how many
+ * runs finished in the call: 0 when nothing did. */
+static void test_wait_and_process_count_finished(void **state)
+{
+    shexec_session *s = *state;
+    /* nothing running: at once, nothing finished, nothing to watch */
+    assert_int_equal(shexec_session_wait(s, 0), 0);
+    assert_int_equal(shexec_session_wait(s, -1), 0);
+    struct pollfd fds[8];
+    int32_t timeout = 5;
+    assert_int_equal(shexec_session_pollfds(fds, 8, &timeout, s), 0);
+    assert_int_equal(timeout, -1);
+    assert_int_equal(shexec_session_process(s, NULL, 0), 0);
+
+    shexec_run *a = NULL, *b = NULL, *slow = NULL;
+    assert_int_equal(shexec_run_new(&a, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&b, s, "exit 2"), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&slow, s, "sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(slow), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(a), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(b), SHEXEC_OK);
+    int finished = 0;
+    int64_t end = tu_now_ms() + 20000;
+    while (!shexec_run_done(a) || !shexec_run_done(b)) {
+        assert_true(tu_now_ms() < end);
+        int rc = shexec_session_wait(s, -1); /* no limit: it returns when one finished */
+        assert_true(rc >= 1);
+        finished += rc;
+    }
+    assert_int_equal(finished, 2);
+    assert_int_equal(shexec_run_exit_code(b), 2);
+    assert_int_equal(shexec_session_wait(s, 50), 0); /* the time ran out */
+    assert_false(shexec_run_done(slow));
+
+    /* process counts the same way */
+    assert_int_equal(shexec_run_cancel(slow), SHEXEC_OK);
+    assert_int_equal(pump_host_loop(s, slow), 1);
+    assert_int_equal(shexec_run_state(slow), SHEXEC_STATE_CANCELLED);
+    shexec_run_free(a);
+    shexec_run_free(b);
+    shexec_run_free(slow);
 }
 
 static void cancel_on_marker(void *user, int stream, const char *data, size_t len)
@@ -810,7 +1039,7 @@ static void test_stdin_large_input_linear(void **state)
     assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
     while (!shexec_run_done(r)) {
         assert_true(tu_now_ms() - t0 < 30000);
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     }
     int64_t ms = tu_now_ms() - t0;
     print_message("%zu MiB through stdin: %lld ms\n", total >> 20, (long long)ms);
@@ -845,7 +1074,7 @@ static void test_stdin_timeout_while_writing(void **state)
         free(buf);
         int64_t t0 = tu_now_ms();
         while (!shexec_run_done(r))
-            assert_int_equal(shexec_session_wait(s, -1), SHEXEC_OK);
+            assert_true(shexec_session_wait(s, -1) >= 0);
         int64_t ms = tu_now_ms() - t0;
         print_message("%s: timed out after %lld ms\n", cmds[i], (long long)ms);
         assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
@@ -874,6 +1103,13 @@ static void test_bad_input(void **state)
     assert_int_equal(shexec_run_cancel(NULL), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_cwd(NULL, "/"), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_wait(NULL, 0), SHEXEC_EINVAL);
+    struct pollfd fds[4];
+    int32_t timeout = 0;
+    assert_int_equal(shexec_session_pollfds(fds, 4, &timeout, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_pollfds(fds, 4, NULL, s), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_pollfds(NULL, 4, &timeout, s), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_process(NULL, fds, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_process(s, NULL, 1), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_output_limit(s, 10, 7, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_output_limit(s, 10, SHEXEC_UNIT_BYTES, 9), SHEXEC_EINVAL);
     assert_string_equal(shexec_session_errmsg(NULL), "");
@@ -974,6 +1210,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_code_is_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stderr, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_process_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_signals_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_inherited_descriptors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_is_dev_null, setup, teardown),
@@ -990,8 +1227,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_term_ignored_gets_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_whole_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_default_and_clamp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_timeout_ms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_do_not_hold_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_wait_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pollfds_never_signals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_and_process_count_finished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_from_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_running_run_and_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_chunks, setup, teardown),

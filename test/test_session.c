@@ -596,7 +596,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
     assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
     assert_int_equal(shexec_session_setenv(s, "PATH", "/usr/bin:/bin"), SHEXEC_OK);
     assert_int_equal(shexec_session_setenv(s, "HOSTVAR", "h"), SHEXEC_OK);
-    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_OK);
 
     char args[4096];
     snprintf(args, sizeof args,
@@ -604,7 +604,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
              "\"cwd\":\"%s\",\"env\":{\"PATH\":\"%s\",\"RUNVAR\":\"r v\\nx\",\"LD_PRELOAD\":\"/x.so\"}}",
              evil, evil);
     char *out = NULL;
-    assert_int_equal(shexec_tool_call(s, "bash", args, &out), SHEXEC_OK);
+    assert_int_equal(shexec_tool_call(&out, s, "bash", args), SHEXEC_OK);
     char want[2048];
     snprintf(want, sizeof want, "\"stdout\":\"r v\\nx|%s|unset|none\\n\"", evil);
     if (!strstr(out, want))

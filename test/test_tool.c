@@ -1,6 +1,7 @@
 /*
  * test_tool.c - the tool layer: registry (registered disabled, enable,
- * rename), the JSON call for bash / task_output / task_kill, and errors as
+ * rename), the JSON call for bash / task_output / task_kill, the bash tool
+ * in two steps for a host's own loop (prepare, result), and errors as
  * results a model can read. Every result must be strict, valid JSON.
  */
 #include <setjmp.h>
@@ -42,16 +43,16 @@ static int teardown(void **state)
 
 static void enable_all(shexec_session *s)
 {
-    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
-    assert_int_equal(shexec_tool_enable(s, "task_output", 1), SHEXEC_OK);
-    assert_int_equal(shexec_tool_enable(s, "task_kill", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "task_output", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "task_kill", 1), SHEXEC_OK);
 }
 
 /* Call, check the return code, parse the result strictly (kept in `last`). */
 static const shx_json *call(shexec_session *s, const char *tool, const char *args, int want_rc)
 {
     char *out = NULL;
-    int rc = shexec_tool_call(s, tool, args, &out);
+    int rc = shexec_tool_call(&out, s, tool, args);
     if (rc != want_rc)
         fail_msg("%s %s: rc %d, expected %d: %s", tool, args, rc, want_rc, out ? out : "(null)");
     assert_non_null(out);
@@ -93,26 +94,28 @@ static int flag(const shx_json *o, const char *key)
 static void test_registered_disabled_then_enabled(void **state)
 {
     shexec_session *s = *state;
-    assert_true(shexec_tool_has(s, "bash"));
-    assert_false(shexec_tool_enabled(s, "bash"));
-    assert_false(shexec_tool_has(s, "rm_rf"));
+    /* a name exists when it can be enabled or disabled; disabling keeps it off */
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 0), SHEXEC_OK);
+    assert_false(shexec_tool_is_enabled(s, "bash"));
+    assert_int_equal(shexec_tool_set_enabled(s, "rm_rf", 0), SHEXEC_ENOTOOL);
+    assert_false(shexec_tool_is_enabled(s, "rm_rf"));
     const shx_json *r = call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_ENOTOOL);
     assert_string_equal(str(r, "error"), "Tool not available: bash");
     char *list = NULL;
-    assert_int_equal(shexec_tool_list(s, &list), SHEXEC_OK);
+    assert_int_equal(shexec_tool_list(&list, s), SHEXEC_OK);
     assert_string_equal(list, "[]");
     shexec_free(list);
 
-    assert_int_equal(shexec_tool_enable(s, "bash", 1), SHEXEC_OK);
-    assert_true(shexec_tool_enabled(s, "bash"));
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_OK);
+    assert_true(shexec_tool_is_enabled(s, "bash"));
     r = call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "test\n");
     assert_string_equal(str(r, "stderr"), "");
     assert_int_equal(num(r, "exit_code"), 0);
     assert_false(flag(r, "timed_out"));
     assert_string_equal(str(r, "cwd"), "/");
-    assert_int_equal(shexec_tool_enable(s, "nope", 1), SHEXEC_ENOTOOL);
-    assert_int_equal(shexec_tool_enable(s, "bash", 0), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "nope", 1), SHEXEC_ENOTOOL);
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 0), SHEXEC_OK);
     call(s, "bash", "{\"command\":\"echo test\"}", SHEXEC_ENOTOOL);
 }
 
@@ -121,9 +124,10 @@ static void test_rename_and_list(void **state)
     shexec_session *s = *state;
     enable_all(s);
     assert_int_equal(shexec_tool_rename(s, "bash", "run_bash"), SHEXEC_OK);
-    assert_true(shexec_tool_has(s, "run_bash"));
-    assert_false(shexec_tool_has(s, "bash"));
-    assert_true(shexec_tool_enabled(s, "run_bash"));
+    assert_true(shexec_tool_is_enabled(s, "run_bash"));
+    assert_int_equal(shexec_tool_set_enabled(s, "run_bash", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_ENOTOOL);
+    assert_false(shexec_tool_is_enabled(s, "bash"));
     assert_int_equal(shexec_tool_rename(s, "run_bash", "bad name"), SHEXEC_EINVAL);
     assert_int_equal(shexec_tool_rename(s, "run_bash", "task_kill"), SHEXEC_EINVAL);
     assert_int_equal(shexec_tool_rename(s, "bash", "x"), SHEXEC_ENOTOOL);
@@ -132,9 +136,9 @@ static void test_rename_and_list(void **state)
     r = call(s, "run_bash", "{\"command\":\"echo y\"}", SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "y\n");
 
-    assert_int_equal(shexec_tool_enable(s, "task_kill", 0), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "task_kill", 0), SHEXEC_OK);
     char *list = NULL;
-    assert_int_equal(shexec_tool_list(s, &list), SHEXEC_OK);
+    assert_int_equal(shexec_tool_list(&list, s), SHEXEC_OK);
     shx_json *tools = NULL;
     assert_int_equal(shx_json_parse(&tools, list, strlen(list), NULL, NULL), SHEXEC_OK);
     assert_int_equal(shx_json_count(tools), 2);
@@ -218,34 +222,37 @@ static void test_truncation_50kb_bytes(void **state)
     assert_non_null(strstr(out, "[output truncated: 80000 bytes in total, the first 51200 shown]"));
 }
 
+/* Arguments the bash tool refuses (SHEXEC_EINVAL), and what its message says. */
+static const struct {
+    const char *args;
+    const char *msg;
+} bad_bash_args[] = {
+    {"{}", "missing required argument \"command\""},
+    {"{\"command\":\"\"}", "argument \"command\" is empty"},
+    {"{\"command\":42}", "argument \"command\" must be a string"},
+    {"{\"command\":\"x\",\"timeout\":\"5\"}", "argument \"timeout\" must be a number"},
+    {"{\"command\":\"x\",\"timeout\":1.5}", "whole number"},
+    {"{\"command\":\"x\",\"timeout\":0}", "whole number"},
+    {"{\"command\":\"x\",\"run_in_background\":\"yes\"}", "must be a boolean"},
+    {"{\"command\":\"x\",\"env\":{\"A\":1}}", "env values must be strings"},
+    {"{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}", "invalid environment variable name"},
+    {"{\"command\":\"x\",\"rm\":true}", "unknown argument \"rm\""},
+    {"{\"command\":\"a\\u0000b\"}", "NUL"},
+    {"{\"command\":\"x\",\"command\":\"y\"}", "invalid JSON"},
+    {"{\"command\":\"x\"", "invalid JSON"},
+    {"[\"echo\"]", "must be a JSON object"},
+    {"not json", "invalid JSON"},
+};
+
 static void test_argument_errors(void **state)
 {
     shexec_session *s = *state;
     enable_all(s);
-    struct {
-        const char *args;
-        const char *msg;
-    } cases[] = {
-        {"{}", "missing required argument \"command\""},
-        {"{\"command\":\"\"}", "argument \"command\" is empty"},
-        {"{\"command\":42}", "argument \"command\" must be a string"},
-        {"{\"command\":\"x\",\"timeout\":\"5\"}", "argument \"timeout\" must be a number"},
-        {"{\"command\":\"x\",\"timeout\":1.5}", "whole number"},
-        {"{\"command\":\"x\",\"timeout\":0}", "whole number"},
-        {"{\"command\":\"x\",\"run_in_background\":\"yes\"}", "must be a boolean"},
-        {"{\"command\":\"x\",\"env\":{\"A\":1}}", "env values must be strings"},
-        {"{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}", "invalid environment variable name"},
-        {"{\"command\":\"x\",\"rm\":true}", "unknown argument \"rm\""},
-        {"{\"command\":\"a\\u0000b\"}", "NUL"},
-        {"{\"command\":\"x\",\"command\":\"y\"}", "invalid JSON"},
-        {"{\"command\":\"x\"", "invalid JSON"},
-        {"[\"echo\"]", "must be a JSON object"},
-        {"not json", "invalid JSON"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const shx_json *r = call(s, "bash", cases[i].args, SHEXEC_EINVAL);
-        if (!strstr(str(r, "error"), cases[i].msg))
-            fail_msg("%s: error [%s] lacks [%s]", cases[i].args, str(r, "error"), cases[i].msg);
+    for (size_t i = 0; i < sizeof bad_bash_args / sizeof *bad_bash_args; i++) {
+        const shx_json *r = call(s, "bash", bad_bash_args[i].args, SHEXEC_EINVAL);
+        if (!strstr(str(r, "error"), bad_bash_args[i].msg))
+            fail_msg("%s: error [%s] lacks [%s]", bad_bash_args[i].args, str(r, "error"),
+                     bad_bash_args[i].msg);
     }
     const shx_json *r = call(s, "bash", "{\"command\":\"ls\",\"cwd\":\"/nonexistent\"}", SHEXEC_ENOCWD);
     assert_non_null(strstr(str(r, "error"), "/nonexistent"));
@@ -254,8 +261,8 @@ static void test_argument_errors(void **state)
     assert_string_equal(str(r, "error"), "Task not found: t000000000000");
     r = call(s, "task_kill", "{\"task_id\":\"x\",\"new_only\":true}", SHEXEC_EINVAL);
     char *out = (char *)1;
-    assert_int_equal(shexec_tool_call(NULL, "bash", "{}", &out), SHEXEC_EINVAL);
-    assert_int_equal(shexec_tool_call(s, "bash", "{}", NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_call(&out, NULL, "bash", "{}"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_call(NULL, s, "bash", "{}"), SHEXEC_EINVAL);
 }
 
 static void test_background_tasks(void **state)
@@ -370,7 +377,7 @@ static void test_env_variable_limit(void **state)
         fail_msg("a call with 4096 env variables took %lld ms (bound: 10 s)", (long long)took);
     tu_rmtree(dir);
 
-    /* the host API: per run, per task, per session */
+    /* the host API: per run (a task's settings are its run's), per session */
     shexec_run *run = NULL;
     assert_int_equal(shexec_run_new(&run, s, "true"), SHEXEC_OK);
     char nm[32];
@@ -383,14 +390,14 @@ static void test_env_variable_limit(void **state)
     assert_non_null(strstr(shexec_session_errmsg(s), "SHEXEC_MAX_ENV_VARS"));
     assert_int_equal(shexec_run_setenv(run, "R0", "replaced"), SHEXEC_OK);
     shexec_run_free(run);
-    shexec_task *t = NULL;
-    assert_int_equal(shexec_task_new(&t, s, "true"), SHEXEC_OK);
+    /* removals count too */
+    assert_int_equal(shexec_run_new(&run, s, "true"), SHEXEC_OK);
     for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
         snprintf(nm, sizeof nm, "T%u", i);
-        assert_int_equal(shexec_task_setenv(t, nm, NULL), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(run, nm, NULL), SHEXEC_OK);
     }
-    assert_int_equal(shexec_task_setenv(t, "ONE_MORE", NULL), SHEXEC_ELIMIT);
-    shexec_task_free(t);
+    assert_int_equal(shexec_run_setenv(run, "ONE_MORE", NULL), SHEXEC_ELIMIT);
+    shexec_run_free(run);
     for (unsigned i = 0; i < SHEXEC_MAX_ENV_VARS; i++) {
         snprintf(nm, sizeof nm, "S%u", i);
         assert_int_equal(shexec_session_setenv(s, nm, "x"), SHEXEC_OK);
@@ -413,7 +420,7 @@ static void settle(shexec_session *s)
     int64_t end = tu_now_ms() + 20000;
     while (s->active) {
         assert_true(tu_now_ms() < end);
-        assert_int_equal(shexec_session_wait(s, 1000), SHEXEC_OK);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
     }
 }
 
@@ -505,21 +512,22 @@ static void test_host_held_tasks_never_released(void **state)
     enable_all(s);
     assert_int_equal(shexec_session_set_max_tasks(s, 3), SHEXEC_OK);
     shexec_task *host = NULL;
-    assert_int_equal(shexec_task_new(&host, s, "echo host"), SHEXEC_OK);
-    assert_int_equal(shexec_task_start(host), SHEXEC_OK);
+    shexec_run *run = NULL;
+    assert_int_equal(shexec_run_new(&run, s, "echo host"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&host, run), SHEXEC_OK);
     settle(s);
     char id[32], held_id[32];
     start_bg(s, "echo held", held_id, sizeof held_id);
     settle(s);
     shexec_task *held = NULL;
-    assert_int_equal(shexec_session_find_task(s, held_id, &held), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&held, s, held_id), SHEXEC_OK);
     for (int i = 0; i < 5; i++) {
         start_bg(s, "echo tool", id, sizeof id);
         settle(s);
         assert_int_equal(count_tasks(s), 3);
     }
-    assert_string_equal(shexec_task_output(host, SHEXEC_STDOUT, NULL), "host\n");
-    assert_string_equal(shexec_task_output(held, SHEXEC_STDOUT, NULL), "held\n");
+    assert_string_equal(shexec_run_output(shexec_task_run(host), SHEXEC_STDOUT, NULL), "host\n");
+    assert_string_equal(shexec_run_output(shexec_task_run(held), SHEXEC_STDOUT, NULL), "held\n");
     /* with the last tool task read, two slots are the host's and one is free;
      * with that one running too, there is no room */
     const shx_json *r = read_task(s, id, SHEXEC_OK);
@@ -601,6 +609,224 @@ static void test_task_being_read_not_released(void **state)
     assert_int_equal(count_tasks(s), 0);
 }
 
+/* ---- prepare and result: the bash tool in the host's own loop ----------- */
+
+static void collect_out(void *user, int stream, const char *data, size_t len)
+{
+    if (stream == SHEXEC_STDOUT)
+        shx_buf_append(user, data, len);
+}
+
+/* The arguments become a configured run, not started: the caller adds a
+ * callback, runs it, and finds cwd, env, timeout and terminal applied. */
+static void test_prepare_configures_run(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    shexec_run *r = (shexec_run *)1;
+    int bg = -1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash",
+                                         "{\"command\":\"pwd; echo $FOO; tty; echo partial; "
+                                         "sleep 30\",\"cwd\":\"/usr\",\"env\":{\"FOO\":\"bar\"},"
+                                         "\"timeout\":500,\"pty\":true}"),
+                     SHEXEC_OK);
+    assert_non_null(r);
+    assert_int_equal(bg, 0);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    assert_int_equal(shexec_run_pid(r), 0);
+    assert_int_equal(shexec_run_timeout_ms(r), 500);
+    shx_buf seen = SHX_BUF_INIT;
+    assert_int_equal(shexec_run_set_output_fn(r, collect_out, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_timeout_ms(r), 500);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    if (strncmp(out, "/usr\nbar\n/dev/pts/", 18) != 0 || !strstr(out, "\npartial\n"))
+        fail_msg("output [%s]", out);
+    assert_int_equal(seen.len, n);
+    assert_memory_equal(seen.data, out, n);
+    assert_string_equal(shexec_session_cwd(s), "/"); /* its own cwd: the session stays */
+    shexec_run_free(r);
+    shx_buf_free(&seen);
+
+    /* run_in_background is reported; the task the caller starts is its own */
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash",
+                                         "{\"command\":\"echo bg; exit 4\","
+                                         "\"run_in_background\":true}"),
+                     SHEXEC_OK);
+    assert_int_equal(bg, 1);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    settle(s);
+    assert_string_equal(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "bg\n");
+    assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 4);
+    /* finished and unread, it still holds its slot: the session never releases it */
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    call(s, "bash", "{\"command\":\"true\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    shexec_task_free(t);
+    assert_int_equal(count_tasks(s), 0);
+}
+
+/* What the call refuses, prepare refuses with the same code and message
+ * (in shexec_session_errmsg), and no run. */
+static void expect_prepare_refused(shexec_session *s, const char *args, int want_rc)
+{
+    const shx_json *res = call(s, "bash", args, want_rc);
+    char *msg = strdup(str(res, "error"));
+    assert_non_null(msg);
+    shexec_run *r = (shexec_run *)1;
+    int bg = -1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", args), want_rc);
+    assert_null(r);
+    if (strcmp(shexec_session_errmsg(s), msg) != 0)
+        fail_msg("%s: prepare says [%s], the call [%s]", args ? args : "NULL",
+                 shexec_session_errmsg(s), msg);
+    free(msg);
+}
+
+static void test_prepare_refuses_like_call(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    for (size_t i = 0; i < sizeof bad_bash_args / sizeof *bad_bash_args; i++)
+        expect_prepare_refused(s, bad_bash_args[i].args, SHEXEC_EINVAL);
+    expect_prepare_refused(s, NULL, SHEXEC_EINVAL); /* NULL is {} */
+    char *args = env_args("true", SHEXEC_MAX_ENV_VARS + 1);
+    expect_prepare_refused(s, args, SHEXEC_ELIMIT);
+    free(args);
+
+    /* a missing cwd is found when the run starts, with the call's message */
+    const char *nocwd = "{\"command\":\"ls\",\"cwd\":\"/nonexistent\"}";
+    const shx_json *res = call(s, "bash", nocwd, SHEXEC_ENOCWD);
+    char *msg = strdup(str(res, "error"));
+    shexec_run *r = NULL;
+    int bg = -1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", nocwd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
+    assert_string_equal(shexec_session_errmsg(s), msg);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
+    shexec_run_free(r);
+    free(msg);
+}
+
+/* Only the bash tool, enabled, under its exposed name, prepares a run. */
+static void test_prepare_refuses_other_tools(void **state)
+{
+    shexec_session *s = *state;
+    const char *args = "{\"command\":\"true\"}";
+    shexec_run *r = (shexec_run *)1;
+    int bg = -1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", args), SHEXEC_ENOTOOL);
+    assert_null(r);
+    assert_string_equal(shexec_session_errmsg(s), "Tool not available: bash");
+    enable_all(s);
+    const char *task_args = "{\"task_id\":\"t000000000000\"}";
+    const char *others[] = {"task_output", "task_kill", "nope"};
+    for (size_t i = 0; i < 3; i++) {
+        r = (shexec_run *)1;
+        assert_int_equal(shexec_tool_prepare(&r, &bg, s, others[i], task_args), SHEXEC_ENOTOOL);
+        assert_null(r);
+        char want[64];
+        snprintf(want, sizeof want, "Tool not available: %s", others[i]);
+        assert_string_equal(shexec_session_errmsg(s), want);
+    }
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, NULL, args), SHEXEC_ENOTOOL);
+
+    assert_int_equal(shexec_tool_rename(s, "bash", "run_bash"), SHEXEC_OK);
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", args), SHEXEC_ENOTOOL);
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "run_bash", args), SHEXEC_OK);
+    shexec_run_free(r);
+    assert_int_equal(shexec_tool_set_enabled(s, "run_bash", 0), SHEXEC_OK);
+    r = (shexec_run *)1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "run_bash", args), SHEXEC_ENOTOOL);
+    assert_null(r);
+    assert_string_equal(shexec_session_errmsg(s), "Tool not available: run_bash");
+
+    assert_int_equal(shexec_tool_set_enabled(s, "run_bash", 1), SHEXEC_OK);
+    r = (shexec_run *)1;
+    assert_int_equal(shexec_tool_prepare(&r, NULL, s, "run_bash", args), SHEXEC_EINVAL);
+    assert_null(r);
+    assert_int_equal(shexec_tool_prepare(NULL, &bg, s, "run_bash", args), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_prepare(&r, &bg, NULL, "run_bash", args), SHEXEC_EINVAL);
+}
+
+/* A prepared run, executed, renders exactly as the call's result would:
+ * output, stderr with the timeout line, exit code, signal, truncation, the
+ * session cwd, a notice. */
+static void test_result_renders_like_call(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_output_limit(s, 1000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    char forged[256];
+    /* a record the command forged, naming no directory: declined, with a notice */
+    snprintf(forged, sizeof forged, "{\"command\":\"printf '%s/nonexistent\\\\000'; exit 0\"}",
+             s->tag);
+    /* each with the part of the result it is about */
+    const char *cases[][2] = {
+        {"{\"command\":\"echo out; printf 'a\\\\377b' >&2; cd /tmp; exit 3\"}",
+         "\"stderr\":\"a\xef\xbf\xbd" "b\",\"exit_code\":3,"},
+        {"{\"command\":\"echo partial; sleep 30\",\"timeout\":300}",
+         "\"Command timed out after 300 ms\\n\",\"exit_code\":-1,\"timed_out\":true,"},
+        {"{\"command\":\"echo bye; kill -TERM $$\"}", "\"signal\":15,"},
+        {"{\"command\":\"head -c 4000 /dev/zero | tr '\\\\0' z\"}",
+         "\"truncated\":{\"stdout\":true,"},
+        {forged, "\"notice\":"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+        char *want = NULL;
+        assert_int_equal(shexec_tool_call(&want, s, "bash", cases[i][0]), SHEXEC_OK);
+        if (!strstr(want, cases[i][1]))
+            fail_msg("%s: result %s lacks %s", cases[i][0], want, cases[i][1]);
+        assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+        shexec_run *r = NULL;
+        int bg = -1;
+        assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", cases[i][0]), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        char *got = NULL;
+        assert_int_equal(shexec_tool_result(&got, r), SHEXEC_OK);
+        assert_string_equal(got, want);
+        shexec_free(got);
+        shexec_free(want);
+        shexec_run_free(r);
+    }
+}
+
+/* Only a finished run has a result. */
+static void test_result_refuses_unfinished_run(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    shexec_run *r = NULL;
+    int bg = -1;
+    assert_int_equal(shexec_tool_prepare(&r, &bg, s, "bash", "{\"command\":\"sleep 30\"}"),
+                     SHEXEC_OK);
+    char *out = (char *)1;
+    assert_int_equal(shexec_tool_result(&out, r), SHEXEC_ESTATE); /* not started */
+    assert_null(out);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    out = (char *)1;
+    assert_int_equal(shexec_tool_result(&out, r), SHEXEC_ESTATE); /* running */
+    assert_null(out);
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    assert_int_equal(shexec_tool_result(&out, r), SHEXEC_OK);
+    shx_json *res = NULL;
+    assert_int_equal(shx_json_parse(&res, out, strlen(out), NULL, NULL), SHEXEC_OK);
+    assert_int_equal(num(res, "exit_code"), -1);
+    assert_false(flag(res, "timed_out"));
+    shx_json_free(res);
+    shexec_free(out);
+    assert_int_equal(shexec_tool_result(NULL, r), SHEXEC_EINVAL);
+    assert_int_equal(shexec_tool_result(&out, NULL), SHEXEC_EINVAL);
+    shexec_run_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +842,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_held_tasks_never_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_adopted_at_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_being_read_not_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepare_configures_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepare_refuses_like_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepare_refuses_other_tools, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_renders_like_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_refuses_unfinished_run, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -2,13 +2,15 @@
  * fuzz_tool.c - libFuzzer target for the JSON tool layer (lib/tool.c):
  * shexec_tool_call with a model's arguments.
  *
- * Nothing may run. The session's shell is a bare name that no PATH
- * directory holds, so every call that passes validation ends in
- * SHEXEC_ESPAWN at the PATH lookup (or SHEXEC_ENOCWD first, for a cwd
- * argument that is not a directory), before any descriptor is opened; the
- * session inherits no environment, so PATH is whatever the arguments say.
- * As a backstop this file defines posix_spawn and posix_openpt itself: the
- * library's calls bind to these, which abort.
+ * Nothing may run. The session's shell is an absolute path in a directory
+ * that does not exist, and this file defines posix_spawn and posix_openpt
+ * itself (the library's calls bind to these): posix_spawn of that path
+ * fails with ENOENT, as exec would, without making a process, and aborts
+ * for any other path; posix_openpt opens /dev/ptmx as libc's does (a
+ * terminal is only descriptors). So every call that passes validation
+ * ends in SHEXEC_ESPAWN (or SHEXEC_ENOCWD first, for a cwd argument that
+ * is not a directory), after the library opened its pipes or terminal:
+ * they must all be closed again. The session inherits no environment.
  *
  * Input: byte 0 picks the tool (bash, task_output, task_kill, or a name
  * taken from the input up to a NUL) and whether it is disabled, renamed,
@@ -39,25 +41,25 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NO_SUCH_SHELL "shexec-fuzz-no-such-shell"
+#define NO_SUCH_SHELL "/shexec-fuzz-no-such-dir/sh"
 
 /* ------------------------------------------------------------------------
- * The backstop: the library must never get this far.
+ * Where a start ends: no process is ever made.
  * ------------------------------------------------------------------------ */
 
 int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 const posix_spawn_file_actions_t *restrict fa, const posix_spawnattr_t *restrict attr,
                 char *const argv[restrict], char *const envp[restrict])
 {
-    (void)pid, (void)fa, (void)attr, (void)argv, (void)envp;
-    FZ_CHECK(0, "posix_spawn(\"%s\") reached", path);
-    return ENOSYS;
+    (void)pid, (void)fa, (void)attr, (void)envp;
+    FZ_CHECK(strcmp(path, NO_SUCH_SHELL) == 0, "posix_spawn(\"%s\") reached", path);
+    FZ_CHECK(argv[0] && strcmp(argv[0], NO_SUCH_SHELL) == 0, "argv[0] is not the shell");
+    return ENOENT; /* what exec says of a path in a missing directory */
 }
 
 int posix_openpt(int flags)
 {
-    FZ_CHECK(0, "posix_openpt(%d) reached", flags);
-    return -1;
+    return open("/dev/ptmx", flags);
 }
 
 /* ------------------------------------------------------------------------
@@ -216,11 +218,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     shexec_session *s = NULL;
     FZ_CHECK(shexec_session_new(&s) == SHEXEC_OK, "session");
     FZ_CHECK(shexec_session_set_env_inherit(s, 0) == SHEXEC_OK, "env inherit");
-    FZ_CHECK(shexec_session_set_shell(s, NO_SUCH_SHELL) == SHEXEC_OK, "shell");
+    const char *const shell[] = {NO_SUCH_SHELL, NULL};
+    FZ_CHECK(shexec_session_set_shell_argv(s, shell) == SHEXEC_OK, "shell");
     const char *exposed[3];
     for (int i = 0; i < 3; i++) {
         exposed[i] = tool_ids[i];
-        FZ_CHECK(shexec_tool_enable(s, tool_ids[i], 1) == SHEXEC_OK, "enable");
+        FZ_CHECK(shexec_tool_set_enabled(s, tool_ids[i], 1) == SHEXEC_OK, "enable");
     }
     static const char *const renamed[3] = {"run_shell", "read-task", "stop_task"};
     const char *call = name;
@@ -233,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 call = renamed[tool];
         }
         if (disable)
-            FZ_CHECK(shexec_tool_enable(s, exposed[tool], 0) == SHEXEC_OK, "disable");
+            FZ_CHECK(shexec_tool_set_enabled(s, exposed[tool], 0) == SHEXEC_OK, "disable");
     }
 
     /* which tool the name reaches, if any */
@@ -256,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     shx_json_free(parsed);
 
     char *out = (char *)1;
-    int rc = shexec_tool_call(s, call, null_args ? NULL : args, &out);
+    int rc = shexec_tool_call(&out, s, call, null_args ? NULL : args);
 
     FZ_CHECK(out != NULL, "no result JSON (rc %d)", rc);
     shx_json *res = NULL;
