@@ -555,7 +555,7 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
     shexec_task_kill(t);
     t->run->held++; /* a callback may free t while we wait */
     while (!shexec_run_done(shexec_task_run(t)))
-        if (shexec_session_wait(s, -1) != SHEXEC_OK)
+        if (shexec_session_wait(s, -1) < 0)
             break;
     t->run->held--;
     return task_report(s, t, 0, was_running ? "killed" : "completed", out);

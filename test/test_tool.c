@@ -535,13 +535,21 @@ static void test_host_held_tasks_never_released(void **state)
     start_bg(s, "sleep 30", id, sizeof id);
     r = call(s, "bash", "{\"command\":\"echo x\",\"run_in_background\":true}", SHEXEC_ELIMIT);
     assert_non_null(strstr(str(r, "error"), "maximum of 3 tasks (1 running, 2 finished"));
-    /* the tool layer still reads (and so frees) a task the host looked up */
+    /* the model still reads a task the host looked up, once: its id is
+     * withdrawn, but the task is the host's to free (the pointer stays good) */
     r = read_task(s, held_id, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "held\n");
+    shexec_task *gone = NULL;
+    assert_int_equal(shexec_session_find_task(&gone, s, held_id), SHEXEC_ENOTASK);
+    read_task(s, held_id, SHEXEC_ENOTASK);
+    assert_string_equal(shexec_run_output(shexec_task_run(held), SHEXEC_STDOUT, NULL), "held\n");
+    assert_string_equal(shexec_task_id(held), held_id);
     char args[128];
     snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", id);
     call(s, "task_kill", args, SHEXEC_OK);
     shexec_task_free(host);
+    assert_int_equal(count_tasks(s), 1); /* the withdrawn one, until the host frees it */
+    shexec_task_free(held);
     assert_int_equal(count_tasks(s), 0);
 }
 
@@ -827,6 +835,31 @@ static void test_result_refuses_unfinished_run(void **state)
     shexec_run_free(r);
 }
 
+/* task_kill answers once its task has ended, also when another command of
+ * the session finishes while it waits out the grace. */
+static void test_task_kill_waits_for_its_task(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 1000), SHEXEC_OK);
+    call(s, "bash", "{\"command\":\"sleep 0.2\",\"run_in_background\":true}", SHEXEC_OK);
+    const shx_json *r = call(s, "bash",
+                             "{\"command\":\"trap '' TERM; echo ready; sleep 30\","
+                             "\"run_in_background\":true}",
+                             SHEXEC_OK);
+    char id[32], args[64];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    do /* the trap must be set before the kill */
+        r = call(s, "task_output", args, SHEXEC_OK);
+    while (!strstr(str(r, "stdout"), "ready"));
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "killed");
+    assert_string_equal(str(r, "state"), "killed");
+    assert_int_equal(num(r, "exit_code"), -1);
+    call(s, "task_kill", args, SHEXEC_ENOTASK); /* removed with its answer */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -847,6 +880,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepare_refuses_other_tools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_renders_like_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_refuses_unfinished_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_kill_waits_for_its_task, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -580,7 +580,8 @@ void mj_put_string(mj_buf *b, const char *s, size_t n)
                 o += len;
                 p += len;
             } else {
-                memcpy(o, "\xEF\xBF\xBD", 3);
+                /* bytes into the middle of the output, not a string */
+                memcpy(o, "\xEF\xBF\xBD", 3); // NOLINT(bugprone-not-null-terminated-result)
                 o += 3;
                 p++;
             }
@@ -597,7 +598,7 @@ void mj_put_string(mj_buf *b, const char *s, size_t n)
         case '\f': *o++ = '\\'; *o++ = 'f'; break;
         default:
             if (c < 0x20 || c == 0x7F) {
-                memcpy(o, "\\u00", 4);
+                memcpy(o, "\\u00", 4); // NOLINT(bugprone-not-null-terminated-result): mid-output
                 o[4] = hex[c >> 4];
                 o[5] = hex[c & 15];
                 o += 6;

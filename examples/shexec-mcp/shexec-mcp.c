@@ -55,10 +55,10 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 #define SHUTDOWN_GRACE_MS 1000u       /* a client gives us ~2 s after EOF */
 
 /* JSON-RPC error codes */
-#define RPC_PARSE_ERROR -32700
-#define RPC_INVALID_REQUEST -32600
-#define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS -32602
+#define RPC_PARSE_ERROR (-32700)
+#define RPC_INVALID_REQUEST (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS (-32602)
 
 /* A request answered once its run has finished: a foreground bash command,
  * or a task_kill waiting for the task it stopped to end (SIGTERM, grace,
