@@ -6,7 +6,7 @@
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
 #   make fuzz            libFuzzer targets, 60 s each (fuzz-ci: 10 s each; see test/fuzz/README.md)
 #   make abi-check       compare the built libshexec.so.1 with the committed abi/ baseline
-#   make lint            cppcheck and clang-tidy on lib/ (fails on any finding)
+#   make lint            cppcheck and clang-tidy on lib/ and examples/ (fails on any finding)
 #   make bench           benchmarks (they report; they never fail the build)
 #   make install         PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 
@@ -187,6 +187,7 @@ abi-baseline: $(SO_REAL)
 # NOLINT(check) or cppcheck-suppress, with its reason. clang-tidy's "N warnings
 # generated." lines count what it hid in system headers, so they are dropped.
 LINT_DEFS := -D_GNU_SOURCE -DSHEXEC_BUILDING -Iinclude
+EXAMPLE_SRCS := $(sort $(wildcard examples/*/*.c))
 CPPCHECK_FLAGS := --enable=warning,performance,portability,style --std=c11 --inline-suppr \
   --quiet --error-exitcode=1
 
@@ -194,8 +195,10 @@ lint:
 	@command -v cppcheck >/dev/null && command -v clang-tidy >/dev/null || \
 	  { echo "install cppcheck clang-tidy" >&2; exit 1; }
 	cppcheck $(CPPCHECK_FLAGS) $(LINT_DEFS) -Ilib lib/
-	@echo "clang-tidy --quiet lib/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
-	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) -- -std=c11 $(LINT_DEFS) -iquote lib 2>&1); \
+	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp examples/
+	@echo "clang-tidy --quiet lib/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
+	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) $(EXAMPLE_SRCS) -- -std=c11 \
+	  $(LINT_DEFS) -iquote lib -iquote examples/shexec-mcp 2>&1); \
 	rc=$$?; printf '%s\n' "$$out" | grep -v -e '^[0-9]* warnings\{0,1\} generated\.$$' -e '^$$'; \
 	exit $$rc
 

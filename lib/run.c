@@ -318,6 +318,12 @@ int shx_run_begin(shexec_run *r)
         np++;
     shx_buf err = SHX_BUF_INIT, vars = SHX_BUF_INIT;
     size_t nvars = 0;
+    /* Cannot happen (set_shell_argv refuses an empty argv, default_shell is
+     * never NULL), but prefix[np - 1] below needs it. */
+    if (np == 0) {
+        rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");
+        goto out;
+    }
     if (wrapped) {
         rc = wrapper_vars(s, &r->env, &vars, &nvars);
         if (rc != SHEXEC_OK)

@@ -1196,6 +1196,13 @@ static void test_version_and_strerror(void **state)
 {
     (void)state;
     assert_string_equal(shexec_version(), SHEXEC_VERSION_STRING);
+    /* the header's numbers agree with its string (the Makefile reads the string) */
+    char parts[32];
+    snprintf(parts, sizeof parts, "%d.%d.%d", SHEXEC_VERSION_MAJOR, SHEXEC_VERSION_MINOR,
+             SHEXEC_VERSION_PATCH);
+    assert_string_equal(parts, SHEXEC_VERSION_STRING);
+    assert_int_equal(SHEXEC_VERSION_NUMBER, SHEXEC_VERSION_MAJOR * 10000 +
+                                                SHEXEC_VERSION_MINOR * 100 + SHEXEC_VERSION_PATCH);
     assert_string_equal(shexec_strerror(SHEXEC_ENOCWD), "working directory not found");
     assert_string_equal(shexec_strerror(SHEXEC_OK), "success");
     assert_string_equal(shexec_strerror(-999), "unknown error");

@@ -129,6 +129,7 @@ static void on_output(void *user, int stream, const char *data, size_t len)
             hl->len += take;
             if (nl || hl->len == LINE_MAX_HELD)
                 flush_held(ht, index);
+            /* cppcheck-suppress knownConditionTrueFalse ; room < part when the held line is long */
             if (take < part) { /* the line goes on past the held size */
                 data += take;
                 len -= take;

@@ -389,7 +389,8 @@ static void send_progress(server *sv, call *c, int final)
     send_msg(sv, &b);
     mj_buf_free(&b);
     c->streamed += n;
-    memmove(c->pending.data, c->pending.data + n, c->pending.len - n);
+    if (n && c->pending.data) /* nothing taken: nothing to move, maybe no buffer */
+        memmove(c->pending.data, c->pending.data + n, c->pending.len - n);
     c->pending.len -= n;
     c->last_sent_ms = now;
     c->pending_since_ms = c->pending.len ? now : 0;
@@ -996,13 +997,13 @@ static int parse_seconds(const char *flag, const char *text, uint32_t max, uint3
 static const char *flag_value(int argc, char **argv, int *i, const char *name)
 {
     size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
+    if (!argv[*i] || strncmp(argv[*i], name, n) != 0)
         return NULL;
     if (argv[*i][n] == '=')
         return argv[*i] + n + 1;
     if (argv[*i][n] != '\0')
         return NULL;
-    if (*i + 1 >= argc) {
+    if (*i + 1 >= argc || !argv[*i + 1]) {
         log_msg("%s needs a value", name);
         exit(2);
     }
@@ -1114,7 +1115,7 @@ int main(int argc, char **argv)
     sv.default_timeout_ms = 120000;
     const char *workdir = NULL, *disable = NULL, *v;
     int no_bash = 0;
-    uint32_t secs;
+    uint32_t secs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
