@@ -163,7 +163,6 @@ static void close_stdin(shexec_run *r)
 /* The run's final state and results; the run leaves the active list after. */
 static void finish(shexec_run *r, int64_t now)
 {
-    shexec_session *s = r->s;
     if (r->term_sent)
         find_escapees(r); /* also those started during the grace period */
     if (!r->reaped) {
@@ -190,20 +189,11 @@ static void finish(shexec_run *r, int64_t now)
         close(r->pidfd);
         r->pidfd = -1;
     }
-    if (r->end_reason == SHX_END_TIMEOUT)
-        r->state = SHEXEC_STATE_TIMED_OUT;
-    else if (r->end_reason == SHX_END_CANCEL)
-        r->state = SHEXEC_STATE_CANCELLED;
-    else if (r->end_reason == SHX_END_KILL)
-        r->state = SHEXEC_STATE_KILLED;
-    else if (r->term_signal)
-        r->state = SHEXEC_STATE_SIGNALED;
-    else
-        r->state = SHEXEC_STATE_EXITED;
-    if (s && !r->cwd && !r->task && r->out.filter && r->out.sentinel.found)
-        shx_run_adopt_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
-                          r->out.sentinel.path.len);
     r->end_ns = now;
+    /* what the ending means for the run (its state, the session cwd) is the
+     * run's own policy: reported upward */
+    if (r->s)
+        r->s->hooks->ended(r->s, r);
 }
 
 /*
@@ -234,17 +224,14 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
         r->pinned = 1;
         return 0;
     }
-    shexec_task *t = NULL;
-    if (s->leftovers_policy == SHEXEC_ON_LEFTOVERS_ADOPT &&
-        shx_task_live_count(s) < (int)s->max_tasks && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
-        r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
-        r->leftover_task = strdup(t->id);
+    shexec_run *adopted = NULL;
+    if (s->hooks->adopt(s, r, &adopted)) {
         /* the zombie, and with it the group id, now belongs to the task */
-        t->run->reaped = 0;
-        t->run->pinned = 1;
+        adopted->reaped = 0;
+        adopted->pinned = 1;
         r->reaped = 1;
-        t->run->next_active = *born;
-        *born = t->run;
+        adopted->next_active = *born;
+        *born = adopted;
     } else {
         r->leftovers = SHEXEC_LEFTOVERS_KILLED; /* finish() kills the group */
     }
@@ -286,13 +273,10 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
         finish(r, now);
         return 1;
     }
-    shexec_task *t = NULL;
-    if (s->leftovers_policy == SHEXEC_ON_LEFTOVERS_ADOPT &&
-        shx_task_room(s) && shx_task_adopt(s, r, &t) == SHEXEC_OK) {
-        r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
-        r->leftover_task = strdup(t->id);
-        t->run->next_active = *born;
-        *born = t->run;
+    shexec_run *adopted = NULL;
+    if (s->hooks->adopt(s, r, &adopted)) {
+        adopted->next_active = *born;
+        *born = adopted;
     } else {
         /* what left the group from inside it goes with it */
         shx_escapees_find(&r->escapees, r->pid, s->use_pidfd);
@@ -381,6 +365,38 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     return n;
 }
 
+/* A drained queue bigger than this is given back rather than kept. */
+#define STDIN_KEEP_MAX (1u << 20)
+
+size_t shx_run_input_left(const shexec_run *r)
+{
+    return r->stdin_buf.len - r->stdin_off;
+}
+
+/*
+ * Written bytes stay in front of the queue until they are at least as many
+ * as those left, and only then are the rest moved to the front: each move
+ * is paid for by the writes since the last one, so the bytes moved never
+ * exceed the bytes written, and the buffer never holds more than twice
+ * what is left (plus what is appended).
+ */
+void shx_run_input_written(shexec_run *r)
+{
+    size_t left = shx_run_input_left(r);
+    if (left == 0) {
+        r->stdin_off = 0;
+        if (r->stdin_buf.cap > STDIN_KEEP_MAX)
+            shx_buf_free(&r->stdin_buf);
+        else
+            shx_buf_clear(&r->stdin_buf);
+    } else if (r->stdin_off >= left) {
+        memmove(r->stdin_buf.data, r->stdin_buf.data + r->stdin_off, left);
+        r->stdin_buf.len = left;
+        r->stdin_buf.data[left] = '\0';
+        r->stdin_off = 0;
+    }
+}
+
 /*
  * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
  * the reader is gone and the rest is dropped. Written bytes are only
@@ -454,12 +470,6 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
     }
 }
 
-static void notify_task(shexec_run *r)
-{
-    if (r->task)
-        shx_task_finished(r->task);
-}
-
 int shx_loop_settle(shexec_session *s)
 {
     int64_t now = shx_now_ns();
@@ -515,7 +525,7 @@ int shx_loop_settle(shexec_session *s)
         shexec_run *r = done;
         done = r->next_active;
         r->next_active = NULL;
-        notify_task(r);
+        s->hooks->notify(s, r);
     }
     return finished;
 }
@@ -525,7 +535,7 @@ static void end_round(shexec_session *s, int outer)
 {
     if (!outer) {
         s->in_loop = 0;
-        shx_release_deferred(s);
+        s->hooks->round_end(s);
         s->in_loop = 1;
     }
 }

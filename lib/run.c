@@ -548,22 +548,6 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
     shx_run_release(run);
 }
 
-void shx_release_deferred(shexec_session *s)
-{
-    for (shexec_run *r = s->runs, *next; r; r = next) {
-        next = r->next;
-        if (r->free_pending && r->state != SHEXEC_STATE_RUNNING && !r->held) {
-            shx_run_unlink(s, r);
-            shx_run_release(r);
-        }
-    }
-    /* releasing a finished task runs no loop: `next` stays valid */
-    for (shexec_task *t = s->tasks, *next; t; t = next) {
-        next = t->next;
-        if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING && !t->run->held)
-            shx_task_release(t);
-    }
-}
 
 void shx_run_release(shexec_run *run)
 {
@@ -597,38 +581,6 @@ SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
         return rc;
     run->want_stdin = enable ? 1 : 0;
     return SHEXEC_OK;
-}
-
-/* A drained queue bigger than this is given back rather than kept. */
-#define STDIN_KEEP_MAX (1u << 20)
-
-size_t shx_run_input_left(const shexec_run *r)
-{
-    return r->stdin_buf.len - r->stdin_off;
-}
-
-/*
- * Written bytes stay in front of the queue until they are at least as many
- * as those left, and only then are the rest moved to the front: each move
- * is paid for by the writes since the last one, so the bytes moved never
- * exceed the bytes written, and the buffer never holds more than twice
- * what is left (plus what is appended).
- */
-void shx_run_input_written(shexec_run *r)
-{
-    size_t left = shx_run_input_left(r);
-    if (left == 0) {
-        r->stdin_off = 0;
-        if (r->stdin_buf.cap > STDIN_KEEP_MAX)
-            shx_buf_free(&r->stdin_buf);
-        else
-            shx_buf_clear(&r->stdin_buf);
-    } else if (r->stdin_off >= left) {
-        memmove(r->stdin_buf.data, r->stdin_buf.data + r->stdin_off, left);
-        r->stdin_buf.len = left;
-        r->stdin_buf.data[left] = '\0';
-        r->stdin_off = 0;
-    }
 }
 
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
@@ -723,6 +675,24 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
     memcpy(copy, dir, len + 1);
     free(s->cwd);
     s->cwd = copy;
+}
+
+void shx_run_ended(shexec_run *r)
+{
+    if (r->end_reason == SHX_END_TIMEOUT)
+        r->state = SHEXEC_STATE_TIMED_OUT;
+    else if (r->end_reason == SHX_END_CANCEL)
+        r->state = SHEXEC_STATE_CANCELLED;
+    else if (r->end_reason == SHX_END_KILL)
+        r->state = SHEXEC_STATE_KILLED;
+    else if (r->term_signal)
+        r->state = SHEXEC_STATE_SIGNALED;
+    else
+        r->state = SHEXEC_STATE_EXITED;
+    /* a run with its own cwd, and a task, never move the session */
+    if (!r->cwd && !r->task && r->out.filter && r->out.sentinel.found)
+        shx_run_adopt_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
+                          r->out.sentinel.path.len);
 }
 
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)

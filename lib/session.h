@@ -95,7 +95,26 @@ struct shexec_task {
 
 enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
 
+/*
+ * How the loop reports upward without calling up (loop.c knows processes
+ * and streams, not what runs and tasks make of them); installed by
+ * session.c, which hands each report to run.c's exit policy or to task.c.
+ */
+typedef struct shx_loop_hooks {
+    /* A foreground run's shell exited and members of its group remain:
+     * adopt them (1, *adopted receives the adopting task's run, which the
+     * loop then drives) or not (0: the loop kills them). */
+    int (*adopt)(shexec_session *s, shexec_run *r, shexec_run **adopted);
+    /* The run's processes are done and its output read: make it final. */
+    void (*ended)(shexec_session *s, shexec_run *r);
+    /* After a round's walk, once per run that ended in it: callbacks. */
+    void (*notify)(shexec_session *s, shexec_run *r);
+    /* A round is over and nothing holds run or task pointers. */
+    void (*round_end)(shexec_session *s);
+} shx_loop_hooks;
+
 struct shexec_session {
+    const shx_loop_hooks *hooks;
     char *cwd;
     char **shell_argv;            /* NULL: the default shell */
     char *shell_path;             /* shell_argv[0] resolved, absolute */
@@ -180,6 +199,14 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
  * path naming an existing directory now; else keep the cwd and say why in
  * the run's notice. */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
+/* The run's processes are done: its final state, and the cwd it reported. */
+void shx_run_ended(shexec_run *r);
+/* The session's hand-off of a foreground run's leftovers: per policy and
+ * room, adopted as a task (1, *adopted: its run) or not (0). */
+int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adopted);
+/* base.c, settings.c */
+int shx_settings_init(shexec_session *s);
+void shx_settings_free(shexec_session *s);
 
 /* task.c */
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);

@@ -150,6 +150,19 @@ static int assign_id(shexec_session *s, shexec_task *t)
     return shx_fail(s, SHEXEC_ESYS, "could not draw a unique task id");
 }
 
+int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adopted)
+{
+    shexec_task *t = NULL;
+    *adopted = NULL;
+    if (s->leftovers_policy != SHEXEC_ON_LEFTOVERS_ADOPT || !shx_task_room(s) ||
+        shx_task_adopt(s, r, &t) != SHEXEC_OK)
+        return 0;
+    r->leftovers = SHEXEC_LEFTOVERS_ADOPTED;
+    r->leftover_task = strdup(t->id);
+    *adopted = t->run;
+    return 1;
+}
+
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
 {
     *out = NULL;

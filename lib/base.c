@@ -1,0 +1,80 @@
+/*
+ * base.c - what every other file of the library needs and nothing below it
+ * provides: result codes and their names, the per-session error message,
+ * the monotonic clock deadlines are measured on, and random bits (the
+ * sentinel nonce, task ids).
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+SHEXEC_API const char *shexec_version(void)
+{
+    return SHEXEC_VERSION_STRING;
+}
+SHEXEC_API const char *shexec_strerror(int code)
+{
+    switch (code) {
+    case SHEXEC_OK: return "success";
+    case SHEXEC_EINVAL: return "invalid argument";
+    case SHEXEC_ENOMEM: return "out of memory";
+    case SHEXEC_ENOCWD: return "working directory not found";
+    case SHEXEC_ESPAWN: return "the shell could not be executed";
+    case SHEXEC_ESYS: return "system call failed";
+    case SHEXEC_ESTATE: return "wrong state for this call";
+    case SHEXEC_E2BIG: return "command or environment too long";
+    case SHEXEC_ELIMIT: return "a limit was reached (tasks held, environment variables)";
+    case SHEXEC_ENOTASK: return "no such task";
+    case SHEXEC_EPIPE: return "input cannot be written";
+    case SHEXEC_ENOTOOL: return "tool not available";
+    default: return "unknown error";
+    }
+}
+int64_t shx_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+int shx_fail(shexec_session *s, int code, const char *fmt, ...)
+{
+    if (!s)
+        return code;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof msg, fmt, ap); /* a long message is cut, not lost */
+    va_end(ap);
+    shx_buf_clear(&s->errmsg);
+    shx_buf_puts(&s->errmsg, msg);
+    return code;
+}
+void shx_ok(shexec_session *s)
+{
+    if (s)
+        shx_buf_clear(&s->errmsg);
+}
+SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s)
+{
+    if (!s || !s->errmsg.data)
+        return "";
+    return s->errmsg.data;
+}
+int shx_random64(unsigned long long *out)
+{
+    ssize_t n = getrandom(out, sizeof *out, 0);
+    if (n == (ssize_t)sizeof *out)
+        return 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, out, sizeof *out);
+    close(fd);
+    return n == (ssize_t)sizeof *out ? 0 : -1;
+}
