@@ -6,21 +6,19 @@
  * own pid. The same round is exposed to hosts that run their own loop
  * (shexec_session_pollfds / shexec_session_process).
  *
- * Process groups are signalled only while the group id provably belongs to
- * us: while the shell (the group leader) is unreaped, its zombie keeps the id
- * from being reused; after that, only while an anchored member still lives
- * in the group (group.c). So the leader is reaped last, after the final
- * SIGKILL, except when members outlive it on purpose (`server &`): then the
- * run checks the group once (kill(pid, 0) on the empty-or-not group right
- * after the reap, when the members still pin the id) and anchors them.
- * When the host reaps our shells (SIGCHLD ignored, SA_NOCLDWAIT) their
- * status is lost, but the group is handled the same way from the moment
- * the loss is noticed.
+ * The loop drives processes (proc.c: signalling, deadlines, reaping) and
+ * streams (stream.c), and decides what a shell's exit leaves behind: when
+ * members remain in its group, it follows them (anchors, group.c; without
+ * /proc, the shell's zombie and the pipes) or hands them off. What an
+ * ending means (a run's state, the session cwd, adopting leftovers as a
+ * task, task callbacks, releasing what callbacks freed) is not the loop's:
+ * it reports through the session's hooks (shx_loop_hooks).
  *
- * Terminating a command (timeout, cancel, kill, free) also signals its
- * escapees: processes that left the group but whose parent is still one of
- * the command's processes (group.c). One that was orphaned first cannot be
- * found: it is init's now, like any daemon.
+ * A shell that exits while members remain (`server &`) is reaped and the
+ * group checked once (kill(pid, 0) right after the reap, when the members
+ * still pin the id), then anchored. When the host reaps our shells (SIGCHLD
+ * ignored, SA_NOCLDWAIT) their status is lost, but the group is handled the
+ * same way from the moment the loss is noticed.
  *
  * Without pidfds (old kernels, valgrind, or forced for testing) a shell's
  * exit is noticed by waitid(WNOHANG) at pipe EOF and on a backoff schedule
@@ -58,96 +56,14 @@ static int use_pidfd(const shexec_run *r)
     return r->s ? r->s->use_pidfd : 0;
 }
 
-static void signal_group(shexec_run *r, int sig)
+static uint32_t grace_ms(const shexec_run *r)
 {
-    if (!r->reaped)
-        kill(-r->pid, sig);
-    else if (r->group_phase)
-        shx_group_signal(&r->group, sig, use_pidfd(r));
-}
-
-/* 1 while the group id provably belongs to the command (see the top). */
-static int group_is_ours(shexec_run *r)
-{
-    if (!r->reaped)
-        return 1;
-    return r->group_phase && (shx_group_prune(&r->group) > 0 ||
-                              shx_group_anchor(&r->group, r->group.pgid, use_pidfd(r)) > 0);
-}
-
-/*
- * The command's processes that left its group (setsid, `set -m`) are found
- * through their parents, which must still be in the group: so look before
- * the group is signalled, since a dead shell's children pass to init and
- * can no longer be told apart from anyone else's.
- */
-static void find_escapees(shexec_run *r)
-{
-    if (group_is_ours(r))
-        shx_escapees_find(&r->escapees, r->pid, use_pidfd(r));
-}
-
-static void signal_all(shexec_run *r, int sig)
-{
-    signal_group(r, sig);
-    shx_escapees_signal(&r->escapees, sig);
+    return r->s ? r->s->kill_grace_ms : 0;
 }
 
 void shx_run_terminate(shexec_run *r, int reason, int64_t now)
 {
-    if (r->exited && !r->group_phase)
-        return;
-    uint32_t grace = r->s ? r->s->kill_grace_ms : 0;
-    if (r->term_sent) {
-        /* terminated already: a shorter grace set since (a host shutting
-         * down) brings the SIGKILL forward, never back */
-        if (!r->kill_sent && now + (int64_t)grace * 1000000 < r->kill_at_ns)
-            r->kill_at_ns = now + (int64_t)grace * 1000000;
-        return;
-    }
-    r->end_reason = reason;
-    r->term_sent = 1;
-    find_escapees(r);
-    signal_all(r, SIGTERM);
-    /* a stopped process would not act on SIGTERM until continued */
-    signal_all(r, SIGCONT);
-    if (grace == 0) {
-        signal_all(r, SIGKILL);
-        r->kill_sent = 1;
-    } else {
-        r->kill_at_ns = now + (int64_t)grace * 1000000;
-    }
-}
-
-static void check_exit(shexec_run *r)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    /* WNOWAIT: learn the status but leave the zombie, which holds the group id */
-    int rc = waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT);
-    if (rc == 0 && si.si_pid == r->pid) {
-        r->exited = 1;
-        if (si.si_code == CLD_EXITED)
-            r->exit_code = si.si_status;
-        else
-            r->term_signal = si.si_status;
-    } else if (rc < 0 && errno == ECHILD) {
-        /* the host reaped it (SIGCHLD ignored): the status is gone, and so
-         * is our claim on the group id */
-        r->exited = 1;
-        r->reaped = 1;
-        r->status_lost = 1;
-    }
-}
-
-static void reap(shexec_run *r)
-{
-    if (r->reaped)
-        return;
-    siginfo_t si;
-    while (waitid(P_PID, (id_t)r->pid, &si, WEXITED) < 0 && errno == EINTR)
-        ;
-    r->reaped = 1;
+    shx_proc_terminate(&r->proc, reason, now, grace_ms(r), use_pidfd(r));
 }
 
 static void close_stdin(shexec_run *r)
@@ -163,32 +79,12 @@ static void close_stdin(shexec_run *r)
 /* The run's final state and results; the run leaves the active list after. */
 static void finish(shexec_run *r, int64_t now)
 {
-    if (r->term_sent)
-        find_escapees(r); /* also those started during the grace period */
-    if (!r->reaped) {
-        signal_group(r, SIGKILL); /* anything still in the group goes now */
-    } else if (r->status_lost && r->end_reason != SHX_END_NONE &&
-               shx_group_anchor(&r->group, r->pid, use_pidfd(r)) > 0) {
-        /* the host reaped the shell, so its zombie no longer holds the group
-         * id; members found and anchored now do, and a terminated command's
-         * members (one that ignores SIGTERM) must not outlive it */
-        shx_escapees_find(&r->escapees, r->pid, use_pidfd(r));
-        kill(-r->pid, SIGKILL);
-    }
-    /* escapees are held only for a terminated or killed command */
-    shx_escapees_signal(&r->escapees, SIGKILL);
-    shx_escapees_release(&r->escapees);
+    shx_proc_finish(&r->proc, use_pidfd(r));
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
     shx_stream_finish(&r->out);
     shx_stream_finish(&r->err);
-    reap(r);
-    shx_group_release(&r->group);
     close_stdin(r);
-    if (r->pidfd >= 0) {
-        close(r->pidfd);
-        r->pidfd = -1;
-    }
     r->end_ns = now;
     /* what the ending means for the run (its state, the session cwd) is the
      * run's own policy: reported upward */
@@ -210,9 +106,9 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
 {
     if (r->out.fd < 0 && r->err.fd < 0) {
         /* nothing holds the pipes: anything left in the group goes now */
-        reap(r);
-        if (kill(-r->pid, 0) == 0) {
-            kill(-r->pid, SIGKILL); /* members pin the id they were just seen in */
+        shx_proc_reap(&r->proc);
+        if (kill(-r->proc.pid, 0) == 0) {
+            kill(-r->proc.pid, SIGKILL); /* members pin the id they were just seen in */
             if (!r->task)
                 r->leftovers = SHEXEC_LEFTOVERS_KILLED;
         }
@@ -220,16 +116,16 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
         return 1;
     }
     if (r->task) {
-        r->group_phase = 1;
-        r->pinned = 1;
+        r->proc.group_phase = 1;
+        r->proc.pinned = 1;
         return 0;
     }
     shexec_run *adopted = NULL;
     if (s->hooks->adopt(s, r, &adopted)) {
         /* the zombie, and with it the group id, now belongs to the task */
-        adopted->reaped = 0;
-        adopted->pinned = 1;
-        r->reaped = 1;
+        adopted->proc.reaped = 0;
+        adopted->proc.pinned = 1;
+        r->proc.reaped = 1;
         adopted->next_active = *born;
         *born = adopted;
     } else {
@@ -245,29 +141,29 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
  */
 static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
 {
-    /* a status lost to the host (r->reaped already) still leaves the group
+    /* a status lost to the host (r->proc.reaped already) still leaves the group
      * to check: the members pin its id as they would after our own reap */
-    if (r->end_reason != SHX_END_NONE || (r->reaped && !r->status_lost) || !s) {
+    if (r->proc.end_reason != SHX_END_NONE || (r->proc.reaped && !r->proc.status_lost) || !s) {
         finish(r, now);
         return 1;
     }
     /* what the shell wrote is all in the pipes by now */
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
-    if (!r->reaped && !shx_group_can_list())
+    if (!r->proc.reaped && !shx_group_can_list())
         return shell_exited_unlisted(s, r, now, born);
-    reap(r);
+    shx_proc_reap(&r->proc);
     /* A shell the host reaped can still be on its way out of the pid table,
      * so kill() may yet find it in the group: then only members that /proc
      * shows alive, other than the shell, count. */
-    if (kill(-r->pid, 0) != 0 ||
-        (r->status_lost && shx_group_anchor(&r->group, r->pid, s->use_pidfd) == 0)) {
+    if (kill(-r->proc.pid, 0) != 0 ||
+        (r->proc.status_lost && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0)) {
         finish(r, now); /* nothing left in the group */
         return 1;
     }
     if (r->task) {
-        if (shx_group_anchor(&r->group, r->pid, s->use_pidfd) > 0) {
-            r->group_phase = 1;
+        if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) > 0) {
+            r->proc.group_phase = 1;
             return 0;
         }
         finish(r, now);
@@ -279,9 +175,9 @@ static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_ru
         *born = adopted;
     } else {
         /* what left the group from inside it goes with it */
-        shx_escapees_find(&r->escapees, r->pid, s->use_pidfd);
-        shx_escapees_signal(&r->escapees, SIGKILL);
-        kill(-r->pid, SIGKILL);
+        shx_escapees_find(&r->proc.escapees, r->proc.pid, s->use_pidfd);
+        shx_escapees_signal(&r->proc.escapees, SIGKILL);
+        kill(-r->proc.pid, SIGKILL);
         r->leftovers = SHEXEC_LEFTOVERS_KILLED;
     }
     finish(r, now);
@@ -308,17 +204,8 @@ static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n,
 void shx_loop_enforce(shexec_session *s)
 {
     int64_t now = shx_now_ns();
-    for (shexec_run *r = s->active; r; r = r->next_active) {
-        if (r->exited && !r->group_phase)
-            continue;
-        if (!r->no_timeout && !r->term_sent && now >= r->deadline_ns)
-            shx_run_terminate(r, SHX_END_TIMEOUT, now);
-        else if (r->term_sent && !r->kill_sent && now >= r->kill_at_ns) {
-            find_escapees(r);
-            signal_all(r, SIGKILL);
-            r->kill_sent = 1;
-        }
-    }
+    for (shexec_run *r = s->active; r; r = r->next_active)
+        shx_proc_enforce(&r->proc, now, grace_ms(r), use_pidfd(r));
 }
 
 size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
@@ -328,38 +215,38 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     int64_t next = -1;
     size_t n = 0;
     for (shexec_run *r = s->active; r; r = r->next_active) {
-        int live = !r->exited || r->group_phase;
+        int live = !r->proc.exited || r->proc.group_phase;
         if (live) {
             /* a deadline already passed wakes the host at once: the
              * enforcing is shx_loop_enforce()'s, never a listing's */
-            if (!r->term_sent && !r->no_timeout)
-                min_deadline(&next, r->deadline_ns);
-            else if (r->term_sent && !r->kill_sent)
-                min_deadline(&next, r->kill_at_ns);
-            if ((!r->exited && r->pidfd < 0) || (r->group_phase && shx_group_unwatched(&r->group)))
-                min_deadline(&next, r->next_check_ns);
+            if (!r->proc.term_sent && !r->proc.no_timeout)
+                min_deadline(&next, r->proc.deadline_ns);
+            else if (r->proc.term_sent && !r->proc.kill_sent)
+                min_deadline(&next, r->proc.kill_at_ns);
+            if ((!r->proc.exited && r->proc.pidfd < 0) || (r->proc.group_phase && shx_group_unwatched(&r->proc.group)))
+                min_deadline(&next, r->proc.next_check_ns);
             /* signalling may have found every anchor gone: with no pidfd
              * or deadline left to wake the loop, settle must run now to
              * look for other members or finish the run */
-            if (r->group_phase && !r->pinned && r->group.n == 0)
+            if (r->proc.group_phase && !r->proc.pinned && r->proc.group.n == 0)
                 min_deadline(&next, now);
         }
         if (r->out.fd >= 0)
             add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
         if (r->err.fd >= 0)
             add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
-        if (r->pidfd >= 0 && !r->exited)
-            add_fd(fds, own, cap, &n, r->pidfd, POLLIN, r, FD_PID, 0);
+        if (r->proc.pidfd >= 0 && !r->proc.exited)
+            add_fd(fds, own, cap, &n, r->proc.pidfd, POLLIN, r, FD_PID, 0);
         if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
             add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
         /* output a read pushed out (ANSI stripping) waits for the callback:
          * the next round hands it over, without waiting for more */
         if (shx_stream_has_queued(&r->out) || shx_stream_has_queued(&r->err))
             min_deadline(&next, now);
-        if (r->group_phase)
-            for (int i = 0; i < r->group.n; i++)
-                if (r->group.pidfd[i] >= 0)
-                    add_fd(fds, own, cap, &n, r->group.pidfd[i], POLLIN, r, FD_ANCHOR, i);
+        if (r->proc.group_phase)
+            for (int i = 0; i < r->proc.group.n; i++)
+                if (r->proc.group.pidfd[i] >= 0)
+                    add_fd(fds, own, cap, &n, r->proc.group.pidfd[i], POLLIN, r, FD_ANCHOR, i);
     }
     *next_ns = next;
     return n;
@@ -450,7 +337,7 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
             shx_stream_read(&r->err);
             break;
         case FD_PID:
-            check_exit(r);
+            shx_proc_check(&r->proc);
             break;
         case FD_IN:
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
@@ -460,9 +347,9 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
             break;
         case FD_ANCHOR:
             /* the anchor index may have moved if an earlier one was dropped */
-            for (int a = 0; a < r->group.n; a++)
-                if (r->group.pidfd[a] == fds[i].fd) {
-                    shx_group_drop(&r->group, a);
+            for (int a = 0; a < r->proc.group.n; a++)
+                if (r->proc.group.pidfd[a] == fds[i].fd) {
+                    shx_group_drop(&r->proc.group, a);
                     break;
                 }
             break;
@@ -477,32 +364,32 @@ int shx_loop_settle(shexec_session *s)
     shexec_run *done = NULL, *born = NULL;
     for (shexec_run **pp = &s->active; *pp;) {
         shexec_run *r = *pp;
-        int due = now >= r->next_check_ns;
+        int due = now >= r->proc.next_check_ns;
         if (due) {
-            r->check_backoff_ns = r->check_backoff_ns * 2 > FALLBACK_MAX_NS
+            r->proc.check_backoff_ns = r->proc.check_backoff_ns * 2 > FALLBACK_MAX_NS
                                       ? FALLBACK_MAX_NS
-                                      : r->check_backoff_ns * 2;
-            r->next_check_ns = now + r->check_backoff_ns;
+                                      : r->proc.check_backoff_ns * 2;
+            r->proc.next_check_ns = now + r->proc.check_backoff_ns;
         }
-        if (!r->exited && r->pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
-            check_exit(r);
+        if (!r->proc.exited && r->proc.pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
+            shx_proc_check(&r->proc);
         int end = 0;
-        if (r->pinned) {
+        if (r->proc.pinned) {
             /* followed by its pipes; once SIGKILL is sent nothing in the
              * group runs on, whatever still holds a pipe (an escapee) */
-            if ((r->out.fd < 0 && r->err.fd < 0) || r->kill_sent) {
+            if ((r->out.fd < 0 && r->err.fd < 0) || r->proc.kill_sent) {
                 finish(r, now);
                 end = 1;
             }
-        } else if (r->group_phase) {
-            if (due && shx_group_unwatched(&r->group))
-                shx_group_prune(&r->group);
+        } else if (r->proc.group_phase) {
+            if (due && shx_group_unwatched(&r->proc.group))
+                shx_group_prune(&r->proc.group);
             /* every anchor ended: look for members they left behind */
-            if (r->group.n == 0 && shx_group_anchor(&r->group, r->pid, s->use_pidfd) == 0) {
+            if (r->proc.group.n == 0 && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {
                 finish(r, now);
                 end = 1;
             }
-        } else if (r->exited) {
+        } else if (r->proc.exited) {
             end = shell_exited(s, r, now, &born);
         }
         if (end) {

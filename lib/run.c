@@ -55,9 +55,7 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     r->command[len] = '\0';
     r->command_len = len;
     r->s = s;
-    r->pid = -1;
-    r->pidfd = -1;
-    r->exit_code = -1;
+    shx_proc_init(&r->proc);
     r->out.fd = r->err.fd = -1;
     r->stdin_fd = -1;
     r->state = SHEXEC_STATE_NEW;
@@ -224,7 +222,7 @@ SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run)
 
 SHEXEC_API int64_t shexec_run_pid(const shexec_run *run)
 {
-    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->pid : 0;
+    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->proc.pid : 0;
 }
 
 static int shell_name_valid(const char *name)
@@ -363,8 +361,8 @@ int shx_run_begin(shexec_run *r)
         goto out;
     }
 
-    r->pid = child.pid;
-    r->pidfd = child.pidfd;
+    r->proc.pid = child.pid;
+    r->proc.pidfd = child.pidfd;
     uint64_t limit = r->limit_set ? r->limit : s->limit;
     int unit = r->limit_set ? r->unit : s->unit;
     int keep = r->limit_set ? r->keep : s->keep;
@@ -382,12 +380,12 @@ int shx_run_begin(shexec_run *r)
         r->want_stdin = 1; /* the terminal is the input too */
     r->stdin_fd = child.in_fd;
     r->effective_timeout_ms = effective_timeout(r);
-    r->no_timeout = r->effective_timeout_ms == 0;
+    r->proc.no_timeout = r->effective_timeout_ms == 0;
     uint32_t t = r->effective_timeout_ms;
     r->start_ns = shx_now_ns();
-    r->deadline_ns = r->start_ns + (int64_t)t * 1000000;
-    r->check_backoff_ns = 1000000;
-    r->next_check_ns = r->start_ns + r->check_backoff_ns;
+    r->proc.deadline_ns = r->start_ns + (int64_t)t * 1000000;
+    r->proc.check_backoff_ns = 1000000;
+    r->proc.next_check_ns = r->start_ns + r->proc.check_backoff_ns;
     r->state = SHEXEC_STATE_RUNNING;
     shx_loop_add(s, r);
 out:
@@ -453,12 +451,12 @@ SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
 {
     /* a shell that exited in its TERM trap after a timeout or cancel still
      * did not end the run by exiting: one rule, the state decides */
-    return run && run->state == SHEXEC_STATE_EXITED ? run->exit_code : -1;
+    return run && run->state == SHEXEC_STATE_EXITED ? run->proc.exit_code : -1;
 }
 
 SHEXEC_API int shexec_run_signal(const shexec_run *run)
 {
-    return run && shexec_run_done(run) ? run->term_signal : 0;
+    return run && shexec_run_done(run) ? run->proc.term_signal : 0;
 }
 
 static shx_stream *stream_of(shexec_run *run, int stream)
@@ -557,7 +555,7 @@ void shx_run_release(shexec_run *run)
         shx_loop(s, run, 0, -1, NULL); /* holds run: frees from callbacks meanwhile wait */
     }
     free(run->leftover_task);
-    shx_escapees_release(&run->escapees);
+    shx_escapees_release(&run->proc.escapees);
     shx_buf_free(&run->stdin_buf);
     if (run->stdin_fd >= 0)
         close(run->stdin_fd);
@@ -679,13 +677,13 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
 
 void shx_run_ended(shexec_run *r)
 {
-    if (r->end_reason == SHX_END_TIMEOUT)
+    if (r->proc.end_reason == SHX_END_TIMEOUT)
         r->state = SHEXEC_STATE_TIMED_OUT;
-    else if (r->end_reason == SHX_END_CANCEL)
+    else if (r->proc.end_reason == SHX_END_CANCEL)
         r->state = SHEXEC_STATE_CANCELLED;
-    else if (r->end_reason == SHX_END_KILL)
+    else if (r->proc.end_reason == SHX_END_KILL)
         r->state = SHEXEC_STATE_KILLED;
-    else if (r->term_signal)
+    else if (r->proc.term_signal)
         r->state = SHEXEC_STATE_SIGNALED;
     else
         r->state = SHEXEC_STATE_EXITED;

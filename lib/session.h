@@ -12,11 +12,10 @@
 #include "buf.h"
 #include "env.h"
 #include "group.h"
+#include "proc.h"
 #include "shexec.h"
 #include "stream.h"
 
-/* Why the library ended a command. */
-enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3 };
 
 struct shexec_run {
     shexec_session *s;            /* NULL once the session is freed */
@@ -35,29 +34,13 @@ struct shexec_run {
     void *user;
 
     int state;                    /* SHEXEC_STATE_* */
-    pid_t pid;                    /* shell pid == process group id */
-    int pidfd;
-    int exited;                   /* the shell's status is known (it may be unreaped) */
-    int reaped;                   /* the pid may be reused: never signal the group again */
-    int status_lost;              /* the host reaped it (SIGCHLD ignored) */
-    int exit_code;                /* -1 unless the shell exited normally */
-    int term_signal;              /* 0 unless a signal ended the shell */
-    int end_reason;               /* SHX_END_* */
-    int term_sent, kill_sent;
-    int64_t start_ns, end_ns, deadline_ns, kill_at_ns;
-    int64_t next_check_ns;        /* no pidfd: when to look with waitid next */
-    int64_t check_backoff_ns;
+    shx_proc proc;                /* the shell, its group, deadlines (proc.c) */
+    int64_t start_ns, end_ns;
     shx_stream out, err;
     shx_buf rendered[2];          /* captured output as returned to the host */
     int rendered_valid[2];
 
     shexec_task *task;            /* the task this run is the engine of, or NULL */
-    int no_timeout;               /* tasks: no deadline unless set */
-    int group_phase;              /* the shell exited, members remain: see group */
-    int pinned;                   /* in group_phase without /proc: the shell's unreaped
-                                     zombie holds the group id, followed by its pipes */
-    shx_group group;
-    shx_escapees escapees;        /* found while terminating: signalled with the group */
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */

@@ -180,14 +180,14 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     t->s = s;
     r->task = t;
     r->state = SHEXEC_STATE_RUNNING;
-    r->pid = from->pid;
-    r->exited = 1;
-    r->reaped = 1;
-    r->no_timeout = 1;
-    r->exit_code = -1; /* the leftovers are not our children: no status */
+    r->proc.pid = from->proc.pid;
+    r->proc.exited = 1;
+    r->proc.reaped = 1;
+    r->proc.no_timeout = 1;
+    r->proc.exit_code = -1; /* the leftovers are not our children: no status */
     r->start_ns = shx_now_ns();
-    r->check_backoff_ns = 1000000;
-    r->next_check_ns = r->start_ns + r->check_backoff_ns;
+    r->proc.check_backoff_ns = 1000000;
+    r->proc.next_check_ns = r->start_ns + r->proc.check_backoff_ns;
     /* the pipes move to the task: later output is the leftovers' */
     shx_stream_init(&r->out, SHEXEC_STDOUT, from->out.fd, NULL, from->out.capture.limit,
                     from->out.capture.unit, from->out.capture.keep, NULL, NULL);
@@ -196,8 +196,8 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shx_stream_enable_fresh(&r->out);
     shx_stream_enable_fresh(&r->err);
     from->out.fd = from->err.fd = -1;
-    shx_group_anchor(&r->group, r->pid, s->use_pidfd);
-    r->group_phase = 1;
+    shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd);
+    r->proc.group_phase = 1;
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */
     return SHEXEC_OK;

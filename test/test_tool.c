@@ -602,7 +602,7 @@ static void test_task_being_read_not_released(void **state)
     shexec_run *run = NULL;
     assert_int_equal(shexec_run_new(&run, s, "sleep 30 & exit 0"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(run), SHEXEC_OK);
-    assert_true(tu_wait_pid_gone(run->pid, 5000)); /* a zombie now: exited, not reaped */
+    assert_true(tu_wait_pid_gone(run->proc.pid, 5000)); /* a zombie now: exited, not reaped */
     /* a, the oldest finished task, would be the one to go */
     const shx_json *r = read_task(s, a, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "a\n");

@@ -1,0 +1,153 @@
+/*
+ * proc.c - the process object (see proc.h): signalling a command's group
+ * only while its id provably belongs to the command, the TERM -> grace ->
+ * KILL state machine and its deadlines, learning the shell's status, and
+ * reaping it last.
+ *
+ * While the shell (the group leader) is unreaped, its zombie keeps the
+ * group id from being reused; after that, only while an anchored member
+ * still lives in the group (group.c). Processes that left the group
+ * (setsid, `set -m`) are found through their parents, which must still be
+ * in the group: so they are looked for before the group is signalled.
+ */
+#include "proc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void shx_proc_init(shx_proc *p)
+{
+    memset(p, 0, sizeof *p);
+    p->pid = -1;
+    p->pidfd = -1;
+    p->exit_code = -1;
+}
+
+static void signal_group(shx_proc *p, int sig, int use_pidfd)
+{
+    if (!p->reaped)
+        kill(-p->pid, sig);
+    else if (p->group_phase)
+        shx_group_signal(&p->group, sig, use_pidfd);
+}
+
+/* 1 while the group id provably belongs to the command (see the top). */
+static int group_is_ours(shx_proc *p, int use_pidfd)
+{
+    if (!p->reaped)
+        return 1;
+    return p->group_phase && (shx_group_prune(&p->group) > 0 ||
+                              shx_group_anchor(&p->group, p->group.pgid, use_pidfd) > 0);
+}
+
+/* A dead shell's children pass to init and can no longer be told apart
+ * from anyone else's: look while the group is still the command's. */
+static void find_escapees(shx_proc *p, int use_pidfd)
+{
+    if (group_is_ours(p, use_pidfd))
+        shx_escapees_find(&p->escapees, p->pid, use_pidfd);
+}
+
+static void signal_all(shx_proc *p, int sig, int use_pidfd)
+{
+    signal_group(p, sig, use_pidfd);
+    shx_escapees_signal(&p->escapees, sig);
+}
+
+void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms, int use_pidfd)
+{
+    if (p->exited && !p->group_phase)
+        return;
+    int64_t kill_at = now + (int64_t)grace_ms * 1000000;
+    if (p->term_sent) {
+        /* terminated already: a shorter grace set since (a host shutting
+         * down) brings the SIGKILL forward, never back */
+        if (!p->kill_sent && kill_at < p->kill_at_ns)
+            p->kill_at_ns = kill_at;
+        return;
+    }
+    p->end_reason = reason;
+    p->term_sent = 1;
+    find_escapees(p, use_pidfd);
+    signal_all(p, SIGTERM, use_pidfd);
+    /* a stopped process would not act on SIGTERM until continued */
+    signal_all(p, SIGCONT, use_pidfd);
+    if (grace_ms == 0) {
+        signal_all(p, SIGKILL, use_pidfd);
+        p->kill_sent = 1;
+    } else {
+        p->kill_at_ns = kill_at;
+    }
+}
+
+void shx_proc_enforce(shx_proc *p, int64_t now, uint32_t grace_ms, int use_pidfd)
+{
+    if (p->exited && !p->group_phase)
+        return;
+    if (!p->no_timeout && !p->term_sent && now >= p->deadline_ns) {
+        shx_proc_terminate(p, SHX_END_TIMEOUT, now, grace_ms, use_pidfd);
+    } else if (p->term_sent && !p->kill_sent && now >= p->kill_at_ns) {
+        find_escapees(p, use_pidfd); /* also those started during the grace */
+        signal_all(p, SIGKILL, use_pidfd);
+        p->kill_sent = 1;
+    }
+}
+
+void shx_proc_check(shx_proc *p)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    /* WNOWAIT: learn the status but leave the zombie, which holds the group id */
+    int rc = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    if (rc == 0 && si.si_pid == p->pid) {
+        p->exited = 1;
+        if (si.si_code == CLD_EXITED)
+            p->exit_code = si.si_status;
+        else
+            p->term_signal = si.si_status;
+    } else if (rc < 0 && errno == ECHILD) {
+        /* the host reaped it (SIGCHLD ignored): the status is gone, and so
+         * is our claim on the group id */
+        p->exited = 1;
+        p->reaped = 1;
+        p->status_lost = 1;
+    }
+}
+
+void shx_proc_reap(shx_proc *p)
+{
+    if (p->reaped)
+        return;
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)p->pid, &si, WEXITED) < 0 && errno == EINTR)
+        ;
+    p->reaped = 1;
+}
+
+void shx_proc_finish(shx_proc *p, int use_pidfd)
+{
+    if (p->term_sent)
+        find_escapees(p, use_pidfd); /* also those started during the grace period */
+    if (!p->reaped) {
+        signal_group(p, SIGKILL, use_pidfd); /* anything still in the group goes now */
+    } else if (p->status_lost && p->end_reason != SHX_END_NONE &&
+               shx_group_anchor(&p->group, p->pid, use_pidfd) > 0) {
+        /* the host reaped the shell, so its zombie no longer holds the group
+         * id; members found and anchored now do, and a terminated command's
+         * members (one that ignores SIGTERM) must not outlive it */
+        shx_escapees_find(&p->escapees, p->pid, use_pidfd);
+        kill(-p->pid, SIGKILL);
+    }
+    /* escapees are held only for a terminated or killed command */
+    shx_escapees_signal(&p->escapees, SIGKILL);
+    shx_escapees_release(&p->escapees);
+    shx_proc_reap(p);
+    shx_group_release(&p->group);
+    if (p->pidfd >= 0) {
+        close(p->pidfd);
+        p->pidfd = -1;
+    }
+}
