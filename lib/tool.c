@@ -1,8 +1,8 @@
 /*
- * tool.c - the JSON front end: the shell as tools handed to a model. A
- * registry per session (bash, task_output, task_kill; registered disabled,
- * renameable), their descriptions and JSON Schemas, and the call entry
- * point: tool name + JSON arguments -> JSON result. Arguments come from a
+ * tool.c - the JSON front end's calls: tool name + JSON arguments -> JSON
+ * result (shexec_tool_call), or the bash tool's arguments -> a configured
+ * run (shexec_tool_prepare) and its result (shexec_tool_result). The tools
+ * themselves are defined in tooldef.c. Arguments come from a
  * model and are never trusted: parsed strictly (json.c), unknown fields and
  * wrong types refused with a message the model can act on.
  */
@@ -13,204 +13,7 @@
 
 #include "json.h"
 #include "session.h"
-
-static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
-
-/* The registry entry whose exposed name is `name`, or -1. */
-static int tool_index(const shexec_session *s, const char *name)
-{
-    if (!name)
-        return -1;
-    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
-        const char *exposed = s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
-        if (strcmp(exposed, name) == 0)
-            return i;
-    }
-    return -1;
-}
-
-static const char *exposed_name(const shexec_session *s, int i)
-{
-    return s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
-}
-
-SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
-{
-    int i = s ? tool_index(s, name) : -1;
-    return i >= 0 && s->tool_enabled[i];
-}
-
-SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    int i = tool_index(s, name);
-    if (i < 0)
-        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
-    s->tool_enabled[i] = enabled ? 1 : 0;
-    return SHEXEC_OK;
-}
-
-static int valid_tool_name(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > 64)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    int i = tool_index(s, name);
-    if (i < 0)
-        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
-    if (!new_name || !valid_tool_name(new_name))
-        return shx_fail(s, SHEXEC_EINVAL,
-                        "tool names are 1-64 characters of letters, digits, '_' and '-'");
-    int other = tool_index(s, new_name);
-    if (other >= 0 && other != i)
-        return shx_fail(s, SHEXEC_EINVAL, "another tool is already named \"%s\"", new_name);
-    char *copy = strdup(new_name);
-    if (!copy)
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    free(s->tool_name[i]);
-    s->tool_name[i] = copy;
-    return SHEXEC_OK;
-}
-
-SHEXEC_API void shexec_free(void *p)
-{
-    free(p);
-}
-
-/* ---- descriptions and schemas ------------------------------------------- */
-
-static void put_key(shx_buf *b, const char *key)
-{
-    shx_json_put_string(b, key, strlen(key));
-    shx_buf_putc(b, ':');
-}
-
-static void put_str(shx_buf *b, const char *key, const char *value)
-{
-    put_key(b, key);
-    shx_json_put_string(b, value, strlen(value));
-}
-
-static void describe(const shexec_session *s, int i, shx_buf *b)
-{
-    shx_buf_putc(b, '{');
-    put_str(b, "name", exposed_name(s, i));
-    shx_buf_putc(b, ',');
-    if (i == SHX_TOOL_BASH) {
-        /* Tool names are at most 64 characters: the text always fits. */
-        char text[2048];
-        (void)snprintf(text, sizeof text,
-                       "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
-                       "The shell session persists the working directory: a `cd` in one call is "
-                       "where the next call starts (the result's `cwd` says where you are). Shell "
-                       "variables, aliases and exports do not persist between calls. Commands get "
-                       "no input (stdin is empty) unless `pty` is set. Timeout: %u ms by default, "
-                       "at most %u ms; on timeout the whole process group is terminated and the "
-                       "output so far is returned with timed_out true. stdout and stderr are each "
-                       "cut at %llu %s (with a notice giving the total). A non-zero exit code is a "
-                       "normal result, not an error. For long-running commands (dev servers, "
-                       "watchers, long builds) set run_in_background: the call returns a task_id "
-                       "at once; read its output with %s and stop it with %s. Processes a command "
-                       "leaves running (`server &`) are kept as a background task whose id is "
-                       "returned as leftover_task_id. At most %u background tasks are kept: when "
-                       "a new one needs room, the one that finished first without its final "
-                       "output being read is discarded.",
-                       s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
-                       s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
-                       exposed_name(s, SHX_TOOL_TASK_OUTPUT), exposed_name(s, SHX_TOOL_TASK_KILL),
-                       s->max_tasks);
-        put_str(b, "description", text);
-        shx_buf_printf(b,
-                       ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                       "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":"
-                       "\"The shell command to run.\"},"
-                       "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":%u,"
-                       "\"description\":\"Timeout in milliseconds (default %u).\"},"
-                       "\"run_in_background\":{\"type\":\"boolean\",\"description\":"
-                       "\"Start the command in the background and return a task_id at once.\"},"
-                       "\"cwd\":{\"type\":\"string\",\"description\":"
-                       "\"Run in this directory for this call only.\"},"
-                       "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
-                       "\"string\"},\"maxProperties\":%u,\"description\":"
-                       "\"Extra environment variables.\"},"
-                       "\"pty\":{\"type\":\"boolean\",\"description\":"
-                       "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
-                       "\"required\":[\"command\"],\"additionalProperties\":false}}",
-                       s->max_timeout_ms, s->default_timeout_ms, SHEXEC_MAX_ENV_VARS);
-        return;
-    }
-    if (i == SHX_TOOL_TASK_OUTPUT) {
-        put_str(b, "description",
-                "Get the output and status of a background task started with "
-                "run_in_background. While it runs, status is \"running\" and you get the output "
-                "so far (or, with new_only, only what is new since your last read). Once it has "
-                "finished, status is \"completed\" with its exit_code, and the task is removed: "
-                "its final output is returned once.");
-        shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                        "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
-                        "\"The task_id returned when the task was started.\"},"
-                        "\"new_only\":{\"type\":\"boolean\",\"description\":"
-                        "\"Return only output produced since the previous read.\"}},"
-                        "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
-        return;
-    }
-    put_str(b, "description",
-            "Stop a background task: SIGTERM to its whole process group, then SIGKILL after a "
-            "grace period. Returns its final output; the task is removed.");
-    shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-                    "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
-                    "\"The task_id of the task to stop.\"}},"
-                    "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
-}
-
-static int hand_out(shexec_session *s, shx_buf *b, char **out)
-{
-    *out = shx_buf_steal(b, NULL);
-    if (!*out)
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s)
-{
-    if (out_json)
-        *out_json = NULL;
-    if (!s || !out_json)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    shx_buf b = SHX_BUF_INIT;
-    shx_buf_putc(&b, '[');
-    int first = 1;
-    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
-        if (!s->tool_enabled[i])
-            continue;
-        if (!first)
-            shx_buf_putc(&b, ',');
-        first = 0;
-        describe(s, i, &b);
-    }
-    if (shx_buf_putc(&b, ']') != 0) {
-        shx_buf_free(&b);
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    }
-    return hand_out(s, &b, out_json);
-}
+#include "tool.h"
 
 /* ---- calls ------------------------------------------------------------ */
 
@@ -290,7 +93,7 @@ static int required_string(shexec_session *s, const shx_json *args, const char *
 static void put_output(shx_buf *b, const char *key, const char *data, size_t len)
 {
     shx_buf_putc(b, ',');
-    put_key(b, key);
+    shx_tool_put_key(b, key);
     shx_json_put_string(b, data, len);
 }
 
@@ -391,7 +194,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
         shx_buf_printf(&err, "Command timed out after %u ms\n", shexec_run_timeout_ms(r));
     }
     shx_buf_putc(&b, '{');
-    put_key(&b, "stdout");
+    shx_tool_put_key(&b, "stdout");
     shx_json_put_string(&b, o, olen);
     put_output(&b, "stderr", err.data ? err.data : "", err.len);
     shx_buf_puts(&b, ",\"exit_code\":");
@@ -417,7 +220,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
         put_output(&b, "notice", notice, strlen(notice));
     shx_buf_putc(&b, '}');
     shx_buf_free(&err);
-    return hand_out(s, &b, out);
+    return shx_tool_hand_out(s, &b, out);
 }
 
 static int bash_call(shexec_session *s, const shx_json *args, char **out)
@@ -443,7 +246,7 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
         shx_buf_puts(&b, "{\"task_id\":");
         shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
         shx_buf_puts(&b, ",\"status\":\"running\"}");
-        return hand_out(s, &b, out);
+        return shx_tool_hand_out(s, &b, out);
     }
     rc = bash_result(s, r, out);
     shexec_run_free(r);
@@ -503,7 +306,7 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
         else
             shexec_task_free(t);
     }
-    return hand_out(s, &b, out);
+    return shx_tool_hand_out(s, &b, out);
 }
 
 static int task_lookup(shexec_session *s, const shx_json *args, int with_new_only,
@@ -524,7 +327,7 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
         return error_result(s, SHEXEC_ENOTASK, out,
                             "Task %.64s finished and was released unread (retention limit: the "
                             "session keeps at most %u tasks; read finished tasks with %s)",
-                            id, s->max_tasks, exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+                            id, s->max_tasks, shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
     if (!*t)
         return error_result(s, SHEXEC_ENOTASK, out, "Task not found: %.64s", id);
     return SHEXEC_OK;
@@ -571,7 +374,7 @@ SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *
     shx_ok(s);
     if (s->in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_tool_call called from a callback");
-    int i = tool_index(s, name);
+    int i = shx_tool_index(s, name);
     if (i < 0 || !s->tool_enabled[i])
         return error_result(s, SHEXEC_ENOTOOL, out_json, "Tool not available: %.64s",
                             name ? name : "(null)");
@@ -604,7 +407,7 @@ SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background, sh
         return SHEXEC_EINVAL;
     shx_ok(s);
     *out_background = 0;
-    int i = tool_index(s, name);
+    int i = shx_tool_index(s, name);
     if (i != SHX_TOOL_BASH || !s->tool_enabled[i])
         return shx_fail(s, SHEXEC_ENOTOOL, "Tool not available: %.64s", name ? name : "(null)");
     shx_json *args = NULL;

@@ -1,0 +1,116 @@
+/*
+ * result.c - what a run tells, while it runs and once it has ended: its
+ * state, exit code and signal, its captured output (rendered once final),
+ * totals and truncation, duration, pid and timeout, what became of its
+ * leftovers, and what the library declined for it.
+ */
+#include "session.h"
+
+SHEXEC_API int shexec_run_done(const shexec_run *run)
+{
+    return run && run->state != SHEXEC_STATE_NEW && run->state != SHEXEC_STATE_RUNNING;
+}
+
+SHEXEC_API int shexec_run_state(const shexec_run *run)
+{
+    return run ? run->state : SHEXEC_STATE_NEW;
+}
+
+SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
+{
+    /* a shell that exited in its TERM trap after a timeout or cancel still
+     * did not end the run by exiting: one rule, the state decides */
+    return run && run->state == SHEXEC_STATE_EXITED ? run->proc.exit_code : -1;
+}
+
+SHEXEC_API int shexec_run_signal(const shexec_run *run)
+{
+    return run && shexec_run_done(run) ? run->proc.term_signal : 0;
+}
+
+static shx_stream *stream_of(shexec_run *run, int stream)
+{
+    if (!run || run->state == SHEXEC_STATE_NEW)
+        return NULL;
+    if (stream == SHEXEC_STDOUT)
+        return &run->out;
+    if (stream == SHEXEC_STDERR)
+        return &run->err;
+    return NULL;
+}
+
+SHEXEC_API const char *shexec_run_output(shexec_run *run, int stream, size_t *len)
+{
+    return shx_run_rendered(run, stream, len);
+}
+
+const char *shx_run_rendered(shexec_run *run, int stream, size_t *len)
+{
+    shx_stream *st = stream_of(run, stream);
+    if (len)
+        *len = 0;
+    if (!st)
+        return "";
+    int i = stream - 1;
+    if (!shexec_run_done(run))
+        shx_stream_flush_strip(st); /* show a pending prompt line */
+    /* while running the text keeps changing; once done it is rendered once */
+    if (!run->rendered_valid[i]) {
+        if (shx_capture_render(&st->capture, &run->rendered[i]) != 0)
+            return "";
+        run->rendered_valid[i] = shexec_run_done(run);
+    }
+    if (len)
+        *len = run->rendered[i].len;
+    return run->rendered[i].data ? run->rendered[i].data : "";
+}
+
+SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? st->capture.total_bytes : 0;
+}
+
+SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? shx_capture_truncated(&st->capture) : 0;
+}
+
+SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
+{
+    if (!run || run->state == SHEXEC_STATE_NEW)
+        return 0;
+    int64_t end = shexec_run_done(run) ? run->end_ns : shx_now_ns();
+    return (uint64_t)((end - run->start_ns) / 1000000);
+}
+
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
+{
+    return run ? run->leftovers : SHEXEC_LEFTOVERS_NONE;
+}
+
+SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
+{
+    return run ? run->leftover_task : NULL;
+}
+
+SHEXEC_API const char *shexec_run_notice(const shexec_run *run)
+{
+    return run && run->notice.data ? run->notice.data : "";
+}
+
+SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run)
+{
+    if (!run)
+        return 0;
+    if (run->state != SHEXEC_STATE_NEW || !run->s)
+        return run->effective_timeout_ms;
+    return shx_run_effective_timeout(run);
+}
+
+SHEXEC_API int64_t shexec_run_pid(const shexec_run *run)
+{
+    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->proc.pid : 0;
+}
+

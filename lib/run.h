@@ -1,0 +1,83 @@
+/*
+ * run.h - the run handle's layout and what run.c (the handle, its input,
+ * its exit policy), start.c (starting it) and result.c (what it tells)
+ * offer the rest of the library.
+ */
+#ifndef SHX_RUN_H
+#define SHX_RUN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "env.h"
+#include "proc.h"
+#include "shexec.h"
+#include "stream.h"
+
+struct shexec_run {
+    shexec_session *s;            /* NULL once the session is freed */
+    shexec_run *prev, *next;      /* all runs of the session */
+    shexec_run *next_active;      /* runs the loop drives */
+    char *command;
+    size_t command_len;
+    uint32_t timeout_ms;          /* 0: not set (the session default; a task: none) */
+    uint32_t effective_timeout_ms; /* in force from the start; 0: none */
+    char *cwd;                    /* NULL: the session cwd (and track it) */
+    shx_envlist env;
+    int limit_set;
+    uint64_t limit;
+    int unit, keep;
+    shexec_output_fn fn;
+    void *user;
+
+    int state;                    /* SHEXEC_STATE_* */
+    shx_proc proc;                /* the shell, its group, deadlines (proc.c) */
+    int64_t start_ns, end_ns;
+    shx_stream out, err;
+    shx_buf rendered[2];          /* captured output as returned to the host */
+    int rendered_valid[2];
+
+    shexec_task *task;            /* the task this run is the engine of, or NULL */
+    int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
+    char *leftover_task;          /* id of the adopting task */
+    shx_buf notice;               /* shexec_run_notice(): what was declined */
+
+    int pty;                      /* a pseudo-terminal instead of pipes */
+    uint16_t cols, rows;
+    int ansi;                     /* SHEXEC_ANSI_* */
+    int free_pending;             /* freed: no callback any more; released once ended */
+    int held;                     /* library frames that wait on this run across loop
+                                     rounds: its deferred release waits for them */
+    int want_stdin;
+    int stdin_fd;                 /* write end, non-blocking; -1 when closed */
+    shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
+    size_t stdin_off;
+    int stdin_close;              /* close once stdin_buf is written */
+};
+
+int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
+int shx_run_begin(shexec_run *r);
+/* The one rule for a run's timeout (start.c): a task has its own or none,
+ * a foreground run its own or the session's, clamped to the maximum. */
+uint32_t shx_run_effective_timeout(const shexec_run *r);
+/* Take r off the session's list of runs (it became a task's). */
+void shx_run_unlink(shexec_session *s, shexec_run *r);
+void shx_run_release(shexec_run *r);
+int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
+int shx_run_end_input(shexec_run *r);
+/* Queued input not yet written. */
+size_t shx_run_input_left(const shexec_run *r);
+/* After writes (stdin_off moved on): drop written bytes, amortized linear. */
+void shx_run_input_written(shexec_run *r);
+/* No more callbacks for this run (it is being freed). */
+void shx_run_detach(shexec_run *r);
+const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
+/* Make dir (len bytes, NUL-terminated) the session cwd if it is an absolute
+ * path naming an existing directory now; else keep the cwd and say why in
+ * the run's notice. */
+void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
+/* The run's processes are done: its final state, and the cwd it reported. */
+void shx_run_ended(shexec_run *r);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * task.h - the task handle's layout (a run started in the background, with
+ * an id and its session's ownership) and task.c's internal calls:
+ * adoption of leftovers, retention, release.
+ */
+#ifndef SHX_TASK_H
+#define SHX_TASK_H
+
+#include "run.h"
+
+/* How many ids of tasks released unread a session remembers. */
+#define SHX_RELEASED_IDS 64
+
+struct shexec_task {
+    shexec_session *s;
+    shexec_task *prev, *next;     /* the session's tasks */
+    char id[16];
+    shexec_run *run;              /* the engine: a run in background mode */
+    shexec_task_done_fn done_fn;
+    void *done_user;
+    shx_buf read_out;             /* last shexec_task_read() result */
+    int free_pending;             /* freed: no callback any more; released once ended */
+    int host_held;                /* the host has its pointer (shexec_run_start_task,
+                                     shexec_session_find_task): the library never frees it */
+    int withdrawn;                /* read to completion by the tool layer: no longer found
+                                     by id, freed by the host */
+};
+
+int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
+int shx_task_live_count(const shexec_session *s);
+/*
+ * Room for one more task: 1 when the session holds fewer than max_tasks
+ * tasks (started and not freed), if need be after releasing finished tasks
+ * the host never held, oldest first (from inside the loop they are only
+ * marked, and freed at the end of the round); else 0.
+ */
+int shx_task_room(shexec_session *s);
+/* The task with that id, or NULL; unlike shexec_session_find_task() it
+ * does not make the task the host's. */
+shexec_task *shx_task_find(shexec_session *s, const char *id);
+/* 1 when id is one of the last SHX_RELEASED_IDS ids shx_task_room released. */
+int shx_task_was_released(const shexec_session *s, const char *id);
+/* Release a task now (terminated and reaped first if it runs). */
+void shx_task_release(shexec_task *t);
+void shx_task_finished(shexec_task *t);
+
+#endif

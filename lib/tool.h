@@ -1,0 +1,20 @@
+/*
+ * tool.h - what the tools' registry and definitions (tooldef.c) share with
+ * their calls (tool.c).
+ */
+#ifndef SHX_TOOL_H
+#define SHX_TOOL_H
+
+#include "buf.h"
+#include "shexec.h"
+
+/* The registry entry exposed as `name` (SHX_TOOL_*), or -1. */
+int shx_tool_index(const shexec_session *s, const char *name);
+/* The name tool i (SHX_TOOL_*) is exposed under. */
+const char *shx_tool_exposed_name(const shexec_session *s, int i);
+/* "key": into b. */
+void shx_tool_put_key(shx_buf *b, const char *key);
+/* b's text as a malloc'd string in *out (SHEXEC_OK), or SHEXEC_ENOMEM. */
+int shx_tool_hand_out(shexec_session *s, shx_buf *b, char **out);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * tooldef.c - the shell as tools handed to a model, defined: a registry
+ * per session (bash, task_output, task_kill; registered disabled,
+ * renameable) and each tool's description and JSON Schema. Calling them is
+ * tool.c's.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "session.h"
+#include "tool.h"
+
+static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
+
+/* The registry entry whose exposed name is `name`, or -1. */
+int shx_tool_index(const shexec_session *s, const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
+        const char *exposed = s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
+        if (strcmp(exposed, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+const char *shx_tool_exposed_name(const shexec_session *s, int i)
+{
+    return s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
+}
+
+SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
+{
+    int i = s ? shx_tool_index(s, name) : -1;
+    return i >= 0 && s->tool_enabled[i];
+}
+
+SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int i = shx_tool_index(s, name);
+    if (i < 0)
+        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    s->tool_enabled[i] = enabled ? 1 : 0;
+    return SHEXEC_OK;
+}
+
+static int valid_tool_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int i = shx_tool_index(s, name);
+    if (i < 0)
+        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    if (!new_name || !valid_tool_name(new_name))
+        return shx_fail(s, SHEXEC_EINVAL,
+                        "tool names are 1-64 characters of letters, digits, '_' and '-'");
+    int other = shx_tool_index(s, new_name);
+    if (other >= 0 && other != i)
+        return shx_fail(s, SHEXEC_EINVAL, "another tool is already named \"%s\"", new_name);
+    char *copy = strdup(new_name);
+    if (!copy)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    free(s->tool_name[i]);
+    s->tool_name[i] = copy;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API void shexec_free(void *p)
+{
+    free(p);
+}
+
+/* ---- descriptions and schemas ------------------------------------------- */
+
+void shx_tool_put_key(shx_buf *b, const char *key)
+{
+    shx_json_put_string(b, key, strlen(key));
+    shx_buf_putc(b, ':');
+}
+
+static void put_str(shx_buf *b, const char *key, const char *value)
+{
+    shx_tool_put_key(b, key);
+    shx_json_put_string(b, value, strlen(value));
+}
+
+static void describe(const shexec_session *s, int i, shx_buf *b)
+{
+    shx_buf_putc(b, '{');
+    put_str(b, "name", shx_tool_exposed_name(s, i));
+    shx_buf_putc(b, ',');
+    if (i == SHX_TOOL_BASH) {
+        /* Tool names are at most 64 characters: the text always fits. */
+        char text[2048];
+        (void)snprintf(text, sizeof text,
+                       "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
+                       "The shell session persists the working directory: a `cd` in one call is "
+                       "where the next call starts (the result's `cwd` says where you are). Shell "
+                       "variables, aliases and exports do not persist between calls. Commands get "
+                       "no input (stdin is empty) unless `pty` is set. Timeout: %u ms by default, "
+                       "at most %u ms; on timeout the whole process group is terminated and the "
+                       "output so far is returned with timed_out true. stdout and stderr are each "
+                       "cut at %llu %s (with a notice giving the total). A non-zero exit code is a "
+                       "normal result, not an error. For long-running commands (dev servers, "
+                       "watchers, long builds) set run_in_background: the call returns a task_id "
+                       "at once; read its output with %s and stop it with %s. Processes a command "
+                       "leaves running (`server &`) are kept as a background task whose id is "
+                       "returned as leftover_task_id. At most %u background tasks are kept: when "
+                       "a new one needs room, the one that finished first without its final "
+                       "output being read is discarded.",
+                       s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
+                       s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
+                       shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT), shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),
+                       s->max_tasks);
+        put_str(b, "description", text);
+        shx_buf_printf(b,
+                       ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                       "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                       "\"The shell command to run.\"},"
+                       "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":%u,"
+                       "\"description\":\"Timeout in milliseconds (default %u).\"},"
+                       "\"run_in_background\":{\"type\":\"boolean\",\"description\":"
+                       "\"Start the command in the background and return a task_id at once.\"},"
+                       "\"cwd\":{\"type\":\"string\",\"description\":"
+                       "\"Run in this directory for this call only.\"},"
+                       "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+                       "\"string\"},\"maxProperties\":%u,\"description\":"
+                       "\"Extra environment variables.\"},"
+                       "\"pty\":{\"type\":\"boolean\",\"description\":"
+                       "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
+                       "\"required\":[\"command\"],\"additionalProperties\":false}}",
+                       s->max_timeout_ms, s->default_timeout_ms, SHEXEC_MAX_ENV_VARS);
+        return;
+    }
+    if (i == SHX_TOOL_TASK_OUTPUT) {
+        put_str(b, "description",
+                "Get the output and status of a background task started with "
+                "run_in_background. While it runs, status is \"running\" and you get the output "
+                "so far (or, with new_only, only what is new since your last read). Once it has "
+                "finished, status is \"completed\" with its exit_code, and the task is removed: "
+                "its final output is returned once.");
+        shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                        "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                        "\"The task_id returned when the task was started.\"},"
+                        "\"new_only\":{\"type\":\"boolean\",\"description\":"
+                        "\"Return only output produced since the previous read.\"}},"
+                        "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
+        return;
+    }
+    put_str(b, "description",
+            "Stop a background task: SIGTERM to its whole process group, then SIGKILL after a "
+            "grace period. Returns its final output; the task is removed.");
+    shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                    "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                    "\"The task_id of the task to stop.\"}},"
+                    "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
+}
+
+int shx_tool_hand_out(shexec_session *s, shx_buf *b, char **out)
+{
+    *out = shx_buf_steal(b, NULL);
+    if (!*out)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s)
+{
+    if (out_json)
+        *out_json = NULL;
+    if (!s || !out_json)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    shx_buf b = SHX_BUF_INIT;
+    shx_buf_putc(&b, '[');
+    int first = 1;
+    for (int i = 0; i < SHX_TOOL_COUNT; i++) {
+        if (!s->tool_enabled[i])
+            continue;
+        if (!first)
+            shx_buf_putc(&b, ',');
+        first = 0;
+        describe(s, i, &b);
+    }
+    if (shx_buf_putc(&b, ']') != 0) {
+        shx_buf_free(&b);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    return shx_tool_hand_out(s, &b, out_json);
+}
+
