@@ -1,6 +1,7 @@
 # libshexec - build, test, install, demo, bench. GNU make; no other build system.
 #
-#   make                 lib/libshexec.so.1.0.0 (+ .so.1, .so links) and lib/libshexec.a
+#   make                 build/libshexec.so.1.0.0 (+ .so.1, .so links) and build/libshexec.a
+#                        (every build product goes under build/; the source tree stays clean)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind)
 #   make demo            build and run examples/demo
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
@@ -49,7 +50,7 @@ LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 LIB_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -fPIC -fvisibility=hidden -DSHEXEC_BUILDING -Iinclude -iquote lib $(CFLAGS)
 
 ifeq ($(VARIANT),default)
-  OUT      := lib
+  OUT      := build
 else
   OUT      := $(B)
 endif
@@ -119,7 +120,7 @@ cmocka-present:
 SCRIPT_TESTS := test/test_abi.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
   test/test_tool_schema.sh test/mcp/run.sh
 
-check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),examples/poll-host/poll_host examples/shexec-mcp/shexec-mcp)
+check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER))
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
 	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS))
 
@@ -127,23 +128,30 @@ check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),example
 
 EXAMPLE_CFLAGS := $(BASE_CFLAGS) $(OPT) -Iinclude
 
-examples/demo/demo: examples/demo/demo.c include/shexec.h $(SO_REAL) $(SO_MAJOR) $(SO_DEV)
-	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -Llib -lshexec -Wl,-rpath,'$$ORIGIN/../../lib'
+DEMO      := build/examples/demo
+POLL_HOST := build/examples/poll_host
+MCP_SERVER := build/examples/shexec-mcp
 
-demo: examples/demo/demo
-	./examples/demo/demo
+$(DEMO): examples/demo/demo.c include/shexec.h $(SO_REAL) $(SO_MAJOR) $(SO_DEV)
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -Lbuild -lshexec -Wl,-rpath,'$$ORIGIN/..'
 
-examples/poll-host/poll_host: examples/poll-host/poll_host.c include/shexec.h lib/libshexec.a
-	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< lib/libshexec.a
+demo: $(DEMO)
+	./$(DEMO)
+
+$(POLL_HOST): examples/poll-host/poll_host.c include/shexec.h build/libshexec.a
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< build/libshexec.a
 
 MCP_SRCS := examples/shexec-mcp/shexec-mcp.c examples/shexec-mcp/mcp_json.c
-examples/shexec-mcp/shexec-mcp: $(MCP_SRCS) examples/shexec-mcp/mcp_json.h include/shexec.h lib/libshexec.a
-	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(MCP_SRCS) lib/libshexec.a -lm
+$(MCP_SERVER): $(MCP_SRCS) examples/shexec-mcp/mcp_json.h include/shexec.h build/libshexec.a
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(MCP_SRCS) build/libshexec.a -lm
 
-examples: examples/demo/demo examples/poll-host/poll_host examples/shexec-mcp/shexec-mcp
+examples: $(DEMO) $(POLL_HOST) $(MCP_SERVER)
 
 # the MCP conformance suite against shexec-mcp (Node 22 and the suite come from npm)
-check-conformance: examples/shexec-mcp/shexec-mcp
+check-conformance: $(MCP_SERVER)
 	sh test/mcp/conformance/run.sh
 
 # --- benchmarks --------------------------------------------------------------
@@ -151,18 +159,18 @@ check-conformance: examples/shexec-mcp/shexec-mcp
 # one driver (bench/*.c) against the static library, plus the helper programs
 # it runs (bench/helpers/*.c); BENCH_QUICK=1 in the environment: smoke run
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
-BENCH_HELPERS := $(patsubst bench/helpers/%.c,bench/bin/%,$(sort $(wildcard bench/helpers/*.c)))
+BENCH_HELPERS := $(patsubst bench/helpers/%.c,build/bench/%,$(sort $(wildcard bench/helpers/*.c)))
 
-bench/bin/shexec_bench: $(BENCH_SRCS) bench/bench.h include/shexec.h lib/libshexec.a
+build/bench/shexec_bench: $(BENCH_SRCS) bench/bench.h include/shexec.h build/libshexec.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) lib/libshexec.a -lm
+	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) build/libshexec.a -lm
 
-bench/bin/%: bench/helpers/%.c
+build/bench/%: bench/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -O2 -o $@ $<
 
-bench: all bench/bin/shexec_bench $(BENCH_HELPERS)
-	bench/bin/shexec_bench
+bench: all build/bench/shexec_bench $(BENCH_HELPERS)
+	build/bench/shexec_bench
 
 # --- ABI -------------------------------------------------------------------------
 
@@ -204,18 +212,19 @@ lint:
 
 # --- install -----------------------------------------------------------------
 
-pkgconfig/shexec.pc: pkgconfig/shexec.pc.in Makefile
+build/shexec.pc: pkgconfig/shexec.pc.in Makefile
+	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-install: all pkgconfig/shexec.pc
+install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 include/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec.h
-	install -m 755 lib/libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION)
+	install -m 755 build/libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION)
 	ln -sf libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR)
 	ln -sf libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so
-	install -m 644 lib/libshexec.a $(DESTDIR)$(LIBDIR)/libshexec.a
-	install -m 644 pkgconfig/shexec.pc $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
+	install -m 644 build/libshexec.a $(DESTDIR)$(LIBDIR)/libshexec.a
+	install -m 644 build/shexec.pc $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
@@ -225,9 +234,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
-	rm -rf build lib/libshexec.so* lib/libshexec.a examples/demo/demo examples/poll-host/poll_host \
-	  examples/shexec-mcp/shexec-mcp \
-	  bench/bin pkgconfig/shexec.pc
+	rm -rf build
 
 -include $(LIB_OBJS:.o=.d)
 

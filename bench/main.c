@@ -187,7 +187,7 @@ int main(int argc, char **argv)
         want[n] = any = 1;
     }
 
-    /* the executable lives in bench/bin; the peers in bench/peers */
+    /* the executable lives in build/bench; the peers in bench/peers */
     ssize_t n = readlink("/proc/self/exe", B.self, sizeof B.self - 1);
     if (n <= 0)
         die("readlink /proc/self/exe: %s", strerror(errno));
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     char bindir[4096], benchdir[4096];
     snprintf(bindir, sizeof bindir, "%s", B.self);
     *strrchr(bindir, '/') = '\0';
-    strf(benchdir, sizeof benchdir, "%s/..", bindir);
+    strf(benchdir, sizeof benchdir, "%s/../../bench", bindir);
     strf(B.tsline, sizeof B.tsline, "%s/tsline", bindir);
     if (access(B.tsline, X_OK) != 0)
         die("%s is missing: build it with `make bench`", B.tsline);

@@ -5,7 +5,7 @@
 # with -pedantic -Werror.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-so="$top/lib/libshexec.so.1.0.0"
+so="$top/build/libshexec.so.1.0.0"
 tmp=$(mktemp -d)
 fail() { echo "test_abi: $*"; echo "[  FAILED  ] 1 test(s)"; rm -rf "$tmp"; exit 1; }
 

@@ -4,7 +4,7 @@
 # anything that includes <cmocka.h>. Checked on make's own plan (make -n)
 # for a fresh build directory, target by target, so the order holds under
 # -j as well: each object that includes cmocka.h has the step as a
-# prerequisite of its own.
+# prerequisite of its own. Also: everything make builds lands in build/.
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,6 +24,16 @@ check_target() {
 for target in test/testutil.o test/test_run test/test_json; do
     check_target "$target"
 done
+# Build products go under build/ only: nothing else in the tree is made
+# (node_modules and Python's __pycache__ are the test runners' own).
+if command -v git >/dev/null 2>&1 && git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+    stray=$(git -C "$top" ls-files --others --ignored --exclude-standard --directory |
+            grep -v -e '^build/' -e 'node_modules/' -e '__pycache__/')
+    if [ -n "$stray" ]; then
+        echo "test_makefile: build products outside build/: $stray"
+        fail=1
+    fi
+fi
 if [ "$fail" = 0 ]; then
     echo "[  PASSED  ] 1 test(s)."
 else

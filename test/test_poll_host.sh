@@ -1,5 +1,5 @@
 #!/bin/sh
-# The poll-host example (examples/poll-host/poll_host): one host poll() loop
+# The poll-host example (build/examples/poll_host): one host poll() loop
 # drives background tasks while it waits for its own input. Fed through a fifo
 # so the test can react to the transcript: learn a task's id, kill it, close
 # stdin while a task still runs. Checks that each task's lines arrive whole
@@ -10,7 +10,7 @@
 #
 #   sh test/test_poll_host.sh [path/to/poll_host]     (from the repo root)
 set -u
-bin=${1:-examples/poll-host/poll_host}
+bin=${1:-build/examples/poll_host}
 tmp=$(mktemp -d)
 hpid=""
 token="30.$$" # a unique sleep length marks the sleepers for the leftover checks
@@ -79,7 +79,7 @@ line_no() {
     grep -n -F -e "$2" "$1" | head -n 1 | cut -d: -f1
 }
 
-[ -x "$bin" ] || fail "no executable $bin (build it: make examples/poll-host/poll_host)"
+[ -x "$bin" ] || fail "no executable $bin (build it: make examples)"
 [ -d /proc/self ] || fail "needs /proc"
 command -v timeout >/dev/null || fail "needs timeout(1)"
 

@@ -16,7 +16,7 @@ if [ -z "$py" ]; then
     exit 1
 fi
 log=$(mktemp)
-SHEXEC_LIB="$top/lib/libshexec.so.1" "$py" "$top/test/python/check_tool_schema.py" -v >"$log" 2>&1
+SHEXEC_LIB="$top/build/libshexec.so.1" "$py" "$top/test/python/check_tool_schema.py" -v >"$log" 2>&1
 rc=$?
 cat "$log"
 n=$(sed -n 's/^Ran \([0-9]*\) test.*/\1/p' "$log")

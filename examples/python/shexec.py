@@ -19,7 +19,7 @@ this module follows it closely.
         t.kill(); t.wait()                         # SIGTERM, grace, SIGKILL
 
 The shared library is found through $SHEXEC_LIB (a path), else
-../../lib/libshexec.so.1 relative to this file (the source tree), else the
+../../build/libshexec.so.1 relative to this file (the source tree), else the
 system's libshexec.so.1.
 
 Ownership and lifetime (mirrors the C rules, made safe for Python):
@@ -155,7 +155,7 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.normpath(os.path.join(here, "..", "..", "lib", "libshexec.so.1"))]
+    out = [os.path.normpath(os.path.join(here, "..", "..", "build", "libshexec.so.1"))]
     found = ctypes.util.find_library("shexec")
     if found:
         out.append(found)

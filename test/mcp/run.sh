@@ -21,8 +21,8 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     fi
     command -v node >/dev/null 2>&1 || fail "node not found (sudo apt-get install -y nodejs npm)"
 fi
-[ -x ../../examples/shexec-mcp/shexec-mcp ] || [ -n "$SHEXEC_MCP" ] ||
-    fail "examples/shexec-mcp/shexec-mcp not built (make examples)"
+[ -x ../../build/examples/shexec-mcp ] || [ -n "$SHEXEC_MCP" ] ||
+    fail "build/examples/shexec-mcp not built (make examples)"
 if [ ! -d node_modules/@modelcontextprotocol/sdk ] ||
    [ ! -d node_modules/@modelcontextprotocol/inspector-cli ]; then
     command -v npm >/dev/null 2>&1 || fail "npm not found (apt-get install npm)"

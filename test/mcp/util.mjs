@@ -8,7 +8,7 @@ import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const SERVER = process.env.SHEXEC_MCP || resolve(here, '../../examples/shexec-mcp/shexec-mcp');
+export const SERVER = process.env.SHEXEC_MCP || resolve(here, '../../build/examples/shexec-mcp');
 
 if (!existsSync(SERVER)) throw new Error(`${SERVER} not built (make examples)`);
 

@@ -5,7 +5,7 @@
 #   [  SKIPPED ] N test(s).              (when some were skipped)
 #   [  FAILED  ] N test(s), listed below: (when some failed or errored)
 # No arguments; works from any directory (it moves to the repository root).
-# SHEXEC_LIB defaults to lib/libshexec.so.1 of this tree.
+# SHEXEC_LIB defaults to build/libshexec.so.1 of this tree.
 cd "$(dirname "$0")/../.." || exit 1
 
 if ! command -v python3 >/dev/null 2>&1; then
@@ -14,7 +14,7 @@ if ! command -v python3 >/dev/null 2>&1; then
     exit 0
 fi
 if [ -z "$SHEXEC_LIB" ]; then
-    SHEXEC_LIB="$(pwd)/lib/libshexec.so.1"
+    SHEXEC_LIB="$(pwd)/build/libshexec.so.1"
 fi
 export SHEXEC_LIB
 PYTHONDONTWRITEBYTECODE=1   # leave no __pycache__ in the tree

@@ -1,9 +1,9 @@
 """Tests of the Python binding (examples/python/shexec.py).
 
-    SHEXEC_LIB=lib/libshexec.so.1 python3 -m unittest discover -s test/python -v
+    SHEXEC_LIB=build/libshexec.so.1 python3 -m unittest discover -s test/python -v
 
 (from the repository root; without SHEXEC_LIB the binding finds
-lib/libshexec.so.1 relative to itself). Every test checks afterwards that no
+build/libshexec.so.1 relative to itself). Every test checks afterwards that no
 descriptor leaked and that no child process is left.
 """
 import gc

@@ -5,7 +5,7 @@
 # Streamable HTTP). Scenarios: server-initialize, ping, tools-list.
 # Fails when a scenario fails. Needs node + npm and the npm registry once.
 cd "$(dirname "$0")" || exit 1
-server=$(cd ../../.. && pwd)/examples/shexec-mcp/shexec-mcp
+server=$(cd ../../.. && pwd)/build/examples/shexec-mcp
 [ -x "$server" ] || { echo "$server not built (make examples)"; exit 1; }
 if [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ]; then
     npm ci --no-audit --no-fund --loglevel=error || exit 1
