@@ -7,18 +7,11 @@
  * (shexec_session_pollfds / shexec_session_process).
  *
  * The loop drives processes (proc.c: signalling, deadlines, reaping) and
- * streams (stream.c), and decides what a shell's exit leaves behind: when
- * members remain in its group, it follows them (anchors, group.c; without
- * /proc, the shell's zombie and the pipes) or hands them off. What an
- * ending means (a run's state, the session cwd, adopting leftovers as a
- * task, task callbacks, releasing what callbacks freed) is not the loop's:
- * it reports through the session's hooks (shx_loop_hooks).
- *
- * A shell that exits while members remain (`server &`) is reaped and the
- * group checked once (kill(pid, 0) right after the reap, when the members
- * still pin the id), then anchored. When the host reaps our shells (SIGCHLD
- * ignored, SA_NOCLDWAIT) their status is lost, but the group is handled the
- * same way from the moment the loss is noticed.
+ * streams (stream.c); what a shell's exit leaves behind and how a command
+ * is finished is ending.c's. What an ending means (a run's state, the
+ * session cwd, adopting leftovers as a task, task callbacks, releasing
+ * what callbacks freed) is not the loop's: it reports through the
+ * session's hooks (shx_loop_hooks).
  *
  * Without pidfds (old kernels, valgrind, or forced for testing) a shell's
  * exit is noticed by waitid(WNOHANG) at pipe EOF and on a backoff schedule
@@ -36,8 +29,6 @@
 #include "spawn.h"
 
 #define FALLBACK_MAX_NS 50000000LL
-/* After the shell exits, what its pipes still hold is read up to this much. */
-#define FINAL_DRAIN_MAX (8u << 20)
 /* At most this much queued input is written to one command per round, so
  * that a reader as fast as the writer cannot keep the loop from its
  * deadlines and from the other commands. */
@@ -49,139 +40,6 @@ void shx_loop_add(shexec_session *s, shexec_run *r)
 {
     r->next_active = s->active;
     s->active = r;
-}
-
-static int use_pidfd(const shexec_run *r)
-{
-    return r->s ? r->s->use_pidfd : 0;
-}
-
-static uint32_t grace_ms(const shexec_run *r)
-{
-    return r->s ? r->s->kill_grace_ms : 0;
-}
-
-void shx_run_terminate(shexec_run *r, int reason, int64_t now)
-{
-    shx_proc_terminate(&r->proc, reason, now, grace_ms(r), use_pidfd(r));
-}
-
-static void close_stdin(shexec_run *r)
-{
-    if (r->stdin_fd >= 0) {
-        close(r->stdin_fd);
-        r->stdin_fd = -1;
-    }
-    shx_buf_free(&r->stdin_buf);
-    r->stdin_off = 0;
-}
-
-/* The run's final state and results; the run leaves the active list after. */
-static void finish(shexec_run *r, int64_t now)
-{
-    shx_proc_finish(&r->proc, use_pidfd(r));
-    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
-    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
-    shx_stream_finish(&r->out);
-    shx_stream_finish(&r->err);
-    close_stdin(r);
-    r->end_ns = now;
-    /* what the ending means for the run (its state, the session cwd) is the
-     * run's own policy: reported upward */
-    if (r->s)
-        r->s->hooks->ended(r->s, r);
-}
-
-/*
- * shell_exited() where /proc cannot list the group's members, so none can be
- * anchored: the shell's zombie is the only thing that can hold the group id,
- * so it is left unreaped while the group is followed. Members that still
- * hold the command's pipes are seen by them: the run (or the task adopting
- * them) stays in group_phase until both pipes are closed, and can be
- * signalled through the pinned id all the while. Members without the pipes
- * cannot be followed once the zombie goes: they are killed when it is
- * reaped (see finish()), since nothing could stop them later.
- */
-static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
-{
-    if (r->out.fd < 0 && r->err.fd < 0) {
-        /* nothing holds the pipes: anything left in the group goes now */
-        shx_proc_reap(&r->proc);
-        if (kill(-r->proc.pid, 0) == 0) {
-            kill(-r->proc.pid, SIGKILL); /* members pin the id they were just seen in */
-            if (!r->task)
-                r->leftovers = SHEXEC_LEFTOVERS_KILLED;
-        }
-        finish(r, now);
-        return 1;
-    }
-    if (r->task) {
-        r->proc.group_phase = 1;
-        r->proc.pinned = 1;
-        return 0;
-    }
-    shexec_run *adopted = NULL;
-    if (s->hooks->adopt(s, r, &adopted)) {
-        /* the zombie, and with it the group id, now belongs to the task */
-        adopted->proc.reaped = 0;
-        adopted->proc.pinned = 1;
-        r->proc.reaped = 1;
-        adopted->next_active = *born;
-        *born = adopted;
-    } else {
-        r->leftovers = SHEXEC_LEFTOVERS_KILLED; /* finish() kills the group */
-    }
-    finish(r, now);
-    return 1;
-}
-
-/*
- * The shell has exited. Returns 1 when the run is finished, 0 when it stays
- * active to follow processes left in its group (tasks only).
- */
-static int shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
-{
-    /* a status lost to the host (r->proc.reaped already) still leaves the group
-     * to check: the members pin its id as they would after our own reap */
-    if (r->proc.end_reason != SHX_END_NONE || (r->proc.reaped && !r->proc.status_lost) || !s) {
-        finish(r, now);
-        return 1;
-    }
-    /* what the shell wrote is all in the pipes by now */
-    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
-    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
-    if (!r->proc.reaped && !shx_group_can_list())
-        return shell_exited_unlisted(s, r, now, born);
-    shx_proc_reap(&r->proc);
-    /* A shell the host reaped can still be on its way out of the pid table,
-     * so kill() may yet find it in the group: then only members that /proc
-     * shows alive, other than the shell, count. */
-    if (kill(-r->proc.pid, 0) != 0 ||
-        (r->proc.status_lost && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0)) {
-        finish(r, now); /* nothing left in the group */
-        return 1;
-    }
-    if (r->task) {
-        if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) > 0) {
-            r->proc.group_phase = 1;
-            return 0;
-        }
-        finish(r, now);
-        return 1;
-    }
-    shexec_run *adopted = NULL;
-    if (s->hooks->adopt(s, r, &adopted)) {
-        adopted->next_active = *born;
-        *born = adopted;
-    } else {
-        /* what left the group from inside it goes with it */
-        shx_escapees_find(&r->proc.escapees, r->proc.pid, s->use_pidfd);
-        shx_escapees_signal(&r->proc.escapees, SIGKILL);
-        kill(-r->proc.pid, SIGKILL);
-        r->leftovers = SHEXEC_LEFTOVERS_KILLED;
-    }
-    finish(r, now);
-    return 1;
 }
 
 static void min_deadline(int64_t *next, int64_t t)
@@ -205,7 +63,7 @@ void shx_loop_enforce(shexec_session *s)
 {
     int64_t now = shx_now_ns();
     for (shexec_run *r = s->active; r; r = r->next_active)
-        shx_proc_enforce(&r->proc, now, grace_ms(r), use_pidfd(r));
+        shx_proc_enforce(&r->proc, now, s->kill_grace_ms, s->use_pidfd);
 }
 
 size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
@@ -308,12 +166,12 @@ static void flush_stdin(shexec_run *r)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        close_stdin(r);
+        shx_run_input_close(r);
         return;
     }
     shx_run_input_written(r);
     if (r->stdin_fd >= 0 && r->stdin_close && shx_run_input_left(r) == 0)
-        close_stdin(r);
+        shx_run_input_close(r);
 }
 
 void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
@@ -341,7 +199,7 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
             break;
         case FD_IN:
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
-                close_stdin(r);
+                shx_run_input_close(r);
             else
                 flush_stdin(r);
             break;
@@ -378,7 +236,7 @@ int shx_loop_settle(shexec_session *s)
             /* followed by its pipes; once SIGKILL is sent nothing in the
              * group runs on, whatever still holds a pipe (an escapee) */
             if ((r->out.fd < 0 && r->err.fd < 0) || r->proc.kill_sent) {
-                finish(r, now);
+                shx_run_finish(r, now);
                 end = 1;
             }
         } else if (r->proc.group_phase) {
@@ -386,11 +244,11 @@ int shx_loop_settle(shexec_session *s)
                 shx_group_prune(&r->proc.group);
             /* every anchor ended: look for members they left behind */
             if (r->proc.group.n == 0 && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {
-                finish(r, now);
+                shx_run_finish(r, now);
                 end = 1;
             }
         } else if (r->proc.exited) {
-            end = shell_exited(s, r, now, &born);
+            end = shx_run_shell_exited(s, r, now, &born);
         }
         if (end) {
             *pp = r->next_active;

@@ -1,0 +1,151 @@
+/*
+ * ending.c - how a command ends, as the loop sees it: terminating it (the
+ * process object, with the session's grace), what its shell's exit leaves
+ * behind (members still in its group are followed: anchored, or without
+ * /proc held by the shell's zombie and its pipes; or handed off through the
+ * adopt hook, or killed), and finishing it (processes, streams drained,
+ * input closed, the ending reported upward).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+
+/* After the shell exits, what its pipes still hold is read up to this much. */
+#define FINAL_DRAIN_MAX (8u << 20)
+
+static int use_pidfd(const shexec_run *r)
+{
+    return r->s ? r->s->use_pidfd : 0;
+}
+
+static uint32_t grace_ms(const shexec_run *r)
+{
+    return r->s ? r->s->kill_grace_ms : 0;
+}
+
+void shx_run_terminate(shexec_run *r, int reason, int64_t now)
+{
+    shx_proc_terminate(&r->proc, reason, now, grace_ms(r), use_pidfd(r));
+}
+
+void shx_run_input_close(shexec_run *r)
+{
+    if (r->stdin_fd >= 0) {
+        close(r->stdin_fd);
+        r->stdin_fd = -1;
+    }
+    shx_buf_free(&r->stdin_buf);
+    r->stdin_off = 0;
+}
+
+/* The run's final state and results; the run leaves the active list after. */
+void shx_run_finish(shexec_run *r, int64_t now)
+{
+    shx_proc_finish(&r->proc, use_pidfd(r));
+    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    shx_stream_finish(&r->out);
+    shx_stream_finish(&r->err);
+    shx_run_input_close(r);
+    r->end_ns = now;
+    /* what the ending means for the run (its state, the session cwd) is the
+     * run's own policy: reported upward */
+    if (r->s)
+        r->s->hooks->ended(r->s, r);
+}
+
+/*
+ * shell_exited() where /proc cannot list the group's members, so none can be
+ * anchored: the shell's zombie is the only thing that can hold the group id,
+ * so it is left unreaped while the group is followed. Members that still
+ * hold the command's pipes are seen by them: the run (or the task adopting
+ * them) stays in group_phase until both pipes are closed, and can be
+ * signalled through the pinned id all the while. Members without the pipes
+ * cannot be followed once the zombie goes: they are killed when it is
+ * reaped (see finish()), since nothing could stop them later.
+ */
+static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
+{
+    if (r->out.fd < 0 && r->err.fd < 0) {
+        /* nothing holds the pipes: anything left in the group goes now */
+        shx_proc_reap(&r->proc);
+        if (kill(-r->proc.pid, 0) == 0) {
+            kill(-r->proc.pid, SIGKILL); /* members pin the id they were just seen in */
+            if (!r->task)
+                r->leftovers = SHEXEC_LEFTOVERS_KILLED;
+        }
+        shx_run_finish(r, now);
+        return 1;
+    }
+    if (r->task) {
+        r->proc.group_phase = 1;
+        r->proc.pinned = 1;
+        return 0;
+    }
+    shexec_run *adopted = NULL;
+    if (s->hooks->adopt(s, r, &adopted)) {
+        /* the zombie, and with it the group id, now belongs to the task */
+        adopted->proc.reaped = 0;
+        adopted->proc.pinned = 1;
+        r->proc.reaped = 1;
+        adopted->next_active = *born;
+        *born = adopted;
+    } else {
+        r->leftovers = SHEXEC_LEFTOVERS_KILLED; /* finish() kills the group */
+    }
+    shx_run_finish(r, now);
+    return 1;
+}
+
+/*
+ * The shell has exited. Returns 1 when the run is finished, 0 when it stays
+ * active to follow processes left in its group (tasks only).
+ */
+int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
+{
+    /* a status lost to the host (r->proc.reaped already) still leaves the group
+     * to check: the members pin its id as they would after our own reap */
+    if (r->proc.end_reason != SHX_END_NONE || (r->proc.reaped && !r->proc.status_lost) || !s) {
+        shx_run_finish(r, now);
+        return 1;
+    }
+    /* what the shell wrote is all in the pipes by now */
+    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    if (!r->proc.reaped && !shx_group_can_list())
+        return shell_exited_unlisted(s, r, now, born);
+    shx_proc_reap(&r->proc);
+    /* A shell the host reaped can still be on its way out of the pid table,
+     * so kill() may yet find it in the group: then only members that /proc
+     * shows alive, other than the shell, count. */
+    if (kill(-r->proc.pid, 0) != 0 ||
+        (r->proc.status_lost && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0)) {
+        shx_run_finish(r, now); /* nothing left in the group */
+        return 1;
+    }
+    if (r->task) {
+        if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) > 0) {
+            r->proc.group_phase = 1;
+            return 0;
+        }
+        shx_run_finish(r, now);
+        return 1;
+    }
+    shexec_run *adopted = NULL;
+    if (s->hooks->adopt(s, r, &adopted)) {
+        adopted->next_active = *born;
+        *born = adopted;
+    } else {
+        /* what left the group from inside it goes with it */
+        shx_escapees_find(&r->proc.escapees, r->proc.pid, s->use_pidfd);
+        shx_escapees_signal(&r->proc.escapees, SIGKILL);
+        kill(-r->proc.pid, SIGKILL);
+        r->leftovers = SHEXEC_LEFTOVERS_KILLED;
+    }
+    shx_run_finish(r, now);
+    return 1;
+}
+
