@@ -205,6 +205,9 @@ static void test_timeout_result(void **state)
     assert_int_equal(shexec_session_set_timeouts(s, 200, 300), SHEXEC_OK);
     r = call(s, "bash", "{\"command\":\"sleep 30\",\"timeout\":900000}", SHEXEC_OK);
     assert_string_equal(str(r, "stderr"), "Command timed out after 300 ms\n");
+    /* past 32 bits too: a large number is a long timeout, not a bad one */
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"timeout\":4294967296}", SHEXEC_OK);
+    assert_string_equal(str(r, "stderr"), "Command timed out after 300 ms\n");
 }
 
 static void test_truncation_50kb_bytes(void **state)

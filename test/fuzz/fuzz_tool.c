@@ -102,7 +102,8 @@ static int expect_bash(const shx_json *args, const char *session_cwd)
         return SHEXEC_EINVAL;
     const shx_json *t = shx_json_get(args, "timeout");
     int64_t ms;
-    if (t && (shx_json_int64(t, &ms) != SHEXEC_OK || ms < 1 || ms > (int64_t)UINT32_MAX))
+    /* any whole number >= 1 that fits int64 (larger ones are clamped) */
+    if (t && (shx_json_int64(t, &ms) != SHEXEC_OK || ms < 1))
         return SHEXEC_EINVAL;
     const shx_json *cwd = shx_json_get(args, "cwd");
     if (cwd && !nul_free_string(cwd))
