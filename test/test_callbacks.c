@@ -17,8 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 static int setup(void **state)
@@ -175,8 +176,8 @@ static void test_free_other_run_and_task_from_callback(void **state)
     shexec_task_free(t);
     shexec_task_free(t3);
     /* every task and run of the session has been released */
-    assert_null(s->tasks);
-    assert_null(s->runs);
+    assert_int_equal(shx_test_tasks(s), 0);
+    assert_int_equal(shx_test_runs(s), 0);
 }
 
 /*
@@ -255,7 +256,7 @@ static void test_done_callback_frees_tasks(void **state)
     shexec_task *t = start_task(s, "echo done", NULL, NULL);
     assert_int_equal(shexec_task_set_done_fn(t, free_on_done, &d), SHEXEC_OK);
     int64_t end = tu_now_ms() + 10000;
-    while (d.calls == 0 || s->tasks) {
+    while (d.calls == 0 || shx_test_tasks(s)) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 200) >= 0);
     }
@@ -267,7 +268,7 @@ static void test_done_callback_frees_tasks(void **state)
     t = start_task(s, "echo done", NULL, NULL);
     assert_int_equal(shexec_task_set_done_fn(t, free_on_done, &d), SHEXEC_OK);
     end = tu_now_ms() + 10000;
-    while (s->tasks) {
+    while (shx_test_tasks(s)) {
         assert_true(tu_now_ms() < end);
         struct pollfd fds[16];
         int32_t tmo;

@@ -31,8 +31,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 extern char **environ;
@@ -125,7 +126,7 @@ static shexec_session *new_session(int use_pidfd)
 {
     shexec_session *s = NULL;
     CHECK_INT(shexec_session_new(&s), SHEXEC_OK);
-    s->use_pidfd = use_pidfd;
+    shx_test_use_pidfd(s, use_pidfd);
     CHECK_INT(shexec_session_set_kill_grace_ms(s, 300), SHEXEC_OK);
     return s;
 }
@@ -976,7 +977,7 @@ static void case_late_pump(void)
             shexec_task *t = NULL;
             CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
             int64_t end = tu_now_ms() + 10000;
-            while (t->run->out.fd >= 0 || t->run->err.fd >= 0) {
+            while (shx_test_run_fd(shexec_task_run(t), SHEXEC_STDOUT) >= 0 || shx_test_run_fd(shexec_task_run(t), SHEXEC_STDERR) >= 0) {
                 CHECK(tu_now_ms() < end);
                 CHECK(shexec_session_wait(s, 10) >= 0);
             }

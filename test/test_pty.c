@@ -15,8 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 static int setup(void **state)

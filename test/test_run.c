@@ -21,9 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
 #include "spawn.h"
+#include "testhook.h"
 #include "testutil.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -456,12 +457,12 @@ static void exercise_waiting(shexec_session *s)
 static void test_wait_with_pidfd(void **state)
 {
     shexec_session *s = *state;
-    assert_int_equal(s->use_pidfd, 1);
+    assert_int_equal(shx_test_uses_pidfd(s), 1);
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     if (heavy_ok())
-        assert_true(r->proc.pidfd >= 0); /* this kernel has pidfds: the main path is the one tested */
+        assert_true(shx_test_run_pidfd(r) >= 0); /* this kernel has pidfds: the main path is the one tested */
     while (!shexec_run_done(r))
         shexec_session_wait(s, -1);
     shexec_run_free(r);
@@ -471,11 +472,11 @@ static void test_wait_with_pidfd(void **state)
 static void test_wait_fallback_without_pidfd(void **state)
 {
     shexec_session *s = *state;
-    s->use_pidfd = 0;
+    shx_test_use_pidfd(s, 0);
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-    assert_int_equal(r->proc.pidfd, -1);
+    assert_int_equal(shx_test_run_pidfd(r), -1);
     while (!shexec_run_done(r))
         shexec_session_wait(s, -1);
     assert_int_equal(shexec_run_exit_code(r), 0);
@@ -857,7 +858,7 @@ static void test_free_running_run_and_session(void **state)
     assert_int_equal(shexec_run_new(&b, s, "trap '' TERM; echo $$; sleep 300"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(a), SHEXEC_OK);
     assert_int_equal(shexec_run_start(b), SHEXEC_OK);
-    pid_t pa = a->proc.pid, pb = b->proc.pid;
+    pid_t pa = (pid_t)shexec_run_pid(a), pb = (pid_t)shexec_run_pid(b);
     shexec_run_free(a); /* terminates and reaps */
     assert_false(tu_pid_alive(pa));
     shexec_session_free(s); /* b: TERM ignored, KILL after the grace */

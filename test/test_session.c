@@ -16,8 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 extern char **environ;
@@ -56,7 +57,7 @@ static shexec_run *run_streamed(shexec_session *s, const char *cmd)
             assert_memory_equal(c.out.data, out, n);
     }
     if (c.out.len)
-        assert_null(memmem(c.out.data, c.out.len, s->tag, strlen(s->tag)));
+        assert_null(memmem(c.out.data, c.out.len, shx_test_sentinel_tag(s), strlen(shx_test_sentinel_tag(s))));
     shx_buf_free(&c.out);
     shx_buf_free(&c.err);
     return r;
@@ -102,12 +103,12 @@ static void test_nonce_per_session(void **state)
     assert_int_equal(shexec_session_new(&b), SHEXEC_OK);
     regex_t re;
     assert_int_equal(regcomp(&re, "^__SHEXEC_CWD_[0-9a-f]{16}__$", REG_EXTENDED), 0);
-    assert_int_equal(regexec(&re, a->tag, 0, NULL, 0), 0);
-    assert_int_equal(regexec(&re, b->tag, 0, NULL, 0), 0);
+    assert_int_equal(regexec(&re, shx_test_sentinel_tag(a), 0, NULL, 0), 0);
+    assert_int_equal(regexec(&re, shx_test_sentinel_tag(b), 0, NULL, 0), 0);
     regfree(&re);
-    assert_string_not_equal(a->tag, b->tag);
+    assert_string_not_equal(shx_test_sentinel_tag(a), shx_test_sentinel_tag(b));
     /* the whole tag never appears in the shell's argv (ps would show it) */
-    assert_null(strstr(a->script, a->tag));
+    assert_null(strstr(shx_test_wrapper_script(a), shx_test_sentinel_tag(a)));
     shexec_session_free(b);
 }
 
@@ -194,8 +195,8 @@ static void test_forged_sentinels_untouched(void **state)
     shexec_session *other = NULL;
     assert_int_equal(shexec_session_new(&other), SHEXEC_OK);
     char cmd[256], want[256];
-    snprintf(cmd, sizeof cmd, "printf '%s/usr\\000'", other->tag);
-    size_t wl = (size_t)snprintf(want, sizeof want, "%s/usr", other->tag) + 1;
+    snprintf(cmd, sizeof cmd, "printf '%s/usr\\000'", shx_test_sentinel_tag(other));
+    size_t wl = (size_t)snprintf(want, sizeof want, "%s/usr", shx_test_sentinel_tag(other)) + 1;
     shexec_run *r = run_streamed(s, cmd);
     size_t n;
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
@@ -216,7 +217,7 @@ static void test_forged_record_validated(void **state)
     const char *bad[] = {"/nonexistent/dir", "usr", "/etc/passwd", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "printf '%s%s\\000'; exit 0", s->tag, bad[i]);
+        snprintf(cmd, sizeof cmd, "printf '%s%s\\000'; exit 0", shx_test_sentinel_tag(s), bad[i]);
         shexec_run *r = run_cmd(s, cmd);
         assert_int_equal(shexec_run_exit_code(r), 0);
         assert_string_equal(shexec_session_cwd(s), "/tmp");
@@ -310,7 +311,7 @@ static void test_forged_tag_does_not_hold_output(void **state)
     char cmd[256];
     /* this session's own tag, then 100 KB and no NUL: not a record */
     snprintf(cmd, sizeof cmd, "printf '%s'; head -c 100000 /dev/zero | tr '\\0' x; sleep 2; cd /tmp",
-             s->tag);
+             shx_test_sentinel_tag(s));
     counter c = {0};
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
@@ -321,7 +322,7 @@ static void test_forged_tag_does_not_hold_output(void **state)
         shexec_session_wait(s, 50);
     /* everything but what could still be a record arrived while the command slept */
     assert_false(shexec_run_done(r));
-    assert_int_equal(c.bytes, 100000 + strlen(s->tag));
+    assert_int_equal(c.bytes, 100000 + strlen(shx_test_sentinel_tag(s)));
     while (!shexec_run_done(r))
         shexec_session_wait(s, -1);
     assert_string_equal(shexec_session_cwd(s), "/tmp");

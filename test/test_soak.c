@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "session.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -209,8 +209,8 @@ static void test_soak_runs(void **state)
             assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
         one_run(s, i, dir);
     }
-    assert_null(s->active);
-    assert_null(s->runs);
+    assert_int_equal(shx_test_active(s), 0);
+    assert_int_equal(shx_test_runs(s), 0);
     expect_no_growth(before, measure(), "runs");
     shexec_session_free(s);
     tu_rmtree(dir);
@@ -237,8 +237,8 @@ static void test_soak_task_cycles(void **state)
             assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
         one_task_cycle(s, i);
     }
-    assert_null(s->active);
-    assert_null(s->tasks);
+    assert_int_equal(shx_test_active(s), 0);
+    assert_int_equal(shx_test_tasks(s), 0);
     expect_no_growth(before, measure(), "task cycles");
     shexec_session_free(s);
     tu_leak_end();

@@ -18,8 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "buf.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 static int setup(void **state)
@@ -178,10 +179,7 @@ static void test_finished_tasks_hold_their_slot(void **state)
 
 static int count_tasks(const shexec_session *s)
 {
-    int n = 0;
-    for (const shexec_task *t = s->tasks; t; t = t->next)
-        n++;
-    return n;
+    return (int)shx_test_tasks(s);
 }
 
 /*
@@ -207,7 +205,7 @@ static void test_unclaimed_leftovers_released(void **state)
         shexec_run_free(r);
         if (i == 1) /* the host takes this one */
             assert_int_equal(shexec_session_find_task(&kept, s, ids[i]), SHEXEC_OK);
-        while (s->active)
+        while (shx_test_active(s))
             assert_true(shexec_session_wait(s, 1000) >= 0);
         assert_true(count_tasks(s) <= 2);
     }
@@ -407,7 +405,7 @@ static void test_unpumped_task_blocks_without_loss(void **state)
     shexec_run *r = new_run(s, "seq 1 500000; echo end");
     assert_int_equal(shexec_run_set_output_fn(r, to_sink, &k), SHEXEC_OK);
     shexec_task *t = as_task(r);
-    int cap = fcntl(run_of(t)->out.fd, F_GETPIPE_SZ);
+    int cap = fcntl(shx_test_run_fd(run_of(t), SHEXEC_STDOUT), F_GETPIPE_SZ);
     assert_true(cap >= 65536);
     print_message("task pipe capacity %d bytes\n", cap);
     usleep(400000); /* nobody pumps: the writer fills the pipe and blocks */
@@ -758,8 +756,8 @@ static void test_start_task_failure_leaves_run_to_caller(void **state)
     assert_int_equal(rmdir(dir), 0);
     start_task_fails(r, SHEXEC_ENOCWD);
     shexec_run_free(r);
-    assert_null(s->tasks);
-    assert_null(s->runs);
+    assert_int_equal(shx_test_tasks(s), 0);
+    assert_int_equal(shx_test_runs(s), 0);
 }
 
 /*
@@ -794,8 +792,8 @@ static void test_run_free_on_task_run_ignored(void **state)
     assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
     assert_ptr_equal(found, t);
     shexec_task_free(t); /* frees the task and its run */
-    assert_null(s->tasks);
-    assert_null(s->runs);
+    assert_int_equal(shx_test_tasks(s), 0);
+    assert_int_equal(shx_test_runs(s), 0);
 
     /* a running task freed with its run ignored before: killed and reaped */
     t = start_task(s, "sleep 60");
@@ -803,7 +801,7 @@ static void test_run_free_on_task_run_ignored(void **state)
     shexec_run_free(shexec_task_run(t));
     shexec_task_free(t);
     assert_false(tu_pid_alive(pid));
-    assert_null(s->tasks);
+    assert_int_equal(shx_test_tasks(s), 0);
 }
 
 /* Cancelling a task's run is killing the task: state KILLED, not CANCELLED. */

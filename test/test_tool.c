@@ -15,9 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "json.h"
-#include "session.h"
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 static shx_json *last;
@@ -411,17 +412,14 @@ static void test_env_variable_limit(void **state)
 
 static int count_tasks(const shexec_session *s)
 {
-    int n = 0;
-    for (const shexec_task *t = s->tasks; t; t = t->next)
-        n++;
-    return n;
+    return (int)shx_test_tasks(s);
 }
 
 /* Pump until nothing of the session runs. */
 static void settle(shexec_session *s)
 {
     int64_t end = tu_now_ms() + 20000;
-    while (s->active) {
+    while (shx_test_active(s)) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -605,7 +603,7 @@ static void test_task_being_read_not_released(void **state)
     shexec_run *run = NULL;
     assert_int_equal(shexec_run_new(&run, s, "sleep 30 & exit 0"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(run), SHEXEC_OK);
-    assert_true(tu_wait_pid_gone(run->proc.pid, 5000)); /* a zombie now: exited, not reaped */
+    assert_true(tu_wait_pid_gone((pid_t)shexec_run_pid(run), 5000)); /* a zombie now: exited, not reaped */
     /* a, the oldest finished task, would be the one to go */
     const shx_json *r = read_task(s, a, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "a\n");
@@ -775,7 +773,7 @@ static void test_result_renders_like_call(void **state)
     char forged[256];
     /* a record the command forged, naming no directory: declined, with a notice */
     snprintf(forged, sizeof forged, "{\"command\":\"printf '%s/nonexistent\\\\000'; exit 0\"}",
-             s->tag);
+             shx_test_sentinel_tag(s));
     /* each with the part of the result it is about */
     const char *cases[][2] = {
         {"{\"command\":\"echo out; printf 'a\\\\377b' >&2; cd /tmp; exit 3\"}",

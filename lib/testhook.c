@@ -1,0 +1,60 @@
+/*
+ * testhook.c - the internals the test suites may see (see testhook.h).
+ */
+#include "testhook.h"
+
+#include "session.h"
+
+void shx_test_use_pidfd(shexec_session *s, int on)
+{
+    s->use_pidfd = on ? 1 : 0;
+}
+
+int shx_test_uses_pidfd(const shexec_session *s)
+{
+    return s->use_pidfd;
+}
+
+int shx_test_run_pidfd(const shexec_run *r)
+{
+    return r->proc.pidfd;
+}
+
+int shx_test_run_fd(const shexec_run *r, int stream)
+{
+    return stream == SHEXEC_STDOUT ? r->out.fd : r->err.fd;
+}
+
+const char *shx_test_sentinel_tag(const shexec_session *s)
+{
+    return s->tag;
+}
+
+const char *shx_test_wrapper_script(const shexec_session *s)
+{
+    return s->script;
+}
+
+size_t shx_test_runs(const shexec_session *s)
+{
+    size_t n = 0;
+    for (const shexec_run *r = s->runs; r; r = r->next)
+        n++;
+    return n;
+}
+
+size_t shx_test_tasks(const shexec_session *s)
+{
+    size_t n = 0;
+    for (const shexec_task *t = s->tasks; t; t = t->next)
+        n++;
+    return n;
+}
+
+size_t shx_test_active(const shexec_session *s)
+{
+    size_t n = 0;
+    for (const shexec_run *r = s->active; r; r = r->next_active)
+        n++;
+    return n;
+}

@@ -1,0 +1,31 @@
+/*
+ * testhook.h - the few internals the engine's test suites need, and
+ * nothing else: which wait path a session takes (to test the one without
+ * pidfds on a kernel that has them), the sentinel tag and wrapper script (to
+ * forge records), and how many runs and tasks a session still holds (to
+ * prove nothing is left). Not part of the API; the tests link the static
+ * library, so these need no export.
+ */
+#ifndef SHX_TESTHOOK_H
+#define SHX_TESTHOOK_H
+
+#include <stddef.h>
+
+#include "shexec.h"
+
+/* Wait with pidfds (1, when the kernel has them) or without (0). */
+void shx_test_use_pidfd(shexec_session *s, int on);
+int shx_test_uses_pidfd(const shexec_session *s);
+/* The run's pidfd, -1 when it has none. */
+int shx_test_run_pidfd(const shexec_run *r);
+/* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1. */
+int shx_test_run_fd(const shexec_run *r, int stream);
+/* The session's cwd sentinel tag, and its wrapper script. */
+const char *shx_test_sentinel_tag(const shexec_session *s);
+const char *shx_test_wrapper_script(const shexec_session *s);
+/* Runs not yet freed, tasks not yet released, commands the loop drives. */
+size_t shx_test_runs(const shexec_session *s);
+size_t shx_test_tasks(const shexec_session *s);
+size_t shx_test_active(const shexec_session *s);
+
+#endif
