@@ -654,19 +654,27 @@ static shexec_task *find_task(server *sv, const char *id, const char *task_id)
     return NULL;
 }
 
+/* The task a task tool names, its arguments checked; NULL once the error
+ * has been answered. */
+static shexec_task *task_of_call(server *sv, const char *id, const mj_value *args,
+                                 int with_new_only, int *new_only)
+{
+    const char *task_id;
+    mj_buf err = {0};
+    if (parse_task_args(args, with_new_only, &task_id, new_only, &err) != 0) {
+        send_tool_error_buf(sv, id, &err, "invalid arguments");
+        mj_buf_free(&err);
+        return NULL;
+    }
+    return find_task(sv, id, task_id);
+}
+
 /* task_output: the task's status and output; a finished task is reported
  * once, then freed. */
 static void tool_task_output(server *sv, const char *id, const mj_value *args)
 {
-    const char *task_id;
     int new_only;
-    mj_buf err = {0};
-    if (parse_task_args(args, 1, &task_id, &new_only, &err) != 0) {
-        send_tool_error_buf(sv, id, &err, "invalid arguments");
-        mj_buf_free(&err);
-        return;
-    }
-    shexec_task *t = find_task(sv, id, task_id);
+    shexec_task *t = task_of_call(sv, id, args, 1, &new_only);
     if (!t)
         return;
     /* take in what has already arrived (no done callbacks: t stays valid) */
@@ -685,15 +693,8 @@ static void tool_task_output(server *sv, const char *id, const mj_value *args)
  * keeps serving. A task that had already finished is reported at once. */
 static void tool_task_kill(server *sv, const char *id, const mj_value *args)
 {
-    const char *task_id;
     int new_only;
-    mj_buf err = {0};
-    if (parse_task_args(args, 0, &task_id, &new_only, &err) != 0) {
-        send_tool_error_buf(sv, id, &err, "invalid arguments");
-        mj_buf_free(&err);
-        return;
-    }
-    shexec_task *t = find_task(sv, id, task_id);
+    shexec_task *t = task_of_call(sv, id, args, 0, &new_only);
     if (!t)
         return;
     if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t)) {
