@@ -59,6 +59,11 @@ SO_MAJOR   := $(OUT)/libshexec.so.$(SOMAJOR)
 SO_DEV     := $(OUT)/libshexec.so
 STATIC     := $(OUT)/libshexec.a
 
+# the example programs (defined before any rule names them as prerequisites)
+DEMO       := build/examples/demo
+POLL_HOST  := build/examples/poll_host
+MCP_SERVER := build/examples/shexec-mcp
+
 TEST_SRCS  := $(sort $(wildcard test/test_*.c))
 TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
 HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
@@ -127,10 +132,6 @@ check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_
 # --- examples ----------------------------------------------------------------
 
 EXAMPLE_CFLAGS := $(BASE_CFLAGS) $(OPT) -Iinclude
-
-DEMO      := build/examples/demo
-POLL_HOST := build/examples/poll_host
-MCP_SERVER := build/examples/shexec-mcp
 
 $(DEMO): examples/demo/demo.c include/shexec.h $(SO_REAL) $(SO_MAJOR) $(SO_DEV)
 	@mkdir -p $(@D)

@@ -24,6 +24,14 @@ check_target() {
 for target in test/testutil.o test/test_run test/test_json; do
     check_target "$target"
 done
+# `make check` builds what its script suites run, on a fresh tree too
+plan=$(make -n -B -C "$top" check 2>&1)
+for prog in build/examples/poll_host build/examples/shexec-mcp; do
+    if ! printf '%s\n' "$plan" | grep -q -e "-o $prog "; then
+        echo "test_makefile: make check does not build $prog"
+        fail=1
+    fi
+done
 # Build products go under build/ only: nothing else in the tree is made
 # (node_modules and Python's __pycache__ are the test runners' own).
 if command -v git >/dev/null 2>&1 && git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then

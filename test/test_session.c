@@ -524,13 +524,18 @@ static void test_shell_wrapper_prefix(void **state)
     assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
     expect(s, "echo ${SHEXEC_VISIBLE-gone}", "gone\n", 0, "/usr");
-    /* an absolute path that does not exist fails when a command starts */
+    /* an absolute path that does not exist fails when a command starts
+     * (not under valgrind: it cannot follow an execve that fails in a vfork
+     * child) */
     const char *absent[] = {"/nonexistent/wrapper", "/bin/sh", NULL};
     assert_int_equal(shexec_session_set_shell_argv(s, absent), SHEXEC_OK);
-    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
-    assert_int_equal(shexec_run_exec(r), SHEXEC_ESPAWN);
-    assert_non_null(strstr(shexec_session_errmsg(s), "/nonexistent/wrapper"));
-    shexec_run_free(r);
+    const char *vg = getenv("VALGRIND");
+    if (!(vg && strcmp(vg, "1") == 0)) {
+        assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_ESPAWN);
+        assert_non_null(strstr(shexec_session_errmsg(s), "/nonexistent/wrapper"));
+        shexec_run_free(r);
+    }
 
     const char *empty[] = {NULL};
     assert_int_equal(shexec_session_set_shell_argv(s, empty), SHEXEC_EINVAL);
