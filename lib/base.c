@@ -18,6 +18,7 @@ SHEXEC_API const char *shexec_version(void)
 {
     return SHEXEC_VERSION_STRING;
 }
+
 SHEXEC_API const char *shexec_strerror(int code)
 {
     switch (code) {
@@ -36,12 +37,14 @@ SHEXEC_API const char *shexec_strerror(int code)
     default: return "unknown error";
     }
 }
+
 int64_t shx_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
 int shx_fail(shexec_session *s, int code, const char *fmt, ...)
 {
     if (!s)
@@ -55,17 +58,20 @@ int shx_fail(shexec_session *s, int code, const char *fmt, ...)
     shx_buf_puts(&s->errmsg, msg);
     return code;
 }
+
 void shx_ok(shexec_session *s)
 {
     if (s)
         shx_buf_clear(&s->errmsg);
 }
+
 SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s)
 {
     if (!s || !s->errmsg.data)
         return "";
     return s->errmsg.data;
 }
+
 int shx_random64(unsigned long long *out)
 {
     ssize_t n = getrandom(out, sizeof *out, 0);

@@ -47,7 +47,6 @@ int shx_envlist_set(shx_envlist *l, const char *name, const char *value);
 /* Free every entry; the list is SHX_ENVLIST_INIT afterwards. NULL ok. */
 void shx_envlist_free(shx_envlist *l);
 
-
 /*
  * Build a command's environment into *out: a NULL-terminated array of
  * "NAME=VALUE" strings, allocated as one block (free it with shx_env_free

@@ -122,8 +122,6 @@ void shx_globlist_free(shx_globlist *g)
  * NUL-terminated copy fnmatch needs.
  * ------------------------------------------------------------------------ */
 
-
-
 static size_t literal_run(const char *s, size_t n)
 {
     size_t i = 0;
@@ -136,19 +134,19 @@ static shx_cglob glob_compile(const char *pat)
 {
     size_t len = strlen(pat);
     size_t lead = literal_run(pat, len);
-    shx_cglob c = {pat, pat, lead, GK_FNMATCH, 0};
+    shx_cglob c = {pat, pat, lead, SHX_GK_FNMATCH, 0};
     if (lead == len) {
-        c.kind = GK_LITERAL;
+        c.kind = SHX_GK_LITERAL;
     } else if (lead == len - 1 && pat[lead] == '*') {
-        c.kind = GK_PREFIX;
+        c.kind = SHX_GK_PREFIX;
     } else if (lead == 0 && pat[0] == '*') {
         size_t mid = literal_run(pat + 1, len - 1);
         if (mid == len - 1) {
-            c.kind = GK_SUFFIX;
+            c.kind = SHX_GK_SUFFIX;
             c.lit = pat + 1;
             c.litlen = mid;
         } else if (mid == len - 2 && pat[len - 1] == '*') {
-            c.kind = GK_INFIX;
+            c.kind = SHX_GK_INFIX;
             c.lit = pat + 1;
             c.litlen = mid;
         }
@@ -171,19 +169,16 @@ static int contains(const char *hay, size_t hn, const char *needle, size_t nn)
     return 0;
 }
 
-/* A name's NUL-terminated copy for fnmatch, made on first need. buf has room
- * for the name and its NUL. */
-
 static int cglob_match(const shx_cglob *c, const char *name, size_t nlen, shx_zname *z)
 {
     switch (c->kind) {
-    case GK_LITERAL:
+    case SHX_GK_LITERAL:
         return nlen == c->litlen && memcmp(name, c->lit, nlen) == 0;
-    case GK_PREFIX:
+    case SHX_GK_PREFIX:
         return nlen >= c->litlen && memcmp(name, c->lit, c->litlen) == 0;
-    case GK_SUFFIX:
+    case SHX_GK_SUFFIX:
         return nlen >= c->litlen && memcmp(name + nlen - c->litlen, c->lit, c->litlen) == 0;
-    case GK_INFIX:
+    case SHX_GK_INFIX:
         return contains(name, nlen, c->lit, c->litlen);
     default:
         if (nlen < c->litlen || memcmp(name, c->lit, c->litlen) != 0)
@@ -196,14 +191,6 @@ static int cglob_match(const shx_cglob *c, const char *name, size_t nlen, shx_zn
         return fnmatch(c->pat, z->buf, 0) == 0;
     }
 }
-
-/*
- * A glob list compiled for one build. LITERAL and PREFIX globs ("keyed")
- * are in a hash table by their literal part (a literal "AB" and a prefix
- * "AB*" share a hash and are told apart by kind); plen lists the distinct
- * prefix lengths, ascending, so a name is looked up once per length. The
- * others are tried one by one.
- */
 
 /* Slots for a table of n keyed globs: a power of two, at least 2n. */
 size_t shx_glob_table_slots(size_t n)
@@ -233,17 +220,17 @@ int shx_globset_init(shx_globset *s, shx_cglob *dst, size_t *plen, uint32_t *tab
     int need_z = 0;
     for (size_t i = 0; i < n; i++) {
         shx_cglob c = glob_compile(l->globs[i]);
-        if (c.kind == GK_LITERAL || c.kind == GK_PREFIX) {
+        if (c.kind == SHX_GK_LITERAL || c.kind == SHX_GK_PREFIX) {
             c.hash = shx_name_hash(c.lit, c.litlen);
             size_t k = c.hash & (slots - 1);
             while (tab[k])
                 k = (k + 1) & (slots - 1);
             tab[k] = (uint32_t)(front + 1);
-            if (c.kind == GK_PREFIX)
+            if (c.kind == SHX_GK_PREFIX)
                 plen[np++] = c.litlen;
             dst[front++] = c;
         } else {
-            need_z |= c.kind == GK_FNMATCH;
+            need_z |= c.kind == SHX_GK_FNMATCH;
             dst[--back] = c; /* order does not matter: any match decides */
         }
     }
@@ -270,7 +257,7 @@ static int keyed_find(const shx_globset *s, const char *name, size_t len, uint32
 int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint32_t h, shx_zname *z)
 {
     if (s->nkeyed) {
-        if (keyed_find(s, name, nlen, h, GK_LITERAL))
+        if (keyed_find(s, name, nlen, h, SHX_GK_LITERAL))
             return 1;
         /* FNV-1a runs byte by byte, so the hash of each prefix comes on the way */
         uint32_t ph = SHX_FNV_OFFSET;
@@ -280,7 +267,7 @@ int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint3
                 ph ^= (unsigned char)name[hashed];
                 ph *= SHX_FNV_PRIME;
             }
-            if (keyed_find(s, name, hashed, shx_fnv_fold(ph), GK_PREFIX))
+            if (keyed_find(s, name, hashed, shx_fnv_fold(ph), SHX_GK_PREFIX))
                 return 1;
         }
     }
@@ -289,7 +276,6 @@ int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint3
             return 1;
     return 0;
 }
-
 
 int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen)
 {
@@ -301,7 +287,7 @@ int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen)
     int hit = 0;
     for (size_t i = 0; i < g->n && !hit; i++) {
         shx_cglob c = glob_compile(g->globs[i]);
-        if (c.kind == GK_FNMATCH && !z.buf) {
+        if (c.kind == SHX_GK_FNMATCH && !z.buf) {
             if (namelen < sizeof small)
                 z.buf = small;
             else if (!(z.buf = heap = malloc(namelen + 1)))

@@ -46,8 +46,11 @@ void shx_globlist_free(shx_globlist *g);
 
 /* ---- compiled for one build (env.c) ---- */
 
-enum { GK_LITERAL, GK_PREFIX, GK_SUFFIX, GK_INFIX, GK_FNMATCH };
+/* How a glob is matched: by its literal text, as a prefix, suffix or
+ * infix, or by fnmatch. */
+enum { SHX_GK_LITERAL, SHX_GK_PREFIX, SHX_GK_SUFFIX, SHX_GK_INFIX, SHX_GK_FNMATCH };
 
+/* One glob, classified. */
 typedef struct shx_cglob {
     const char *pat; /* the whole pattern, NUL-terminated, for fnmatch */
     const char *lit; /* LITERAL, PREFIX, FNMATCH: the lead any match starts
@@ -57,13 +60,20 @@ typedef struct shx_cglob {
     uint32_t hash; /* LITERAL, PREFIX: name_hash of lit (set by shx_globset_init) */
 } shx_cglob;
 
-
+/* A name's NUL-terminated copy for fnmatch, made on first need. buf has room
+ * for the name and its NUL. */
 typedef struct shx_zname {
     char *buf;
     int ready;
 } shx_zname;
 
-
+/*
+ * A glob list compiled for one build. LITERAL and PREFIX globs ("keyed")
+ * are in a hash table by their literal part (a literal "AB" and a prefix
+ * "AB*" share a hash and are told apart by kind); plen lists the distinct
+ * prefix lengths, ascending, so a name is looked up once per length. The
+ * others are tried one by one.
+ */
 typedef struct shx_globset {
     const shx_cglob *keyed;
     size_t nkeyed;
@@ -74,7 +84,6 @@ typedef struct shx_globset {
     const shx_cglob *other;
     size_t nother;
 } shx_globset;
-
 
 /* Names up to this long get their NUL-terminated copy on the stack. */
 #define SHX_ZBUF_STACK 256

@@ -44,6 +44,7 @@ static char *make_script(const char *hex, int with_env)
         (void)snprintf(s, n, fmt, with_env ? env_prologue : "", hex); /* n leaves room */
     return s;
 }
+
 static void free_argv(char **argv)
 {
     if (!argv)
@@ -52,6 +53,7 @@ static void free_argv(char **argv)
         free(*p);
     free(argv);
 }
+
 /* Every setting at its default, the nonce and wrapper scripts drawn, the
  * cwd taken from the host. On failure what was made is freed by
  * shx_settings_free(). */
@@ -121,6 +123,7 @@ int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out)
     shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     return SHEXEC_ENOMEM;
 }
+
 int shx_session_check_dir(shexec_session *s, const char *dir)
 {
     struct stat st;
@@ -130,6 +133,7 @@ int shx_session_check_dir(shexec_session *s, const char *dir)
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" is not a directory", dir);
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_cwd(shexec_session *s, const char *dir)
 {
     if (!s)
@@ -150,10 +154,12 @@ SHEXEC_API int shexec_session_set_cwd(shexec_session *s, const char *dir)
     s->cwd = full;
     return SHEXEC_OK;
 }
+
 SHEXEC_API const char *shexec_session_cwd(const shexec_session *s)
 {
     return s ? s->cwd : NULL;
 }
+
 /*
  * The program that starts every command is the host's choice, so it is found
  * here, once, the way the host's own execvp() would find it, and kept as an
@@ -189,6 +195,7 @@ static int resolve_program(shexec_session *s, const char *name, char **out)
     *out = shx_buf_steal(&path, NULL);
     return *out ? SHEXEC_OK : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
 }
+
 SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv)
 {
     if (!s)
@@ -229,6 +236,7 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     s->shell_path = path;
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
 {
     if (!s)
@@ -243,6 +251,7 @@ SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_m
     s->max_timeout_ms = max_ms;
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
 {
     if (!s)
@@ -251,6 +260,7 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
     s->kill_grace_ms = ms;
     return SHEXEC_OK;
 }
+
 int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep)
 {
     if (unit != SHEXEC_UNIT_CHARS && unit != SHEXEC_UNIT_BYTES)
@@ -262,6 +272,7 @@ int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep)
                         (unsigned long long)limit);
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit, int unit, int keep)
 {
     if (!s)
@@ -275,6 +286,7 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
     s->keep = keep;
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit)
 {
     if (!s)
@@ -283,6 +295,7 @@ SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit)
     s->env_inherit = inherit ? 1 : 0;
     return SHEXEC_OK;
 }
+
 int shx_env_error(shexec_session *s, int rc, const char *name)
 {
     if (rc == SHEXEC_EINVAL)
@@ -294,6 +307,7 @@ int shx_env_error(shexec_session *s, int rc, const char *name)
         return shx_fail(s, rc, "out of memory");
     return rc;
 }
+
 SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const char *value)
 {
     if (!s)
@@ -301,6 +315,7 @@ SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const 
     shx_ok(s);
     return shx_env_error(s, shx_envlist_set(&s->env, name, value), name);
 }
+
 static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
 {
     if (!s)
@@ -313,14 +328,17 @@ static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
         return shx_fail(s, rc, "out of memory");
     return rc;
 }
+
 SHEXEC_API int shexec_session_env_deny(shexec_session *s, const char *glob)
 {
     return add_glob(s, s ? &s->deny : NULL, glob);
 }
+
 SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob)
 {
     return add_glob(s, s ? &s->allow : NULL, glob);
 }
+
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
 {
     if (!s)
@@ -329,6 +347,7 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
     s->max_tasks = max;
     return SHEXEC_OK;
 }
+
 SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
 {
     if (!s)

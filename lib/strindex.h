@@ -76,5 +76,4 @@ static inline uint32_t *shx_index_new(size_t cap, char *const *strs, size_t n, s
 /* Entries are stored as uint32_t index + 1: lists stop well short of that. */
 #define SHX_LIST_MAX_ENTRIES ((size_t)1 << 30)
 
-
 #endif

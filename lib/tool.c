@@ -253,8 +253,6 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     return rc;
 }
 
-
-
 static const char *state_word(int state)
 {
     switch (state) {
