@@ -13,11 +13,6 @@
 
 /* ---- what the loop reports ------------------------------------------- */
 
-static int hook_adopt(shexec_session *s, shexec_run *r, shexec_run **adopted)
-{
-    return shx_task_adopt_leftovers(s, r, adopted);
-}
-
 static void hook_ended(shexec_session *s, shexec_run *r)
 {
     (void)s;
@@ -55,7 +50,8 @@ static void hook_round_end(shexec_session *s)
     shx_release_deferred(s);
 }
 
-static const shx_loop_hooks session_hooks = {hook_adopt, hook_ended, hook_notify, hook_round_end};
+static const shx_loop_hooks session_hooks = {shx_task_adopt_leftovers, hook_ended, hook_notify,
+                                             hook_round_end};
 
 SHEXEC_API int shexec_session_new(shexec_session **out)
 {
@@ -103,6 +99,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     shx_buf_free(&s->errmsg);
     free(s);
 }
+
 SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms)
 {
     if (!s)
@@ -116,6 +113,7 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms)
     int rc = shx_loop(s, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000, &finished);
     return rc != SHEXEC_OK ? rc : finished;
 }
+
 SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t *timeout_ms,
                                       shexec_session *s)
 {
@@ -135,6 +133,7 @@ SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t 
     }
     return n > INT32_MAX ? INT32_MAX : (int)n;
 }
+
 SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n)
 {
     if (!s || (!fds && n))

@@ -39,14 +39,24 @@ SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
     return i >= 0 && s->tool_enabled[i];
 }
 
-SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled)
+/* The registry entry of a tool the host names, for a call that changes it. */
+static int registered(shexec_session *s, const char *name, int *i)
 {
     if (!s)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    int i = shx_tool_index(s, name);
-    if (i < 0)
+    *i = shx_tool_index(s, name);
+    if (*i < 0)
         return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled)
+{
+    int i;
+    int rc = registered(s, name, &i);
+    if (rc != SHEXEC_OK)
+        return rc;
     s->tool_enabled[i] = enabled ? 1 : 0;
     return SHEXEC_OK;
 }
@@ -67,12 +77,10 @@ static int valid_tool_name(const char *name)
 
 SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name)
 {
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    int i = shx_tool_index(s, name);
-    if (i < 0)
-        return shx_fail(s, SHEXEC_ENOTOOL, "no tool named \"%.64s\"", name ? name : "(null)");
+    int i;
+    int rc = registered(s, name, &i);
+    if (rc != SHEXEC_OK)
+        return rc;
     if (!new_name || !valid_tool_name(new_name))
         return shx_fail(s, SHEXEC_EINVAL,
                         "tool names are 1-64 characters of letters, digits, '_' and '-'");
