@@ -232,7 +232,6 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
     shx_run_release(run);
 }
 
-
 void shx_run_release(shexec_run *run)
 {
     shexec_session *s = run->s;
@@ -323,8 +322,6 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
     const char *why = NULL;
     if (len == 0 || dir[0] != '/')
         why = "is not an absolute path";
-    else if (strlen(dir) != len)
-        why = "contains a NUL byte";
     else if (stat(dir, &st) != 0)
         why = "does not exist";
     else if (!S_ISDIR(st.st_mode))
