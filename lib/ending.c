@@ -49,6 +49,7 @@ void shx_run_finish(shexec_run *r, int64_t now)
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
     shx_stream_finish(&r->out);
     shx_stream_finish(&r->err);
+    shx_run_read_record(r, 1); /* the shell wrote it before it exited */
     shx_run_input_close(r);
     r->end_ns = now;
     /* what the ending means for the run (its state, the session cwd) is the

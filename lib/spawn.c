@@ -131,6 +131,21 @@ static void close_ends(int outp[2], int errp[2], int inp[2], int master, int mas
         close(master_in);
 }
 
+/*
+ * The descriptors the request passes, at 3, 4, ... in the child; every other
+ * descriptor above 2 is closed (the host may hold some without O_CLOEXEC).
+ * The sources are at 10 or above, so no dup2 here clobbers another source.
+ */
+static int add_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < req->n_pass; i++)
+        rc = posix_spawn_file_actions_adddup2(fa, req->pass_fds[i], 3 + i);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addclosefrom_np(fa, 3 + req->n_pass);
+    return rc;
+}
+
 static int sys_error(shx_buf *err, const char *what, int e)
 {
     shx_buf_clear(err);
@@ -226,11 +241,10 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         if (rc == 0)
             rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     }
-    if (rc == 0)
+    if (rc == 0 && req->cwd)
         rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
-    /* the host may hold descriptors without O_CLOEXEC; none may leak */
     if (rc == 0)
-        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        rc = add_passed_fds(&fa, req);
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
@@ -254,7 +268,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         close_ends(outp, errp, inp, master, master_in);
         shx_buf_clear(err);
         struct stat st;
-        if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (req->cwd && (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode))) {
             shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
             return SHEXEC_ENOCWD;
         }
