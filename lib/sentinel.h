@@ -17,7 +17,9 @@
 
 #include "buf.h"
 
+#ifndef SHX_SENTINEL_MAX_PATH /* the fuzz target builds with a small one */
 #define SHX_SENTINEL_MAX_PATH 65536
+#endif
 #define SHX_SENTINEL_TAG_MAX 64
 
 /* Receives filtered output; returns 0, or -1 to stop (ENOMEM). */
