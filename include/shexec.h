@@ -296,7 +296,8 @@ enum {
  * it is larger than one argument can be (so an agent's 200 KB here-document
  * runs). A larger command fails to start with SHEXEC_E2BIG. Through a
  * remote wrapper the command travels as one argument on the other side, so
- * there the bound is 119 KiB (Linux caps one argument at 128 KiB).
+ * there the bound is 120 KiB for the command, the wrapper script (under 1 KiB)
+ * and the run's variables together (Linux caps one argument at 128 KiB).
  */
 #define SHEXEC_MAX_COMMAND_BYTES (16u << 20)
 

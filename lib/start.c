@@ -21,9 +21,10 @@
 
 /* A script up to this size goes on the shell's argv (the fast path); a
  * larger one is read from a descriptor (Linux caps one argument at 128 KiB). */
-#define ARGV_SCRIPT_MAX (64u * 1024)
-/* A remote wrapper's script travels as an argument on the other side too. */
-#define REMOTE_SCRIPT_MAX (120u * 1024)
+#define ARGV_SCRIPT_MAX ((size_t)64 << 10)
+/* What a remote wrapper's shell gets travels as one argument on the other
+ * side (ssh joins them): below the 128 KiB Linux allows one. */
+#define REMOTE_ARGS_MAX ((size_t)120 << 10)
 
 extern char **environ;
 
@@ -144,14 +145,21 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
     shx_buf_putc(tail, '\0');
 }
 
+static int open_memfd(void)
+{
+#ifdef MFD_CLOEXEC
+    return memfd_create("shexec-script", MFD_CLOEXEC);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /* A descriptor holding the script, read from its start by whoever opens
  * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
 static int script_file(shexec_session *s, const shx_buf *script, int *out)
 {
-    int fd = -1;
-#ifdef MFD_CLOEXEC
-    fd = memfd_create("shexec-script", MFD_CLOEXEC);
-#endif
+    int fd = open_memfd();
     if (fd < 0) {
         char path[] = "/tmp/shexec-script-XXXXXX";
         fd = mkostemp(path, O_CLOEXEC);
@@ -205,12 +213,6 @@ static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const cha
         shx_buf_free(&script);
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     }
-    if (l->remote && script.len > REMOTE_SCRIPT_MAX) {
-        shx_buf_free(&script);
-        return shx_fail(s, SHEXEC_E2BIG, "the command is %zu bytes: a remote wrapper takes at "
-                        "most %u (it travels as one argument on the other side)",
-                        r->command_len, REMOTE_SCRIPT_MAX - 1024);
-    }
     int quote = s->wrapper_kind == SHEXEC_WRAPPER_REMOTE_SHELL;
     if (!l->remote && script.len > ARGV_SCRIPT_MAX) {
         shx_buf_clear(&script);
@@ -234,7 +236,15 @@ static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const cha
         put_arg(&l->tail, vars->data + off, quote);
         off += strlen(vars->data + off) + 1;
     }
-    return l->tail.failed ? shx_fail(s, SHEXEC_ENOMEM, "out of memory") : SHEXEC_OK;
+    if (l->tail.failed)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* ssh joins it all into the one argument of the remote shell's -c */
+    if (l->remote && l->tail.len > REMOTE_ARGS_MAX)
+        return shx_fail(s, SHEXEC_E2BIG, "the command (%zu bytes) with the wrapper script and "
+                        "the run's variables comes to %zu bytes: a remote wrapper takes at most "
+                        "%zu, as one argument on the other side", r->command_len, l->tail.len,
+                        REMOTE_ARGS_MAX);
+    return SHEXEC_OK;
 }
 
 static void launch_free(shx_launch *l)
