@@ -100,9 +100,11 @@
  *   (the logical path where it is valid; not the PWD variable). stdout and
  *   stderr carry exactly what the command wrote, whatever it does with its
  *   descriptors (`exec >file`, `exec 1>&-`), with pipes and with a terminal.
- *   The directory becomes the session's cwd when it is an absolute path
- *   naming an existing directory within the kernel's path limit; otherwise
- *   the session stays and shexec_run_notice() says why. The record is also
+ *   The directory becomes the session's cwd when the shell exited by itself
+ *   (not a timeout, cancel or signal) and it is an absolute path naming an
+ *   existing directory within the kernel's path limit; otherwise the
+ *   session stays, and for a directory it declined shexec_run_notice() says
+ *   why. The record is also
  *   written on `exit N` and when `set -e` ends the shell (by an EXIT trap).
  *   Two cases report nothing and leave the cwd where it was: a command that
  *   ends in `exec cmd` (the shell is replaced), and one that sets its own

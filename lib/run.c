@@ -414,8 +414,10 @@ void shx_run_ended(shexec_run *r)
     /* the status the shell reported stands in for one the host took away */
     if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
         r->proc.exit_code = r->record.status;
-    /* a run with its own cwd, and a task, never move the session */
-    if (r->cwd || r->task)
+    /* a run with its own cwd, and a task, never move the session; nor does a
+     * shell that a signal ended (a timeout: bash's EXIT trap may still have
+     * reported where it was) */
+    if (r->cwd || r->task || r->state != SHEXEC_STATE_EXITED)
         return;
     if (r->out.filter) {
         if (r->out.sentinel.found)
