@@ -99,7 +99,7 @@ static void test_redirected_stdout_keeps_the_record_out(void **state)
     for (int sh = 0; sh < 2; sh++) {
         use_shell(f->s, g_shells[sh]);
         for (int pty = 0; pty < 2; pty++) {
-            char sub[PATH_MAX + 16], cmd[3 * PATH_MAX], file[PATH_MAX + 16];
+            char sub[PATH_MAX + 32], cmd[3 * PATH_MAX + 128], file[PATH_MAX + 32];
             snprintf(sub, sizeof sub, "%s/d%d%d", f->dir, sh, pty);
             assert_int_equal(mkdir(sub, 0700), 0);
             snprintf(file, sizeof file, "%s/out%d%d.txt", f->dir, sh, pty);
