@@ -120,7 +120,8 @@
  *
  *   Each command gets its own process group, stdin from /dev/null, default
  *   signal dispositions, an empty signal mask, and no descriptor but 0, 1, 2
- *   (even those the host opened without O_CLOEXEC).
+ *   (even those the host opened without O_CLOEXEC); the shell itself also
+ *   has its record channel, which the command's processes do not get.
  *
  *   A run completes when its shell exits, not when its pipes close: a command
  *   that leaves processes running (`server &`, `sleep 100 & echo started`)
