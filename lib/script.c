@@ -39,16 +39,17 @@ static const char vars_prologue[] =
     "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
     "*) command unset \"$__shexec_v\";; esac 2>/dev/null; done; set --; unset __shexec_v; ";
 
+/* one redirection for the whole record: each costs the shell a handful of
+ * system calls, and this runs for every command */
 static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
-    "command printf 'status=%s\\0cwd=' \"$1\" >&3 && command pwd >&3 && "
-    "command printf '\\0' >&3; } 2>/dev/null; ";
+    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
 
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
     "__shexec_d=$(command pwd) && [ -d \"$__shexec_d\" ] && "
-    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; } 2>/dev/null; "
+    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; }; "
     "case $__shexec_dir in '') ;; *) command cd -- \"$__shexec_dir\" 2>/dev/null || { "
     "__shexec_done=1; command printf 'shexec: working directory \"%%s\" does not exist on the "
     "remote side\\n' \"$__shexec_dir\" >&2; command exit 1; };; esac; unset __shexec_dir; ";

@@ -340,25 +340,23 @@ fail:
     return rc;
 }
 
-/* The record channel: a pipe, both ends close-on-exec and at 10 or above
- * (the write end is passed at a fixed number), the read end non-blocking. */
+/* The record channel: a pipe, both ends close-on-exec, the read end
+ * non-blocking; the write end, passed at a fixed number, is moved to 10 or
+ * above when it is lower (spawn.h), which costs calls only in a host that
+ * has few descriptors open. */
 static int record_pipe(shexec_session *s, int fds[2])
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
+    if (pipe2(fds, O_CLOEXEC) != 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot create a pipe: %s", strerror(errno));
-    for (int i = 0; i < 2; i++) {
-        fds[i] = fcntl(p[i], F_DUPFD_CLOEXEC, 10);
+    if (fds[1] < 10) {
+        int high = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
         int e = errno;
-        close(p[i]);
-        if (fds[i] < 0) {
-            if (i == 1) {
-                close(fds[0]);
-            } else {
-                close(p[1]);
-            }
-            fds[0] = fds[1] = -1;
+        close(fds[1]);
+        fds[1] = high;
+        if (high < 0) {
+            close(fds[0]);
+            fds[0] = -1;
             return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
         }
     }
