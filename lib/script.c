@@ -16,7 +16,8 @@
  * The record is written after the group, or by the EXIT trap when the
  * command calls `exit` (or `set -e` ends the shell); whichever comes first
  * writes it, once. The trap and the epilogue first turn tracing off inside
- * a group whose stderr is /dev/null, so `set -x` shows nothing of theirs.
+ * a group whose stderr is closed (cheaper than opening /dev/null), so
+ * `set -x` shows nothing of theirs.
  * A command that replaces the EXIT trap and then calls `exit`, and a
  * command that ends in `exec` (the shell is replaced), report nothing: the
  * session's directory stays.
@@ -37,7 +38,7 @@
 /* The run's variables, passed as arguments, exported inside. */
 static const char vars_prologue[] =
     "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
-    "*) command unset \"$__shexec_v\";; esac 2>/dev/null; done; set --; unset __shexec_v; ";
+    "*) command unset \"$__shexec_v\";; esac 2>&-; done; set --; unset __shexec_v; ";
 
 /* one redirection for the whole record: each costs the shell a handful of
  * system calls, and this runs for every command */
@@ -55,11 +56,11 @@ static const char remote_report_fmt[] =
     "remote side\\n' \"$__shexec_dir\" >&2; command exit 1; };; esac; unset __shexec_dir; ";
 
 static const char trap_line[] =
-    "trap '{ __shexec_s=$?; set +x; } 2>/dev/null; __shexec_rec \"$__shexec_s\"' EXIT; { ";
+    "trap '{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"' EXIT; { ";
 
 static const char epilogue[] =
     "\n} 3>&-\n"
-    "{ __shexec_s=$?; set +x; } 2>/dev/null; __shexec_rec \"$__shexec_s\"; "
+    "{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"; "
     "command exit \"$__shexec_s\"\n";
 
 int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script_opts *o)
