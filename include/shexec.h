@@ -168,10 +168,15 @@
  *
  * WHAT PERSISTS IN A SESSION
  *
- *   The working directory persists (by the record). Nothing else does: shell
- *   variables, aliases, functions, `export`s and `set` options made inside a
- *   command last only for that command, as with separate `bash -c` calls. Set
- *   persistent variables with shexec_session_setenv().
+ *   The working directory persists (by the record). By default nothing else
+ *   does: shell variables, aliases, functions, `export`s and `set` options
+ *   made inside a command last only for that command, as with separate
+ *   `bash -c` calls. Set persistent variables with shexec_session_setenv(),
+ *   or turn on shexec_session_set_persist_env(): then the exported
+ *   environment (and, with bash, shell variables and functions) a command
+ *   leaves is where the next one starts, so `export`, `unset`, `source
+ *   .venv/bin/activate` and `deactivate` work across commands. Aliases and
+ *   `set` options never persist.
  */
 #ifndef SHEXEC_H
 #define SHEXEC_H
@@ -303,6 +308,14 @@ enum {
  * and the run's variables together (Linux caps one argument at 128 KiB).
  */
 #define SHEXEC_MAX_COMMAND_BYTES (16u << 20)
+
+/*
+ * The most a command's shell state may come to under
+ * shexec_session_set_persist_env(), in bytes: 1 MiB for its listing of
+ * variables and its functions' text together. A command that leaves more
+ * changes nothing of the session's state, and shexec_run_notice() says so.
+ */
+#define SHEXEC_MAX_PERSIST_BYTES (1u << 20)
 
 /* Defaults. */
 #define SHEXEC_DEFAULT_TIMEOUT_MS 120000u
@@ -606,6 +619,103 @@ SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind);
 
 /* The session's wrapper kind (SHEXEC_WRAPPER_LOCAL for a NULL session). */
 SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
+
+/*
+ * Keep the shell's state from one command to the next (on = 1), or not
+ * (0, the default: each command starts from the session's environment, as
+ * in separate `bash -c` calls). Turning it off forgets what was kept.
+ *
+ * WHAT IS KEPT. When a foreground run ends by itself (state EXITED: not a
+ * timeout, cancel or signal), its shell lists its state with builtins only
+ * (no process is started) on the record channel, and the library takes it:
+ *   - the exported environment: the session's environment becomes the one
+ *     the command's shell left, new and changed variables kept, `unset`
+ *     honoured, in the shell's order (bash and dash list by name). Names a
+ *     shell cannot list (not identifiers) keep their value;
+ *   - with bash, also the shell variables that are not exported
+ *     (`_OLD_VIRTUAL_PATH`) and the functions (`deactivate`, `nvm`),
+ *     replayed at the start of each later command, on its first line,
+ *     silently: no trace under `set -x`, no message, and the command's own
+ *     line numbers. Variables and functions the command removed are gone.
+ *     With a shell that cannot list them (dash, a POSIX sh), only the
+ *     exported environment is kept.
+ * Never kept: what the deny list removes (shexec_session_env_deny(): the
+ * defaults LD_PRELOAD, BASH_ENV, BASH_FUNC_*, ...), exported or not; the
+ * wrapper's own variables (__shexec_*); PWD (always the session cwd);
+ * SHLVL and _ (they keep the session's value: each shell changes them);
+ * variables bash sets or keeps up itself, when not exported (BASH_*,
+ * BASH, BASHOPTS, BASHPID, COLUMNS, COMP_WORDBREAKS, DIRSTACK,
+ * EPOCHREALTIME, EPOCHSECONDS, EUID, FUNCNAME, GROUPS, HISTCMD, HISTFILE,
+ * HISTFILESIZE, HISTSIZE, HOSTNAME, HOSTTYPE, IFS, LINENO, LINES, MACHTYPE,
+ * MAILCHECK, OLDPWD, OPTERR, OPTIND, OSTYPE, PIPESTATUS, PPID, PS1, PS2,
+ * PS4, PWD, RANDOM, SECONDS, SHELL, SHELLOPTS, SHLVL, SRANDOM, TERM, UID);
+ * readonly variables that are not exported (an exported one keeps its
+ * value, as environments carry no attributes); aliases and `set` options.
+ *
+ * WHAT CHANGES NOTHING. A timed-out, cancelled or signalled run; a command
+ * that ends in `exec`, or replaces the EXIT trap and calls `exit` (it
+ * reports nothing, as for the cwd); a state larger than
+ * SHEXEC_MAX_PERSIST_BYTES, or a listing that cannot be read (both say so
+ * in shexec_run_notice()). Tasks (shexec_run_start_task(), run_in_background)
+ * start with the session's state as it is when they start, and their end
+ * never changes it.
+ *
+ * A RUN'S OWN VARIABLES (shexec_run_setenv(), a tool call's `env`) are the
+ * run's: a variable it set that the command left with that value, or
+ * removed and the command did not set, takes back the session's value
+ * afterwards; what the command itself exported or unset is kept. A run
+ * with its own cwd keeps the state it reports like any other run.
+ *
+ * THE HOST'S SETTINGS. Once a run has reported its environment, it replaces
+ * the base and the overrides: the host's environment is not read again
+ * (turn the setting off and on to start from it anew), a later
+ * shexec_session_setenv() changes it directly (and drops a shell variable
+ * of that name), and the deny list still applies to every command. A new
+ * shell program (shexec_session_set_shell_argv()) drops the shell
+ * variables and functions and keeps the environment. A host that changes
+ * the session while a foreground run runs has those changes replaced by
+ * what the run reports. With a wrapper program (more than the shell in
+ * shexec_session_set_shell_argv()), the kept environment is what the
+ * wrapper gets; one that replaces the environment (env -i) has the shell
+ * report its own.
+ *
+ * Read the state back with shexec_session_getenv() and
+ * shexec_session_environ(). It costs each command one builtin listing and
+ * its parse (the benchmark's row 1p measures it).
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (on with a remote wrapper
+ * kind: the in-band record carries only the directory; the setting is
+ * unchanged). shexec_session_set_wrapper_kind() to a remote kind while it
+ * is on is SHEXEC_ESTATE too.
+ */
+SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on);
+
+/* 1 when the session keeps the shell's state, else 0 (also for NULL). */
+SHEXEC_API int shexec_session_persist_env(const shexec_session *s);
+
+/*
+ * The value of `name` in the environment the session's next command
+ * starts with (before its run's own variables; PWD, always the session
+ * cwd, is not listed), or NULL when it has none. With
+ * shexec_session_set_persist_env() this is the state the last command
+ * left; without it, the host's environment (if inherited), the session's
+ * overrides and the deny list. The value may hold any byte but NUL
+ * (newlines, invalid UTF-8) and may be "". Owned by the session; valid
+ * until the next shexec_session_getenv() or shexec_session_environ() call
+ * on it, or until it is freed.
+ * NULL also on error, with shexec_session_errmsg() set: an invalid name
+ * (NULL, empty, or containing '='), out of memory; s NULL.
+ */
+SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name);
+
+/*
+ * The whole of that environment: *out receives a NULL-terminated array of
+ * "NAME=VALUE" strings (the name ends at the first '='), in the order the
+ * command gets them. Owned by the session; valid until the next
+ * shexec_session_getenv() or shexec_session_environ() call on it, or until
+ * it is freed. Errors: SHEXEC_EINVAL (a NULL argument), SHEXEC_ENOMEM;
+ * *out is NULL then.
+ */
+SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s);
 
 /*
  * Pump the session's loop: read output of running commands, enforce their
@@ -915,10 +1025,12 @@ SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run);
 
 /*
  * What the library declined to do for this run, in English, or "" when
- * nothing: today, a working directory the shell reported that was not
+ * nothing: a working directory the shell reported that was not
  * adopted because it is not an absolute path naming an existing directory
  * within the kernel's path limit at the moment the run ended (the session
- * cwd then stays as it was).
+ * cwd then stays as it was); under shexec_session_set_persist_env(), a
+ * shell state that was not taken (above SHEXEC_MAX_PERSIST_BYTES, or a
+ * listing that could not be read). Several are joined with "; ".
  * Owned by the run; valid until it is freed. Never NULL.
  */
 SHEXEC_API const char *shexec_run_notice(const shexec_run *run);

@@ -86,6 +86,24 @@ int shx_envlist_set(shx_envlist *l, const char *name, const char *value)
     return SHEXEC_OK;
 }
 
+int shx_envlist_find(const shx_envlist *l, const char *name, size_t n, const char **value)
+{
+    if (!l->index || n == 0)
+        return 0;
+    /* the index compares NUL-terminated keys: look at the slots by hand */
+    uint32_t h = shx_name_hash(name, n);
+    for (size_t i = h & l->index_mask;; i = (i + 1) & l->index_mask) {
+        uint32_t v = l->index[i];
+        if (v == 0)
+            return 0;
+        const char *have = l->names[v - 1];
+        if (strncmp(have, name, n) == 0 && have[n] == '\0') {
+            *value = l->values[v - 1];
+            return 1;
+        }
+    }
+}
+
 void shx_envlist_free(shx_envlist *l)
 {
     if (!l)

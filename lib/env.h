@@ -44,6 +44,10 @@ int shx_env_name_valid(const char *name);
  */
 int shx_envlist_set(shx_envlist *l, const char *name, const char *value);
 
+/* The entry named name (n bytes): 1 and *value (NULL for a removal
+ * marker), or 0 when the list has no such entry. */
+int shx_envlist_find(const shx_envlist *l, const char *name, size_t n, const char **value);
+
 /* Free every entry; the list is SHX_ENVLIST_INIT afterwards. NULL ok. */
 void shx_envlist_free(shx_envlist *l);
 

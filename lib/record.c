@@ -10,6 +10,32 @@ void shx_record_init(shx_record *r)
     memset(r, 0, sizeof *r);
     r->field = (shx_buf)SHX_BUF_INIT;
     r->cwd = (shx_buf)SHX_BUF_INIT;
+    r->env = r->decl = r->funcs = (shx_buf)SHX_BUF_INIT;
+}
+
+/* One of the state fields (env, decl, funcs): kept when asked for, within
+ * the bound on all three together. */
+static void take_state(shx_record *r, int *has, shx_buf *into, const char *v, size_t vl)
+{
+    if (!r->want_state || r->state_over)
+        return;
+    size_t before = *has ? into->len : 0;
+    if (vl > SHX_STATE_MAX || r->state_bytes - before > SHX_STATE_MAX - vl) {
+        r->state_over = 1;
+        r->has_env = r->has_decl = r->has_funcs = 0;
+        shx_buf_free(&r->env);
+        shx_buf_free(&r->decl);
+        shx_buf_free(&r->funcs);
+        return;
+    }
+    shx_buf_clear(into);
+    if (shx_buf_append(into, v, vl) != 0) {
+        r->nomem = 1;
+        *has = 0;
+        return;
+    }
+    r->state_bytes = r->state_bytes - before + vl;
+    *has = 1;
 }
 
 static int key_valid(const char *k, size_t n)
@@ -71,6 +97,12 @@ static void take_field(shx_record *r, const char *f, size_t n)
             return;
         }
         r->has_cwd = 1;
+    } else if (kl == 3 && memcmp(f, "env", 3) == 0) {
+        take_state(r, &r->has_env, &r->env, v, vl);
+    } else if (kl == 4 && memcmp(f, "decl", 4) == 0) {
+        take_state(r, &r->has_decl, &r->decl, v, vl);
+    } else if (kl == 5 && memcmp(f, "funcs", 5) == 0) {
+        take_state(r, &r->has_funcs, &r->funcs, v, vl);
     }
     r->fields++;
 }
@@ -117,4 +149,7 @@ void shx_record_free(shx_record *r)
 {
     shx_buf_free(&r->field);
     shx_buf_free(&r->cwd);
+    shx_buf_free(&r->env);
+    shx_buf_free(&r->decl);
+    shx_buf_free(&r->funcs);
 }

@@ -11,6 +11,12 @@
  * its record last). Known keys:
  *   status  the command's exit status, decimal 0-255
  *   cwd     the output of the shell's `pwd`: the directory and one newline
+ *   env     `export -p` of a POSIX shell (dash): the exported variables
+ *   decl    bash's `declare -p`: every variable, with its attributes
+ *   funcs   bash's `declare -f`: every function
+ * The last three (the shell's state) are kept only when asked for
+ * (want_state), and together only up to SHX_STATE_MAX bytes: past it they
+ * are dropped and state_over is set (the state is not adopted).
  * A malformed field (no '=', a bad key, a bad status) is skipped and
  * counted; bytes after the last NUL (a record cut short) are not a field.
  * The whole record is bounded by SHX_RECORD_MAX: past it nothing more is
@@ -27,6 +33,9 @@
 #define SHX_RECORD_MAX (16u << 20)
 #endif
 #define SHX_RECORD_KEY_MAX 32
+#ifndef SHX_STATE_MAX /* SHEXEC_MAX_PERSIST_BYTES; the fuzz target builds with a small one */
+#define SHX_STATE_MAX (1u << 20)
+#endif
 
 typedef struct shx_record {
     shx_buf field;   /* the field being read, up to its NUL */
@@ -39,6 +48,11 @@ typedef struct shx_record {
     int status;
     int has_cwd;
     shx_buf cwd;     /* the directory, without pwd's newline */
+    int want_state;  /* keep env, decl and funcs (set before the first feed) */
+    int state_over;  /* they came to more than SHX_STATE_MAX bytes: dropped */
+    size_t state_bytes;
+    int has_env, has_decl, has_funcs;
+    shx_buf env, decl, funcs;
 } shx_record;
 
 void shx_record_init(shx_record *r);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "persist.h"
 #include "pty.h"
 #include "session.h"
 
@@ -251,6 +252,8 @@ void shx_run_release(shexec_run *run)
     if (run->rec_fd >= 0)
         close(run->rec_fd);
     shx_record_free(&run->record);
+    shx_env_free(run->start_env);
+    shx_env_free(run->prior_env);
     if (run->state != SHEXEC_STATE_NEW) {
         shx_stream_free(&run->out);
         shx_stream_free(&run->err);
@@ -414,6 +417,10 @@ void shx_run_ended(shexec_run *r)
     /* the status the shell reported stands in for one the host took away */
     if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
         r->proc.exit_code = r->record.status;
+    /* the shell's state, like its cwd, only from a foreground shell that
+     * exited by itself; also for a run with its own cwd */
+    if (r->persist && !r->task && r->state == SHEXEC_STATE_EXITED)
+        shx_persist_adopt(r);
     /* a run with its own cwd, and a task, never move the session; nor does a
      * shell that a signal ended (a timeout: bash's EXIT trap may still have
      * reported where it was) */

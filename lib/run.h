@@ -45,6 +45,10 @@ struct shexec_run {
     shx_buf notice;               /* shexec_run_notice(): what was declined */
     int rec_fd;                   /* the record channel's read end; -1 when closed or none */
     shx_record record;            /* what the wrapper reported on it */
+    int persist;                  /* its shell reports its state (persist_env, foreground) */
+    char **start_env;             /* persist: the environment the shell got */
+    char **prior_env;             /* persist: the same without the run's own variables;
+                                     NULL when the run has none (start_env then) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;

@@ -30,8 +30,21 @@
  * `command` keeps user functions named printf, pwd, cd or exit from taking
  * over; the tag is written in two pieces so it never appears whole in the
  * shell's argv.
+ *
+ * A session that keeps the shell's state (local wrappers only) has the
+ * record also carry it, listed by builtins (no process is started): bash's
+ * `declare -p` (decl) and `declare -f` (funcs), a POSIX shell's `export
+ * -p` (env). The report code is then kept in a variable, not a function,
+ * so that `declare -f` lists the command's functions and nothing of the
+ * wrapper's. The state the last command left (bash: its variables and
+ * functions; the environment comes as the environment) is replayed first
+ * on line 1, as one $'...' word that spans no line, inside a group whose
+ * stderr is closed: no trace under `set -x`, no message, and the command's
+ * line numbers stay its own.
  */
 #include "script.h"
+
+#include "shstate.h"
 
 #include <string.h>
 
@@ -46,6 +59,15 @@ static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
     "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
 
+/* the same as local_report, with the shell's state: eval'd by the trap and
+ * the epilogue */
+static const char local_capture[] =
+    "__shexec_r='case ${__shexec_done-} in 1) ;; *) __shexec_done=1; "
+    "{ command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
+    "case ${BASH_VERSION-} in \"\") command printf \"\\0env=\"; command export -p;; "
+    "*) command printf \"\\0decl=\"; builtin declare -p; command printf \"\\0funcs=\"; "
+    "builtin declare -f;; esac; command printf \"\\0\"; } >&3;; esac'; ";
+
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
@@ -58,6 +80,14 @@ static const char remote_report_fmt[] =
 static const char trap_line[] =
     "trap '{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"' EXIT; { ";
 
+static const char capture_trap_line[] =
+    "trap '{ __shexec_s=$?; set +x; } 2>&-; command eval \"$__shexec_r\"' EXIT; { ";
+
+static const char capture_epilogue[] =
+    "\n} 3>&-\n"
+    "{ __shexec_s=$?; set +x; } 2>&-; command eval \"$__shexec_r\"; "
+    "command exit \"$__shexec_s\"\n";
+
 static const char epilogue[] =
     "\n} 3>&-\n"
     "{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"; "
@@ -67,15 +97,21 @@ int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script
 {
     if (o->from_fd)
         shx_buf_puts(out, "exec 4<&-; ");
+    if (o->replay && o->replay_len) {
+        shx_buf_puts(out, "{ command eval ");
+        shx_ansi_c_quote(out, o->replay, o->replay_len);
+        shx_buf_puts(out, "; } 2>&-; ");
+    }
+    int capture = o->capture && !o->remote;
     if (o->remote)
         shx_buf_printf(out, remote_report_fmt, o->hex);
     else
-        shx_buf_puts(out, local_report);
+        shx_buf_puts(out, capture ? local_capture : local_report);
     if (o->with_vars)
         shx_buf_puts(out, vars_prologue);
-    shx_buf_puts(out, trap_line);
+    shx_buf_puts(out, capture ? capture_trap_line : trap_line);
     shx_buf_append(out, cmd, len);
-    shx_buf_puts(out, epilogue);
+    shx_buf_puts(out, capture ? capture_epilogue : epilogue);
     return out->failed ? -1 : 0;
 }
 

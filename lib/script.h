@@ -18,6 +18,9 @@ typedef struct shx_script_opts {
     const char *hex;     /* the session's nonce, for remote */
     int with_vars;       /* the run's variables follow as NAME=VALUE / NAME arguments */
     int from_fd;         /* the script is read from SHX_SCRIPT_FD, which it closes */
+    int capture;         /* local: the record also carries the shell's state */
+    const char *replay;  /* bash text run (quietly) before the command, or NULL */
+    size_t replay_len;
 } shx_script_opts;
 
 /* Append the wrapper script for the command (len bytes) to out. 0 or -1. */

@@ -31,6 +31,12 @@ struct shexec_session {
     int unit, keep;
     int env_inherit;
     shx_envlist env;
+    int persist_env;              /* shexec_session_set_persist_env() */
+    int penv_set;                 /* penv holds the environment a run left (else: base + env) */
+    shx_envlist penv;             /* that environment, in the shell's order */
+    shx_envlist pvars;            /* bash: shell variables, name -> their declaration */
+    shx_buf pfuncs;               /* bash: the functions' definitions */
+    char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];
     int wrapper_kind;             /* SHEXEC_WRAPPER_*: how the record comes back */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "persist.h"
 #include "spawn.h"
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
@@ -63,6 +64,7 @@ void shx_settings_free(shexec_session *s)
     free_argv(s->shell_argv);
     free(s->shell_path);
     shx_envlist_free(&s->env);
+    shx_persist_drop(s, 1);
     shx_globlist_free(&s->deny);
     shx_globlist_free(&s->allow);
 }
@@ -174,6 +176,7 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
         s->shell_argv = NULL;
         free(s->shell_path);
         s->shell_path = NULL;
+        shx_persist_drop(s, 0);
         return SHEXEC_OK;
     }
     if (!argv[0] || !argv[0][0])
@@ -202,6 +205,7 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     s->shell_argv = copy;
     free(s->shell_path);
     s->shell_path = path;
+    shx_persist_drop(s, 0); /* another shell: its variables and functions are its own */
     return SHEXEC_OK;
 }
 
@@ -213,6 +217,9 @@ SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind)
     if (kind != SHEXEC_WRAPPER_LOCAL && kind != SHEXEC_WRAPPER_REMOTE &&
         kind != SHEXEC_WRAPPER_REMOTE_SHELL)
         return shx_fail(s, SHEXEC_EINVAL, "unknown wrapper kind %d", kind);
+    if (kind != SHEXEC_WRAPPER_LOCAL && s->persist_env)
+        return shx_fail(s, SHEXEC_ESTATE, "the session keeps the shell's state "
+                        "(shexec_session_set_persist_env), which a remote wrapper cannot report");
     if ((kind == SHEXEC_WRAPPER_LOCAL) == (s->wrapper_kind == SHEXEC_WRAPPER_LOCAL)) {
         s->wrapper_kind = kind;
         return SHEXEC_OK;
@@ -311,7 +318,10 @@ SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const 
     if (!s)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    return shx_env_error(s, shx_envlist_set(&s->env, name, value), name);
+    int rc = shx_env_error(s, shx_envlist_set(&s->env, name, value), name);
+    if (rc == SHEXEC_OK && shx_persist_setenv(s, name, value) != SHEXEC_OK)
+        rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    return rc;
 }
 
 static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
@@ -355,4 +365,68 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
         return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
     s->leftovers_policy = policy;
     return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (on && s->wrapper_kind != SHEXEC_WRAPPER_LOCAL)
+        return shx_fail(s, SHEXEC_ESTATE, "a remote wrapper cannot report the shell's state: "
+                        "persisting it needs SHEXEC_WRAPPER_LOCAL");
+    if (!on)
+        shx_persist_drop(s, 1);
+    s->persist_env = on ? 1 : 0;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_persist_env(const shexec_session *s)
+{
+    return s ? s->persist_env : 0;
+}
+
+/* The environment the session's next command starts with, before its run's
+ * own variables, without PWD (always the session cwd): built anew. */
+static int env_view(shexec_session *s)
+{
+    char **env = NULL;
+    if (shx_persist_env_build(s, &env, NULL) != SHEXEC_OK)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; env[i]; i++)
+        if (strncmp(env[i], "PWD=", 4) != 0)
+            env[k++] = env[i];
+    env[k] = NULL;
+    shx_env_free(s->env_view);
+    s->env_view = env;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name)
+{
+    if (!s)
+        return NULL;
+    shx_ok(s);
+    if (!shx_env_name_valid(name)) {
+        shx_fail(s, SHEXEC_EINVAL, "invalid environment variable name \"%s\"",
+                 name ? name : "(null)");
+        return NULL;
+    }
+    if (env_view(s) != SHEXEC_OK)
+        return NULL;
+    return shx_env_get(s->env_view, name);
+}
+
+SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int rc = env_view(s);
+    if (rc == SHEXEC_OK)
+        *out = (const char *const *)s->env_view;
+    return rc;
 }

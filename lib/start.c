@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "persist.h"
 #include "pty.h"
 #include "script.h"
 #include "session.h"
@@ -198,10 +199,32 @@ static int script_file(shexec_session *s, const shx_buf *script, int *out)
  * script in a file passed there; a remote wrapper's directory; the wrapper
  * variables.
  */
+static int build_script_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
+                             const shx_buf *vars, size_t nvars, shx_script_opts *opts);
+
 static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
                       const shx_buf *vars, size_t nvars, int wrapped)
 {
     shx_script_opts o = {.remote = l->remote, .hex = NULL, .with_vars = wrapped};
+    /* a session that keeps the shell's state: a foreground run reports it,
+     * and every command starts with what the last one left */
+    o.capture = s->persist_env && !r->task;
+    shx_buf replay = SHX_BUF_INIT;
+    if (s->persist_env && shx_persist_replay(s, r, &replay) != 0) {
+        shx_buf_free(&replay);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    o.replay = replay.data;
+    o.replay_len = replay.len;
+    int rc = build_script_tail(l, s, r, name, vars, nvars, &o);
+    shx_buf_free(&replay);
+    return rc;
+}
+
+static int build_script_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
+                             const shx_buf *vars, size_t nvars, shx_script_opts *opts)
+{
+    shx_script_opts o = *opts;
     char hex[17];
     if (l->remote) {
         memcpy(hex, s->tag + strlen("__SHEXEC_CWD_"), 16);
@@ -284,8 +307,13 @@ static int launch_resolve(shx_launch *l, shexec_run *r)
     /* a wrapper program (more than the shell alone) gets the session's
      * environment; the run's variables go inside it, through the script */
     int wrapped = s->shell_argv && s->shell_argv[1];
-    rc = shx_env_build(&l->env, s->env_inherit ? (const char *const *)environ : NULL, &s->env,
-                       wrapped ? NULL : &r->env, &s->deny, &s->allow);
+    rc = shx_persist_env_build(s, &l->env, wrapped ? NULL : &r->env);
+    /* what a run that reports its state is compared with when it ends */
+    if (rc == SHEXEC_OK && s->persist_env && !r->task && !wrapped && r->env.n) {
+        shx_env_free(r->prior_env);
+        r->prior_env = NULL;
+        rc = shx_persist_env_build(s, &r->prior_env, NULL);
+    }
     if (rc == SHEXEC_OK && !(l->envp = with_pwd(l->env, l->dir, &l->pwd_entry)))
         rc = SHEXEC_ENOMEM;
     if (rc != SHEXEC_OK) {
@@ -414,6 +442,15 @@ int shx_run_begin(shexec_run *r)
     }
     shx_buf_free(&err);
     r->rec_fd = rec[0];
+    if (s->persist_env && !r->task && !l.remote) {
+        r->persist = 1;
+        r->record.want_state = 1;
+        r->start_env = l.env; /* the run's now */
+        l.env = NULL;
+    } else {
+        shx_env_free(r->prior_env);
+        r->prior_env = NULL;
+    }
 
     r->proc.pid = child.pid;
     r->proc.pidfd = child.pidfd;
