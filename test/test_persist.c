@@ -1,0 +1,452 @@
+/*
+ * test_persist.c - a session that keeps the shell's state
+ * (shexec_session_set_persist_env): exports and unsets carry to the next
+ * command, a real virtual environment is activated in one command, used in
+ * the next and deactivated in a third; any value round-trips exactly; the
+ * deny list, the wrapper's own names and the shell's own variables never
+ * persist; the replay leaves no trace under `set -x` and keeps the
+ * command's line numbers; timed-out runs, tasks and oversized states change
+ * nothing; off, nothing persists. Also the parser of the shells' listings
+ * (shstate.c) on its own.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shexec.h"
+#include "shstate.h"
+#include "testutil.h"
+
+static const char *const g_shells[] = {"/bin/bash", "/bin/sh"};
+
+typedef struct fixture {
+    shexec_session *s;
+    char dir[PATH_MAX];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    tu_leak_begin();
+    assert_int_equal(shexec_session_new(&f->s), SHEXEC_OK);
+    const char *d = tu_mkdtemp();
+    assert_non_null(d);
+    snprintf(f->dir, sizeof f->dir, "%s", d);
+    assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    shexec_session_free(f->s);
+    tu_rmtree(f->dir);
+    tu_leak_end();
+    free(f);
+    return 0;
+}
+
+static void use_shell(shexec_session *s, const char *shell)
+{
+    const char *argv[] = {shell, NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+}
+
+/* Run cmd to its end; its stdout (and stderr, notice) into the buffers. */
+static int run_full(shexec_session *s, const char *cmd, char *out, size_t outsz, char *err,
+                    size_t errsz, char *notice, size_t nsz)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    size_t n;
+    const char *o = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    if (out)
+        snprintf(out, outsz, "%.*s", (int)n, o);
+    o = shexec_run_output(r, SHEXEC_STDERR, &n);
+    if (err)
+        snprintf(err, errsz, "%.*s", (int)n, o);
+    if (notice)
+        snprintf(notice, nsz, "%s", shexec_run_notice(r));
+    int code = shexec_run_exit_code(r);
+    shexec_run_free(r);
+    return code;
+}
+
+static const char *out_of(shexec_session *s, const char *cmd)
+{
+    static char out[8192];
+    char err[4096];
+    run_full(s, cmd, out, sizeof out, err, sizeof err, NULL, 0);
+    return out;
+}
+
+static void test_export_and_unset_persist(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < 2; i++) {
+        use_shell(f->s, g_shells[i]);
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        assert_int_equal(shexec_session_persist_env(f->s), 1);
+        assert_string_equal(out_of(f->s, "export A=1"), "");
+        assert_string_equal(out_of(f->s, "echo $A"), "1\n");
+        assert_string_equal(shexec_session_getenv(f->s, "A"), "1");
+        assert_string_equal(out_of(f->s, "unset A"), "");
+        assert_string_equal(out_of(f->s, "echo ${A-unset}"), "unset\n");
+        assert_null(shexec_session_getenv(f->s, "A"));
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    }
+}
+
+static void test_off_nothing_persists(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < 2; i++) {
+        use_shell(f->s, g_shells[i]);
+        assert_int_equal(shexec_session_persist_env(f->s), 0);
+        out_of(f->s, "export OFF_A=1; OFF_B=2; offf() { :; }");
+        assert_string_equal(out_of(f->s, "echo ${OFF_A-unset} ${OFF_B-unset}; command -v offf || echo nofunc"),
+                            "unset unset\nnofunc\n");
+        assert_null(shexec_session_getenv(f->s, "OFF_A"));
+    }
+    /* turning it off forgets what was kept */
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    out_of(f->s, "export GONE=1");
+    assert_string_equal(shexec_session_getenv(f->s, "GONE"), "1");
+    assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    assert_string_equal(out_of(f->s, "echo ${GONE-unset}"), "unset\n");
+}
+
+/* python3 -m venv, for real: activate, use, deactivate across three runs */
+static void test_virtualenv_across_commands(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    char out[8192], err[8192];
+    int code = run_full(f->s, "python3 -m venv --without-pip .venv", out, sizeof out, err,
+                        sizeof err, NULL, 0);
+    if (code != 0)
+        fail_msg("python3 -m venv failed (is python3-venv installed?): %s", err);
+    char path_before[8192];
+    snprintf(path_before, sizeof path_before, "%s", out_of(f->s, "printf '%s' \"$PATH\""));
+    assert_int_equal(run_full(f->s, "source .venv/bin/activate", out, sizeof out, err, sizeof err,
+                              NULL, 0), 0);
+    assert_string_equal(err, "");
+    char want[PATH_MAX + 8];
+    snprintf(want, sizeof want, "%s/.venv\n", f->dir);
+    /* the venv's directory may be reached through a symlink (/tmp): compare real paths */
+    char real_dir[PATH_MAX];
+    assert_non_null(realpath(f->dir, real_dir));
+    snprintf(out, sizeof out, "%s", out_of(f->s, "python3 -c 'import sys; print(sys.prefix)'"));
+    char want_real[PATH_MAX + 8];
+    snprintf(want_real, sizeof want_real, "%s/.venv\n", real_dir);
+    if (strcmp(out, want) != 0)
+        assert_string_equal(out, want_real);
+    assert_non_null(shexec_session_getenv(f->s, "VIRTUAL_ENV"));
+    assert_int_equal(run_full(f->s, "deactivate", out, sizeof out, err, sizeof err, NULL, 0), 0);
+    assert_string_equal(err, "");
+    assert_string_equal(out_of(f->s, "printf '%s' \"$PATH\""), path_before);
+    assert_string_equal(out_of(f->s, "echo ${VIRTUAL_ENV-none}; declare -F deactivate || echo gone"),
+                        "none\ngone\n");
+}
+
+/* Values a shell has to quote come back byte for byte, from bash and dash. */
+static void test_values_round_trip(void **state)
+{
+    fixture *f = *state;
+    static const char *const values[] = {"a\nb\n", "x=y=z", "\xff\xfe\x80 ok", "", "it's \"q\" $HOME `x` \\ \t end",
+                                         "\n", "=", "\xc3\xa9t\xc3\xa9"};
+    for (size_t i = 0; i < 2; i++) {
+        use_shell(f->s, g_shells[i]);
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
+            /* the value reaches the command through a run variable, which the command exports
+             * under another name (the run's own variables are the run's) */
+            shexec_run *r = NULL;
+            assert_int_equal(shexec_run_new(&r, f->s, "export RT=\"$RT_IN\""), SHEXEC_OK);
+            assert_int_equal(shexec_run_setenv(r, "RT_IN", values[k]), SHEXEC_OK);
+            assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+            assert_string_equal(shexec_run_notice(r), "");
+            shexec_run_free(r);
+            const char *got = shexec_session_getenv(f->s, "RT");
+            assert_non_null(got);
+            assert_string_equal(got, values[k]);
+            assert_null(shexec_session_getenv(f->s, "RT_IN"));
+            char out[256];
+            run_full(f->s, "printf '%s' \"$RT\"", out, sizeof out, NULL, 0, NULL, 0);
+            assert_string_equal(out, values[k]);
+        }
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    }
+}
+
+static void test_denied_names_do_not_persist(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < 2; i++) {
+        use_shell(f->s, g_shells[i]);
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        assert_int_equal(shexec_session_env_deny(f->s, "MY_SECRET"), SHEXEC_OK);
+        out_of(f->s, "export LD_PRELOAD=/x.so BASH_ENV=/tmp/evil MY_SECRET=1 KEPT=1");
+        assert_string_equal(out_of(f->s, "echo ${LD_PRELOAD-none} ${BASH_ENV-none} ${MY_SECRET-none} $KEPT"),
+                            "none none none 1\n");
+        assert_null(shexec_session_getenv(f->s, "LD_PRELOAD"));
+        assert_null(shexec_session_getenv(f->s, "BASH_ENV"));
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    }
+}
+
+/* The wrapper's names, PWD, SHLVL and bash's own variables follow their rules. */
+static void test_special_variables(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    char shlvl[8192];
+    snprintf(shlvl, sizeof shlvl, "%s", out_of(f->s, "echo $SHLVL"));
+    for (int k = 0; k < 3; k++)
+        out_of(f->s, "export SHLVL=40 __shexec_x=1; __shexec_y=2; IFS=:; PS4='>> '; RANDOM=4; "
+                     "readonly RO=1");
+    assert_string_equal(out_of(f->s, "echo $SHLVL"), shlvl);
+    assert_string_equal(out_of(f->s, "echo ${__shexec_x-no} ${__shexec_y-no} ${RO-no}; "
+                                     "[ \"$IFS\" = $' \\t\\n' ] && echo ifs; echo \"$PS4\""),
+                        "no no no\nifs\n+ \n");
+    const char *const *env = NULL;
+    assert_int_equal(shexec_session_environ(&env, f->s), SHEXEC_OK);
+    for (size_t i = 0; env[i]; i++) {
+        assert_true(strncmp(env[i], "__shexec_", 9) != 0);
+        assert_true(strncmp(env[i], "PWD=", 4) != 0);
+    }
+    /* a cd moves the session and PWD with it; OLDPWD is kept, so `cd -` works */
+    out_of(f->s, "mkdir -p sub && cd sub");
+    char want[2 * PATH_MAX + 16];
+    snprintf(want, sizeof want, "%s/sub\n%s\n", f->dir, f->dir);
+    assert_string_equal(out_of(f->s, "echo \"$PWD\"; cd - >/dev/null; pwd"), want);
+}
+
+/* bash: shell variables and functions persist; the replay is silent and
+ * leaves the command's line numbers as they were */
+static void test_bash_variables_and_functions(void **state)
+{
+    fixture *f = *state;
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    out_of(f->s, "SV=$'two\\nlines'; declare -a ARR=(x 'y z'); declare -i N=41; "
+                 "greet() { echo \"hi $1\"; }");
+    assert_string_equal(out_of(f->s, "echo \"$SV\"; echo \"${ARR[1]}\"; N+=1; echo $N; greet you"),
+                        "two\nlines\ny z\n42\nhi you\n");
+    /* non-exported: the environment does not have it */
+    assert_null(shexec_session_getenv(f->s, "SV"));
+    char out[4096], err[4096];
+    run_full(f->s, "set -x; echo $SV", out, sizeof out, err, sizeof err, NULL, 0);
+    assert_string_equal(err, "+ echo two lines\n");
+    run_full(f->s, "nosuchcommand_x\necho two; nosuchcommand_y", out, sizeof out, err, sizeof err,
+             NULL, 0);
+    assert_non_null(strstr(err, "line 1: nosuchcommand_x"));
+    assert_non_null(strstr(err, "line 2: nosuchcommand_y"));
+    /* unset and unset -f are honoured */
+    out_of(f->s, "unset SV; unset -f greet");
+    assert_string_equal(out_of(f->s, "echo ${SV-unset}; type greet >/dev/null 2>&1 || echo nofunc"),
+                        "unset\nnofunc\n");
+    /* another shell program: variables and functions go, the environment stays */
+    out_of(f->s, "export KEEP=1; LOCAL=1");
+    use_shell(f->s, "/bin/bash");
+    assert_string_equal(out_of(f->s, "echo $KEEP ${LOCAL-gone}"), "1 gone\n");
+}
+
+/* timed out, cancelled, a task: nothing changes */
+static void test_unfinished_runs_change_nothing(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 100), SHEXEC_OK);
+    out_of(f->s, "export BASE=1");
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "export BASE=2 T=1; sleep 30"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    shexec_run_free(r);
+    assert_string_equal(out_of(f->s, "echo $BASE ${T-unset}"), "1 unset\n");
+    /* a task starts with the session's state, and its end changes nothing */
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "echo $BASE; export BASE=3 TK=1"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    while (!shexec_run_done(shexec_task_run(t)))
+        assert_true(shexec_session_wait(f->s, 10000) >= 0);
+    size_t n;
+    assert_string_equal(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, &n), "1\n");
+    shexec_task_free(t);
+    assert_string_equal(out_of(f->s, "echo $BASE ${TK-unset}"), "1 unset\n");
+}
+
+/* a run's own variables are the run's; what the command exports is kept */
+static void test_run_variables(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    out_of(f->s, "export S=session");
+    static const char *const cmds[] = {"true", "export MINE=mine S=changed"};
+    for (size_t i = 0; i < 2; i++) {
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, f->s, cmds[i]), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, "S", "run"), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, "MINE", "run"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        shexec_run_free(r);
+    }
+    assert_string_equal(out_of(f->s, "echo $S $MINE"), "changed mine\n");
+    /* the host's setenv changes the kept environment */
+    assert_int_equal(shexec_session_setenv(f->s, "S", "host"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(f->s, "MINE", NULL), SHEXEC_OK);
+    assert_string_equal(out_of(f->s, "echo $S ${MINE-unset}"), "host unset\n");
+}
+
+/* a state above SHEXEC_MAX_PERSIST_BYTES is not taken, and the run says so */
+static void test_oversized_state_not_adopted(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    out_of(f->s, "export SMALL=1");
+    char notice[1024];
+    run_full(f->s, "export SMALL=2; BIG=$(head -c 1100000 /dev/zero | tr '\\0' x)", NULL, 0,
+             NULL, 0, notice, sizeof notice);
+    assert_non_null(strstr(notice, "SHEXEC_MAX_PERSIST_BYTES"));
+    assert_string_equal(out_of(f->s, "echo $SMALL ${#BIG}"), "1 0\n");
+}
+
+/* a remote wrapper cannot report the state: refused either way round */
+static void test_remote_wrapper_refused(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_REMOTE), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_ESTATE);
+    assert_int_equal(shexec_session_persist_env(f->s), 0);
+    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_REMOTE_SHELL),
+                     SHEXEC_ESTATE);
+    assert_int_equal(shexec_session_wrapper_kind(f->s), SHEXEC_WRAPPER_LOCAL);
+    assert_int_equal(shexec_session_set_persist_env(NULL, 1), SHEXEC_EINVAL);
+    assert_null(shexec_session_getenv(f->s, "A=B"));
+    assert_null(shexec_session_getenv(f->s, NULL));
+    assert_null(shexec_session_getenv(NULL, "A"));
+    const char *const *env = (const char *const *)1;
+    assert_int_equal(shexec_session_environ(&env, NULL), SHEXEC_EINVAL);
+    assert_null(env);
+}
+
+/* ---- the parser, on its own ---------------------------------------------- */
+
+typedef struct collected {
+    char names[16][64];
+    char values[16][64];
+    int exported[16], readonly[16], array[16], has_value[16];
+    int n;
+} collected;
+
+static int collect(void *user, const shx_decl *d)
+{
+    collected *c = user;
+    if (c->n >= 16)
+        return 1;
+    snprintf(c->names[c->n], 64, "%.*s", (int)d->name_len, d->name);
+    snprintf(c->values[c->n], 64, "%.*s", (int)d->value_len, d->value ? d->value : "");
+    c->exported[c->n] = d->exported;
+    c->readonly[c->n] = d->readonly;
+    c->array[c->n] = d->array;
+    c->has_value[c->n] = d->has_value;
+    c->n++;
+    return 0;
+}
+
+static void test_parser_bash_and_dash(void **state)
+{
+    (void)state;
+    static const char bash[] = "declare -x A=$'a\\nb'\n"
+                               "declare -x B=\"x\\\"y\\$z\\`\\\\w\"\n"
+                               "declare -x C=$'\\377\\376'\n"
+                               "declare -x D=\"\"\n"
+                               "declare -x OLDPWD\n"
+                               "declare -ar V=([0]=\"5\" [1]=$'a\\nb')\n"
+                               "declare -ir EUID=\"0\"\n"
+                               "declare -- E=\"two\nlines\"\n";
+    collected c = {0};
+    shx_buf scratch = SHX_BUF_INIT;
+    assert_int_equal(shx_decl_each(bash, sizeof bash - 1, &scratch, collect, &c, NULL), 0);
+    assert_int_equal(c.n, 8);
+    assert_string_equal(c.values[0], "a\nb");
+    assert_string_equal(c.values[1], "x\"y$z`\\w");
+    assert_string_equal(c.values[2], "\xff\xfe");
+    assert_true(c.has_value[3] && c.values[3][0] == '\0');
+    assert_true(c.exported[4] && !c.has_value[4]);
+    assert_true(c.array[5] && c.readonly[5]);
+    assert_true(c.readonly[6] && !c.exported[6]);
+    assert_string_equal(c.values[7], "two\nlines");
+    static const char dash[] = "export A='a\nb'\nexport E='it'\"'\"'s'\nexport U\n";
+    memset(&c, 0, sizeof c);
+    assert_int_equal(shx_decl_each(dash, sizeof dash - 1, &scratch, collect, &c, NULL), 0);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.values[0], "a\nb");
+    assert_string_equal(c.values[1], "it's");
+    assert_true(c.exported[2] && !c.has_value[2]);
+    /* not a declaration: the whole listing is refused, and where says the line */
+    static const char *const bad[] = {"echo hi\n", "declare -x A='open\n", "declare -x 1A=x\n",
+                                      "declare -x A=$(id)\n", "declare -x A=x y\n",
+                                      "declare -x A=$'\\0'\n", "export A=\"x\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t at = 99;
+        memset(&c, 0, sizeof c);
+        assert_int_equal(shx_decl_each(bad[i], strlen(bad[i]), &scratch, collect, &c, &at),
+                         SHX_DECL_MALFORMED);
+        assert_int_equal(at, 0);
+    }
+    shx_buf_free(&scratch);
+}
+
+/* what shx_ansi_c_quote writes, the parser reads back as it was, and bash too */
+static void test_parser_quote_round_trip(void **state)
+{
+    (void)state;
+    const char v[] = "a'b\\c\nd\"$e`\xff\t";
+    shx_buf b = SHX_BUF_INIT;
+    assert_int_equal(shx_buf_puts(&b, "declare -x V="), 0);
+    assert_int_equal(shx_ansi_c_quote(&b, v, sizeof v - 1), 0);
+    assert_null(memchr(b.data, '\n', b.len));
+    collected c = {0};
+    shx_buf scratch = SHX_BUF_INIT;
+    assert_int_equal(shx_decl_each(b.data, b.len, &scratch, collect, &c, NULL), 0);
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.values[0], v);
+    shx_buf_free(&scratch);
+    shx_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_export_and_unset_persist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_off_nothing_persists, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_virtualenv_across_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_values_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_denied_names_do_not_persist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_special_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bash_variables_and_functions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unfinished_runs_change_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oversized_state_not_adopted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remote_wrapper_refused, setup, teardown),
+        cmocka_unit_test(test_parser_bash_and_dash),
+        cmocka_unit_test(test_parser_quote_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
