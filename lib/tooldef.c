@@ -114,6 +114,14 @@ static void put_str(shx_buf *b, const char *key, const char *value)
     shx_json_put_string(b, value, strlen(value));
 }
 
+/* What the model is told persists between calls, by the session's setting. */
+static const char persist_off[] =
+    "Shell variables, aliases and exports do not persist between calls. ";
+static const char persist_on[] =
+    "Exported variables persist between calls too (`export`, `unset`, `source "
+    ".venv/bin/activate`, `nvm use` carry over), and so do shell variables and functions; "
+    "aliases and `set` options do not. A call's own `env` is for that call only. ";
+
 static void describe(const shexec_session *s, int i, shx_buf *b)
 {
     shx_buf_putc(b, '{');
@@ -121,13 +129,12 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
     shx_buf_putc(b, ',');
     if (i == SHX_TOOL_BASH) {
         /* Tool names are at most 64 characters: the text always fits. */
-        char text[2048];
+        char text[3072];
         (void)snprintf(text, sizeof text,
                        "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
                        "The shell session persists the working directory: a `cd` in one call is "
-                       "where the next call starts (the result's `cwd` says where you are). Shell "
-                       "variables, aliases and exports do not persist between calls. Commands get "
-                       "no input (stdin is empty) unless `pty` is set. Timeout: %u ms by default, "
+                       "where the next call starts (the result's `cwd` says where you are). %s"
+                       "Commands get no input (stdin is empty) unless `pty` is set. Timeout: %u ms by default, "
                        "at most %u ms; on timeout the whole process group is terminated and the "
                        "output so far is returned with timed_out true. stdout and stderr are each "
                        "cut at %llu %s (with a notice giving the total). A non-zero exit code is a "
@@ -138,6 +145,7 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
                        "returned as leftover_task_id. At most %u background tasks are kept: when "
                        "a new one needs room, the one that finished first without its final "
                        "output being read is discarded.",
+                       s->persist_env ? persist_on : persist_off,
                        s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
                        s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
                        shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT), shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),

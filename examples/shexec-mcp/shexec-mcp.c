@@ -971,6 +971,9 @@ static void usage(FILE *f)
             "  --workdir DIR                    start directory (default: the current one)\n"
             "  --timeout SECONDS                default bash timeout (default 120, at most 600)\n"
             "  --no-bash                        do not offer the bash tool\n"
+            "  --persist-env                    exported variables (with bash also shell variables\n"
+            "                                   and functions) carry from one command to the next,\n"
+            "                                   so `source .venv/bin/activate` lasts (local kind only)\n"
             "  --disable-tools LIST             comma-separated tools not to offer\n"
             "  --background-task-timeout SECONDS  limit for background commands (default: none)\n"
             "  --error-on-nonzero-exit          set isError when a command exits non-zero or a\n"
@@ -1124,7 +1127,7 @@ int main(int argc, char **argv)
     sv.default_timeout_ms = 120000;
     const char *workdir = NULL, *disable = NULL, *v;
     const char *const *shell_argv = NULL;
-    int no_bash = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
+    int no_bash = 0, persist_env = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
     uint32_t secs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -1135,6 +1138,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--no-bash") == 0) {
             no_bash = 1;
+        } else if (strcmp(argv[i], "--persist-env") == 0) {
+            persist_env = 1;
         } else if (strcmp(argv[i], "--error-on-nonzero-exit") == 0) {
             sv.error_on_nonzero_exit = 1;
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
@@ -1186,6 +1191,11 @@ int main(int argc, char **argv)
     if ((shell_argv && shexec_session_set_shell_argv(sv.s, shell_argv) != SHEXEC_OK) ||
         shexec_session_set_wrapper_kind(sv.s, wrapper_kind) != SHEXEC_OK) {
         log_msg("--: %s", shexec_session_errmsg(sv.s));
+        shexec_session_free(sv.s);
+        return 2;
+    }
+    if (persist_env && shexec_session_set_persist_env(sv.s, 1) != SHEXEC_OK) {
+        log_msg("--persist-env: %s", shexec_session_errmsg(sv.s));
         shexec_session_free(sv.s);
         return 2;
     }

@@ -542,3 +542,41 @@ describe('concurrency, cancellation, shutdown', () => {
     }
   });
 });
+
+describe('--persist-env', () => {
+  test('exports, a venv-style function and shell variable carry over; off they do not', async () => {
+    let { client } = await connect(['--persist-env']);
+    try {
+      const b = (await client.listTools()).tools.find((t) => t.name === 'bash');
+      assert.match(b.description, /Exported variables persist between calls/);
+      await bash(client, { command: 'export GREETING=hello; _OLD=keep; act() { echo "act $_OLD"; }' });
+      let t = text(await bash(client, { command: 'echo "$GREETING"; act' }));
+      assert.match(t, /^stdout:\nhello\nact keep\n/);
+      await bash(client, { command: 'unset GREETING' });
+      t = text(await bash(client, { command: 'echo "${GREETING-unset}"' }));
+      assert.match(t, /^stdout:\nunset\n/);
+      // a call's own env is for that call only
+      await bash(client, { command: 'true', env: { ONCE: '1' } });
+      t = text(await bash(client, { command: 'echo "${ONCE-unset}"; export LD_PRELOAD=/x.so' }));
+      assert.match(t, /^stdout:\nunset\n/);
+      t = text(await bash(client, { command: 'echo "${LD_PRELOAD-none}"' }));
+      assert.match(t, /^stdout:\nnone\n/);
+    } finally {
+      await client.close();
+    }
+    ({ client } = await connect());
+    try {
+      const b = (await client.listTools()).tools.find((t) => t.name === 'bash');
+      assert.match(b.description, /exports do not persist between calls/);
+      await bash(client, { command: 'export GREETING=hello' });
+      const t = text(await bash(client, { command: 'echo "${GREETING-unset}"' }));
+      assert.match(t, /^stdout:\nunset\n/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('--persist-env with a remote wrapper kind is refused at start', async () => {
+    await assert.rejects(connect(['--persist-env', '--wrapper-kind', 'remote', '--', 'sh']));
+  });
+});
