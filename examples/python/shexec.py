@@ -206,6 +206,10 @@ _PROTOTYPES = {
     "shexec_session_set_shell_argv": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_session_set_wrapper_kind": (_int, [_vp, _int]),
     "shexec_session_wrapper_kind": (_int, [_vp]),
+    "shexec_session_set_persist_env": (_int, [_vp, _int]),
+    "shexec_session_persist_env": (_int, [_vp]),
+    "shexec_session_getenv": (_str, [_vp, _str]),
+    "shexec_session_environ": (_int, [ctypes.POINTER(ctypes.POINTER(_str)), _vp]),
     "shexec_session_set_timeouts": (_int, [_vp, _u32, _u32]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
@@ -778,6 +782,53 @@ class Session(object):
         """'local', 'remote' or 'remote_shell' (see set_wrapper_kind)."""
         with self._guard():
             return _WRAPPER_KIND_NAMES[_lib.shexec_session_wrapper_kind(self._live())]
+
+    def set_persist_env(self, on=True):
+        """Keep the shell's state from one command to the next: the exported
+        environment a command leaves (and, with bash, its shell variables and
+        functions) is where the next one starts, so `export`, `unset` and
+        `source .venv/bin/activate` last. The deny list, PWD, SHLVL and the
+        shell's own variables never persist; timed-out runs and tasks change
+        nothing. Off (the default) forgets what was kept. StateError with a
+        remote wrapper kind."""
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_persist_env(p, 1 if on else 0), p)
+
+    @property
+    def persist_env(self):
+        """True when the session keeps the shell's state (set_persist_env)."""
+        with self._guard():
+            return bool(_lib.shexec_session_persist_env(self._live()))
+
+    def getenv(self, name):
+        """The value of `name` in the environment the next command starts
+        with (str, invalid UTF-8 kept as surrogate escapes, as os.environ
+        does), or None when it has none."""
+        n = _cstr(name, "variable name")
+        with self._guard():
+            p = self._live()
+            raw = _lib.shexec_session_getenv(p, n)
+            if raw is None:
+                msg = _lib.shexec_session_errmsg(p)
+                if msg:  # not unset: a bad name, or out of memory
+                    _check(ENOMEM if b"memory" in msg else EINVAL, p)
+                return None
+            return os.fsdecode(raw)
+
+    def environ(self):
+        """That whole environment, as a dict in the order commands get it."""
+        out = ctypes.POINTER(_str)()
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_environ(ctypes.byref(out), p), p)
+            env = {}
+            i = 0
+            while out[i] is not None:
+                name, _, value = out[i].partition(b"=")
+                env[os.fsdecode(name)] = os.fsdecode(value)
+                i += 1
+            return env
 
     def set_timeouts(self, default_ms, max_ms):
         """Default run timeout and the maximum any run may ask for, in ms."""

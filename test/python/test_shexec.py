@@ -147,6 +147,32 @@ class TestRuns(Base):
         s.cwd = "/"
         self.assertEqual(s.run("pwd").stdout, b"/\n")
 
+    def test_persist_env(self):
+        s = self.session()
+        self.assertFalse(s.persist_env)
+        s.run("export OFF=1")
+        self.assertEqual(s.run("echo ${OFF-unset}").stdout, b"unset\n")
+        s.set_persist_env(True)
+        self.assertTrue(s.persist_env)
+        s.run("export A=1 B=$'two\\nlines' C= D=$'\\xff' LD_PRELOAD=/x.so; V=shell; f() { echo fn; }")
+        self.assertEqual(s.run('echo "$A $V"; f').stdout, b"1 shell\nfn\n")
+        self.assertEqual(s.getenv("A"), "1")
+        self.assertEqual(s.getenv("B"), "two\nlines")
+        self.assertEqual(s.getenv("C"), "")
+        self.assertEqual(os.fsencode(s.getenv("D")), b"\xff")
+        self.assertIsNone(s.getenv("LD_PRELOAD"))
+        self.assertIsNone(s.getenv("V"))  # a shell variable, not exported
+        env = s.environ()
+        self.assertEqual(env["A"], "1")
+        self.assertNotIn("PWD", env)
+        s.run("unset A")
+        self.assertIsNone(s.getenv("A"))
+        self.assertEqual(s.run("echo ${A-unset}").stdout, b"unset\n")
+        with self.assertRaises(shexec.ShexecError):
+            s.getenv("A=B")
+        s.set_persist_env(False)
+        self.assertEqual(s.run("echo ${B-unset}").stdout, b"unset\n")
+
     def test_stdin_bytes(self):
         s = self.session()
         self.assertEqual(s.run("cat", stdin=b"a\0b\nc").stdout, b"a\0b\nc")
