@@ -90,7 +90,7 @@ int shx_settings_init(shexec_session *s)
 void shx_settings_free(shexec_session *s)
 {
     for (int i = 0; i < SHX_TOOL_COUNT; i++)
-        free(s->tool_name[i]);
+        free(s->tools.name[i]);
     free(s->cwd);
     free(s->script);
     free(s->wrapper_script);
