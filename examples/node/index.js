@@ -544,6 +544,9 @@ class Session {
   _newRun(command, o) {
     const sp = this._live();
     const cmd = toBuffer(command, 'command');
+    // said here: an empty Buffer reaches C as a NULL pointer, which the
+    // library would report as "command is NULL"
+    if (cmd.length === 0) throw new InvalidArgumentError(-1, 'the command is empty');
     const out = [null];
     check(C.shexec_run_new_bytes(out, sp, cmd, cmd.length), sp);
     const rp = out[0];
@@ -640,7 +643,9 @@ class Session {
   /**
    * The task with this id (leftovers adopted from a command, such as the
    * leftoverTaskId of a run whose command was `server &`). Each call gives
-   * the same object while the task lives. NoTaskError when there is none.
+   * the same object while the task lives. Like a started task, it keeps the
+   * process alive until it ends (unref() lets it go); leftovers nobody
+   * looks up never do. NoTaskError when there is none.
    */
   task(id) {
     for (const t of this._tasks) if (t.id === id) return t;
@@ -649,7 +654,7 @@ class Session {
     check(C.shexec_session_find_task(out, sp, String(id)), sp);
     const task = new Task(this, {});
     task._bindRun(C.shexec_task_run(out[0]));
-    task._attach(out[0], false);
+    task._attach(out[0], true);
     return task;
   }
 
@@ -785,8 +790,13 @@ class Session {
   close() {
     if (this._closing) return this._closing;
     if (!this._ptr) return Promise.resolve();
+    // the wait for the end keeps the process alive, as a pending run does
+    pump.ref(1);
     this._closing = new Promise((resolve) => {
-      this._closeResolve = resolve;
+      this._closeResolve = () => {
+        pump.ref(-1);
+        resolve();
+      };
     });
     const sp = this._ptr;
     for (const rs of this._runs) C.shexec_run_cancel(rs.rp);
@@ -1128,9 +1138,11 @@ class Task extends EventEmitter {
     pump.kick();
   }
 
-  /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result. */
+  /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result
+   * (the process is kept alive until then, even for an unref'd task). */
   kill() {
     if (this._tp) {
+      this.ref();
       check(C.shexec_task_kill(this._tp), this._session._ptr);
       pump.kick();
     }
