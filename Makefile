@@ -123,7 +123,7 @@ cmocka-present:
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
 SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
-  test/test_tool_schema.sh test/mcp/run.sh
+  test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER))
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
