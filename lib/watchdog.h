@@ -103,6 +103,8 @@ void shx_watchdog_grace(shexec_session *s);
 
 /* ---- the watchdog's side (watchdog_proc.c) ---- */
 
+/* Become the watchdog, in the fork (watchdog_fork.c). */
+void shx_wd_become(shx_wd_arena *a);
 /* The watchdog process: never returns. */
 void shx_wd_main(shx_wd_arena *a) __attribute__((noreturn));
 
