@@ -23,21 +23,70 @@
 #endif
 
 #if defined(__linux__) && !defined(SANITIZED)
+#define MIB ((uintptr_t)1 << 20)
+
+static uintptr_t page_down(uintptr_t x)
+{
+    return x & ~(uintptr_t)4095;
+}
+
+static uintptr_t page_up(uintptr_t x)
+{
+    return page_down(x + 4095);
+}
+
+/* Note [lo, hi) minus the kept intervals as ranges to drop. */
+static void note_drops(shx_wd_arena *a, int *ndrop, uintptr_t lo, uintptr_t hi,
+                       const uintptr_t keep[][2], int nkeep)
+{
+    for (int k = 0; k < nkeep && lo < hi; k++) {
+        uintptr_t k_lo = page_down(keep[k][0]), k_hi = page_up(keep[k][1]);
+        if (k_hi <= lo || k_lo >= hi)
+            continue;
+        if (k_lo > lo) /* the part below this one: against the other keeps */
+            note_drops(a, ndrop, lo, k_lo, keep + k + 1, nkeep - k - 1);
+        lo = k_hi;
+    }
+    if (lo < hi && hi - lo >= 16 * 4096 && *ndrop < SHX_WD_DROPS) {
+        a->drop[*ndrop][0] = lo;
+        a->drop[*ndrop][1] = hi;
+        ++*ndrop;
+    }
+}
+
+static uintptr_t hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (const char *s = *p;; s++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0) {
+            *p = s;
+            return v;
+        }
+        v = v * 16 + (uintptr_t)d;
+    }
+}
+
 /*
  * The fork shares the host's memory copy-on-write: every page the host
  * writes while the watchdog lives would be copied once, for as long as the
- * session lives. So the watchdog gives back the big anonymous mappings (the
- * host's heap, other threads' stacks), keeping its own stack, thread
- * storage and tables. Not under sanitizers or valgrind, which keep their
- * own books in such mappings.
+ * session lives. So the watchdog gives back the host's big anonymous
+ * mappings (its heap, other threads' stacks), all but what it uses itself:
+ * its tables, its stack (from a MiB below where it is now to the top of the
+ * mapping, where a thread's storage also lies) and a MiB either side of its
+ * thread storage (errno, the thread control block), which may share one
+ * mapping with the host's heap. Not under sanitizers or valgrind, which
+ * keep their own books in such mappings.
  */
 static void drop_host_memory(shx_wd_arena *a)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    uintptr_t keep[3] = {(uintptr_t)&fd, (uintptr_t)&errno, (uintptr_t)a};
-    uintptr_t (*drop)[2] = a->drop; /* in the arena: kept whatever the host's storage is */
+    uintptr_t sp = (uintptr_t)&fd, tls = (uintptr_t)&errno;
+    uintptr_t keep[3][2] = {{(uintptr_t)a, (uintptr_t)a + sizeof *a},
+                            {tls > MIB ? tls - MIB : 0, tls + MIB},
+                            {sp > MIB ? sp - MIB : 0, sp + MIB}};
     int ndrop = 0, tooling = 0;
     char *buf = a->dents;
     size_t len = 0;
@@ -53,17 +102,13 @@ static void drop_host_memory(shx_wd_arena *a)
         while ((nl = memchr(line, '\n', len - (size_t)(line - buf)))) {
             *nl = '\0';
             /* "start-end perms offset dev inode   path" */
-            unsigned long long lo = 0, hi = 0;
             const char *p = line;
-            while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
-                lo = lo * 16 + (unsigned long long)(*p <= '9' ? *p - '0' : *p - 'a' + 10), p++;
-            if (*p == '-')
-                p++;
-            while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
-                hi = hi * 16 + (unsigned long long)(*p <= '9' ? *p - '0' : *p - 'a' + 10), p++;
+            uintptr_t lo = hex(&p);
+            p += *p == '-';
+            uintptr_t hi = hex(&p);
             int rw_private = p[0] == ' ' && p[1] == 'r' && p[2] == 'w' && p[4] == 'p';
             const char *path = p;
-            for (int f = 0; f < 5 && *path; f++) { /* to the sixth field */
+            for (int f = 0; f < 4 && *path; f++) { /* perms, offset, dev, inode */
                 while (*path == ' ')
                     path++;
                 while (*path && *path != ' ')
@@ -74,13 +119,9 @@ static void drop_host_memory(shx_wd_arena *a)
             if (strstr(path, "valgrind") || strstr(path, "vgpreload"))
                 tooling = 1;
             int anon = !*path || strcmp(path, "[heap]") == 0;
-            int kept = 0;
-            for (int k = 0; k < 3; k++)
-                kept |= keep[k] >= lo && keep[k] < hi;
-            if (rw_private && anon && !kept && hi - lo >= (1u << 20) && ndrop < SHX_WD_DROPS) {
-                drop[ndrop][0] = (uintptr_t)lo;
-                drop[ndrop][1] = (uintptr_t)hi;
-                ndrop++;
+            if (rw_private && anon && hi - lo >= MIB) {
+                keep[2][1] = sp >= lo && sp < hi ? hi : sp + MIB; /* the stack's top */
+                note_drops(a, &ndrop, lo, hi, (const uintptr_t(*)[2])keep, 3);
             }
             line = nl + 1;
         }
@@ -88,12 +129,8 @@ static void drop_host_memory(shx_wd_arena *a)
         memmove(buf, line, len);
     }
     close(fd);
-    /* the arena is one mapping, possibly merged with a neighbour: never
-     * drop a range that overlaps it */
-    uintptr_t a_lo = (uintptr_t)a, a_hi = a_lo + sizeof *a;
     for (int i = 0; i < ndrop && !tooling; i++)
-        if (drop[i][1] <= a_lo || drop[i][0] >= a_hi)
-            munmap((void *)drop[i][0], drop[i][1] - drop[i][0]);
+        munmap((void *)a->drop[i][0], a->drop[i][1] - a->drop[i][0]);
 }
 #else
 static void drop_host_memory(shx_wd_arena *a)
