@@ -14,6 +14,7 @@
 #ifndef SHX_WATCHDOG_H
 #define SHX_WATCHDOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,6 +45,7 @@ enum {
 #define SHX_WD_ANCHORS 4
 #define SHX_WD_PROCS (1 << 17)
 #define SHX_WD_DROPS 512
+#define SHX_WD_SLOTS ((size_t)2 * SHX_WD_PROCS) /* the pid hash */
 
 typedef struct shx_wd_anchor {
     pid_t pid;
@@ -78,7 +80,7 @@ typedef struct shx_wd_arena {
     shx_wd_group groups[SHX_WD_GROUPS];
     size_t nprocs;
     shx_wd_proc procs[SHX_WD_PROCS];
-    int32_t index[2 * SHX_WD_PROCS]; /* pid hash: procs index + 1, 0 empty */
+    int32_t index[SHX_WD_SLOTS]; /* procs index + 1 by pid hash, 0 empty */
     char dents[32768];
     uintptr_t drop[SHX_WD_DROPS][2]; /* the host's mappings the watchdog gives back */
     unsigned char inbuf[4096];

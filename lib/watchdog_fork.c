@@ -47,7 +47,7 @@ static void note_drops(shx_wd_arena *a, int *ndrop, uintptr_t lo, uintptr_t hi,
             note_drops(a, ndrop, lo, k_lo, keep + k + 1, nkeep - k - 1);
         lo = k_hi;
     }
-    if (lo < hi && hi - lo >= 16 * 4096 && *ndrop < SHX_WD_DROPS) {
+    if (lo < hi && hi - lo >= (uintptr_t)16 * 4096 && *ndrop < SHX_WD_DROPS) {
         a->drop[*ndrop][0] = lo;
         a->drop[*ndrop][1] = hi;
         ++*ndrop;
@@ -130,6 +130,7 @@ static void drop_host_memory(shx_wd_arena *a)
     }
     close(fd);
     for (int i = 0; i < ndrop && !tooling; i++)
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): /proc/self/maps gives numbers
         munmap((void *)a->drop[i][0], a->drop[i][1] - a->drop[i][0]);
 }
 #else

@@ -130,12 +130,12 @@ uint64_t shx_wd_start_time(pid_t pid)
 
 static size_t slot_of(pid_t pid)
 {
-    return ((uint32_t)pid * 2654435761u) % (2 * SHX_WD_PROCS);
+    return (size_t)((uint32_t)pid * 2654435761u) % SHX_WD_SLOTS;
 }
 
 static shx_wd_proc *lookup(shx_wd_arena *a, pid_t pid)
 {
-    for (size_t i = slot_of(pid);; i = (i + 1) % (2 * SHX_WD_PROCS)) {
+    for (size_t i = slot_of(pid);; i = (i + 1) % SHX_WD_SLOTS) {
         int32_t k = a->index[i];
         if (k == 0)
             return NULL;
@@ -176,7 +176,7 @@ static int scan(shx_wd_arena *a)
                 continue;
             size_t i = slot_of(p->pid);
             while (a->index[i])
-                i = (i + 1) % (2 * SHX_WD_PROCS);
+                i = (i + 1) % SHX_WD_SLOTS;
             a->index[i] = (int32_t)++a->nprocs;
         }
     }
