@@ -106,6 +106,11 @@ $(B)/test/test_%: test/test_%.c $(B)/test/testutil.o $(STATIC) | cmocka-present
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(B)/test/testutil.o $(STATIC) $(TEST_LIBS) $(LDFLAGS)
 
+# a host program on the library, which test_watchdog kills
+$(B)/test/helpers/watch_host: test/helpers/watch_host.c $(STATIC) include/shexec.h lib/testhook.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS)
+
 $(B)/test/helpers/%: test/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(OPT) -o $@ $<

@@ -139,6 +139,26 @@ static void spawn_rows(const char *shell, const char *id, double v[NV][16], int 
              maxof(v[V_LIB], rounds), peers);
 }
 
+/* Row 1w: row 1's library runs with the session's watchdog on, against the
+ * same runs with it off (paired per round). */
+static void watchdog_row(const char *shell, const double *raw, const double *off,
+                         const double *on, int rounds, double start_ms)
+{
+    char what[80];
+    snprintf(what, sizeof what, "spawn `%s -c true`, watchdog on", shell);
+    bench_row *r = row_new("1w", what, "runs/s");
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.05 of off");
+    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    footnote("1w: ratio = lib time per run with the watchdog on / off (median of per-round "
+             "ratios); turning it on took %.2f ms (one fork of this host)",
+             start_ms);
+}
+
 void sec_spawn(void)
 {
     const bench_sizes *z = &B.z;
@@ -148,14 +168,22 @@ void sec_spawn(void)
     s[1] = lib_session();
     if (shexec_session_set_shell_argv(s[1], NULL) != SHEXEC_OK) /* the default: /bin/bash */
         die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(s[1]));
+    /* the same as s[0] with the watchdog on; what turning it on costs */
+    shexec_session *sw = lib_session();
+    double w0 = now_s();
+    if (shexec_session_set_watchdog(sw, 1) != SHEXEC_OK)
+        die("shexec_session_set_watchdog: %s", shexec_session_errmsg(sw));
+    double watchdog_start_ms = (now_s() - w0) * 1e3;
 
     /* warm-up: page cache, loader caches, the library's first-run paths */
     for (int sh = 0; sh < 2; sh++) {
         raw_loop(shells[sh], 10);
         lib_loop(s[sh], 10);
     }
+    lib_loop(sw, 10);
 
     double v[2][NV][16];
+    double vw[16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
@@ -163,6 +191,7 @@ void sec_spawn(void)
             v[sh][V_RAW][k] = raw_loop(shells[sh], z->spawn_n);
             v[sh][V_LIB][k] = lib_loop(s[sh], z->spawn_n);
         }
+        vw[k] = lib_loop(sw, z->spawn_n);
         for (int sh = 0; sh < 2; sh++) {
             v[sh][V_PY][k] = peer_spawn(PEER_PY, "run", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_PYNT][k] = peer_spawn(PEER_PY, "run-notimeout", shells[sh], z->spawn_n, 0, 0);
@@ -173,9 +202,11 @@ void sec_spawn(void)
     }
     shexec_session_free(s[0]);
     shexec_session_free(s[1]);
+    shexec_session_free(sw);
 
     spawn_rows(shells[0], "1", v[0], rounds);
     spawn_rows(shells[1], "1b", v[1], rounds);
+    watchdog_row(shells[0], v[0][V_RAW], v[0][V_LIB], vw, rounds, watchdog_start_ms);
     footnote("1: N=%d sequential runs per sample, median of %d interleaved samples; lib ratio = "
              "lib time per run / floor's (median of per-round ratios); target also: lib runs/s "
              "above every python and node variant",

@@ -46,6 +46,8 @@ struct shexec_session {
     shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
+    int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
+    pid_t watchdog_pid;
 };
 
 

@@ -12,6 +12,7 @@
 #include "pty.h"
 #include "session.h"
 #include "spawn.h"
+#include "watchdog.h"
 
 extern char **environ;
 
@@ -232,6 +233,7 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     shx_buf_free(&err);
+    shx_watchdog_group(s, child.pid);
 
     r->proc.pid = child.pid;
     r->proc.pidfd = child.pidfd;
