@@ -33,6 +33,11 @@ export interface SessionOptions {
   maxTasks?: number;
   /** What becomes of processes a command leaves running (default 'adopt'). */
   onLeftovers?: 'adopt' | 'kill';
+  /**
+   * true: a watchdog process ends every command of the session when this
+   * process dies for any reason (SIGKILL, crash) without close() (default false).
+   */
+  watchdog?: boolean;
   /** 'utf8' (default): strings; 'buffer': the exact bytes. */
   encoding?: BufferEncoding | 'buffer';
 }

@@ -106,6 +106,7 @@ for (const decl of [
   'int shexec_session_pollfds(_Inout_ void *fds, uint32_t cap, _Out_ int32_t *timeout_ms, void *s)',
   'int shexec_session_process(void *s, const void *fds, uint32_t n)',
   'int shexec_session_set_max_tasks(void *s, uint32_t max)',
+  'int shexec_session_set_watchdog(void *s, int on)',
   'int shexec_session_set_on_leftovers(void *s, int policy)',
   'int shexec_session_find_task(_Out_ void **out, void *s, const char *id)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
@@ -459,6 +460,7 @@ class Session {
    *   outputLimit, outputUnit ('chars'|'bytes'), outputKeep ('head'|'head_tail'),
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
+   *   watchdog (true: the session's processes end when this process dies),
    *   encoding ('utf8' default, or 'buffer')
    */
   constructor(opts = {}) {
@@ -507,6 +509,7 @@ class Session {
       check(C.shexec_session_set_shell_argv(sp, [...argv, null]), sp);
     }
     if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
+    if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);
     if (o.onLeftovers !== undefined) {
       check(C.shexec_session_set_on_leftovers(sp, pick(ON_LEFTOVERS, o.onLeftovers, 'onLeftovers')), sp);
     }

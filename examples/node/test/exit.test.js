@@ -75,6 +75,24 @@ test('process.exit() while commands run: they are terminated, the exit is not he
   await allGone(pids);
 });
 
+test('watchdog: a SIGKILLed Node host takes its commands with it', async () => {
+  const r = await nodeScript(`
+    const { Session } = require('.');
+    (async () => {
+      const s = new Session({ watchdog: true, killGraceMs: 200 });
+      const a = await s.run('sleep 300 & echo pid=$!');
+      const t = s.start('echo pid=$$; setsid sleep 303 & echo pid=$!; wait');
+      await new Promise((res) => t.on('output', () => { if ((t.output().match(/pid=/g) || []).length === 2) res(); }));
+      process.stdout.write(a.stdout + t.output());
+      process.kill(process.pid, 'SIGKILL');
+    })();
+  `);
+  assert.equal(r.signal, 'SIGKILL', r.stderr);
+  const pids = pidsOf(r.stdout);
+  assert.equal(pids.length, 3, r.stdout);
+  await allGone(pids);
+});
+
 test('no descriptor or handle leaks over many sessions and runs', async () => {
   const { Session } = require('..');
   const fds = () => fs.readdirSync('/proc/self/fd').length;
