@@ -106,6 +106,11 @@ $(B)/test/test_%: test/test_%.c $(B)/test/testutil.o $(STATIC) | cmocka-present
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(B)/test/testutil.o $(STATIC) $(TEST_LIBS) $(LDFLAGS)
 
+# a host program on the library, which test_watchdog kills
+$(B)/test/helpers/watch_host: test/helpers/watch_host.c $(STATIC) include/shexec.h lib/testhook.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS)
+
 $(B)/test/helpers/%: test/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(OPT) -o $@ $<
@@ -122,8 +127,8 @@ cmocka-present:
 	fi
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
-SCRIPT_TESTS := test/test_abi.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
-  test/test_tool_schema.sh test/mcp/run.sh
+SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
+  test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER))
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \

@@ -6,7 +6,7 @@
  *      raw posix_spawn + waitpid (the floor), libshexec (run_new + exec +
  *      free, sentinel wrapper and all), Python Popen + communicate the way
  *      agent hosts call it (with and without a timeout), Node async spawn
- *      and spawnSync.
+ *      and spawnSync, and Node through its libshexec binding (examples/node).
  *   2. the same with the host holding 4 GiB of touched memory, each size in
  *      a fresh child process of this executable (--host-size), next to a
  *      fork()+exec spawn, whose cost grows with the host's page tables.
@@ -88,7 +88,7 @@ static void rate_cell(bench_row *r, int col, const double *v, int n)
  * 1. spawn overhead
  * ------------------------------------------------------------------------ */
 
-enum { V_RAW, V_LIB, V_PY, V_PYNT, V_NODE, V_SYNC, NV };
+enum { V_RAW, V_LIB, V_PY, V_PYNT, V_NODE, V_SYNC, V_NSHX, NV };
 
 static void spawn_rows(const char *shell, const char *id, double v[NV][16], int rounds)
 {
@@ -104,7 +104,13 @@ static void spawn_rows(const char *shell, const char *id, double v[NV][16], int 
         cell_peer_skipped(r, PEER_PY);
     else
         cell(r, C_PY, "%.0f / %.0f", med[V_PY], med[V_PYNT]);
-    rate_cell(r, C_NODE, v[V_NODE], rounds);
+    /* child_process.spawn / the binding ("-" when its koffi is not installed) */
+    if (med[V_NODE] < 0)
+        cell(r, C_NODE, "skipped");
+    else if (med[V_NSHX] < 0)
+        cell(r, C_NODE, "%.0f / -", med[V_NODE]);
+    else
+        cell(r, C_NODE, "%.0f / %.0f", med[V_NODE], med[V_NSHX]);
     if (med[V_SYNC] >= 0)
         cell(r, C_OTHER, "spawnSync %.0f", med[V_SYNC]);
     else
@@ -133,6 +139,26 @@ static void spawn_rows(const char *shell, const char *id, double v[NV][16], int 
              maxof(v[V_LIB], rounds), peers);
 }
 
+/* Row 1w: row 1's library runs with the session's watchdog on, against the
+ * same runs with it off (paired per round). */
+static void watchdog_row(const char *shell, const double *raw, const double *off,
+                         const double *on, int rounds, double start_ms)
+{
+    char what[80];
+    snprintf(what, sizeof what, "spawn `%s -c true`, watchdog on", shell);
+    bench_row *r = row_new("1w", what, "runs/s");
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.05 of off");
+    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    footnote("1w: ratio = lib time per run with the watchdog on / off (median of per-round "
+             "ratios); turning it on took %.2f ms (one fork of this host)",
+             start_ms);
+}
+
 void sec_spawn(void)
 {
     const bench_sizes *z = &B.z;
@@ -142,14 +168,22 @@ void sec_spawn(void)
     s[1] = lib_session();
     if (shexec_session_set_shell_argv(s[1], NULL) != SHEXEC_OK) /* the default: /bin/bash */
         die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(s[1]));
+    /* the same as s[0] with the watchdog on; what turning it on costs */
+    shexec_session *sw = lib_session();
+    double w0 = now_s();
+    if (shexec_session_set_watchdog(sw, 1) != SHEXEC_OK)
+        die("shexec_session_set_watchdog: %s", shexec_session_errmsg(sw));
+    double watchdog_start_ms = (now_s() - w0) * 1e3;
 
     /* warm-up: page cache, loader caches, the library's first-run paths */
     for (int sh = 0; sh < 2; sh++) {
         raw_loop(shells[sh], 10);
         lib_loop(s[sh], 10);
     }
+    lib_loop(sw, 10);
 
     double v[2][NV][16];
+    double vw[16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
@@ -157,18 +191,22 @@ void sec_spawn(void)
             v[sh][V_RAW][k] = raw_loop(shells[sh], z->spawn_n);
             v[sh][V_LIB][k] = lib_loop(s[sh], z->spawn_n);
         }
+        vw[k] = lib_loop(sw, z->spawn_n);
         for (int sh = 0; sh < 2; sh++) {
             v[sh][V_PY][k] = peer_spawn(PEER_PY, "run", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_PYNT][k] = peer_spawn(PEER_PY, "run-notimeout", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_NODE][k] = peer_spawn(PEER_NODE, "async", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_SYNC][k] = peer_spawn(PEER_NODE, "sync", shells[sh], z->spawn_n, 0, 0);
+            v[sh][V_NSHX][k] = peer_spawn(PEER_NODE, "shexec", shells[sh], z->spawn_n, 0, 0);
         }
     }
     shexec_session_free(s[0]);
     shexec_session_free(s[1]);
+    shexec_session_free(sw);
 
     spawn_rows(shells[0], "1", v[0], rounds);
     spawn_rows(shells[1], "1b", v[1], rounds);
+    watchdog_row(shells[0], v[0][V_RAW], v[0][V_LIB], vw, rounds, watchdog_start_ms);
     footnote("1: N=%d sequential runs per sample, median of %d interleaved samples; lib ratio = "
              "lib time per run / floor's (median of per-round ratios); target also: lib runs/s "
              "above every python and node variant",
@@ -180,6 +218,8 @@ void sec_spawn(void)
     footnote("   node = child_process.spawn(SHELL, ['-c', cmd], {stdio: ['ignore','pipe','pipe'], "
              "detached: true}) with 'data' listeners, awaited on 'close', as CLI agents do; "
              "other = spawnSync(SHELL, ['-c', cmd], {stdio: ['ignore','pipe','pipe']})");
+    footnote("   node a / b: a = child_process.spawn as above, b = Node via libshexec: await "
+             "session.run('true') of the binding examples/node (one session, shell SHELL)");
     rule();
 }
 
@@ -240,7 +280,7 @@ void sec_host_size(void)
     const bench_sizes *z = &B.z;
     int rounds = z->host_rounds;
     enum { SMALL, BIG };
-    double raw[2][16], lib[2][16], frk[2][16], py[2][16], node[2][16];
+    double raw[2][16], lib[2][16], frk[2][16], py[2][16], node[2][16], nshx[2][16];
     long hwm[2] = {0, 0};
     for (int k = 0; k < rounds; k++) {
         for (int sz = SMALL; sz <= BIG; sz++) {
@@ -250,6 +290,7 @@ void sec_host_size(void)
             double budget = z->host_budget_s;
             py[sz][k] = peer_spawn(PEER_PY, "run", BENCH_SHELL, z->host_n, mib, budget);
             node[sz][k] = peer_spawn(PEER_NODE, "async", BENCH_SHELL, z->host_n, mib, budget);
+            nshx[sz][k] = peer_spawn(PEER_NODE, "shexec", BENCH_SHELL, z->host_n, mib, budget);
         }
     }
     /* the big child must really have held the memory, or the row means nothing */
@@ -272,6 +313,10 @@ void sec_host_size(void)
         int col = p == PEER_PY ? C_PY : C_NODE;
         if (v[BIG][0] < 0)
             cell(r, col, "skipped");
+        else if (p == PEER_NODE && nshx[BIG][0] >= 0) /* spawn / the binding */
+            cell(r, col, "%.0f (x%.0f) / %.0f (x%.2f)", median(v[BIG], rounds),
+                 median(v[SMALL], rounds) / median(v[BIG], rounds), median(nshx[BIG], rounds),
+                 median(nshx[SMALL], rounds) / median(nshx[BIG], rounds));
         else
             cell(r, col, "%.0f (x%.2f)", median(v[BIG], rounds),
                  median(v[SMALL], rounds) / median(v[BIG], rounds));
@@ -285,7 +330,10 @@ void sec_host_size(void)
     cell(r, C_FLOOR, "%.0f", median(raw[SMALL], rounds));
     cell(r, C_LIB, "%.0f", m_lib_s);
     cell_peer(r, PEER_PY, py[SMALL], rounds, "%.0f");
-    cell_peer(r, PEER_NODE, node[SMALL], rounds, "%.0f");
+    if (node[SMALL][0] >= 0 && nshx[SMALL][0] >= 0)
+        cell(r, C_NODE, "%.0f / %.0f", median(node[SMALL], rounds), median(nshx[SMALL], rounds));
+    else
+        cell_peer(r, PEER_NODE, node[SMALL], rounds, "%.0f");
     cell(r, C_OTHER, "fork+exec %.0f", m_frk_s);
     cell(r, C_RATIO, "%.3f", paired_ratio(raw[SMALL], lib[SMALL], rounds));
     footnote("2: each sample in a fresh process holding %llu MiB of resident memory (mmap "
@@ -296,5 +344,7 @@ void sec_host_size(void)
              "per round",
              z->host_n, z->host_fork_n, rounds, (unsigned long long)z->host_mib,
              (unsigned long long)z->host_mib);
+    footnote("   node a / b: child_process.spawn / Node via libshexec (the binding, the ballast "
+             "held by the same node process)");
     rule();
 }

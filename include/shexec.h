@@ -778,6 +778,52 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
 
 /*
+ * What happens to the session's commands when the host process dies without
+ * freeing the session (SIGKILL, an OOM kill, a crash, exit() or a return
+ * from main that skips shexec_session_free()). Off (0, the default): they
+ * keep running, reparented to init, as with any child of a dead process.
+ * On (1): a watchdog process ends them, as a timeout would: every process
+ * of every run, task and adopted leftover of the session gets SIGTERM (and
+ * SIGCONT), then after the session's kill grace SIGKILL, including those
+ * that left their command's process group while their parent was alive
+ * (setsid, `set -m`), found as described in HOW A COMMAND IS RUN.
+ *
+ * The watchdog is a fork() of the host made when the setting is turned on
+ * (commands already running are included); it runs only async-signal-safe
+ * code, so any host may make it, also a multithreaded one. It learns each
+ * command's process group as the command starts and sees the host's death
+ * as end-of-file on a pipe whose host end is close-on-exec: commands never
+ * hold it, nor do programs the host itself fork()s and exec()s (those are
+ * not the session's and are never signalled). A child the host fork()s
+ * without exec() holds it until that child exits. The watchdog signals a
+ * group only while it can prove it is still the command's (its leader, or
+ * a member, with the start time recorded for it in /proc), and a process
+ * outside the group only when its start time is the one seen as it was
+ * found: a pid reused by another program is never signalled. It exits when
+ * its work is done; shexec_session_free() (and turning the setting off)
+ * tells it to exit without signalling and reaps it. It is in a session of
+ * its own, so a terminal's signals (^C, a hangup) do not reach it.
+ *
+ * Without /proc (some containers, non-Linux systems) nothing can be proven
+ * once the host is gone: while the host lives, the library keeps each
+ * followed group's leader unreaped, so the watchdog sends SIGTERM, SIGCONT
+ * and SIGKILL to the groups the moment it sees the host's end, with no
+ * grace; processes that left their group cannot be found there.
+ *
+ * Cost: turning it on forks the host once (page tables: grows with the
+ * host's memory) and maps a few MiB of address space the watchdog touches
+ * only as it needs; the watchdog gives back the copy of the host's large
+ * memory areas at once, so the host's later writes are not duplicated.
+ * Each command costs the host one read of /proc/PID/stat and two small
+ * writes to the pipe.
+ *
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (the watchdog's tables
+ * cannot be mapped), SHEXEC_ESYS (no pipe or no fork: the setting stays
+ * off). Turning it off, or on again, is always SHEXEC_OK.
+ */
+SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on);
+
+/*
  * Find a task of the session by id. From then on the task is the host's:
  * it is never released to make room (see TASK RETENTION), so free it (or
  * have the tool layer read it to completion) when done. Errors:

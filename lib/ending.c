@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "watchdog.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)
@@ -44,6 +45,9 @@ void shx_run_input_close(shexec_run *r)
 /* The run's final state and results; the run leaves the active list after. */
 void shx_run_finish(shexec_run *r, int64_t now)
 {
+    /* the group goes on in the task that adopted it; else it is over */
+    if (r->s && r->leftovers != SHEXEC_LEFTOVERS_ADOPTED)
+        shx_watchdog_forget(r->s, r->proc.pid);
     shx_proc_finish(&r->proc, use_pidfd(r));
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
@@ -130,6 +134,7 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     if (r->task) {
         if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) > 0) {
             r->proc.group_phase = 1;
+            shx_watchdog_anchors(s, &r->proc.group);
             return 0;
         }
         shx_run_finish(r, now);

@@ -27,6 +27,7 @@
 
 #include "session.h"
 #include "spawn.h"
+#include "watchdog.h"
 
 #define FALLBACK_MAX_NS 50000000LL
 /* At most this much queued input is written to one command per round, so
@@ -249,9 +250,13 @@ int shx_loop_settle(shexec_session *s)
             if (due && shx_group_unwatched(&r->proc.group))
                 shx_group_prune(&r->proc.group);
             /* every anchor ended: look for members they left behind */
-            if (r->proc.group.n == 0 && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {
-                shx_run_finish(r, now);
-                end = 1;
+            if (r->proc.group.n == 0) {
+                if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {
+                    shx_run_finish(r, now);
+                    end = 1;
+                } else {
+                    shx_watchdog_anchors(s, &r->proc.group);
+                }
             }
         } else if (r->proc.exited) {
             end = shx_run_shell_exited(s, r, now, &born);

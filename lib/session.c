@@ -6,6 +6,7 @@
  * (run.c) and to tasks (task.c). Settings are settings.c's.
  */
 #include "session.h"
+#include "watchdog.h"
 
 #include <poll.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     if (!s)
         return SHEXEC_ENOMEM;
     s->use_pidfd = 1;
+    s->watchdog_fd = -1;
     s->hooks = &session_hooks;
     int rc = shx_settings_init(s);
     if (rc != SHEXEC_OK) {
@@ -95,6 +97,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
             r->s = NULL;
         }
     }
+    shx_watchdog_stop(s); /* every command is over: it exits without signalling */
     shx_settings_free(s);
     shx_buf_free(&s->errmsg);
     free(s);

@@ -1,8 +1,8 @@
 /*
  * session.h - the session handle's layout, shared by session.c (its life
- * and pumping), settings.c (what it is set to) and base.c (errors, clock,
- * random); it includes the run, task and loop headers, since a session
- * holds all three.
+ * and pumping), settings.c (what it is set to), base.c (errors) and
+ * toolhook.c (the tool layer's door); it includes the run, task and loop
+ * headers, since a session holds all three.
  */
 #ifndef SHX_SESSION_H
 #define SHX_SESSION_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base.h"
 #include "buf.h"
 #include "env.h"
 #include "loop.h"
@@ -17,8 +18,7 @@
 #include "sentinel.h"
 #include "shexec.h"
 #include "task.h"
-
-enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
+#include "tool.h"
 
 struct shexec_session {
     const shx_loop_hooks *hooks;
@@ -49,17 +49,13 @@ struct shexec_session {
     int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
-    char *tool_name[3];           /* exposed names; NULL: the tool's own */
-    int tool_enabled[3];
+    shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
+    int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
+    pid_t watchdog_pid;
 };
 
-/* Record a failure: message into s->errmsg (if s), returns code. */
-int shx_fail(shexec_session *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Clear the message at the start of a call that can fail. */
-void shx_ok(shexec_session *s);
-int64_t shx_now_ns(void);
 
 int shx_settings_init(shexec_session *s);
 void shx_settings_free(shexec_session *s);
@@ -72,7 +68,6 @@ int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adop
  * have finished, unless a frame still holds them (held). Called where no
  * loop round holds pointers to them. */
 void shx_release_deferred(shexec_session *s);
-int shx_random64(unsigned long long *out);
 int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep);
 int shx_env_error(shexec_session *s, int rc, const char *name);
 int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out);

@@ -16,6 +16,7 @@
 
 #include "persist.h"
 #include "spawn.h"
+#include "watchdog.h"
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
 
@@ -58,7 +59,7 @@ int shx_settings_init(shexec_session *s)
 void shx_settings_free(shexec_session *s)
 {
     for (int i = 0; i < SHX_TOOL_COUNT; i++)
-        free(s->tool_name[i]);
+        free(s->tools.name[i]);
     free(s->cwd);
     shx_buf_free(&s->test_script);
     free_argv(s->shell_argv);
@@ -263,6 +264,7 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
         return SHEXEC_EINVAL;
     shx_ok(s);
     s->kill_grace_ms = ms;
+    shx_watchdog_grace(s);
     return SHEXEC_OK;
 }
 
@@ -365,6 +367,18 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
         return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
     s->leftovers_policy = policy;
     return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (!on) {
+        shx_watchdog_stop(s);
+        return SHEXEC_OK;
+    }
+    return shx_watchdog_start(s);
 }
 
 SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on)

@@ -19,6 +19,7 @@
 #include "script.h"
 #include "session.h"
 #include "spawn.h"
+#include "watchdog.h"
 
 /* A script up to this size goes on the shell's argv (the fast path); a
  * larger one is read from a descriptor (Linux caps one argument at 128 KiB). */
@@ -441,6 +442,7 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     shx_buf_free(&err);
+    shx_watchdog_group(s, child.pid);
     r->rec_fd = rec[0];
     if (s->persist_env && !r->task && !l.remote) {
         r->persist = 1;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "watchdog.h"
 
 static void link_task(shexec_session *s, shexec_task *t)
 {
@@ -197,6 +198,7 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shx_stream_enable_fresh(&r->err);
     from->out.fd = from->err.fd = -1;
     shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd);
+    shx_watchdog_anchors(s, &r->proc.group);
     r->proc.group_phase = 1;
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */

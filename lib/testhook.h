@@ -10,6 +10,7 @@
 #define SHX_TESTHOOK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "shexec.h"
 
@@ -27,5 +28,12 @@ const char *shx_test_wrapper_script(shexec_session *s);
 size_t shx_test_runs(const shexec_session *s);
 size_t shx_test_tasks(const shexec_session *s);
 size_t shx_test_active(const shexec_session *s);
+/* The session's watchdog process, -1 without one. */
+int64_t shx_test_watchdog_pid(const shexec_session *s);
+/* Tell the watchdog that the group pgid is a command's, its leader started
+ * at `start` (a forged claim: the watchdog must prove it before signalling). */
+void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
+/* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
+uint64_t shx_test_start_time(int64_t pid);
 
 #endif

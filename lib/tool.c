@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "json.h"
-#include "session.h"
-#include "tool.h"
+#include "env.h"
+#include "toolhook.h"
 
 /* ---- calls ------------------------------------------------------------ */
 
@@ -241,7 +241,7 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (background) {
         /* The tool layer's own: the host never gets this pointer (unless it
          * looks the id up), so once finished it may be released for room. */
-        t->host_held = 0;
+        shx_hook_task_disown(t);
         shx_buf b = SHX_BUF_INIT;
         shx_buf_puts(&b, "{\"task_id\":");
         shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
@@ -298,12 +298,8 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     /* read once: the model's id is spent. A task the host holds a pointer
      * to (shexec_session_find_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */
-    if (done) {
-        if (t->host_held)
-            t->withdrawn = 1;
-        else
-            shexec_task_free(t);
-    }
+    if (done)
+        shx_hook_task_spent(t);
     return shx_tool_hand_out(s, &b, out);
 }
 
@@ -320,12 +316,16 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
     *new_only = 0;
     shx_json_bool(shx_json_get(args, "new_only"), new_only);
     /* not shexec_session_find_task(): that would make the task the host's */
-    *t = shx_task_find(s, id);
-    if (!*t && shx_task_was_released(s, id))
+    int released;
+    *t = shx_hook_task_lookup(s, id, &released);
+    if (released) {
+        shx_tool_settings set;
+        shx_hook_settings(s, &set);
         return error_result(s, SHEXEC_ENOTASK, out,
                             "Task %.64s finished and was released unread (retention limit: the "
                             "session keeps at most %u tasks; read finished tasks with %s)",
-                            id, s->max_tasks, shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+                            id, set.max_tasks, shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    }
     if (!*t)
         return error_result(s, SHEXEC_ENOTASK, out, "Task not found: %.64s", id);
     return SHEXEC_OK;
@@ -339,9 +339,9 @@ static int task_output_call(shexec_session *s, const shx_json *args, char **out)
     if (rc != SHEXEC_OK)
         return rc;
     /* take in what is already there; held, as a callback may free t */
-    t->run->held++;
+    shx_hook_run_hold(shexec_task_run(t), 1);
     shexec_session_wait(s, 0);
-    t->run->held--;
+    shx_hook_run_hold(shexec_task_run(t), 0);
     return task_report(s, t, new_only, NULL, out);
 }
 
@@ -354,11 +354,11 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
         return rc;
     int was_running = !shexec_run_done(shexec_task_run(t));
     shexec_task_kill(t);
-    t->run->held++; /* a callback may free t while we wait */
+    shx_hook_run_hold(shexec_task_run(t), 1); /* a callback may free t while we wait */
     while (!shexec_run_done(shexec_task_run(t)))
         if (shexec_session_wait(s, -1) < 0)
             break;
-    t->run->held--;
+    shx_hook_run_hold(shexec_task_run(t), 0);
     return task_report(s, t, 0, was_running ? "killed" : "completed", out);
 }
 
@@ -370,10 +370,11 @@ SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *
     if (!s || !out_json)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    if (s->in_loop)
+    shx_tool_settings set;
+    shx_hook_settings(s, &set);
+    if (set.in_callback)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_tool_call called from a callback");
-    int i = shx_tool_index(s, name);
-    if (i < 0 || !s->tool_enabled[i])
+    if (!shexec_tool_is_enabled(s, name))
         return error_result(s, SHEXEC_ENOTOOL, out_json, "Tool not available: %.64s",
                             name ? name : "(null)");
     shx_json *args = NULL;
@@ -386,6 +387,7 @@ SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *
         return rc;
     }
     shx_buf_free(&perr);
+    int i = shx_tool_index(s, name);
     if (i == SHX_TOOL_BASH)
         rc = bash_call(s, args, out_json);
     else if (i == SHX_TOOL_TASK_OUTPUT)
@@ -405,8 +407,7 @@ SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background, sh
         return SHEXEC_EINVAL;
     shx_ok(s);
     *out_background = 0;
-    int i = shx_tool_index(s, name);
-    if (i != SHX_TOOL_BASH || !s->tool_enabled[i])
+    if (shx_tool_index(s, name) != SHX_TOOL_BASH || !shexec_tool_is_enabled(s, name))
         return shx_fail(s, SHEXEC_ENOTOOL, "Tool not available: %.64s", name ? name : "(null)");
     shx_json *args = NULL;
     shx_buf perr = SHX_BUF_INIT;
@@ -431,9 +432,10 @@ SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run)
         *out_json = NULL;
     if (!out_json || !run)
         return SHEXEC_EINVAL;
-    shexec_session *s = run->s;
+    int is_task;
+    shexec_session *s = shx_hook_run_session(run, &is_task);
     shx_ok(s);
-    if (!s || !shexec_run_done(run) || run->task)
+    if (!s || !shexec_run_done(run) || is_task)
         return shx_fail(s, SHEXEC_ESTATE, "the run is not a finished foreground run of a session");
     return bash_result(s, run, out_json);
 }

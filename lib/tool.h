@@ -1,6 +1,7 @@
 /*
  * tool.h - what the tools' registry and definitions (tooldef.c) share with
- * their calls (tool.c).
+ * their calls (tool.c). The registry's storage lives in the session (one per
+ * session) but only tooldef.c reads or writes it.
  */
 #ifndef SHX_TOOL_H
 #define SHX_TOOL_H
@@ -8,10 +9,17 @@
 #include "buf.h"
 #include "shexec.h"
 
+enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
+
+typedef struct shx_tool_registry {
+    char *name[SHX_TOOL_COUNT];   /* exposed names; NULL: the tool's own */
+    int enabled[SHX_TOOL_COUNT];
+} shx_tool_registry;
+
 /* The registry entry exposed as `name` (SHX_TOOL_*), or -1. */
-int shx_tool_index(const shexec_session *s, const char *name);
+int shx_tool_index(shexec_session *s, const char *name);
 /* The name tool i (SHX_TOOL_*) is exposed under. */
-const char *shx_tool_exposed_name(const shexec_session *s, int i);
+const char *shx_tool_exposed_name(shexec_session *s, int i);
 /* "key": into b. */
 void shx_tool_put_key(shx_buf *b, const char *key);
 /* b's text as a malloc'd string in *out (SHEXEC_OK), or SHEXEC_ENOMEM. */

@@ -10,33 +10,32 @@
 #include <string.h>
 
 #include "json.h"
-#include "session.h"
-#include "tool.h"
+#include "toolhook.h"
 
 static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
 
 /* The registry entry whose exposed name is `name`, or -1. */
-int shx_tool_index(const shexec_session *s, const char *name)
+int shx_tool_index(shexec_session *s, const char *name)
 {
     if (!name)
         return -1;
     for (int i = 0; i < SHX_TOOL_COUNT; i++) {
-        const char *exposed = s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
-        if (strcmp(exposed, name) == 0)
+        if (strcmp(shx_tool_exposed_name(s, i), name) == 0)
             return i;
     }
     return -1;
 }
 
-const char *shx_tool_exposed_name(const shexec_session *s, int i)
+const char *shx_tool_exposed_name(shexec_session *s, int i)
 {
-    return s->tool_name[i] ? s->tool_name[i] : tool_ids[i];
+    const shx_tool_registry *reg = shx_hook_registry(s);
+    return reg->name[i] ? reg->name[i] : tool_ids[i];
 }
 
 SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
 {
     int i = s ? shx_tool_index(s, name) : -1;
-    return i >= 0 && s->tool_enabled[i];
+    return i >= 0 && shx_hook_registry(s)->enabled[i];
 }
 
 /* The registry entry of a tool the host names, for a call that changes it. */
@@ -57,7 +56,7 @@ SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int 
     int rc = registered(s, name, &i);
     if (rc != SHEXEC_OK)
         return rc;
-    s->tool_enabled[i] = enabled ? 1 : 0;
+    shx_hook_registry(s)->enabled[i] = enabled ? 1 : 0;
     return SHEXEC_OK;
 }
 
@@ -90,8 +89,9 @@ SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const cha
     char *copy = strdup(new_name);
     if (!copy)
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    free(s->tool_name[i]);
-    s->tool_name[i] = copy;
+    shx_tool_registry *reg = shx_hook_registry(s);
+    free(reg->name[i]);
+    reg->name[i] = copy;
     return SHEXEC_OK;
 }
 
@@ -122,12 +122,14 @@ static const char persist_on[] =
     ".venv/bin/activate`, `nvm use` carry over), and so do shell variables and functions; "
     "aliases and `set` options do not. A call's own `env` is for that call only. ";
 
-static void describe(const shexec_session *s, int i, shx_buf *b)
+static void describe(shexec_session *s, int i, shx_buf *b)
 {
     shx_buf_putc(b, '{');
     put_str(b, "name", shx_tool_exposed_name(s, i));
     shx_buf_putc(b, ',');
     if (i == SHX_TOOL_BASH) {
+        shx_tool_settings set;
+        shx_hook_settings(s, &set);
         /* Tool names are at most 64 characters: the text always fits. */
         char text[3072];
         (void)snprintf(text, sizeof text,
@@ -145,11 +147,11 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
                        "returned as leftover_task_id. At most %u background tasks are kept: when "
                        "a new one needs room, the one that finished first without its final "
                        "output being read is discarded.",
-                       s->persist_env ? persist_on : persist_off,
-                       s->default_timeout_ms, s->max_timeout_ms, (unsigned long long)s->limit,
-                       s->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
+                       set.persist_env ? persist_on : persist_off,
+                       set.default_timeout_ms, set.max_timeout_ms, (unsigned long long)set.limit,
+                       set.unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
                        shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT), shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),
-                       s->max_tasks);
+                       set.max_tasks);
         put_str(b, "description", text);
         shx_buf_printf(b,
                        ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
@@ -167,7 +169,7 @@ static void describe(const shexec_session *s, int i, shx_buf *b)
                        "\"pty\":{\"type\":\"boolean\",\"description\":"
                        "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
                        "\"required\":[\"command\"],\"additionalProperties\":false}}",
-                       s->max_timeout_ms, s->default_timeout_ms, SHEXEC_MAX_ENV_VARS);
+                       set.max_timeout_ms, set.default_timeout_ms, SHEXEC_MAX_ENV_VARS);
         return;
     }
     if (i == SHX_TOOL_TASK_OUTPUT) {
@@ -213,7 +215,7 @@ SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s)
     shx_buf_putc(&b, '[');
     int first = 1;
     for (int i = 0; i < SHX_TOOL_COUNT; i++) {
-        if (!s->tool_enabled[i])
+        if (!shx_hook_registry(s)->enabled[i])
             continue;
         if (!first)
             shx_buf_putc(&b, ',');

@@ -6,8 +6,11 @@
 // read) throws, so node exits non-zero and the driver stops.
 //
 //   peer.js version
-//   peer.js spawn async|sync SHELL N HOST_MIB [BUDGET_S]
-//                                  sequential spawns of `true`
+//   peer.js spawn async|sync|shexec SHELL N HOST_MIB [BUDGET_S]
+//                                  sequential spawns of `true`; shexec: through
+//                                  the Node binding of libshexec (examples/node,
+//                                  $SHEXEC_NODE overrides its path), or
+//                                  runs_per_s=-1 when it is not installed
 //   peer.js stream CMD             spawn + 'data' events to 'close'
 //   peer.js idle CMD               context switches over one run
 //   peer.js latency CMD N          'data' latency of timestamped lines
@@ -61,14 +64,38 @@ function holdMemory(mib) {
   return pieces;
 }
 
+// The binding, when its dependency (koffi) is installed: `npm ci` in examples/node.
+function loadBinding() {
+  const dir = process.env.SHEXEC_NODE || require('path').join(__dirname, '..', '..', 'examples', 'node');
+  try {
+    return require(dir);
+  } catch (e) {
+    if (e.code === 'MODULE_NOT_FOUND') return null;
+    throw e;
+  }
+}
+
 async function tSpawn(mode, shell, n, hostMib, budgetS = '0') {
   n = Number(n);
   const budget = Number(budgetS);
-  const ballast = holdMemory(Number(hostMib));
   let one;
+  let session = null;
   if (mode === 'async') one = () => runLikeAnAgent('true', shell);
   else if (mode === 'sync') one = async () => runSync('true', shell);
-  else throw new Error(`unknown spawn mode ${mode}`);
+  else if (mode === 'shexec') {
+    const binding = loadBinding();
+    if (!binding) {
+      result({ runs_per_s: -1, runs: 0, held: 0 });
+      return;
+    }
+    // one session, as a host keeps one per agent; awaited like runLikeAnAgent
+    session = new binding.Session({ shell });
+    one = async () => {
+      const r = await session.run('true');
+      if (r.exitCode !== 0) throw new Error(`\`true\` ended ${r.state} ${r.exitCode}`);
+    };
+  } else throw new Error(`unknown spawn mode ${mode}`);
+  const ballast = holdMemory(Number(hostMib));
   // a budget (seconds) ends the loop early: a slow spawner still gives a rate
   let t0 = process.hrtime.bigint();
   for (let i = 0; i < 10; i++) {
@@ -83,6 +110,7 @@ async function tSpawn(mode, shell, n, hostMib, budgetS = '0') {
     if (budget && done >= 3 && seconds(t0) > budget) break;
   }
   const dt = seconds(t0);
+  if (session) await session.close();
   result({ runs_per_s: (done / dt).toFixed(3), runs: done, held: ballast.length });
 }
 

@@ -223,6 +223,7 @@ _PROTOTYPES = {
     "shexec_session_process": (_int, [_vp, ctypes.POINTER(_PollFd), _u32]),
     "shexec_session_set_max_tasks": (_int, [_vp, _u32]),
     "shexec_session_set_on_leftovers": (_int, [_vp, _int]),
+    "shexec_session_set_watchdog": (_int, [_vp, _int]),
     "shexec_session_find_task": (_int, [_pvp, _vp, _str]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
@@ -902,6 +903,15 @@ class Session(object):
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_on_leftovers(p, v), p)
+
+    def set_watchdog(self, on=True):
+        """If this process dies without closing the session (killed, a
+        crash, os._exit), end every process of its commands (True), as a
+        timeout would, through a watchdog process forked now; or let them
+        run on (False, the default). See shexec_session_set_watchdog()."""
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_watchdog(p, 1 if on else 0), p)
 
     # -- runs and tasks: configure a run, then start it ------------------------
 

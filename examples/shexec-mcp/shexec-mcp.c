@@ -13,6 +13,9 @@
  * when the request carried a progress token. At stdin EOF or a termination
  * signal every command still running is stopped (SIGTERM to its process
  * group, a grace period, SIGKILL) before the server exits.
+ * If the server itself dies without that chance (SIGKILL, an OOM kill, a
+ * crash), the session's watchdog (shexec_session_set_watchdog(), turned on
+ * here) stops them the same way: no command outlives the server.
  *
  * A command's exit code, and a signal that ended it, are data for the model:
  * isError marks what the tool could not do (a timeout, bad arguments, a
@@ -1205,6 +1208,10 @@ int main(int argc, char **argv)
         return 2;
     }
     shexec_session_set_timeouts(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
+    /* a server killed outright must not leave its commands running */
+    if (shexec_session_set_watchdog(sv.s, 1) != SHEXEC_OK)
+        log_msg("no watchdog (commands would outlive a killed server): %s",
+                shexec_session_errmsg(sv.s));
     if (configure_tools(&sv, no_bash, disable) != 0) {
         shexec_session_free(sv.s);
         return 2;

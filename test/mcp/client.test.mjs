@@ -521,6 +521,29 @@ describe('concurrency, cancellation, shutdown', () => {
     }
   });
 
+  test('a SIGKILLed server leaves no process behind (its watchdog ends them)', async () => {
+    const { client, transport } = await connect();
+    const dir = tempDir();
+    try {
+      const f = join(dir, 'pids');
+      await bash(client, { command: `sleep 300 & echo $! >> '${f}'`, });
+      await bash(client, { command: `sleep 301 & echo $! >> '${f}'; setsid sleep 303 & echo $! >> '${f}'; wait`, run_in_background: true });
+      const pending = bash(client, { command: `sleep 302 & echo $! >> '${f}'; echo $$ >> '${f}'; wait` }).catch(() => {});
+      const pids = await readPids(f, 5);
+      const serverPid = transport.pid;
+      assert.ok(alive(serverPid));
+      assert.ok(pids.every(alive));
+      process.kill(serverPid, 'SIGKILL');
+      const left = await waitGone([serverPid, ...pids], 5000);
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+      assert.deepEqual(left, []);
+      await pending;
+    } finally {
+      await client.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('close() leaves no process behind (foreground, background, leftovers)', async () => {
     const { client, transport } = await connect();
     const dir = tempDir();

@@ -532,6 +532,51 @@ class TestTasks(Base):
         self.assertEqual(t.output(), b"later\n")
         self.assertEqual(t.exit_code, -1)
 
+    def test_watchdog_on_off(self):
+        s = self.session()
+        s.set_watchdog(True)
+        self.assertEqual(len(children()), 1)       # the watchdog
+        self.assertEqual(s.run("echo hi").stdout, b"hi\n")
+        s.set_watchdog(False)                      # reaped at once
+        self.assertEqual(children(), [])
+        s.set_watchdog(True)                       # closing reaps it too
+
+    def test_watchdog_ends_commands_of_a_killed_host(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        f = os.path.join(d, "pids")
+        host = textwrap.dedent("""
+            import sys
+            sys.path.insert(0, %r)
+            import shexec
+            s = shexec.Session()
+            s.set_watchdog(True)
+            s.start_task("sleep 300 & echo $! >> %s; wait")
+            s.run("sleep 301 >/dev/null 2>&1 & echo $! >> %s")
+            print("ready", flush=True)
+            sys.stdin.read()
+        """) % (os.path.join(ROOT, "examples", "python"), f, f)
+        p = subprocess.Popen([sys.executable, "-c", host], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+        self.assertEqual(p.stdout.readline(), b"ready\n")
+        def pids():
+            try:
+                with open(f) as fp:
+                    return [int(x) for x in fp.read().split()]
+            except FileNotFoundError:
+                return []
+        self.assertTrue(wait_until(lambda: len(pids()) == 2))
+        pids = pids()
+        p.kill()
+        p.wait()
+        p.stdin.close()
+        p.stdout.close()
+        ok = wait_until(lambda: all(gone(pid) for pid in pids), 5)
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, 9)
+        self.assertTrue(ok, "commands outlived the killed host")
+
     def test_leftovers_killed(self):
         s = self.session()
         s.set_on_leftovers("kill")

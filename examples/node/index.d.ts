@@ -1,0 +1,179 @@
+// Type declarations of the shexec Node.js binding (index.js).
+/// <reference types="node" />
+import { EventEmitter } from 'node:events';
+
+export type StreamName = 'stdout' | 'stderr';
+export type RunStateName = 'exited' | 'signaled' | 'timed_out' | 'cancelled' | 'killed';
+export type Output = string | Buffer;
+
+export interface SessionOptions {
+  /** Initial working directory (default: the host's). NoCwdError when missing. */
+  cwd?: string;
+  /** Default timeout of a run in ms (default 120000). */
+  timeoutMs?: number;
+  /** The most a run may ask for, in ms (default 600000). */
+  maxTimeoutMs?: number;
+  /** Time between SIGTERM and SIGKILL when a command is terminated (default 5000). */
+  killGraceMs?: number;
+  /** How much of each stream a run keeps (default 30000). */
+  outputLimit?: number;
+  outputUnit?: 'chars' | 'bytes';
+  outputKeep?: 'head' | 'head_tail';
+  /** Variables for every command; null or undefined removes one. */
+  env?: Record<string, string | null | undefined>;
+  /** Inherit the host's environment (default true). */
+  envInherit?: boolean;
+  /** Globs added to the deny list (LD_PRELOAD and the like are denied already). */
+  envDeny?: string[];
+  /** Globs kept even when denied. */
+  envAllow?: string[];
+  /** The shell (a path), or a wrapper argv such as ['docker', 'exec', '-i', 'c', 'bash']. */
+  shell?: string | string[];
+  /** How many tasks the session holds at once (default 10). */
+  maxTasks?: number;
+  /** What becomes of processes a command leaves running (default 'adopt'). */
+  onLeftovers?: 'adopt' | 'kill';
+  /**
+   * true: a watchdog process ends every command of the session when this
+   * process dies for any reason (SIGKILL, crash) without close() (default false).
+   */
+  watchdog?: boolean;
+  /** 'utf8' (default): strings; 'buffer': the exact bytes. */
+  encoding?: BufferEncoding | 'buffer';
+}
+
+export interface RunOptions {
+  timeoutMs?: number;
+  /** Run there instead of the session cwd (the session cwd then does not move). */
+  cwd?: string;
+  env?: Record<string, string | null | undefined>;
+  /** Called with each chunk as the command writes it, on the main thread. */
+  onOutput?: (data: Output, stream: StreamName) => void;
+  /** Input: the whole of it (string or Buffer), or true (Task.write()). */
+  stdin?: string | Buffer | Uint8Array | boolean;
+  /** A pseudo-terminal (stdout and stderr merged); 'echo' echoes input. */
+  pty?: boolean | 'echo';
+  ptySize?: { cols: number; rows: number };
+  /** 'strip' removes escapes and resolves \r overwrites. */
+  ansi?: 'keep' | 'strip';
+  outputLimit?: number;
+  outputUnit?: 'chars' | 'bytes';
+  outputKeep?: 'head' | 'head_tail';
+  /** Aborting terminates the command's tree: run() rejects with an AbortError,
+   * a task ends 'killed'. */
+  signal?: AbortSignal;
+  encoding?: BufferEncoding | 'buffer';
+}
+
+export interface RunResult<T extends Output = string> {
+  stdout: T;
+  stderr: T;
+  /** 0-255 when the state is 'exited', else -1. */
+  exitCode: number;
+  /** The signal that ended the shell (15 after a timeout SIGTERM ended), else 0. */
+  signal: number;
+  state: RunStateName;
+  timedOut: boolean;
+  /** The session's cwd once the command ended. */
+  cwd: string;
+  truncated: { stdout: boolean; stderr: boolean };
+  totalBytes: { stdout: number; stderr: number };
+  leftovers: 'none' | 'adopted' | 'killed';
+  /** The task that adopted the processes the command left running (`server &`). */
+  leftoverTaskId: string | null;
+  durationMs: number;
+  pid: number;
+  /** What the library declined to do (a cwd it did not adopt), or ''. */
+  notice: string;
+}
+
+export interface TaskResult<T extends Output = string> extends RunResult<T> {
+  id: string;
+}
+
+export interface Chunk<T extends Output = string> {
+  stream: StreamName;
+  data: T;
+}
+
+export class Task<T extends Output = string> extends EventEmitter {
+  /** "t" and 12 hex digits. */
+  readonly id: string;
+  readonly pid: number;
+  readonly state: 'running' | RunStateName;
+  readonly running: boolean;
+  /** Resolves once the task ended (never rejects). */
+  readonly done: Promise<TaskResult<T>>;
+  /** Output since the previous read(), marked read. */
+  read(stream?: StreamName): T;
+  /** All captured output so far (bounded by the output limit). */
+  output(stream?: StreamName): T;
+  /** Queue input (start the task with stdin: true, or a pty). PipeError once it ended. */
+  write(data: string | Buffer | Uint8Array): void;
+  closeStdin(): void;
+  /** SIGTERM the tree now, SIGKILL after the grace; resolves with the result. */
+  kill(): Promise<TaskResult<T>>;
+  /** Keep the process alive until the task ends (the default). */
+  ref(): this;
+  /** Let the process exit while the task runs (it is terminated at exit). */
+  unref(): this;
+  on(event: 'output', listener: (data: T, stream: StreamName) => void): this;
+  on(event: 'done', listener: (result: TaskResult<T>) => void): this;
+  once(event: 'output', listener: (data: T, stream: StreamName) => void): this;
+  once(event: 'done', listener: (result: TaskResult<T>) => void): this;
+  [Symbol.asyncIterator](): AsyncIterator<Chunk<T>>;
+}
+
+export class Session {
+  constructor(options?: SessionOptions);
+  /** Where the next command starts (absolute). */
+  readonly cwd: string | null;
+  readonly closed: boolean;
+  setCwd(dir: string): void;
+  setEnv(name: string, value: string | null | undefined): void;
+  /** Run a command; resolves once it ended (a non-zero exit or a timeout is data). */
+  run(command: string | Buffer, options?: RunOptions & { encoding?: BufferEncoding }): Promise<RunResult<string>>;
+  run(command: string | Buffer, options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;
+  /** Start a command in the background. */
+  start(command: string | Buffer, options?: RunOptions): Task;
+  /** A task by id (an adopted leftover: RunResult.leftoverTaskId). */
+  task(id: string): Task;
+  listTools(): Array<{ name: string; description: string; inputSchema: object }>;
+  setToolEnabled(name: string, enabled?: boolean): void;
+  isToolEnabled(name: string): boolean;
+  renameTool(name: string, newName: string): void;
+  /** The tool's JSON result; rejects with the library's error (its JSON in .result). */
+  callTool(name: string, args?: object | string): Promise<Record<string, unknown>>;
+  /** Terminate everything the session runs, then free it. Idempotent. */
+  close(): Promise<void>;
+}
+
+export class ShexecError extends Error {
+  /** The SHEXEC_E* value (negative). */
+  readonly errno: number;
+  /** Its name, e.g. "SHEXEC_ENOCWD". */
+  readonly code: string;
+  /** For callTool(): the tool's JSON error result. */
+  result?: unknown;
+}
+export class InvalidArgumentError extends ShexecError {}
+export class OutOfMemoryError extends ShexecError {}
+export class NoCwdError extends ShexecError {}
+export class SpawnError extends ShexecError {}
+export class SysError extends ShexecError {}
+export class StateError extends ShexecError {}
+export class ClosedError extends StateError {}
+export class TooBigError extends ShexecError {}
+export class LimitError extends ShexecError {}
+export class NoTaskError extends ShexecError {}
+export class PipeError extends ShexecError {}
+export class ToolNotAvailableError extends ShexecError {}
+export class AbortError extends Error {
+  readonly code: 'ABORT_ERR';
+  /** How the aborted run ended ('cancelled'). */
+  readonly result?: RunResult<Output>;
+}
+
+export function version(): string;
+export function strerror(code: number): string;
+export const libraryPath: string;

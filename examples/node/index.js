@@ -1,0 +1,1260 @@
+// shexec - Node.js binding of libshexec (through koffi, no native build).
+//
+// libshexec runs shell commands for agent hosts: a Session is one persistent
+// terminal (a `cd` carries over to the next command), every command runs in
+// its own process group with a timeout that kills the whole tree and a bound
+// on the output kept, and commands can run in the background as tasks.
+// include/shexec.h is the manual; this module follows it.
+//
+//   const { Session } = require('shexec');
+//   const s = new Session({ cwd: '/tmp', timeoutMs: 60000 });
+//   const r = await s.run('cd /etc && ls | head -3', { onOutput: (data, stream) => {} });
+//   r.stdout; r.exitCode; r.cwd;           // "/etc": the cd persists
+//   const t = s.start('python3 -m http.server 8000');
+//   t.on('output', (data, stream) => {});  // or: for await (const c of t)
+//   t.read(); t.write('input'); t.kill(); await t.done;
+//   await s.close();
+//
+// The library is found through $SHEXEC_LIB (a path), else
+// ../../build/libshexec.so.1 relative to this file (the source tree), else
+// the system's libshexec.so.1.
+//
+// HOW THE EVENT LOOP STAYS FREE. The library's calls that wait
+// (shexec_run_exec, shexec_session_wait) would block the main thread, and the
+// library's callbacks must run on the main thread (JS is single-threaded),
+// so neither is used. Instead the binding drives every session through the
+// library's host event-loop interface: shexec_session_pollfds() lists the
+// descriptors and the deadline, one helper thread (poller.js) waits for them
+// with poll(2), and the main thread then calls shexec_session_process(),
+// which reads the output, enforces timeouts and reaps, and calls the output
+// callbacks there. When something is ready already (a command printing
+// fast), the main thread takes it without the helper: a poll() with timeout
+// 0, then the next round after setImmediate(), so timers and I/O of the host
+// run between rounds. All library calls happen on the main thread; the
+// helper only calls poll().
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { EventEmitter } = require('node:events');
+const { StringDecoder } = require('node:string_decoder');
+const { Worker } = require('node:worker_threads');
+const koffi = require('koffi');
+
+// --------------------------------------------------------------------------
+// Loading the library
+// --------------------------------------------------------------------------
+
+function candidates() {
+  if (process.env.SHEXEC_LIB) return [process.env.SHEXEC_LIB];
+  const out = [];
+  const tree = path.resolve(__dirname, '..', '..', 'build', 'libshexec.so.1');
+  if (fs.existsSync(tree)) out.push(tree);
+  out.push('libshexec.so.1');
+  return out;
+}
+
+function loadLibrary() {
+  const errors = [];
+  for (const p of candidates()) {
+    try {
+      return { lib: koffi.load(p), libraryPath: p };
+    } catch (e) {
+      errors.push(`${p}: ${e.message}`);
+    }
+  }
+  throw new Error(`libshexec not found (set SHEXEC_LIB to its path): ${errors.join('; ')}`);
+}
+
+const { lib, libraryPath } = loadLibrary();
+
+// the C library, for poll() and the wake pipe: glibc's name, else musl's
+function loadLibc() {
+  for (const name of ['libc.so.6', 'libc.so']) {
+    try {
+      return { libc: koffi.load(name), LIBC: name };
+    } catch (e) {
+      // try the next name
+    }
+  }
+  throw new Error('the C library (libc.so.6 or libc.so) cannot be loaded');
+}
+
+// --------------------------------------------------------------------------
+// Prototypes (include/shexec.h)
+// --------------------------------------------------------------------------
+
+const OutputFn = koffi.proto('void shexec_output_fn(void *user, int stream, const void *data, size_t len)');
+
+const C = {};
+for (const decl of [
+  'const char *shexec_version(void)',
+  'const char *shexec_strerror(int code)',
+  'int shexec_session_new(_Out_ void **out)',
+  'void shexec_session_free(void *s)',
+  'const char *shexec_session_errmsg(void *s)',
+  'int shexec_session_set_cwd(void *s, const char *dir)',
+  'const char *shexec_session_cwd(void *s)',
+  'int shexec_session_set_timeouts(void *s, uint32_t default_ms, uint32_t max_ms)',
+  'int shexec_session_set_kill_grace_ms(void *s, uint32_t ms)',
+  'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
+  'int shexec_session_set_env_inherit(void *s, int inherit)',
+  'int shexec_session_setenv(void *s, const char *name, const char *value)',
+  'int shexec_session_env_deny(void *s, const char *glob)',
+  'int shexec_session_env_allow(void *s, const char *glob)',
+  'int shexec_session_set_shell_argv(void *s, const char **argv)',
+  'int shexec_session_pollfds(_Inout_ void *fds, uint32_t cap, _Out_ int32_t *timeout_ms, void *s)',
+  'int shexec_session_process(void *s, const void *fds, uint32_t n)',
+  'int shexec_session_set_max_tasks(void *s, uint32_t max)',
+  'int shexec_session_set_watchdog(void *s, int on)',
+  'int shexec_session_set_on_leftovers(void *s, int policy)',
+  'int shexec_session_find_task(_Out_ void **out, void *s, const char *id)',
+  'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
+  'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
+  'int shexec_run_set_cwd(void *r, const char *dir)',
+  'int shexec_run_setenv(void *r, const char *name, const char *value)',
+  'int shexec_run_set_output_limit(void *r, uint64_t limit, int unit, int keep)',
+  'int shexec_run_set_output_fn(void *r, shexec_output_fn *fn, void *user)',
+  'int shexec_run_set_stdin(void *r, int enable)',
+  'int shexec_run_write(void *r, const void *data, size_t len)',
+  'int shexec_run_close_stdin(void *r)',
+  'int shexec_run_set_pty(void *r, int mode)',
+  'int shexec_run_set_pty_size(void *r, uint32_t cols, uint32_t rows)',
+  'int shexec_run_set_ansi(void *r, int mode)',
+  'int shexec_run_start(void *r)',
+  'int shexec_run_start_task(_Out_ void **out, void *r)',
+  'int shexec_run_done(void *r)',
+  'int shexec_run_cancel(void *r)',
+  'int shexec_run_state(void *r)',
+  'int shexec_run_exit_code(void *r)',
+  'int shexec_run_signal(void *r)',
+  'const void *shexec_run_output(void *r, int stream, _Out_ size_t *len)',
+  'uint64_t shexec_run_output_total(void *r, int stream)',
+  'int shexec_run_truncated(void *r, int stream)',
+  'uint64_t shexec_run_duration_ms(void *r)',
+  'int64_t shexec_run_pid(void *r)',
+  'uint32_t shexec_run_timeout_ms(void *r)',
+  'int shexec_run_leftovers(void *r)',
+  'const char *shexec_run_leftover_task(void *r)',
+  'const char *shexec_run_notice(void *r)',
+  'void shexec_run_free(void *r)',
+  'const char *shexec_task_id(void *t)',
+  'void *shexec_task_run(void *t)',
+  'const void *shexec_task_read(void *t, int stream, _Out_ size_t *len)',
+  'int shexec_task_kill(void *t)',
+  'void shexec_task_free(void *t)',
+  'int shexec_tool_set_enabled(void *s, const char *name, int enabled)',
+  'int shexec_tool_is_enabled(void *s, const char *name)',
+  'int shexec_tool_rename(void *s, const char *name, const char *new_name)',
+  'int shexec_tool_list(_Out_ void **out_json, void *s)',
+  'int shexec_tool_call(_Out_ void **out_json, void *s, const char *name, const char *args_json)',
+  'int shexec_tool_prepare(_Out_ void **out_run, _Out_ int *out_background, void *s, const char *name, const char *args_json)',
+  'int shexec_tool_result(_Out_ void **out_json, void *r)',
+  'void shexec_free(void *p)',
+]) {
+  const fn = lib.func(decl);
+  C[decl.match(/(shexec_\w+)\(/)[1]] = fn;
+}
+
+// --------------------------------------------------------------------------
+// Constants
+// --------------------------------------------------------------------------
+
+const STDOUT = 1;
+const STDERR = 2;
+const STREAM_NAMES = { [STDOUT]: 'stdout', [STDERR]: 'stderr' };
+const STREAMS = { stdout: STDOUT, stderr: STDERR, [STDOUT]: STDOUT, [STDERR]: STDERR };
+const STATE_NAMES = ['new', 'running', 'exited', 'signaled', 'timed_out', 'cancelled', 'killed'];
+const LEFTOVER_NAMES = ['none', 'adopted', 'killed'];
+const UNITS = { chars: 0, bytes: 1 };
+const KEEPS = { head: 0, head_tail: 1 };
+const ON_LEFTOVERS = { adopt: 0, kill: 1 };
+const U32_MAX = 0xffffffff;
+
+const CODES = {
+  [-1]: 'SHEXEC_EINVAL', [-2]: 'SHEXEC_ENOMEM', [-3]: 'SHEXEC_ENOCWD', [-4]: 'SHEXEC_ESPAWN',
+  [-5]: 'SHEXEC_ESYS', [-6]: 'SHEXEC_ESTATE', [-7]: 'SHEXEC_E2BIG', [-8]: 'SHEXEC_ELIMIT',
+  [-9]: 'SHEXEC_ENOTASK', [-10]: 'SHEXEC_EPIPE', [-11]: 'SHEXEC_ENOTOOL',
+};
+
+// --------------------------------------------------------------------------
+// Errors
+// --------------------------------------------------------------------------
+
+/** A libshexec call failed: .errno is the SHEXEC_E* value (negative), .code
+ * its name ("SHEXEC_ENOCWD"), .message the library's detail. */
+class ShexecError extends Error {
+  constructor(errno, message) {
+    const text = message || C.shexec_strerror(errno);
+    super(text);
+    this.name = this.constructor.name;
+    this.errno = errno;
+    this.code = CODES[errno] || `SHEXEC_E${-errno}`;
+  }
+}
+class InvalidArgumentError extends ShexecError {}
+class OutOfMemoryError extends ShexecError {}
+class NoCwdError extends ShexecError {}
+class SpawnError extends ShexecError {}
+class SysError extends ShexecError {}
+class StateError extends ShexecError {}
+/** The session was closed (or the task freed): the handle is gone. */
+class ClosedError extends StateError {}
+class TooBigError extends ShexecError {}
+class LimitError extends ShexecError {}
+class NoTaskError extends ShexecError {}
+class PipeError extends ShexecError {}
+class ToolNotAvailableError extends ShexecError {}
+
+const ERROR_CLASSES = {
+  [-1]: InvalidArgumentError, [-2]: OutOfMemoryError, [-3]: NoCwdError, [-4]: SpawnError,
+  [-5]: SysError, [-6]: StateError, [-7]: TooBigError, [-8]: LimitError, [-9]: NoTaskError,
+  [-10]: PipeError, [-11]: ToolNotAvailableError,
+};
+
+function makeError(errno, message) {
+  const Cls = ERROR_CLASSES[errno] || ShexecError;
+  return new Cls(errno, message);
+}
+
+/** The error of a failed call on session pointer `sp`, its message read at once. */
+function failure(rc, sp) {
+  const msg = sp ? C.shexec_session_errmsg(sp) : '';
+  return makeError(rc, msg);
+}
+
+function check(rc, sp) {
+  if (rc < 0) throw failure(rc, sp);
+  return rc;
+}
+
+/** The error an aborted run or task rejects with, as Node's own APIs do. */
+class AbortError extends Error {
+  constructor(reason, result) {
+    super('The operation was aborted', reason === undefined ? undefined : { cause: reason });
+    this.name = 'AbortError';
+    this.code = 'ABORT_ERR';
+    this.result = result;
+  }
+}
+
+// --------------------------------------------------------------------------
+// Small helpers
+// --------------------------------------------------------------------------
+
+function copyOut(ptr, len) {
+  if (!ptr || len === 0) return Buffer.alloc(0);
+  const u = koffi.decode(ptr, 'uint8_t', len); // a copy
+  return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+function toBuffer(data, what) {
+  if (Buffer.isBuffer(data)) return data;
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  throw new TypeError(`${what} must be a string or a Buffer`);
+}
+
+function u32(value, what, { zeroOk = true } = {}) {
+  if (!Number.isInteger(value) || value < (zeroOk ? 0 : 1) || value > U32_MAX) {
+    throw new InvalidArgumentError(-1, `${what} must be an integer from ${zeroOk ? 0 : 1} to ${U32_MAX}`);
+  }
+  return value;
+}
+
+function pick(table, value, what) {
+  if (!Object.prototype.hasOwnProperty.call(table, value)) {
+    throw new InvalidArgumentError(-1, `${what} must be one of ${Object.keys(table).join(', ')}`);
+  }
+  return table[value];
+}
+
+function decodeAs(buf, encoding) {
+  return encoding === 'buffer' ? buf : buf.toString(encoding);
+}
+
+function readStream(fn, handle, stream) {
+  const len = [0];
+  const ptr = fn(handle, stream, len);
+  return copyOut(ptr, Number(len[0]));
+}
+
+/** Everything a finished run reports, copied out of the C run. */
+function collectResult(rp, sp, encoding) {
+  const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
+  const out = readStream(C.shexec_run_output, rp, STDOUT);
+  const err = readStream(C.shexec_run_output, rp, STDERR);
+  const leftover = C.shexec_run_leftover_task(rp);
+  return {
+    stdout: decodeAs(out, encoding),
+    stderr: decodeAs(err, encoding),
+    exitCode: C.shexec_run_exit_code(rp),
+    signal: C.shexec_run_signal(rp),
+    state,
+    timedOut: state === 'timed_out',
+    cwd: C.shexec_session_cwd(sp),
+    truncated: {
+      stdout: C.shexec_run_truncated(rp, STDOUT) === 1,
+      stderr: C.shexec_run_truncated(rp, STDERR) === 1,
+    },
+    totalBytes: {
+      stdout: Number(C.shexec_run_output_total(rp, STDOUT)),
+      stderr: Number(C.shexec_run_output_total(rp, STDERR)),
+    },
+    leftovers: LEFTOVER_NAMES[C.shexec_run_leftovers(rp)] || 'none',
+    leftoverTaskId: leftover || null,
+    durationMs: Number(C.shexec_run_duration_ms(rp)),
+    pid: Number(C.shexec_run_pid(rp)),
+    notice: C.shexec_run_notice(rp) || '',
+  };
+}
+
+// --------------------------------------------------------------------------
+// The pump: one loop for every session of the process
+// --------------------------------------------------------------------------
+
+const POLLFD_SIZE = 8; // struct pollfd: int fd, short events, short revents
+// a burst of ready output is taken on the main thread for at most this many
+// rounds in a row before the helper thread waits again (fairness to the host)
+const MAX_DIRECT_ROUNDS = 64;
+
+const { libc, LIBC } = loadLibc();
+const c_pipe2 = libc.func('int pipe2(_Out_ int *fds, int flags)');
+const c_write = libc.func('long write(int fd, const void *buf, size_t count)');
+const c_poll = libc.func('int poll(_Inout_ void *fds, unsigned long nfds, int timeout)');
+const O_NONBLOCK = 0o4000;
+const O_CLOEXEC = 0o2000000;
+
+const pump = {
+  sessions: new Set(), // open sessions
+  worker: null,
+  wakeFds: null, // [read, write]
+  inFlight: null, // {segments, woken}
+  scheduled: false,
+  refs: 0, // pending things that keep the process alive
+  directRounds: 0,
+  exiting: false,
+
+  ref(delta) {
+    this.refs += delta;
+    this.updateRef();
+  },
+
+  updateRef() {
+    if (!this.worker) return;
+    if (this.refs > 0) this.worker.ref();
+    else this.worker.unref();
+  },
+
+  startWorker() {
+    const fds = new Int32Array(2);
+    if (c_pipe2(fds, O_NONBLOCK | O_CLOEXEC) !== 0) throw new SysError(-5, 'pipe2 failed');
+    this.wakeFds = [fds[0], fds[1]];
+    this.worker = new Worker(path.join(__dirname, 'poller.js'), {
+      workerData: { wakeFd: fds[0], libc: LIBC },
+    });
+    this.worker.on('message', (msg) => this.onPolled(msg));
+    this.worker.on('error', (e) => {
+      // the helper cannot fail on its own (poll errors come back as data);
+      // should it die, say so loudly rather than leave commands unpumped
+      process.emitWarning(`shexec poller thread failed: ${e && e.stack}`);
+    });
+    this.updateRef();
+  },
+
+  /** Something changed (a start, input, a cancel): look again soon. */
+  kick() {
+    if (this.exiting) return;
+    if (this.inFlight) {
+      if (!this.inFlight.woken) {
+        this.inFlight.woken = true;
+        c_write(this.wakeFds[1], Buffer.from([1]), 1);
+      }
+      return;
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(() => this.round());
+    }
+  },
+
+  round() {
+    this.scheduled = false;
+    if (this.inFlight || this.exiting) return;
+    const segments = [];
+    let total = 0;
+    let timeout = -1;
+    for (const s of this.sessions) {
+      const seg = s._pollSegment();
+      if (!seg) continue;
+      segments.push(seg);
+      total += seg.n;
+      if (seg.timeout >= 0 && (timeout < 0 || seg.timeout < timeout)) timeout = seg.timeout;
+    }
+    if (segments.length === 0) return; // nothing runs: idle, no thread waits
+    const fds = Buffer.alloc((total + 1) * POLLFD_SIZE);
+    let off = POLLFD_SIZE;
+    for (const seg of segments) {
+      seg.fds.copy(fds, off, 0, seg.n * POLLFD_SIZE);
+      seg.offset = off;
+      off += seg.n * POLLFD_SIZE;
+    }
+    // first a look without waiting, on this thread: ready output is taken
+    // at once, without a round trip through the helper
+    if (this.directRounds < MAX_DIRECT_ROUNDS && total > 0) {
+      fds.writeInt32LE(-1, 0); // poll() skips a negative descriptor: not the wake pipe here
+      const got = c_poll(fds, total + 1, 0);
+      if (got > 0 || timeout === 0) {
+        this.directRounds++;
+        this.dispatch(segments, fds);
+        this.scheduled = true;
+        setImmediate(() => this.round());
+        return;
+      }
+    }
+    this.directRounds = 0;
+    if (!this.worker) this.startWorker();
+    fds.writeInt32LE(this.wakeFds[0], 0);
+    fds.writeInt16LE(1, 4); // POLLIN
+    fds.writeInt16LE(0, 6);
+    this.inFlight = { segments, woken: false };
+    const ab = fds.buffer.slice(fds.byteOffset, fds.byteOffset + fds.byteLength);
+    this.worker.postMessage({ fds: new Uint8Array(ab), n: total + 1, timeout }, [ab]);
+  },
+
+  onPolled(msg) {
+    const flight = this.inFlight;
+    this.inFlight = null;
+    if (!flight || this.exiting) return;
+    const fds = Buffer.from(msg.fds.buffer, msg.fds.byteOffset, msg.fds.byteLength);
+    this.dispatch(flight.segments, fds);
+    this.round();
+  },
+
+  dispatch(segments, fds) {
+    for (const seg of segments) {
+      seg.session._process(fds.subarray(seg.offset, seg.offset + seg.n * POLLFD_SIZE), seg.n);
+    }
+    for (const seg of segments) seg.session._afterProcess();
+  },
+
+  /** At process exit: stop the helper's wait, free what is still open. */
+  onExit() {
+    this.exiting = true;
+    if (this.wakeFds) c_write(this.wakeFds[1], Buffer.from([1]), 1);
+    for (const s of [...this.sessions]) s._freeNow();
+  },
+};
+
+process.on('exit', () => pump.onExit());
+
+// --------------------------------------------------------------------------
+// Session
+// --------------------------------------------------------------------------
+
+let nextUserId = 1;
+
+class Session {
+  /**
+   * @param {object} [opts] cwd, timeoutMs, maxTimeoutMs, killGraceMs,
+   *   outputLimit, outputUnit ('chars'|'bytes'), outputKeep ('head'|'head_tail'),
+   *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
+   *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
+   *   watchdog (true: the session's processes end when this process dies),
+   *   encoding ('utf8' default, or 'buffer')
+   */
+  constructor(opts = {}) {
+    const out = [null];
+    const rc = C.shexec_session_new(out);
+    if (rc < 0) throw makeError(rc);
+    this._ptr = out[0];
+    this._fdbuf = Buffer.alloc(16 * POLLFD_SIZE);
+    this._timeout = new Int32Array(1);
+    this._runs = new Set(); // pending foreground runs (RunState)
+    this._tasks = new Set(); // live Task objects holding a C task
+    this._knownTaskIds = new Set(); // leftovers and tool tasks, killed on close
+    this._closing = null;
+    this._encoding = opts.encoding || 'utf8';
+    try {
+      this._configure(opts);
+    } catch (e) {
+      C.shexec_session_free(this._ptr);
+      this._ptr = null;
+      throw e;
+    }
+    pump.sessions.add(this);
+  }
+
+  _configure(o) {
+    const sp = this._ptr;
+    if (o.cwd !== undefined) check(C.shexec_session_set_cwd(sp, String(o.cwd)), sp);
+    if (o.timeoutMs !== undefined || o.maxTimeoutMs !== undefined) {
+      const max = o.maxTimeoutMs !== undefined ? u32(o.maxTimeoutMs, 'maxTimeoutMs', { zeroOk: false })
+        : Math.max(600000, o.timeoutMs);
+      const def = o.timeoutMs !== undefined ? u32(o.timeoutMs, 'timeoutMs', { zeroOk: false })
+        : Math.min(120000, max);
+      check(C.shexec_session_set_timeouts(sp, def, max), sp);
+    }
+    if (o.killGraceMs !== undefined) check(C.shexec_session_set_kill_grace_ms(sp, u32(o.killGraceMs, 'killGraceMs')), sp);
+    if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
+      check(C.shexec_session_set_output_limit(sp, o.outputLimit ?? 30000,
+        pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
+    }
+    if (o.envInherit !== undefined) check(C.shexec_session_set_env_inherit(sp, o.envInherit ? 1 : 0), sp);
+    for (const [k, v] of Object.entries(o.env || {})) this.setEnv(k, v);
+    for (const g of o.envDeny || []) check(C.shexec_session_env_deny(sp, String(g)), sp);
+    for (const g of o.envAllow || []) check(C.shexec_session_env_allow(sp, String(g)), sp);
+    if (o.shell !== undefined && o.shell !== null) {
+      const argv = Array.isArray(o.shell) ? o.shell.map(String) : [String(o.shell)];
+      check(C.shexec_session_set_shell_argv(sp, [...argv, null]), sp);
+    }
+    if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
+    if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);
+    if (o.onLeftovers !== undefined) {
+      check(C.shexec_session_set_on_leftovers(sp, pick(ON_LEFTOVERS, o.onLeftovers, 'onLeftovers')), sp);
+    }
+  }
+
+  _live() {
+    if (!this._ptr || this._closing) throw new ClosedError(-6, 'the session is closed');
+    return this._ptr;
+  }
+
+  /** The session's working directory (absolute): where the next command starts. */
+  get cwd() {
+    return this._ptr ? C.shexec_session_cwd(this._ptr) : null;
+  }
+
+  /** Set the working directory of the next commands (NoCwdError when missing). */
+  setCwd(dir) {
+    const sp = this._live();
+    check(C.shexec_session_set_cwd(sp, String(dir)), sp);
+  }
+
+  /** Set (or, with null/undefined, remove) a variable for every later command. */
+  setEnv(name, value) {
+    const sp = this._ptr;
+    check(C.shexec_session_setenv(sp, String(name), value === null || value === undefined ? null : String(value)), sp);
+  }
+
+  get closed() {
+    return !this._ptr || !!this._closing;
+  }
+
+  // -- commands --------------------------------------------------------------
+
+  /** Make and configure a C run; the caller starts it. */
+  _newRun(command, o) {
+    const sp = this._live();
+    const cmd = toBuffer(command, 'command');
+    // said here: an empty Buffer reaches C as a NULL pointer, which the
+    // library would report as "command is NULL"
+    if (cmd.length === 0) throw new InvalidArgumentError(-1, 'the command is empty');
+    const out = [null];
+    check(C.shexec_run_new_bytes(out, sp, cmd, cmd.length), sp);
+    const rp = out[0];
+    try {
+      if (o.timeoutMs !== undefined && o.timeoutMs !== null) {
+        check(C.shexec_run_set_timeout_ms(rp, u32(o.timeoutMs, 'timeoutMs', { zeroOk: false })), sp);
+      }
+      if (o.cwd !== undefined && o.cwd !== null) check(C.shexec_run_set_cwd(rp, String(o.cwd)), sp);
+      for (const [k, v] of Object.entries(o.env || {})) {
+        check(C.shexec_run_setenv(rp, k, v === null || v === undefined ? null : String(v)), sp);
+      }
+      if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
+        check(C.shexec_run_set_output_limit(rp, o.outputLimit ?? 30000,
+          pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
+      }
+      if (o.pty) {
+        check(C.shexec_run_set_pty(rp, o.pty === 'echo' ? 2 : 1), sp);
+        if (o.ptySize) check(C.shexec_run_set_pty_size(rp, o.ptySize.cols, o.ptySize.rows), sp);
+      }
+      if (o.ansi !== undefined) check(C.shexec_run_set_ansi(rp, pick({ keep: 0, strip: 1 }, o.ansi, 'ansi')), sp);
+      if (o.stdin !== undefined && o.stdin !== null && o.stdin !== false && !o.pty) {
+        check(C.shexec_run_set_stdin(rp, 1), sp);
+      }
+    } catch (e) {
+      C.shexec_run_free(rp);
+      throw e;
+    }
+    return rp;
+  }
+
+  /**
+   * Run `command` and resolve to its result once it has ended: {stdout,
+   * stderr, exitCode, signal, state, timedOut, cwd, truncated, leftovers,
+   * leftoverTaskId, ...}. A non-zero exit or a timeout is data, not an
+   * error. Rejects with a ShexecError when the command could not be run
+   * (NoCwdError, SpawnError, ...), with an AbortError (its .result set)
+   * when opts.signal aborted it: its process tree is terminated first.
+   * @param {string|Buffer} command
+   * @param {object} [opts] timeoutMs, cwd, env, onOutput(data, stream),
+   *   stdin (string|Buffer|true), pty (true|'echo'), ptySize {cols, rows},
+   *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep, signal,
+   *   encoding ('utf8' default, or 'buffer')
+   */
+  run(command, opts = {}) {
+    return new Promise((resolve, reject) => {
+      if (opts.signal && opts.signal.aborted) {
+        reject(new AbortError(opts.signal.reason));
+        return;
+      }
+      const sp = this._live();
+      const rp = this._newRun(command, opts);
+      const rs = new RunState(this, rp, opts, resolve, reject);
+      const rc = C.shexec_run_start(rp);
+      if (rc < 0) {
+        const err = failure(rc, sp);
+        rs.release();
+        C.shexec_run_free(rp);
+        reject(err);
+        return;
+      }
+      this._runs.add(rs);
+      pump.ref(1);
+      rs.started();
+      pump.kick();
+    });
+  }
+
+  /**
+   * Start `command` in the background as a task: a Task (an EventEmitter
+   * with 'output' (data, stream) and 'done' (result) events, async-iterable
+   * over {stream, data} chunks). Throws a ShexecError when it cannot start
+   * (LimitError when the session holds its maximum of tasks).
+   * @param {string|Buffer} command
+   * @param {object} [opts] as run(), and stdin: true for write()
+   */
+  start(command, opts = {}) {
+    if (opts.signal && opts.signal.aborted) throw new AbortError(opts.signal.reason);
+    const sp = this._live();
+    const rp = this._newRun(command, opts);
+    const task = new Task(this, opts);
+    task._bindRun(rp); // the callback is set before the start: nothing is missed
+    const out = [null];
+    const rc = C.shexec_run_start_task(out, rp);
+    if (rc < 0) {
+      const err = failure(rc, sp);
+      task._unbind();
+      C.shexec_run_free(rp);
+      throw err;
+    }
+    task._attach(out[0], true);
+    return task;
+  }
+
+  /**
+   * The task with this id (leftovers adopted from a command, such as the
+   * leftoverTaskId of a run whose command was `server &`). Each call gives
+   * the same object while the task lives. Like a started task, it keeps the
+   * process alive until it ends (unref() lets it go); leftovers nobody
+   * looks up never do. NoTaskError when there is none.
+   */
+  task(id) {
+    for (const t of this._tasks) if (t.id === id) return t;
+    const sp = this._live();
+    const out = [null];
+    check(C.shexec_session_find_task(out, sp, String(id)), sp);
+    const task = new Task(this, {});
+    task._bindRun(C.shexec_task_run(out[0]));
+    task._attach(out[0], true);
+    return task;
+  }
+
+  // -- tools (the shell as tools for a model; see shexec.h) -------------------
+
+  /** The enabled tools as [{name, description, inputSchema}]. */
+  listTools() {
+    const sp = this._live();
+    const out = [null];
+    check(C.shexec_tool_list(out, sp), sp);
+    return takeJson(out[0]);
+  }
+
+  setToolEnabled(name, enabled = true) {
+    const sp = this._live();
+    check(C.shexec_tool_set_enabled(sp, String(name), enabled ? 1 : 0), sp);
+  }
+
+  isToolEnabled(name) {
+    return C.shexec_tool_is_enabled(this._live(), String(name)) === 1;
+  }
+
+  renameTool(name, newName) {
+    const sp = this._live();
+    check(C.shexec_tool_rename(sp, String(name), String(newName)), sp);
+  }
+
+  /**
+   * Call a tool with its arguments (an object) and resolve to its JSON
+   * result (an object). A foreground bash call runs without blocking the
+   * event loop; task_output answers at once; task_kill waits for the killed
+   * task to end (its SIGTERM, at most the kill grace), as the library does.
+   * Rejects with ToolNotAvailableError, InvalidArgumentError, NoTaskError,
+   * ... carrying the library's message for the model (also in .result).
+   */
+  async callTool(name, args = {}) {
+    const sp = this._live();
+    const json = typeof args === 'string' ? args : JSON.stringify(args);
+    const runOut = [null];
+    const bg = [0];
+    let rc = C.shexec_tool_prepare(runOut, bg, sp, String(name), json);
+    if (rc === 0 && !bg[0]) {
+      const rp = runOut[0];
+      const result = await new Promise((resolve, reject) => {
+        const rs = new RunState(this, rp, {}, resolve, reject);
+        rs.toolResult = true;
+        rc = C.shexec_run_start(rp);
+        if (rc < 0) {
+          const err = failure(rc, sp);
+          rs.release();
+          C.shexec_run_free(rp);
+          reject(err);
+          return;
+        }
+        rs.started();
+        this._runs.add(rs);
+        pump.ref(1);
+        pump.kick();
+      });
+      return result;
+    }
+    if (rc === 0) C.shexec_run_free(runOut[0]); // background: the tool layer starts it itself
+    const out = [null];
+    rc = C.shexec_tool_call(out, sp, String(name), json);
+    const err = rc < 0 ? failure(rc, sp) : null;
+    const result = takeJson(out[0]);
+    if (result && result.task_id && result.status === 'running') this._knownTaskIds.add(result.task_id);
+    if (err) {
+      err.result = result;
+      throw err;
+    }
+    pump.kick();
+    return result;
+  }
+
+  // -- pumping (called by the pump) ---------------------------------------------
+
+  _pollSegment() {
+    if (!this._ptr) return null;
+    for (;;) {
+      const cap = this._fdbuf.length / POLLFD_SIZE;
+      const n = C.shexec_session_pollfds(this._fdbuf, cap, this._timeout, this._ptr);
+      if (n < 0) {
+        this._fatal(failure(n, this._ptr));
+        return null;
+      }
+      if (n > cap) {
+        this._fdbuf = Buffer.alloc(n * 2 * POLLFD_SIZE);
+        continue;
+      }
+      const timeout = this._timeout[0];
+      if (n === 0 && timeout < 0) {
+        // nothing to wait for; a task found after it ended is settled here
+        this._afterProcess();
+        return null;
+      }
+      return { session: this, fds: this._fdbuf, n, timeout, offset: 0 };
+    }
+  }
+
+  _process(fds, n) {
+    if (!this._ptr) return;
+    const rc = C.shexec_session_process(this._ptr, fds, n);
+    if (rc < 0) this._fatal(failure(rc, this._ptr));
+  }
+
+  _afterProcess() {
+    // output first (it happened before the end), then the ends
+    for (const rs of this._runs) rs.flushEvents();
+    for (const t of this._tasks) t._flushEvents();
+    for (const rs of [...this._runs]) if (rs.poll()) this._runs.delete(rs);
+    for (const t of [...this._tasks]) t._poll();
+    this._maybeFinishClose();
+  }
+
+  /** The loop failed (poll, memory): nothing can be pumped any more. */
+  _fatal(err) {
+    for (const rs of [...this._runs]) {
+      C.shexec_run_cancel(rs.rp);
+    }
+    process.emitWarning(`shexec: ${err.message}`);
+  }
+
+  // -- closing -----------------------------------------------------------------
+
+  /**
+   * Close the session: every command it still runs (runs, tasks, adopted
+   * leftovers) is terminated (SIGTERM to its tree, SIGKILL after the kill
+   * grace) without blocking the event loop; pending run() promises resolve
+   * with state 'cancelled', tasks end 'killed'. Resolves once all of them
+   * have ended and the session is freed. Idempotent.
+   */
+  close() {
+    if (this._closing) return this._closing;
+    if (!this._ptr) return Promise.resolve();
+    // the wait for the end keeps the process alive, as a pending run does
+    pump.ref(1);
+    this._closing = new Promise((resolve) => {
+      this._closeResolve = () => {
+        pump.ref(-1);
+        resolve();
+      };
+    });
+    const sp = this._ptr;
+    for (const rs of this._runs) C.shexec_run_cancel(rs.rp);
+    for (const id of this._knownTaskIds) {
+      const out = [null];
+      if (C.shexec_session_find_task(out, sp, id) === 0 && !this._ownsTask(out[0])) {
+        const t = new Task(this, {});
+        t._bindRun(C.shexec_task_run(out[0]));
+        t._attach(out[0], false);
+      }
+    }
+    for (const t of this._tasks) if (t._tp) C.shexec_task_kill(t._tp);
+    pump.kick();
+    this._maybeFinishClose();
+    return this._closing;
+  }
+
+  _ownsTask(tp) {
+    for (const t of this._tasks) if (t._tp === tp) return true;
+    return false;
+  }
+
+  _maybeFinishClose() {
+    if (!this._closing || !this._ptr || this._runs.size > 0) return;
+    for (const t of this._tasks) if (t._tp) return;
+    this._freeNow();
+    this._closeResolve();
+  }
+
+  /** Free at once (blocking until the library has terminated what runs). */
+  _freeNow() {
+    if (!this._ptr) return;
+    const sp = this._ptr;
+    for (const rs of [...this._runs]) rs.abandon();
+    for (const t of [...this._tasks]) t._abandon();
+    this._ptr = null;
+    pump.sessions.delete(this);
+    C.shexec_session_free(sp);
+  }
+}
+
+function takeJson(ptr) {
+  if (!ptr) return null;
+  try {
+    return JSON.parse(koffi.decode(ptr, 'char', -1));
+  } finally {
+    C.shexec_free(ptr);
+  }
+}
+
+// --------------------------------------------------------------------------
+// Output callbacks
+// --------------------------------------------------------------------------
+
+/**
+ * One output callback registered with koffi for a C run: it only copies the
+ * chunk into a queue (it runs inside shexec_session_process(), where the
+ * library refuses starts and waits); the queue is delivered to JS listeners
+ * right after that call returns, so listeners may do anything.
+ */
+class OutputSink {
+  constructor(encoding) {
+    this.encoding = encoding;
+    this.queue = [];
+    this.decoders = encoding === 'buffer' ? null
+      : { [STDOUT]: new StringDecoder(encoding), [STDERR]: new StringDecoder(encoding) };
+    this.cb = koffi.register((user, stream, data, len) => {
+      this.queue.push([stream, copyOut(data, Number(len))]);
+    }, koffi.pointer(OutputFn));
+  }
+
+  /** Deliver queued chunks: emit(dataAsEncoded, streamName). */
+  flush(emit) {
+    if (this.queue.length === 0) return;
+    const q = this.queue;
+    this.queue = [];
+    for (const [stream, buf] of q) {
+      const data = this.decoders ? this.decoders[stream].write(buf) : buf;
+      if (this.decoders && data === '') continue;
+      emit(data, STREAM_NAMES[stream]);
+    }
+  }
+
+  /** The end: whatever a decoder still holds (an incomplete UTF-8 sequence). */
+  end(emit) {
+    if (!this.decoders) return;
+    for (const stream of [STDOUT, STDERR]) {
+      const rest = this.decoders[stream].end();
+      if (rest) emit(rest, STREAM_NAMES[stream]);
+    }
+  }
+
+  release() {
+    if (this.cb) koffi.unregister(this.cb);
+    this.cb = null;
+  }
+}
+
+function safeCall(fn, ...args) {
+  try {
+    fn(...args);
+  } catch (e) {
+    // a listener's exception must not unwind through the pump; surface it
+    // as Node surfaces an exception thrown by an event listener
+    process.nextTick(() => {
+      throw e;
+    });
+  }
+}
+
+// --------------------------------------------------------------------------
+// A foreground run in flight
+// --------------------------------------------------------------------------
+
+class RunState {
+  constructor(session, rp, opts, resolve, reject) {
+    this.session = session;
+    this.rp = rp;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.encoding = opts.encoding || session._encoding;
+    this.onOutput = opts.onOutput || null;
+    this.signal = opts.signal || null;
+    this.aborted = false;
+    this.toolResult = false;
+    this.stdin = opts.stdin;
+    this.sink = null;
+    if (this.onOutput) {
+      if (typeof this.onOutput !== 'function') throw new TypeError('onOutput must be a function');
+      this.sink = new OutputSink(this.encoding);
+      check(C.shexec_run_set_output_fn(rp, this.sink.cb, null), session._ptr);
+    }
+    this.onAbort = null;
+  }
+
+  started() {
+    try {
+      this.feed();
+    } catch (e) {
+      // the input could not be queued: end the command, report why
+      this.startError = e;
+      C.shexec_run_cancel(this.rp);
+    }
+  }
+
+  feed() {
+    const sp = this.session._ptr;
+    if (this.stdin !== undefined && this.stdin !== null && this.stdin !== false && this.stdin !== true) {
+      const b = toBuffer(this.stdin, 'stdin');
+      if (b.length) check(C.shexec_run_write(this.rp, b, b.length), sp);
+      check(C.shexec_run_close_stdin(this.rp), sp);
+    }
+    if (this.signal) {
+      this.onAbort = () => {
+        this.aborted = true;
+        C.shexec_run_cancel(this.rp);
+        pump.kick();
+      };
+      this.signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  flushEvents() {
+    if (this.sink && this.onOutput) this.sink.flush((d, st) => safeCall(this.onOutput, d, st));
+  }
+
+  /** True once finished and settled. */
+  poll() {
+    if (C.shexec_run_done(this.rp) !== 1) return false;
+    this.flushEvents();
+    if (this.sink && this.onOutput) this.sink.end((d, st) => safeCall(this.onOutput, d, st));
+    const sp = this.session._ptr;
+    let result;
+    if (this.toolResult) {
+      const out = [null];
+      const rc = C.shexec_tool_result(out, this.rp);
+      result = rc < 0 ? failure(rc, sp) : takeJson(out[0]);
+    } else {
+      result = collectResult(this.rp, sp, this.encoding);
+      if (result.leftoverTaskId) this.session._knownTaskIds.add(result.leftoverTaskId);
+    }
+    C.shexec_run_free(this.rp);
+    this.finish(result);
+    return true;
+  }
+
+  finish(result) {
+    this.release();
+    pump.ref(-1);
+    if (this.startError) this.reject(this.startError);
+    else if (result instanceof Error) this.reject(result);
+    else if (this.aborted) this.reject(new AbortError(this.signal.reason, result));
+    else this.resolve(result);
+  }
+
+  /** The session is being freed under us (process exit). */
+  abandon() {
+    const sp = this.session._ptr;
+    C.shexec_run_cancel(this.rp);
+    const result = collectResult(this.rp, sp, this.encoding);
+    result.state = 'cancelled';
+    C.shexec_run_free(this.rp); // terminates and reaps
+    this.session._runs.delete(this);
+    this.finish(result);
+  }
+
+  release() {
+    if (this.signal && this.onAbort) this.signal.removeEventListener('abort', this.onAbort);
+    this.onAbort = null;
+    if (this.sink) this.sink.release();
+  }
+}
+
+// --------------------------------------------------------------------------
+// Task
+// --------------------------------------------------------------------------
+
+/**
+ * A background command. Events: 'output' (data, stream) as it arrives,
+ * 'done' (result) once it ended. `done` is a promise of the same result
+ * (never rejected; an abort through opts.signal ends it 'killed'). Async
+ * iteration yields {stream, data} chunks until the end. The C task is
+ * freed as soon as it has ended: its results stay readable here.
+ */
+class Task extends EventEmitter {
+  constructor(session, opts) {
+    super();
+    this._session = session;
+    this._encoding = opts.encoding || session._encoding;
+    this._tp = null;
+    this._rp = null;
+    this._sink = null;
+    this._result = null;
+    this._unread = null;
+    this._refed = false;
+    this.id = null;
+    this.command = null;
+    this.done = new Promise((resolve) => {
+      this._resolveDone = resolve;
+    });
+    if (typeof opts.onOutput === 'function') this.on('output', opts.onOutput);
+    this._signal = opts.signal || null;
+    this._onAbort = null;
+  }
+
+  _bindRun(rp) {
+    this._rp = rp;
+    if (C.shexec_run_done(rp) === 1) return; // ended already: no output to come
+    this._sink = new OutputSink(this._encoding);
+    check(C.shexec_run_set_output_fn(rp, this._sink.cb, null), this._session._ptr);
+  }
+
+  _unbind() {
+    if (this._sink) this._sink.release();
+    this._sink = null;
+    this._rp = null;
+  }
+
+  _attach(tp, ref) {
+    this._tp = tp;
+    this.id = C.shexec_task_id(tp);
+    this._session._tasks.add(this);
+    this._session._knownTaskIds.delete(this.id);
+    if (ref) this.ref();
+    if (this._signal) {
+      this._onAbort = () => this.kill();
+      this._signal.addEventListener('abort', this._onAbort, { once: true });
+    }
+    pump.kick();
+  }
+
+  /** Keep the process alive until the task ends (the default for start()). */
+  ref() {
+    if (!this._refed && this._tp) {
+      this._refed = true;
+      pump.ref(1);
+    }
+    return this;
+  }
+
+  /** Let the process exit while the task runs (it is then terminated at exit). */
+  unref() {
+    if (this._refed) {
+      this._refed = false;
+      pump.ref(-1);
+    }
+    return this;
+  }
+
+  get pid() {
+    return this._result ? this._result.pid : Number(C.shexec_run_pid(this._rp));
+  }
+
+  /** 'running', or how it ended: 'exited', 'signaled', 'killed', 'timed_out'. */
+  get state() {
+    if (this._result) return this._result.state;
+    if (!this._rp) return 'killed';
+    return STATE_NAMES[C.shexec_run_state(this._rp)];
+  }
+
+  get running() {
+    return !this._result && !!this._tp;
+  }
+
+  /** Output of `stream` that arrived since the previous read(), marked read. */
+  read(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._tp) return decodeAs(readStream(C.shexec_task_read, this._tp, st), this._encoding);
+    if (this._unread) {
+      const b = this._unread[st];
+      this._unread[st] = Buffer.alloc(0);
+      return decodeAs(b, this._encoding);
+    }
+    return decodeAs(Buffer.alloc(0), this._encoding);
+  }
+
+  /** All captured output of `stream` so far (bounded by the output limit). */
+  output(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._result) return this._result[STREAM_NAMES[st]];
+    if (!this._rp) return decodeAs(Buffer.alloc(0), this._encoding);
+    return decodeAs(readStream(C.shexec_run_output, this._rp, st), this._encoding);
+  }
+
+  /** Queue input (the task needs opts.stdin = true, or a pty). PipeError once it ended. */
+  write(data) {
+    if (!this._tp) throw new PipeError(-10, 'the task has ended');
+    const b = toBuffer(data, 'input');
+    check(C.shexec_run_write(this._rp, b, b.length), this._session._ptr);
+    pump.kick();
+  }
+
+  /** End of input after what is queued (^D on a terminal). */
+  closeStdin() {
+    if (!this._tp) throw new PipeError(-10, 'the task has ended');
+    check(C.shexec_run_close_stdin(this._rp), this._session._ptr);
+    pump.kick();
+  }
+
+  /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result
+   * (the process is kept alive until then, even for an unref'd task). */
+  kill() {
+    if (this._tp) {
+      this.ref();
+      check(C.shexec_task_kill(this._tp), this._session._ptr);
+      pump.kick();
+    }
+    return this.done;
+  }
+
+  _flushEvents() {
+    if (this._sink) this._sink.flush((d, st) => this.emit('output', d, st));
+  }
+
+  _poll() {
+    if (!this._tp || C.shexec_run_done(this._rp) !== 1) return;
+    this._flushEvents();
+    if (this._sink) this._sink.end((d, st) => this.emit('output', d, st));
+    const sp = this._session._ptr;
+    const result = collectResult(this._rp, sp, this._encoding);
+    result.id = this.id;
+    this._unread = {
+      [STDOUT]: readStream(C.shexec_task_read, this._tp, STDOUT),
+      [STDERR]: readStream(C.shexec_task_read, this._tp, STDERR),
+    };
+    C.shexec_task_free(this._tp); // it has ended: this does not wait
+    this._end(result);
+  }
+
+  _end(result) {
+    this._tp = null;
+    this._rp = null;
+    this._result = result;
+    this._session._tasks.delete(this);
+    if (this._sink) this._sink.release();
+    this._sink = null;
+    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort);
+    this.unref();
+    this._resolveDone(result);
+    this.emit('done', result);
+  }
+
+  /** The session is being freed under us (process exit). */
+  _abandon() {
+    const sp = this._session._ptr;
+    C.shexec_task_kill(this._tp);
+    const result = collectResult(this._rp, sp, this._encoding);
+    result.id = this.id;
+    result.state = 'killed';
+    C.shexec_task_free(this._tp); // terminates and reaps
+    this._end(result);
+  }
+
+  /** {stream, data} chunks as they arrive, until the task ends. */
+  async *[Symbol.asyncIterator]() {
+    const queue = [];
+    let wake = null;
+    let ended = !!this._result;
+    const onOut = (data, stream) => {
+      queue.push({ stream, data });
+      if (wake) wake();
+    };
+    const onDone = () => {
+      ended = true;
+      if (wake) wake();
+    };
+    this.on('output', onOut);
+    this.once('done', onDone);
+    try {
+      for (;;) {
+        if (queue.length) {
+          yield queue.shift();
+          continue;
+        }
+        if (ended) return;
+        await new Promise((r) => {
+          wake = r;
+        });
+        wake = null;
+      }
+    } finally {
+      this.off('output', onOut);
+      this.off('done', onDone);
+    }
+  }
+}
+
+function version() {
+  return C.shexec_version();
+}
+
+function strerror(code) {
+  return C.shexec_strerror(code);
+}
+
+module.exports = {
+  Session,
+  Task,
+  version,
+  strerror,
+  libraryPath,
+  ShexecError,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  NoCwdError,
+  SpawnError,
+  SysError,
+  StateError,
+  ClosedError,
+  TooBigError,
+  LimitError,
+  NoTaskError,
+  PipeError,
+  ToolNotAvailableError,
+  AbortError,
+};

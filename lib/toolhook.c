@@ -1,0 +1,58 @@
+/*
+ * toolhook.c - the tool layer's door into the internals (see toolhook.h for
+ * what passes through it and why): small reads and the session-owned task
+ * rules, each a few lines over the handles' layouts.
+ */
+#include "toolhook.h"
+
+#include "session.h"
+
+void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
+{
+    out->default_timeout_ms = s->default_timeout_ms;
+    out->max_timeout_ms = s->max_timeout_ms;
+    out->limit = s->limit;
+    out->unit = s->unit;
+    out->max_tasks = s->max_tasks;
+    out->persist_env = s->persist_env;
+    out->in_callback = s->in_loop;
+}
+
+shx_tool_registry *shx_hook_registry(shexec_session *s)
+{
+    return &s->tools;
+}
+
+shexec_session *shx_hook_run_session(const shexec_run *run, int *is_task)
+{
+    *is_task = run->task != NULL;
+    return run->s;
+}
+
+void shx_hook_run_hold(shexec_run *run, int hold)
+{
+    if (hold)
+        run->held++;
+    else
+        run->held--;
+}
+
+shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released)
+{
+    shexec_task *t = shx_task_find(s, id);
+    *released = !t && shx_task_was_released(s, id);
+    return t;
+}
+
+void shx_hook_task_disown(shexec_task *t)
+{
+    t->host_held = 0;
+}
+
+void shx_hook_task_spent(shexec_task *t)
+{
+    if (t->host_held)
+        t->withdrawn = 1;
+    else
+        shexec_task_free(t);
+}

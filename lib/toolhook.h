@@ -1,0 +1,58 @@
+/*
+ * toolhook.h - the tool layer's one door into the library's internals.
+ * tool.c and tooldef.c are a front end: they configure, start and read runs
+ * and tasks through the public API (shexec.h) and format JSON with the pure
+ * helpers (json.h, buf.h). What they need beyond that is here, in one place,
+ * and each item says why it is not public:
+ *
+ * - Session-owned tasks. A task the tool layer starts is the session's, not
+ *   the host's: when finished it may be released for room, and once the
+ *   model has read it to the end its id is spent. Publishing that would put
+ *   the retention rules into the ABI, which hosts should not build on.
+ * - Holding a run across a wait, so an output callback that frees the task
+ *   cannot free it under the tool layer (hosts never need this: they own
+ *   their pointers).
+ * - The settings the tool descriptions quote to the model, and whether the
+ *   call comes from inside a callback: read-only, copied out.
+ * - The tool registry's storage and the per-session error message, which
+ *   every entry point of the library writes.
+ */
+#ifndef SHX_TOOLHOOK_H
+#define SHX_TOOLHOOK_H
+
+#include <stdint.h>
+
+#include "base.h"
+#include "shexec.h"
+#include "tool.h"
+
+typedef struct shx_tool_settings {
+    uint32_t default_timeout_ms, max_timeout_ms;
+    uint64_t limit;
+    int unit;
+    uint32_t max_tasks;
+    int persist_env; /* exports persist between commands (the description says so) */
+    int in_callback; /* called from an output or done callback */
+} shx_tool_settings;
+
+/* A copy of what the tool layer quotes and checks. */
+void shx_hook_settings(const shexec_session *s, shx_tool_settings *out);
+/* The session's tool registry. */
+shx_tool_registry *shx_hook_registry(shexec_session *s);
+/* The session of a run; *is_task says whether a task owns the run. */
+shexec_session *shx_hook_run_session(const shexec_run *run, int *is_task);
+/* Hold (1) or let go of (0) a run across a wait that may run callbacks. */
+void shx_hook_run_hold(shexec_run *run, int hold);
+/*
+ * The task with that id, without making it the host's (unlike
+ * shexec_session_find_task()). NULL if there is none; then *released says
+ * whether the id is of a task released unread for room.
+ */
+shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released);
+/* The tool layer started t and never hands out its pointer: the session owns it. */
+void shx_hook_task_disown(shexec_task *t);
+/* The model read t to its end: its id is spent. Freed if the session owns
+ * it; withdrawn (no longer found, freed by the host) if the host holds it. */
+void shx_hook_task_spent(shexec_task *t);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * watchdog.c - the host's side of the watchdog (see watchdog.h): starting
+ * it, telling it about the session's groups, stopping it.
+ *
+ * It is a fork() of the host, not a helper program: a host that loads only
+ * the shared library (any FFI) has nothing else to execute, and a fork needs
+ * no path. The host may be multithreaded, so the child runs only
+ * async-signal-safe code (watchdog_proc.c) on an arena mapped before the
+ * fork; the host unmaps its own view of the arena right after. The pipe's
+ * host end is close-on-exec and every command is spawned with only 0-2
+ * open, so neither the commands nor programs the host runs hold it: the
+ * host's death (or its exit) is its last close.
+ *
+ * Messages are written non-blocking; a watchdog slow enough to fill the
+ * pipe (a thousand messages behind) gets up to a second before a message
+ * is dropped. A message is a few microseconds, two per command (its group,
+ * its end).
+ */
+#include "watchdog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "spawn.h"
+#include "testhook.h"
+
+static void reap(shexec_session *s, int patient)
+{
+    if (s->watchdog_pid <= 0)
+        return;
+    /* it exits at once on QUIT or EOF: a second is plenty; then it is
+     * killed (an unreaped child of ours: its pid is still its own) */
+    for (int i = 0; patient && i < 1000; i++) {
+        pid_t w = waitpid(s->watchdog_pid, NULL, WNOHANG);
+        if (w == s->watchdog_pid || (w < 0 && errno == ECHILD)) {
+            s->watchdog_pid = -1;
+            return;
+        }
+        poll(NULL, 0, 1);
+    }
+    kill(s->watchdog_pid, SIGKILL);
+    while (waitpid(s->watchdog_pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    s->watchdog_pid = -1;
+}
+
+static void send_msg(shexec_session *s, const shx_wd_msg *m)
+{
+    if (s->watchdog_fd < 0)
+        return;
+    for (int tries = 0; tries < 2; tries++) {
+        ssize_t w = shx_write_nosigpipe(s->watchdog_fd, m, sizeof *m);
+        if (w == (ssize_t)sizeof *m)
+            return;
+        if (w < 0 && errno == EINTR) {
+            tries--;
+            continue;
+        }
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd p = {.fd = s->watchdog_fd, .events = POLLOUT};
+            poll(&p, 1, 1000);
+            continue;
+        }
+        break;
+    }
+    if (errno == EAGAIN)
+        return; /* dropped: the watchdog is stuck, not gone */
+    /* the watchdog is gone (killed from outside): nothing to tell any more */
+    close(s->watchdog_fd);
+    s->watchdog_fd = -1;
+    reap(s, 1);
+}
+
+void shx_watchdog_group(shexec_session *s, pid_t pgid)
+{
+    if (s->watchdog_fd < 0)
+        return;
+    /* read while the leader is our unreaped child: its pid is its own */
+    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid, .start = shx_wd_start_time(pgid)};
+    send_msg(s, &m);
+}
+
+void shx_watchdog_anchors(shexec_session *s, const shx_group *g)
+{
+    for (int i = 0; i < g->n && s->watchdog_fd >= 0; i++) {
+        uint64_t start = shx_wd_start_time(g->pid[i]);
+        /* with a pidfd, proof that the start time read was the anchor's */
+        struct pollfd p = {.fd = g->pidfd[i], .events = POLLIN};
+        if (!start || (g->pidfd[i] >= 0 && poll(&p, 1, 0) != 0))
+            continue;
+        shx_wd_msg m = {.type = SHX_WD_ANCHOR, .pgid = g->pgid, .pid = g->pid[i], .start = start};
+        send_msg(s, &m);
+    }
+}
+
+void shx_watchdog_forget(shexec_session *s, pid_t pgid)
+{
+    shx_wd_msg m = {.type = SHX_WD_FORGET, .pgid = pgid};
+    send_msg(s, &m);
+}
+
+void shx_watchdog_grace(shexec_session *s)
+{
+    shx_wd_msg m = {.type = SHX_WD_GRACE, .grace_ms = s->kill_grace_ms};
+    send_msg(s, &m);
+}
+
+/* A descriptor >= 3, close-on-exec, in place of fd. */
+static int above_stdio(int fd)
+{
+    if (fd >= 3)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return moved;
+}
+
+/*
+ * _Fork (glibc 2.34, POSIX 2024) runs no pthread_atfork handlers: none of
+ * the host's code runs in the watchdog. Sanitizers keep their own state
+ * across fork() only, so they get fork().
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define USE_PLAIN_FORK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define USE_PLAIN_FORK 1
+#endif
+#endif
+
+#if !defined(USE_PLAIN_FORK) && defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 34)
+#define HAVE_UNDERSCORE_FORK 1
+#endif
+#endif
+
+static pid_t fork_watchdog(void)
+{
+#ifdef HAVE_UNDERSCORE_FORK
+    return _Fork();
+#else
+    return fork();
+#endif
+}
+
+int shx_watchdog_start(shexec_session *s)
+{
+    if (s->watchdog_fd >= 0)
+        return SHEXEC_OK;
+    shx_wd_arena *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED)
+        return shx_fail(s, SHEXEC_ENOMEM, "cannot map the watchdog's tables: %s",
+                        strerror(errno));
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        int e = errno;
+        munmap(a, sizeof *a);
+        return shx_fail(s, SHEXEC_ESYS, "cannot create the watchdog's pipe: %s", strerror(e));
+    }
+    fds[0] = above_stdio(fds[0]);
+    fds[1] = above_stdio(fds[1]);
+    struct rlimit rl;
+    a->fd = fds[0];
+    a->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur
+                                                                           : 65536;
+    a->grace_ms = s->kill_grace_ms;
+    pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
+    if (pid == 0)
+        shx_wd_main(a);
+    int e = errno;
+    munmap(a, sizeof *a);
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (pid < 0) {
+        if (fds[1] >= 0)
+            close(fds[1]);
+        return shx_fail(s, SHEXEC_ESYS, "cannot start the watchdog: %s", strerror(e));
+    }
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    s->watchdog_fd = fds[1];
+    s->watchdog_pid = pid;
+    /* commands already running are the session's too */
+    for (shexec_run *r = s->active; r; r = r->next_active) {
+        if (!r->proc.reaped)
+            shx_watchdog_group(s, r->proc.pid);
+        if (r->proc.group_phase)
+            shx_watchdog_anchors(s, &r->proc.group);
+    }
+    return SHEXEC_OK;
+}
+
+void shx_watchdog_stop(shexec_session *s)
+{
+    if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
+        return;
+    shx_wd_msg m = {.type = SHX_WD_QUIT};
+    send_msg(s, &m);
+    if (s->watchdog_fd >= 0)
+        close(s->watchdog_fd);
+    s->watchdog_fd = -1;
+    reap(s, 1);
+}
+
+/* ---- test hooks (testhook.h) ------------------------------------------------ */
+
+int64_t shx_test_watchdog_pid(const shexec_session *s)
+{
+    return s->watchdog_fd >= 0 ? (int64_t)s->watchdog_pid : -1;
+}
+
+void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start)
+{
+    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = (int32_t)pgid, .start = start};
+    send_msg(s, &m);
+}
+
+uint64_t shx_test_start_time(int64_t pid)
+{
+    return shx_wd_start_time((pid_t)pid);
+}

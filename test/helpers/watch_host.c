@@ -1,0 +1,178 @@
+/*
+ * watch_host - a host on the library for test_watchdog, which kills it.
+ *
+ *   watch_host MODE DIR
+ *
+ * It starts, in one session (kill grace 300 ms, the watchdog on unless
+ * MODE is "off"): two background tasks that each start a `sleep`, a
+ * foreground command whose leftover `sleep` is adopted as a task, and a
+ * foreground command still running that started a `sleep` and a `setsid
+ * sleep`. Every pid of theirs goes to DIR/pids, one a line; the
+ * watchdog's to DIR/watchdog. Then, by MODE:
+ *   kill, off  wait to be killed
+ *   late       the same, with the watchdog turned on only after the
+ *              commands started
+ *   segv       crash (SIGSEGV) in an output callback of its own
+ *   exit       return from main without freeing the session
+ *   forkexec   fork()+exec an unrelated `sleep` (pid in DIR/unrelated),
+ *              then wait to be killed
+ *   claim-wrong, claim-right
+ *              start an unrelated `sleep` in a process group of its own
+ *              (DIR/unrelated) and tell the watchdog it is one of the
+ *              session's groups, with a start time that is not its own /
+ *              that is; then wait to be killed
+ * DIR/ready appears when all is in place. Exit status 2: a setup failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shexec.h"
+#include "testhook.h"
+
+extern char **environ;
+
+static char dir[1024];
+
+static void die(const char *what, shexec_session *s)
+{
+    fprintf(stderr, "watch_host: %s: %s\n", what, s ? shexec_session_errmsg(s) : strerror(errno));
+    exit(2);
+}
+
+static void write_file(const char *name, long long v)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die(path, NULL);
+    fprintf(f, "%lld\n", v);
+    fclose(f);
+}
+
+static int count_pids(void)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/pids", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0, pid;
+    if (!f)
+        return 0;
+    while (fscanf(f, "%d", &pid) == 1)
+        n++;
+    fclose(f);
+    return n;
+}
+
+static shexec_run *new_run(shexec_session *s, const char *fmt)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, fmt, dir, dir, dir);
+    shexec_run *r = NULL;
+    if (shexec_run_new(&r, s, cmd) != SHEXEC_OK)
+        die("shexec_run_new", s);
+    return r;
+}
+
+static void crash(void *user, int stream, const char *data, size_t len)
+{
+    (void)user;
+    (void)stream;
+    (void)data;
+    (void)len;
+    volatile int *nowhere = NULL;
+    *nowhere = 1; /* the host's own bug */
+}
+
+static pid_t spawn_sleep(int own_group)
+{
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    if (own_group) {
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
+    }
+    char *argv[] = {(char *)"sleep", (char *)"1000", NULL};
+    pid_t pid;
+    if (posix_spawnp(&pid, "sleep", NULL, &attr, argv, environ) != 0)
+        die("spawn sleep", NULL);
+    posix_spawnattr_destroy(&attr);
+    return pid;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: watch_host MODE DIR\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    snprintf(dir, sizeof dir, "%s", argv[2]);
+    int watch = strcmp(mode, "off") != 0 && strcmp(mode, "late") != 0;
+
+    shexec_session *s = NULL;
+    if (shexec_session_new(&s) != SHEXEC_OK)
+        die("shexec_session_new", NULL);
+    if (shexec_session_set_kill_grace_ms(s, 300) != SHEXEC_OK)
+        die("grace", s);
+    if (watch && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
+        die("shexec_session_set_watchdog", s);
+
+    for (int i = 0; i < 2; i++) {
+        shexec_task *t = NULL;
+        shexec_run *r = new_run(s, "sleep 1000 & echo $! >> %s/pids; echo $$ >> %s/pids; wait");
+        if (shexec_run_start_task(&t, r) != SHEXEC_OK)
+            die("shexec_run_start_task", s);
+    }
+    shexec_run *left = new_run(s, "sleep 1000 >/dev/null 2>&1 & echo $! >> %s/pids");
+    if (shexec_run_exec(left) != SHEXEC_OK || shexec_run_leftovers(left) != SHEXEC_LEFTOVERS_ADOPTED)
+        die("the leftover was not adopted", s);
+    shexec_run *fg = new_run(s, "sleep 1000 & echo $! >> %s/pids; setsid sleep 1000 & "
+                                "echo $! >> %s/pids; echo $$ >> %s/pids; wait");
+    if (shexec_run_start(fg) != SHEXEC_OK)
+        die("shexec_run_start", s);
+    /* 2 tasks x 2, the leftover, the foreground shell and its two */
+    while (count_pids() < 8)
+        if (shexec_session_wait(s, 20) < 0)
+            die("shexec_session_wait", s);
+    if (!watch && strcmp(mode, "late") == 0 && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
+        die("shexec_session_set_watchdog (late)", s);
+    write_file("watchdog", (long long)shx_test_watchdog_pid(s));
+
+    if (strcmp(mode, "forkexec") == 0) {
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork", NULL);
+        if (pid == 0) {
+            execlp("sleep", "sleep", "1000", (char *)NULL);
+            _exit(127);
+        }
+        write_file("unrelated", pid);
+    } else if (strncmp(mode, "claim-", 6) == 0) {
+        pid_t pid = spawn_sleep(1);
+        uint64_t start = 0;
+        while (!start) /* it is our child: the pid is its own until we reap it */
+            start = shx_test_start_time(pid);
+        shx_test_watchdog_claim(s, pid, strcmp(mode, "claim-right") == 0 ? start : start + 1);
+        write_file("unrelated", pid);
+    }
+    write_file("ready", 1);
+
+    if (strcmp(mode, "segv") == 0) {
+        shexec_run *r = new_run(s, "echo boom");
+        shexec_run_set_output_fn(r, crash, NULL);
+        shexec_run_exec(r);
+        return 3; /* not reached */
+    }
+    if (strcmp(mode, "exit") == 0)
+        return 0; /* the session is never freed */
+    for (;;)
+        if (shexec_session_wait(s, 1000) < 0)
+            die("shexec_session_wait", s);
+}

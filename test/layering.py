@@ -1,0 +1,82 @@
+"""The library's shape, checked from its sources:
+- no circle among lib/*.c (a file calls a function another file defines);
+- the tool layer (tool.c, tooldef.c) goes through the public API, the pure
+  helpers and its one door (toolhook.h), never a handle's layout;
+- tests include no internal header but testhook.h and the pure helpers';
+- no library file is over 450 lines but json.c.
+Prints one line per finding; exit status 1 when there is any."""
+import glob
+import os
+import re
+import sys
+
+top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(top)
+problems = []
+
+def strip_comments(src):
+    return re.sub(r'/\*.*?\*/', '', src, flags=re.S)
+
+defined_in = {}
+lib_files = sorted(glob.glob('lib/*.c'))
+for f in lib_files:
+    src = strip_comments(open(f).read())
+    for m in re.finditer(r'^(?:SHEXEC_API\s+)?[a-zA-Z_][\w\s\*]*?\b(s(?:hx|hexec)_\w+)\s*\([^;]*?\)\s*\{',
+                         src, re.M):
+        if 'static' not in m.group(0).split('(')[0]:
+            defined_in[m.group(1)] = os.path.basename(f)
+
+calls = {}
+for f in lib_files:
+    here = os.path.basename(f)
+    src = strip_comments(open(f).read())
+    calls[here] = {}
+    for m in re.finditer(r'\b(s(?:hx|hexec)_\w+)\s*\(', src):
+        there = defined_in.get(m.group(1))
+        if there and there != here:
+            calls[here].setdefault(there, set()).add(m.group(1))
+
+def reachable(start):
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in calls.get(todo.pop(), {}):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+for f in sorted(calls):
+    if f in reachable(f):
+        problems.append('%s is in a circle of calls' % f)
+
+pure = {'buf.c', 'json.c', 'base.c', 'env.c', 'toolhook.c', 'tool.c', 'tooldef.c'}
+internal_headers = {'session.h', 'run.h', 'task.h', 'loop.h', 'proc.h', 'group.h', 'spawn.h',
+                    'stream.h', 'ending.h', 'start.h', 'settings.h'}
+for f in ('tool.c', 'tooldef.c'):
+    src = open('lib/' + f).read()
+    for inc in re.findall(r'#include "([^"]+)"', src):
+        if inc in internal_headers:
+            problems.append('lib/%s includes %s' % (f, inc))
+    for there, names in sorted(calls[f].items()):
+        for name in sorted(names):
+            if name.startswith('shx_') and there not in pure:
+                problems.append('lib/%s calls %s (%s) past the public API' % (f, name, there))
+    if re.search(r'\b(?:s|t|r|run)->', strip_comments(src)):
+        problems.append('lib/%s reads a handle\'s fields' % f)
+
+allowed_in_tests = {'testhook.h', 'testutil.h', 'buf.h', 'json.h', 'env.h', 'glob.h', 'ansi.h',
+                    'capture.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
+                    'spawn.h'}  # spawn.h: the pure shx_pick_shell
+for f in sorted(glob.glob('test/*.c')):
+    for inc in re.findall(r'#include "([^"]+)"', open(f).read()):
+        if inc.endswith('.h') and inc not in allowed_in_tests and inc != 'shexec.h':
+            problems.append('%s includes internal header %s' % (f, inc))
+
+for f in lib_files:
+    n = sum(1 for _ in open(f))
+    if n > 450 and os.path.basename(f) != 'json.c':
+        problems.append('%s has %d lines (over 450)' % (f, n))
+
+for p in problems:
+    print('layering:', p)
+sys.exit(1 if problems else 0)

@@ -1,0 +1,11 @@
+#!/bin/sh
+# The library's shape (test/layering.py): no circle of calls among lib/
+# files, the tool layer on the public API and its one door, tests on the
+# test hooks only, no oversized file.
+if python3 "$(dirname "$0")/layering.py"; then
+    echo "test_layering: ok"
+    echo "[  PASSED  ] 1 test(s)."
+else
+    echo "[  FAILED  ] 1 test(s)"
+    exit 1
+fi
