@@ -38,6 +38,12 @@ export interface SessionOptions {
    * process dies for any reason (SIGKILL, crash) without close() (default false).
    */
   watchdog?: boolean;
+  /**
+   * true: the exported environment a command leaves (with bash also its shell
+   * variables and functions) is where the next one starts, so
+   * `source .venv/bin/activate` lasts (default false; local shells only).
+   */
+  persistEnv?: boolean;
   /** 'utf8' (default): strings; 'buffer': the exact bytes. */
   encoding?: BufferEncoding | 'buffer';
 }
@@ -131,6 +137,10 @@ export class Session {
   readonly closed: boolean;
   setCwd(dir: string): void;
   setEnv(name: string, value: string | null | undefined): void;
+  /** Whether exports carry from one command to the next (persistEnv). */
+  readonly persistEnv: boolean;
+  /** The value of name in the environment the next command starts with, or null. */
+  getEnv(name: string): string | null;
   /** Run a command; resolves once it ended (a non-zero exit or a timeout is data). */
   run(command: string | Buffer, options?: RunOptions & { encoding?: BufferEncoding }): Promise<RunResult<string>>;
   run(command: string | Buffer, options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;

@@ -107,6 +107,9 @@ for (const decl of [
   'int shexec_session_process(void *s, const void *fds, uint32_t n)',
   'int shexec_session_set_max_tasks(void *s, uint32_t max)',
   'int shexec_session_set_watchdog(void *s, int on)',
+  'int shexec_session_set_persist_env(void *s, int on)',
+  'int shexec_session_persist_env(void *s)',
+  'const char *shexec_session_getenv(void *s, const char *name)',
   'int shexec_session_set_on_leftovers(void *s, int policy)',
   'int shexec_session_find_task(_Out_ void **out, void *s, const char *id)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
@@ -461,6 +464,8 @@ class Session {
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
    *   watchdog (true: the session's processes end when this process dies),
+   *   persistEnv (true: exports, and with bash shell variables and functions,
+   *   carry from one command to the next),
    *   encoding ('utf8' default, or 'buffer')
    */
   constructor(opts = {}) {
@@ -510,6 +515,7 @@ class Session {
     }
     if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
     if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);
+    if (o.persistEnv !== undefined) check(C.shexec_session_set_persist_env(sp, o.persistEnv ? 1 : 0), sp);
     if (o.onLeftovers !== undefined) {
       check(C.shexec_session_set_on_leftovers(sp, pick(ON_LEFTOVERS, o.onLeftovers, 'onLeftovers')), sp);
     }
@@ -539,6 +545,22 @@ class Session {
 
   get closed() {
     return !this._ptr || !!this._closing;
+  }
+
+  /** Whether exports carry from one command to the next (the persistEnv option). */
+  get persistEnv() {
+    return !!C.shexec_session_persist_env(this._live());
+  }
+
+  /**
+   * The value of `name` in the environment the next command starts with
+   * (with persistEnv: what the last command exported), or null when unset.
+   */
+  getEnv(name) {
+    const sp = this._live();
+    const v = C.shexec_session_getenv(sp, String(name));
+    if (v === null && C.shexec_session_errmsg(sp)) check(-1, sp);
+    return v;
   }
 
   // -- commands --------------------------------------------------------------

@@ -249,3 +249,22 @@ test('version and strerror', () => {
   assert.match(shexec.version(), /^\d+\.\d+\.\d+$/);
   assert.equal(typeof shexec.strerror(-3), 'string');
 });
+
+test('persistEnv: exports and bash functions carry over; off they do not', async () => {
+  const s = new Session({ persistEnv: true });
+  assert.equal(s.persistEnv, true);
+  await s.run("export A=1 B=$'two\\nlines'; V=shell; f() { echo fn; }");
+  assert.equal((await s.run('echo "$A $V"; f')).stdout, '1 shell\nfn\n');
+  assert.equal(s.getEnv('B'), 'two\nlines');
+  assert.equal(s.getEnv('V'), null);
+  await s.run('unset A; export LD_PRELOAD=/x.so');
+  assert.equal(s.getEnv('A'), null);
+  assert.equal(s.getEnv('LD_PRELOAD'), null);
+  assert.equal((await s.run('echo ${A-unset} ${LD_PRELOAD-none}')).stdout, 'unset none\n');
+  await s.close();
+  const off = new Session();
+  assert.equal(off.persistEnv, false);
+  await off.run('export A=1');
+  assert.equal((await off.run('echo ${A-unset}')).stdout, 'unset\n');
+  await off.close();
+});
