@@ -159,6 +159,26 @@ static void watchdog_row(const char *shell, const double *raw, const double *off
              start_ms);
 }
 
+/* Rows 1p, 1bp: rows 1 and 1b with the session keeping the shell's state
+ * (shexec_session_set_persist_env), against the same runs with it off. */
+static void persist_row(const char *id, const char *shell, const double *raw, const double *off,
+                        const double *on, int rounds)
+{
+    char what[80];
+    snprintf(what, sizeof what, "spawn `%s -c true`, persist_env on", shell);
+    bench_row *r = row_new(id, what, "runs/s");
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.05 of off");
+    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    footnote("%s: ratio = lib time per run with persist_env on / off (median of per-round "
+             "ratios); the shell lists its state on each run, the library parses it",
+             id);
+}
+
 void sec_spawn(void)
 {
     const bench_sizes *z = &B.z;
@@ -174,6 +194,13 @@ void sec_spawn(void)
     if (shexec_session_set_watchdog(sw, 1) != SHEXEC_OK)
         die("shexec_session_set_watchdog: %s", shexec_session_errmsg(sw));
     double watchdog_start_ms = (now_s() - w0) * 1e3;
+    /* s[0] and s[1] with the shell's state kept */
+    shexec_session *sp[2] = {lib_session(), lib_session()};
+    if (shexec_session_set_shell_argv(sp[1], NULL) != SHEXEC_OK)
+        die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(sp[1]));
+    for (int sh = 0; sh < 2; sh++)
+        if (shexec_session_set_persist_env(sp[sh], 1) != SHEXEC_OK)
+            die("shexec_session_set_persist_env: %s", shexec_session_errmsg(sp[sh]));
 
     /* warm-up: page cache, loader caches, the library's first-run paths */
     for (int sh = 0; sh < 2; sh++) {
@@ -181,9 +208,11 @@ void sec_spawn(void)
         lib_loop(s[sh], 10);
     }
     lib_loop(sw, 10);
+    lib_loop(sp[0], 10);
+    lib_loop(sp[1], 10);
 
     double v[2][NV][16];
-    double vw[16];
+    double vw[16], vp[2][16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
@@ -192,6 +221,8 @@ void sec_spawn(void)
             v[sh][V_LIB][k] = lib_loop(s[sh], z->spawn_n);
         }
         vw[k] = lib_loop(sw, z->spawn_n);
+        for (int sh = 0; sh < 2; sh++)
+            vp[sh][k] = lib_loop(sp[sh], z->spawn_n);
         for (int sh = 0; sh < 2; sh++) {
             v[sh][V_PY][k] = peer_spawn(PEER_PY, "run", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_PYNT][k] = peer_spawn(PEER_PY, "run-notimeout", shells[sh], z->spawn_n, 0, 0);
@@ -203,10 +234,14 @@ void sec_spawn(void)
     shexec_session_free(s[0]);
     shexec_session_free(s[1]);
     shexec_session_free(sw);
+    shexec_session_free(sp[0]);
+    shexec_session_free(sp[1]);
 
     spawn_rows(shells[0], "1", v[0], rounds);
     spawn_rows(shells[1], "1b", v[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], v[0][V_LIB], vw, rounds, watchdog_start_ms);
+    persist_row("1p", shells[0], v[0][V_RAW], v[0][V_LIB], vp[0], rounds);
+    persist_row("1bp", shells[1], v[1][V_RAW], v[1][V_LIB], vp[1], rounds);
     footnote("1: N=%d sequential runs per sample, median of %d interleaved samples; lib ratio = "
              "lib time per run / floor's (median of per-round ratios); target also: lib runs/s "
              "above every python and node variant",
