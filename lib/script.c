@@ -40,10 +40,18 @@ static const char vars_prologue[] =
     "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
     "*) command unset \"$__shexec_v\";; esac 2>&-; done; set --; unset __shexec_v; ";
 
-/* one redirection for the whole record: each costs the shell a handful of
- * system calls, and this runs for every command */
+/*
+ * The record in one write where it can be: when PWD is absolute and names
+ * the directory the shell is in (`test -ef`: the same file), it is what
+ * `pwd` would print, and one printf writes the whole record (the library
+ * wakes once per write, and this runs for every command). Otherwise (the
+ * command assigned PWD, or unset it) `pwd` itself reports the real
+ * directory.
+ */
 static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
+    "case ${PWD-} in /*) if [ \"$PWD\" -ef . ]; then "
+    "command printf 'status=%s\\0cwd=%s\\n\\0' \"$1\" \"$PWD\" >&3; return; fi;; esac; "
     "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
 
 static const char remote_report_fmt[] =
