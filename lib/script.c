@@ -50,7 +50,7 @@ static const char vars_prologue[] =
  */
 static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
-    "case ${PWD-} in /*) if [ \"$PWD\" -ef . ]; then "
+    "case ${PWD-} in /*) if command [ \"$PWD\" -ef . ]; then "
     "command printf 'status=%s\\0cwd=%s\\n\\0' \"$1\" \"$PWD\" >&3; return; fi;; esac; "
     "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
 
