@@ -46,19 +46,21 @@ static const char vars_prologue[] =
  * `pwd` would print, and one printf writes the whole record (the library
  * wakes once per write, and this runs for every command). Otherwise (the
  * command assigned PWD, or unset it) `pwd` itself reports the real
- * directory.
+ * directory. Its stderr is closed: when bash runs the EXIT trap for a
+ * signal (a timeout's SIGTERM) inside the command's group, descriptor 3 is
+ * still closed, and the failed write must not print.
  */
 static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
     "case ${PWD-} in /*) if command [ \"$PWD\" -ef . ]; then "
     "command printf 'status=%s\\0cwd=%s\\n\\0' \"$1\" \"$PWD\" >&3; return; fi;; esac; "
-    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
+    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; } 2>&-; ";
 
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
     "__shexec_d=$(command pwd) && [ -d \"$__shexec_d\" ] && "
-    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; }; "
+    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; } 2>&-; "
     "case $__shexec_dir in '') ;; *) command cd -- \"$__shexec_dir\" 2>/dev/null || { "
     "__shexec_done=1; command printf 'shexec: working directory \"%%s\" does not exist on the "
     "remote side\\n' \"$__shexec_dir\" >&2; command exit 1; };; esac; unset __shexec_dir; ";
