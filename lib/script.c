@@ -53,11 +53,21 @@ static const char vars_prologue[] =
     "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
     "*) command unset \"$__shexec_v\";; esac 2>&-; done; set --; unset __shexec_v; ";
 
-/* one redirection for the whole record: each costs the shell a handful of
- * system calls, and this runs for every command */
+/*
+ * The record in one write where it can be: when PWD is absolute and names
+ * the directory the shell is in (`test -ef`: the same file), it is what
+ * `pwd` would print, and one printf writes the whole record (the library
+ * wakes once per write, and this runs for every command). Otherwise (the
+ * command assigned PWD, or unset it) `pwd` itself reports the real
+ * directory. Its stderr is closed: when bash runs the EXIT trap for a
+ * signal (a timeout's SIGTERM) inside the command's group, descriptor 3 is
+ * still closed, and the failed write must not print.
+ */
 static const char local_report[] =
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
-    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; }; ";
+    "case ${PWD-} in /*) if command [ \"$PWD\" -ef . ]; then "
+    "command printf 'status=%s\\0cwd=%s\\n\\0' \"$1\" \"$PWD\" >&3; return; fi;; esac; "
+    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; } 2>&-; ";
 
 /* the same as local_report, with the shell's state: eval'd by the trap and
  * the epilogue */
@@ -72,7 +82,7 @@ static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
     "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
     "__shexec_d=$(command pwd) && [ -d \"$__shexec_d\" ] && "
-    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; }; "
+    "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$__shexec_d\" >&3; } 2>&-; "
     "case $__shexec_dir in '') ;; *) command cd -- \"$__shexec_dir\" 2>/dev/null || { "
     "__shexec_done=1; command printf 'shexec: working directory \"%%s\" does not exist on the "
     "remote side\\n' \"$__shexec_dir\" >&2; command exit 1; };; esac; unset __shexec_dir; ";
