@@ -275,6 +275,8 @@ static void test_unfinished_runs_change_nothing(void **state)
     assert_int_equal(shexec_run_set_timeout_ms(r, 300), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    /* bash runs the EXIT trap inside the command's group: its report stays quiet */
+    assert_null(strstr(shexec_run_output(r, SHEXEC_STDERR, NULL), "Bad file descriptor"));
     shexec_run_free(r);
     assert_string_equal(out_of(f->s, "echo $BASE ${T-unset}"), "1 unset\n");
     /* a task starts with the session's state, and its end changes nothing */
