@@ -76,7 +76,7 @@ static const char local_capture[] =
     "{ command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
     "case ${BASH_VERSION-} in \"\") command printf \"\\0env=\"; command export -p;; "
     "*) command printf \"\\0decl=\"; builtin declare -p; command printf \"\\0funcs=\"; "
-    "builtin declare -f;; esac; command printf \"\\0\"; } >&3 2>&-;; esac'; ";
+    "builtin declare -f;; esac; command printf \"\\0\"; } 2>&- >&3;; esac'; ";
 
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
