@@ -89,6 +89,12 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
 void shx_run_read_record(shexec_run *r, int at_end);
 /* The same for a remote wrapper: only absolute (checked on the other side). */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
+/* A descriptor holding the script (a memfd, else an unlinked temporary
+ * file), at 10 or above, in *out (channels.c). SHEXEC_OK or an error set. */
+int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
+/* The record channel's pipe: both ends close-on-exec, the read end
+ * non-blocking, the write end at 10 or above (channels.c). */
+int shx_record_pipe(shexec_session *s, int fds[2]);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

@@ -147,53 +147,6 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
     shx_buf_putc(tail, '\0');
 }
 
-static int open_memfd(void)
-{
-#ifdef MFD_CLOEXEC
-    return memfd_create("shexec-script", MFD_CLOEXEC);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-/* A descriptor holding the script, read from its start by whoever opens
- * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
-static int script_file(shexec_session *s, const shx_buf *script, int *out)
-{
-    int fd = open_memfd();
-    if (fd < 0) {
-        char path[] = "/tmp/shexec-script-XXXXXX";
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0)
-            unlink(path);
-    }
-    if (fd < 0)
-        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                        "cannot make a file for a large command: %s", strerror(errno));
-    size_t done = 0;
-    while (done < script->len) {
-        ssize_t w = write(fd, script->data + done, script->len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            close(fd);
-            return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                            "cannot write a large command to its file: %s", strerror(e));
-        }
-        done += (size_t)w;
-    }
-    /* passed from 10 up, like every descriptor the child gets at a fixed number */
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    int e = errno;
-    close(fd);
-    if (high < 0)
-        return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
-    *out = high;
-    return SHEXEC_OK;
-}
-
 /*
  * What follows the prefix: the script (built around the command) as "-c
  * SCRIPT NAME" or, when too long for one argument, as "/dev/fd/4" with the
@@ -243,7 +196,7 @@ static int build_script_tail(shx_launch *l, shexec_session *s, shexec_run *r, co
         o.from_fd = 1;
         int rc = shx_script_build(&script, r->command, r->command_len, &o) != 0
                      ? shx_fail(s, SHEXEC_ENOMEM, "out of memory")
-                     : script_file(s, &script, &l->script_fd);
+                     : shx_script_file(s, &script, &l->script_fd);
         shx_buf_free(&script);
         if (rc != SHEXEC_OK)
             return rc;
@@ -369,30 +322,6 @@ fail:
     return rc;
 }
 
-/* The record channel: a pipe, both ends close-on-exec, the read end
- * non-blocking; the write end, passed at a fixed number, is moved to 10 or
- * above when it is lower (spawn.h), which costs calls only in a host that
- * has few descriptors open. */
-static int record_pipe(shexec_session *s, int fds[2])
-{
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                        "cannot create a pipe: %s", strerror(errno));
-    if (fds[1] < 10) {
-        int high = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
-        int e = errno;
-        close(fds[1]);
-        fds[1] = high;
-        if (high < 0) {
-            close(fds[0]);
-            fds[0] = -1;
-            return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
-        }
-    }
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    return SHEXEC_OK;
-}
-
 int shx_run_begin(shexec_run *r)
 {
     shexec_session *s = r->s;
@@ -410,7 +339,7 @@ int shx_run_begin(shexec_run *r)
 
     /* the private channel: its write end goes to the shell at SHX_RECORD_FD */
     int rec[2] = {-1, -1};
-    if (!l.remote && (rc = record_pipe(s, rec)) != SHEXEC_OK) {
+    if (!l.remote && (rc = shx_record_pipe(s, rec)) != SHEXEC_OK) {
         launch_free(&l);
         return rc;
     }
