@@ -19,7 +19,7 @@
 
 extern char **environ;
 
-_Static_assert(SHX_STATE_MAX == SHEXEC_MAX_PERSIST_BYTES || SHX_STATE_MAX < 65536,
+_Static_assert(SHX_STATE_MAX + 0u == SHEXEC_MAX_PERSIST_BYTES,
                "the record's bound on the shell state is the documented one");
 
 /* Variables bash sets or keeps up itself: never taken from a command's
@@ -193,7 +193,7 @@ void shx_persist_adopt(shexec_run *r)
         return;
     if (rec->over || rec->state_over) {
         char bound[64];
-        snprintf(bound, sizeof bound, "%u", SHEXEC_MAX_PERSIST_BYTES);
+        (void)snprintf(bound, sizeof bound, "%u", SHEXEC_MAX_PERSIST_BYTES);
         notice(r, "the shell state the command left is larger than %s bytes "
                   "(SHEXEC_MAX_PERSIST_BYTES): the session's environment stays as it was", bound);
         return;
@@ -215,7 +215,7 @@ void shx_persist_adopt(shexec_run *r)
     if (rc != SHX_DECL_OK || c.nomem) {
         if (rc == SHX_DECL_MALFORMED && !c.nomem) {
             char where[96];
-            snprintf(where, sizeof where, "line at byte %zu", bad_at);
+            (void)snprintf(where, sizeof where, "line at byte %zu", bad_at);
             notice(r, "the variables the shell listed could not be read (%s): the session's "
                       "environment stays as it was", where);
         } else {

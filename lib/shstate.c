@@ -82,7 +82,7 @@ static int ansi_c(const char *t, size_t end, size_t *p, shx_buf *b)
         case 'r': byte = 13; break;
         case 't': byte = 9; break;
         case 'v': byte = 11; break;
-        case '\\': case '\'': case '"': case '?': byte = e; break;
+        case '\\': case '\'': case '"': case '?': byte = (unsigned char)e; break;
         case 'c':
             if (i >= end)
                 return SHX_DECL_MALFORMED;

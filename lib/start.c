@@ -154,7 +154,7 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
  * variables.
  */
 static int build_script_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
-                             const shx_buf *vars, size_t nvars, shx_script_opts *opts);
+                             const shx_buf *vars, size_t nvars, const shx_script_opts *opts);
 
 static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
                       const shx_buf *vars, size_t nvars, int wrapped)
@@ -176,7 +176,7 @@ static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const cha
 }
 
 static int build_script_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
-                             const shx_buf *vars, size_t nvars, shx_script_opts *opts)
+                             const shx_buf *vars, size_t nvars, const shx_script_opts *opts)
 {
     shx_script_opts o = *opts;
     char hex[17];
