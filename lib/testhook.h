@@ -13,7 +13,7 @@
 
 #include "shexec.h"
 
-/* Wait with pidfds (1, when the kernel has them) or without (0). */
+/* Wait with pidfds (1, when the build and the kernel have them) or without (0). */
 void shx_test_use_pidfd(shexec_session *s, int on);
 int shx_test_uses_pidfd(const shexec_session *s);
 /* The run's pidfd, -1 when it has none. */
@@ -27,5 +27,9 @@ const char *shx_test_wrapper_script(const shexec_session *s);
 size_t shx_test_runs(const shexec_session *s);
 size_t shx_test_tasks(const shexec_session *s);
 size_t shx_test_active(const shexec_session *s);
+
+/* What this build has: SHX_PLATFORM_* (platform.h), for tests that need a
+ * Linux-only feature to say so and skip where it is compiled out. */
+unsigned shx_test_platform(void);
 
 #endif
