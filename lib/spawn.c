@@ -178,7 +178,8 @@ static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
  * has no such file action), the program is started through /bin/sh as
  * `cd -- DIR && exec PROGRAM ARGS...`: the same process (exec keeps the pid
  * and so the process group), in the same directory, as the program itself
- * would have been, before it runs; the cost is one more exec. The other
+ * would have been, before it runs, with the environment it was given; the
+ * cost is one more exec. The other
  * ways are worse: chdir() in the host around the spawn moves every host
  * thread's cwd, and fork() then chdir() runs our code in a child of a
  * possibly huge, multi-threaded host (the reason for posix_spawn). The
@@ -186,7 +187,24 @@ static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
  * set argv[0]).
  */
 #define TRAMPOLINE_SH "/bin/sh"
-#define TRAMPOLINE_SCRIPT "cd -- \"$1\" || exit 127; shift; exec \"$@\""
+/* $1 the directory; $2-$5 whether PWD and OLDPWD were in the environment and
+ * their values, which `cd` changes and are put back (unset when they were
+ * not there), so the program gets the environment it was given */
+#define TRAMPOLINE_SCRIPT                                                                          \
+    "cd -- \"$1\" || exit 127; "                                                                  \
+    "if [ \"$2\" = 1 ]; then PWD=$3; else unset PWD; fi; "                                         \
+    "if [ \"$4\" = 1 ]; then OLDPWD=$5; else unset OLDPWD; fi; "                                   \
+    "shift 5; exec \"$@\""
+
+/* The value of name in envp, or NULL. */
+static const char *env_value(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
 
 typedef struct workdir_plan {
     const char *path;      /* what posix_spawn executes */
@@ -235,7 +253,7 @@ static int add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req,
     size_t argc = 0;
     while (req->argv[argc])
         argc++;
-    w->tramp = malloc((argc + 5) * sizeof *w->tramp);
+    w->tramp = malloc((argc + 10) * sizeof *w->tramp); /* 10 of its own, argv[1..], NULL */
     if (abs.failed || !w->tramp) {
         shx_buf_free(&abs);
         workdir_plan_free(w);
@@ -247,9 +265,14 @@ static int add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req,
     w->tramp[2] = TRAMPOLINE_SCRIPT;
     w->tramp[3] = "sh";
     w->tramp[4] = req->cwd;
-    w->tramp[5] = w->abs_path;
+    const char *pwd = env_value(req->envp, "PWD"), *oldpwd = env_value(req->envp, "OLDPWD");
+    w->tramp[5] = pwd ? "1" : "0";
+    w->tramp[6] = pwd ? pwd : "";
+    w->tramp[7] = oldpwd ? "1" : "0";
+    w->tramp[8] = oldpwd ? oldpwd : "";
+    w->tramp[9] = w->abs_path;
     for (size_t i = 1; i <= argc; i++) /* argv[1..], and its NULL */
-        w->tramp[5 + i] = req->argv[i];
+        w->tramp[9 + i] = req->argv[i];
     w->path = TRAMPOLINE_SH;
     w->argv = (char *const *)w->tramp;
     return 0;
