@@ -177,14 +177,13 @@ static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
  * Where posix_spawn cannot change directory (no addchdir_np: POSIX.1-2008
  * has no such file action), the program is started through /bin/sh as
  * `cd -- DIR && exec PROGRAM ARGS...`: the same process (exec keeps the pid
- * and so the process group), in the same directory, as the program itself
- * would have been, before it runs, with the environment it was given; the
- * cost is one more exec. The other
- * ways are worse: chdir() in the host around the spawn moves every host
- * thread's cwd, and fork() then chdir() runs our code in a child of a
- * possibly huge, multi-threaded host (the reason for posix_spawn). The
- * program then sees its absolute path as argv[0] (POSIX sh's exec cannot
- * set argv[0]).
+ * and so the process group), in the same directory and with the same
+ * environment as the program itself would have had; the cost is one more
+ * exec. The other ways are worse: chdir() in the host around the spawn
+ * moves every host thread's cwd, and fork() then chdir() runs our code in
+ * a child of a possibly huge, multi-threaded host (the reason for
+ * posix_spawn). The program sees its absolute path as argv[0] (POSIX sh's
+ * exec cannot set argv[0]).
  */
 #define TRAMPOLINE_SH "/bin/sh"
 /* $1 the directory; $2-$5 whether PWD and OLDPWD were in the environment and
