@@ -260,10 +260,12 @@ lint: $(CONFIG_H)
 
 # --- install -----------------------------------------------------------------
 
-build/shexec.pc: pkgconfig/shexec.pc.in Makefile
+# a static link needs libdl where the library reaches dlsym through it (glibc)
+build/shexec.pc: pkgconfig/shexec.pc.in Makefile $(CONFIG_H)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	    -e 's|@VERSION@|$(VERSION)|g' \
+	    -e "s|@LIBS_PRIVATE@|$$(grep -q '^/\* link: ' $(CONFIG_H) && echo -ldl)|" $< > $@
 
 install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
