@@ -136,7 +136,7 @@ static int push_fd(int **fds, size_t *n, size_t *cap, int fd)
  * descriptor above the current limit (opened before the host lowered it)
  * is not seen.
  */
-static int scan_fds(int **fds, size_t *n)
+static int scan_fds(int from, int **fds, size_t *n)
 {
     enum { BATCH = 1024 };
     struct pollfd p[BATCH];
@@ -144,7 +144,7 @@ static int scan_fds(int **fds, size_t *n)
     if (max < 0 || max > INT32_MAX)
         max = 1 << 20;
     size_t cap = 0;
-    for (long base = 3; base < max; base += BATCH) {
+    for (long base = from; base < max; base += BATCH) {
         int count = max - base < BATCH ? (int)(max - base) : BATCH;
         for (int i = 0; i < count; i++)
             p[i] = (struct pollfd){.fd = (int)(base + i), .events = 0, .revents = 0};
@@ -164,14 +164,14 @@ static int scan_fds(int **fds, size_t *n)
     return 0;
 }
 
-int shx_inheritable_fds(int **fds, size_t *n)
+int shx_inheritable_fds(int from, int **fds, size_t *n)
 {
     int *open_fds = NULL;
     size_t count = 0;
     *fds = NULL;
     *n = 0;
-    if (shx_procfs_fds(3, &open_fds, &count) != 0) {
-        if (scan_fds(fds, n) == 0)
+    if (shx_procfs_fds(from, &open_fds, &count) != 0) {
+        if (scan_fds(from, fds, n) == 0)
             return 0;
         free(*fds);
         *fds = NULL;

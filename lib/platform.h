@@ -43,13 +43,13 @@ void shx_pipe_grow(int fd, int bytes);
 /* stat()'s st_mode for path; 0, or -1 with errno. */
 int shx_path_mode(const char *path, mode_t *mode);
 /*
- * The calling process's descriptors >= 3 that an exec would pass on (open
+ * The calling process's descriptors >= from that an exec would pass on (open
  * and without FD_CLOEXEC), for a spawn without closefrom: into a malloc'd
  * array *fds (NULL when none), their count in *n. Listed from /proc/self/fd
  * on Linux; elsewhere every descriptor below the open-files limit is
  * checked, 1024 to a poll() call. 0, or -1 (ENOMEM).
  */
-int shx_inheritable_fds(int **fds, size_t *n);
+int shx_inheritable_fds(int from, int **fds, size_t *n);
 
 /* ---- posix_spawn file actions beyond POSIX.1-2008 ------------------------- */
 

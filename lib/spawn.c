@@ -278,23 +278,24 @@ static int add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req,
 }
 
 /*
- * Only descriptors 0-2 reach the command. Every descriptor the library
- * opens is close-on-exec; the host's own may not be. With
+ * Only the descriptors below `from` (0-2: the command's stdio, set up by
+ * the file actions before this one) reach the command. Every descriptor
+ * the library opens is close-on-exec; the host's own may not be. With
  * addclosefrom_np (glibc 2.34+, FreeBSD) the child closes everything from
- * 3 up. Without it (musl, older glibc, plain POSIX) each host descriptor
+ * `from` up. Without it (musl, older glibc, plain POSIX) each host descriptor
  * that an exec would pass on is listed now and closed by its own file
  * action: one opened without O_CLOEXEC by another host thread between the
  * listing and the spawn still reaches the command, as with any
  * fork-and-exec that has no closefrom.
  */
-static int add_descriptor_hygiene(posix_spawn_file_actions_t *fa)
+static int add_descriptor_hygiene(posix_spawn_file_actions_t *fa, int from)
 {
-    int rc = shx_fa_closefrom(fa, 3);
+    int rc = shx_fa_closefrom(fa, from);
     if (rc != ENOSYS)
         return rc;
     int *fds;
     size_t n;
-    if (shx_inheritable_fds(&fds, &n) != 0)
+    if (shx_inheritable_fds(from, &fds, &n) != 0)
         return ENOMEM;
     rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -422,7 +423,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     /* the host may hold descriptors without O_CLOEXEC; none may leak (after
      * the dup2s: a closefrom would take their sources with it) */
     if (rc == 0)
-        rc = add_descriptor_hygiene(&fa);
+        rc = add_descriptor_hygiene(&fa, 3);
     workdir_plan wd = {0};
     int wd_rc = 0;
     if (rc == 0)
