@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "pty.h"
 #include "session.h"
 
@@ -318,13 +319,13 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
 {
     shexec_session *s = r->s;
-    struct stat st;
+    mode_t mode;
     const char *why = NULL;
     if (len == 0 || dir[0] != '/')
         why = "is not an absolute path";
-    else if (stat(dir, &st) != 0)
+    else if (shx_path_mode(dir, &mode) != 0)
         why = "does not exist";
-    else if (!S_ISDIR(st.st_mode))
+    else if (!S_ISDIR(mode))
         why = "is not a directory";
     if (why) {
         shx_buf_clear(&r->notice);

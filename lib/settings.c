@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "spawn.h"
 #include "watchdog.h"
 
@@ -127,10 +128,10 @@ int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out)
 
 int shx_session_check_dir(shexec_session *s, const char *dir)
 {
-    struct stat st;
-    if (stat(dir, &st) != 0)
+    mode_t mode;
+    if (shx_path_mode(dir, &mode) != 0)
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" does not exist", dir);
-    if (!S_ISDIR(st.st_mode))
+    if (!S_ISDIR(mode))
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" is not a directory", dir);
     return SHEXEC_OK;
 }

@@ -6,25 +6,27 @@
  * return value instead of an exit status 127. The child's setup is entirely
  * file actions and attributes: nothing runs between fork and exec that we
  * wrote, so there is nothing async-signal-unsafe to get wrong.
+ *
+ * Where the platform differs, one small function decides (each says what
+ * the plain POSIX.1-2008 way is and why): the working directory
+ * (add_workdir), the descriptors a command may inherit
+ * (add_descriptor_hygiene), how it is detached (detach_flags), and the
+ * pidfd to wait on (open_pidfd).
  */
 #include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "pty.h"
 #include "shexec.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
 
 /* A task's output may sit unread while the host is busy: give the writer room. */
 #define BIG_PIPE_SIZE (1 << 20)
@@ -36,24 +38,33 @@ ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len)
     sigaddset(&pipe_set, SIGPIPE);
     sigpending(&pending);
     int was_pending = sigismember(&pending, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    shx_thread_sigmask(SIG_BLOCK, &pipe_set, &old);
     ssize_t w = write(fd, data, len);
     int e = errno;
     if (w < 0 && e == EPIPE && !was_pending) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
+        /* the write's SIGPIPE is pending on this thread, blocked: sigwait
+         * takes it at once (sigtimedwait would too, but macOS lacks it) */
+        sigpending(&pending);
+        int sig;
+        if (sigismember(&pending, SIGPIPE))
+            sigwait(&pipe_set, &sig);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    shx_thread_sigmask(SIG_SETMASK, &old, NULL);
     errno = e;
     return w;
+}
+
+/* A regular file this process may execute. */
+static int is_executable(const char *path)
+{
+    mode_t mode;
+    return shx_path_mode(path, &mode) == 0 && S_ISREG(mode) && access(path, X_OK) == 0;
 }
 
 const char *shx_pick_shell(const char *const *candidates)
 {
     for (; *candidates; candidates++) {
-        struct stat st;
-        if (stat(*candidates, &st) == 0 && S_ISREG(st.st_mode) && access(*candidates, X_OK) == 0)
+        if (is_executable(*candidates))
             return *candidates;
     }
     return NULL;
@@ -76,8 +87,7 @@ int shx_find_program(const char *name, const char *path_var, shx_buf *out)
         shx_buf_putc(out, '/');
         if (shx_buf_puts(out, name) != 0)
             return -1;
-        struct stat st;
-        if (stat(out->data, &st) == 0 && S_ISREG(st.st_mode) && access(out->data, X_OK) == 0)
+        if (is_executable(out->data))
             return 0;
         if (!end)
             break;
@@ -91,7 +101,7 @@ int shx_find_program(const char *name, const char *path_var, shx_buf *out)
  * even in a host that closed its own standard descriptors. */
 static int make_pipe(int fds[2])
 {
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (shx_pipe_cloexec(fds) != 0)
         return -1;
     for (int i = 0; i < 2; i++) {
         if (fds[i] < 3) {
@@ -138,6 +148,195 @@ static int sys_error(shx_buf *err, const char *what, int e)
     return e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
 }
 
+/* posix_spawn's error rc, as the library reports it. */
+static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
+{
+    shx_buf_clear(err);
+    mode_t mode;
+    if (shx_path_mode(req->cwd, &mode) != 0 || !S_ISDIR(mode)) {
+        shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
+        return SHEXEC_ENOCWD;
+    }
+    if (rc == E2BIG) {
+        shx_buf_printf(err, "command too long for the kernel (E2BIG): arguments and "
+                            "environment exceed the exec limit");
+        return SHEXEC_E2BIG;
+    }
+    if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR || rc == ELOOP ||
+        rc == EPERM || rc == ETXTBSY) {
+        shx_buf_printf(err, "cannot execute \"%s\": %s", req->path, strerror(rc));
+        return SHEXEC_ESPAWN;
+    }
+    shx_buf_printf(err, "cannot start \"%s\": %s", req->path, strerror(rc));
+    return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+}
+
+/* ---- the platform's choices ---------------------------------------------- */
+
+/*
+ * Where posix_spawn cannot change directory (no addchdir_np: POSIX.1-2008
+ * has no such file action), the program is started through /bin/sh as
+ * `cd -- DIR && exec PROGRAM ARGS...`: the same process (exec keeps the pid
+ * and so the process group), in the same directory and with the same
+ * environment as the program itself would have had; the cost is one more
+ * exec. The other ways are worse: chdir() in the host around the spawn
+ * moves every host thread's cwd, and fork() then chdir() runs our code in
+ * a child of a possibly huge, multi-threaded host (the reason for
+ * posix_spawn). The program sees its absolute path as argv[0] (POSIX sh's
+ * exec cannot set argv[0]).
+ */
+#define TRAMPOLINE_SH "/bin/sh"
+/* $1 the directory; $2-$5 whether PWD and OLDPWD were in the environment and
+ * their values, which `cd` changes and are put back (unset when they were
+ * not there), so the program gets the environment it was given */
+#define TRAMPOLINE_SCRIPT                                                                          \
+    "cd -- \"$1\" || exit 127; "                                                                  \
+    "if [ \"$2\" = 1 ]; then PWD=$3; else unset PWD; fi; "                                         \
+    "if [ \"$4\" = 1 ]; then OLDPWD=$5; else unset OLDPWD; fi; "                                   \
+    "shift 5; exec \"$@\""
+
+/* The value of name in envp, or NULL. */
+static const char *env_value(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
+
+typedef struct workdir_plan {
+    const char *path;      /* what posix_spawn executes */
+    char *const *argv;
+    const char **tramp;    /* the trampoline's argv, malloc'd; NULL without it */
+    char *abs_path;        /* the program's absolute path for the trampoline */
+} workdir_plan;
+
+static void workdir_plan_free(workdir_plan *w)
+{
+    free(w->tramp);
+    free(w->abs_path);
+    w->tramp = NULL;
+    w->abs_path = NULL;
+}
+
+/*
+ * The child starts in req->cwd: a file action where the libc has one, or
+ * the trampoline. Returns 0, or an errno value; with the trampoline, an
+ * errno that posix_spawn would have reported for the program itself
+ * (ENOENT, EACCES) is found here, before anything starts.
+ */
+static int add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req, workdir_plan *w)
+{
+    w->path = req->path;
+    w->argv = req->argv;
+    w->tramp = NULL;
+    w->abs_path = NULL;
+    int rc = shx_fa_chdir(fa, req->cwd);
+    if (rc != ENOSYS)
+        return rc;
+    mode_t mode;
+    if (shx_path_mode(req->path, &mode) != 0)
+        return errno;
+    if (!S_ISREG(mode) || access(req->path, X_OK) != 0)
+        return EACCES;
+    /* the program's path was relative to the host's cwd, which the child leaves */
+    shx_buf abs = SHX_BUF_INIT;
+    if (req->path[0] != '/') {
+        char here[4096];
+        if (!getcwd(here, sizeof here))
+            return errno;
+        shx_buf_printf(&abs, "%s/", here);
+    }
+    shx_buf_puts(&abs, req->path);
+    size_t argc = 0;
+    while (req->argv[argc])
+        argc++;
+    w->tramp = malloc((argc + 10) * sizeof *w->tramp); /* 10 of its own, argv[1..], NULL */
+    if (abs.failed || !w->tramp) {
+        shx_buf_free(&abs);
+        workdir_plan_free(w);
+        return ENOMEM;
+    }
+    w->abs_path = abs.data;
+    w->tramp[0] = "sh";
+    w->tramp[1] = "-c";
+    w->tramp[2] = TRAMPOLINE_SCRIPT;
+    w->tramp[3] = "sh";
+    w->tramp[4] = req->cwd;
+    const char *pwd = env_value(req->envp, "PWD"), *oldpwd = env_value(req->envp, "OLDPWD");
+    w->tramp[5] = pwd ? "1" : "0";
+    w->tramp[6] = pwd ? pwd : "";
+    w->tramp[7] = oldpwd ? "1" : "0";
+    w->tramp[8] = oldpwd ? oldpwd : "";
+    w->tramp[9] = w->abs_path;
+    for (size_t i = 1; i <= argc; i++) /* argv[1..], and its NULL */
+        w->tramp[9 + i] = req->argv[i];
+    w->path = TRAMPOLINE_SH;
+    w->argv = (char *const *)w->tramp;
+    return 0;
+}
+
+/*
+ * Only the descriptors below `from` (0-2: the command's stdio, set up by
+ * the file actions before this one) reach the command. Every descriptor
+ * the library opens is close-on-exec; the host's own may not be. With
+ * addclosefrom_np (glibc 2.34+, FreeBSD) the child closes everything from
+ * `from` up. Without it (musl, older glibc, plain POSIX) each host descriptor
+ * that an exec would pass on is listed now and closed by its own file
+ * action: one opened without O_CLOEXEC by another host thread between the
+ * listing and the spawn still reaches the command, as with any
+ * fork-and-exec that has no closefrom.
+ */
+static int add_descriptor_hygiene(posix_spawn_file_actions_t *fa, int from)
+{
+    int rc = shx_fa_closefrom(fa, from);
+    if (rc != ENOSYS)
+        return rc;
+    int *fds;
+    size_t n;
+    if (shx_inheritable_fds(from, &fds, &n) != 0)
+        return ENOMEM;
+    rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = posix_spawn_file_actions_addclose(fa, fds[i]);
+    free(fds);
+    return rc;
+}
+
+/*
+ * The command leads its own process group, so it and everything it starts
+ * can be signalled as one; with a pty it leads a new session, so the pty
+ * becomes its controlling terminal (^C, job control, /dev/tty). Without
+ * POSIX_SPAWN_SETSID (POSIX.1-2024; older BSDs) a pty command gets its own
+ * group only: it still runs on a terminal (isatty, window size, echo), but
+ * the terminal is nobody's controlling terminal.
+ */
+static short detach_flags(const shx_spawn_req *req)
+{
+#if SHX_HAVE_SPAWN_SETSID
+    if (req->pty)
+        return POSIX_SPAWN_SETSID;
+#else
+    (void)req;
+#endif
+    return POSIX_SPAWN_SETPGROUP;
+}
+
+/* A pidfd to wait on where the kernel has them; -1 means waitid polling. */
+static int open_pidfd(const shx_spawn_req *req, pid_t pid)
+{
+    /* pidfds are close-on-exec by definition */
+    return req->use_pidfd ? shx_pidfd_open(pid) : -1;
+}
+
+/* Opening the pty's slave in the child: without O_NOCTTY by a session
+ * leader, it becomes the controlling terminal. */
+static int slave_open_flags(void)
+{
+    return SHX_HAVE_SPAWN_SETSID ? O_RDWR : O_RDWR | O_NOCTTY;
+}
+
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
 {
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
@@ -172,9 +371,8 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             return sys_error(err, "cannot create a pipe", e);
         }
         if (req->big_pipes) {
-            /* best effort: the per-user pipe budget may refuse it */
-            fcntl(outp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
-            fcntl(errp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+            shx_pipe_grow(outp[0], BIG_PIPE_SIZE);
+            shx_pipe_grow(errp[0], BIG_PIPE_SIZE);
         }
     }
 
@@ -196,22 +394,18 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     sigfillset(&all);
     sigemptyset(&none);
     /* SETSIGDEF matters for signals the host ignores (SIGPIPE): SIG_IGN
-     * survives exec, and `yes | head -1` would then never end. With a pty the
-     * command leads a new session (so the pty can be its controlling
-     * terminal); its process group id is its pid either way. */
-    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                  (req->pty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP);
-    rc = posix_spawnattr_setflags(&attr, flags);
-    if (rc == 0 && !req->pty)
+     * survives exec, and `yes | head -1` would then never end. */
+    short detach = detach_flags(req);
+    rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | detach);
+    if (rc == 0 && (detach & POSIX_SPAWN_SETPGROUP))
         rc = posix_spawnattr_setpgroup(&attr, 0);
     if (rc == 0)
         rc = posix_spawnattr_setsigdefault(&attr, &all);
     if (rc == 0)
         rc = posix_spawnattr_setsigmask(&attr, &none);
     if (req->pty) {
-        /* opened without O_NOCTTY by a session leader: the controlling terminal */
         if (rc == 0)
-            rc = posix_spawn_file_actions_addopen(&fa, 0, slave, O_RDWR, 0);
+            rc = posix_spawn_file_actions_addopen(&fa, 0, slave, slave_open_flags(), 0);
         if (rc == 0)
             rc = posix_spawn_file_actions_adddup2(&fa, 0, 1);
         if (rc == 0)
@@ -226,22 +420,28 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         if (rc == 0)
             rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     }
+    /* the host may hold descriptors without O_CLOEXEC; none may leak (after
+     * the dup2s: a closefrom would take their sources with it) */
     if (rc == 0)
-        rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
-    /* the host may hold descriptors without O_CLOEXEC; none may leak */
+        rc = add_descriptor_hygiene(&fa, 3);
+    workdir_plan wd = {0};
+    int wd_rc = 0;
     if (rc == 0)
-        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        rc = wd_rc = add_workdir(&fa, req, &wd);
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         close_ends(outp, errp, inp, master, master_in);
+        if (wd_rc != 0 && wd_rc != ENOMEM)
+            return spawn_error(req, wd_rc, err);
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
     pid_t pid;
-    rc = posix_spawn(&pid, req->path, &fa, &attr, req->argv, req->envp);
+    rc = posix_spawn(&pid, wd.path, &fa, &attr, wd.argv, req->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    workdir_plan_free(&wd);
     /* the child's ends are the child's now */
     if (outp[1] >= 0)
         close(outp[1]);
@@ -252,24 +452,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     outp[1] = errp[1] = inp[0] = -1;
     if (rc != 0) {
         close_ends(outp, errp, inp, master, master_in);
-        shx_buf_clear(err);
-        struct stat st;
-        if (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
-            return SHEXEC_ENOCWD;
-        }
-        if (rc == E2BIG) {
-            shx_buf_printf(err, "command too long for the kernel (E2BIG): arguments and "
-                                "environment exceed the exec limit");
-            return SHEXEC_E2BIG;
-        }
-        if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR || rc == ELOOP ||
-            rc == EPERM || rc == ETXTBSY) {
-            shx_buf_printf(err, "cannot execute \"%s\": %s", req->path, strerror(rc));
-            return SHEXEC_ESPAWN;
-        }
-        shx_buf_printf(err, "cannot start \"%s\": %s", req->path, strerror(rc));
-        return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+        return spawn_error(req, rc, err);
     }
 
     out->pid = pid;
@@ -286,10 +469,6 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             out->in_fd = inp[1];
         }
     }
-    if (req->use_pidfd) {
-        long fd = syscall(SYS_pidfd_open, pid, 0);
-        /* pidfds are close-on-exec by definition */
-        out->pidfd = fd >= 0 ? (int)fd : -1;
-    }
+    out->pidfd = open_pidfd(req, pid);
     return SHEXEC_OK;
 }

@@ -26,6 +26,8 @@
  */
 #include "watchdog.h"
 
+#include "shx_config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -144,7 +146,7 @@ static shx_wd_proc *lookup(shx_wd_arena *a, pid_t pid)
     }
 }
 
-#ifdef __linux__
+#if SHX_HAVE_PROCFS
 struct linux_dirent64 {
     uint64_t d_ino;
     int64_t d_off;
