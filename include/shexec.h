@@ -111,7 +111,12 @@
  *   EXIT trap and then calls `exit` (its trap replaced the wrapper's; one
  *   that sets an EXIT trap and ends normally still reports, and its trap
  *   runs). The exit code comes from the shell's exit status, and from the
- *   record when the host's SIGCHLD setting took that status away.
+ *   record when the host's SIGCHLD setting took that status away. With the
+ *   EXIT trap set, bash handles SIGTERM itself (it runs the trap, then dies
+ *   of the signal as before); a SIGTERM that reaches it while it is just
+ *   starting a command, before the command is in the group to get it too,
+ *   can leave bash waiting for that command until the grace period's
+ *   SIGKILL.
  *
  *   A wrapper program that cannot pass descriptors (ssh, docker exec) is
  *   declared with shexec_session_set_wrapper_kind(): the record then comes
