@@ -81,19 +81,52 @@
  *
  * HOW A COMMAND IS RUN
  *
- *   The command text is passed to the shell as an argument and `eval`-ed by a
- *   fixed wrapper script: it is never spliced into script text, so trailing
- *   `&`, here-documents, `# comments` and unbalanced quotes behave exactly as
- *   they would typed at a prompt. The shell is /bin/bash when it is
- *   executable, else /bin/sh (see shexec_session_set_shell_argv()). The wrapper
- *   keeps the command's exit status, then prints a per-session random
- *   sentinel and the shell's working directory on stdout; the library strips
- *   both from the output (no byte of them ever reaches a callback or the
- *   captured stdout) and makes that directory the session's cwd.
+ *   The shell runs a small wrapper script with the command's text inside a
+ *   brace group of its own, starting on the script's first line: trailing
+ *   `&`, here-documents and `# comments` behave as they would typed at a
+ *   prompt, the shell's messages give the command's own line numbers, and
+ *   `set -x` traces the command's lines as "+ cmd" and nothing of the
+ *   wrapper. The group is parsed whole before it runs, so a command with a
+ *   syntax error (an unbalanced quote) runs none of it, with the shell's
+ *   message and status 2. The shell is /bin/bash when it is executable, else
+ *   /bin/sh (see shexec_session_set_shell_argv()). Commands up to
+ *   SHEXEC_MAX_COMMAND_BYTES run; a large one is read by the shell from a
+ *   descriptor (/dev/fd/4, so its $0 is that path).
+ *
+ *   When the command ends, the wrapper reports back on a channel of its own,
+ *   a pipe at descriptor 3 of the shell that the command does not have (the
+ *   shell keeps it close-on-exec while the command runs): the command's
+ *   exit status and the shell's working directory as its `pwd` builtin says
+ *   (the logical path where it is valid; not the PWD variable). stdout and
+ *   stderr carry exactly what the command wrote, whatever it does with its
+ *   descriptors (`exec >file`, `exec 1>&-`), with pipes and with a terminal.
+ *   The directory becomes the session's cwd when the shell exited by itself
+ *   (not a timeout, cancel or signal) and it is an absolute path naming an
+ *   existing directory within the kernel's path limit; otherwise the
+ *   session stays, and for a directory it declined shexec_run_notice() says
+ *   why. The record is also
+ *   written on `exit N` and when `set -e` ends the shell (by an EXIT trap).
+ *   Two cases report nothing and leave the cwd where it was: a command that
+ *   ends in `exec cmd` (the shell is replaced), and one that sets its own
+ *   EXIT trap and then calls `exit` (its trap replaced the wrapper's; one
+ *   that sets an EXIT trap and ends normally still reports, and its trap
+ *   runs). The exit code comes from the shell's exit status, and from the
+ *   record when the host's SIGCHLD setting took that status away. With the
+ *   EXIT trap set, bash handles SIGTERM itself (it runs the trap, then dies
+ *   of the signal as before); a SIGTERM that reaches it while it is just
+ *   starting a command, before the command is in the group to get it too,
+ *   can leave bash waiting for that command until the grace period's
+ *   SIGKILL.
+ *
+ *   A wrapper program that cannot pass descriptors (ssh, docker exec) is
+ *   declared with shexec_session_set_wrapper_kind(): the record then comes
+ *   in-band, at the end of stdout, as a per-session random tag and the
+ *   directory, which the library strips from the output.
  *
  *   Each command gets its own process group, stdin from /dev/null, default
  *   signal dispositions, an empty signal mask, and no descriptor but 0, 1, 2
- *   (even those the host opened without O_CLOEXEC).
+ *   (even those the host opened without O_CLOEXEC); the shell itself also
+ *   has its record channel, which the command's processes do not get.
  *
  *   A run completes when its shell exits, not when its pipes close: a command
  *   that leaves processes running (`server &`, `sleep 100 & echo started`)
@@ -140,7 +173,7 @@
  *
  * WHAT PERSISTS IN A SESSION
  *
- *   The working directory persists (by the sentinel). Nothing else does: shell
+ *   The working directory persists (by the record). Nothing else does: shell
  *   variables, aliases, functions, `export`s and `set` options made inside a
  *   command last only for that command, as with separate `bash -c` calls. Set
  *   persistent variables with shexec_session_setenv().
@@ -253,6 +286,29 @@ enum {
     SHEXEC_KEEP_HEAD_TAIL = 1 /* keep the first and the last limit/2 units */
 };
 
+/* What a wrapper program carries (shexec_session_set_wrapper_kind()). */
+enum {
+    SHEXEC_WRAPPER_LOCAL = 0,       /* default: passes descriptors (bwrap, unshare, nsenter,
+                                       env, or no wrapper): the record has a channel of its own */
+    SHEXEC_WRAPPER_REMOTE = 1,      /* only stdin/stdout/stderr, arguments passed as they are
+                                       (docker exec -i, kubectl exec -i --): the record comes
+                                       in-band on stdout */
+    SHEXEC_WRAPPER_REMOTE_SHELL = 2 /* as REMOTE, and the wrapper joins its arguments into one
+                                       string that a remote POSIX shell parses again (ssh): the
+                                       library quotes each argument it adds */
+};
+
+/*
+ * The largest command a run takes, in bytes: 16 MiB. A command is passed to
+ * the shell as an argument while it is small, and through a descriptor when
+ * it is larger than one argument can be (so an agent's 200 KB here-document
+ * runs). A larger command fails to start with SHEXEC_E2BIG. Through a
+ * remote wrapper the command travels as one argument on the other side, so
+ * there the bound is 120 KiB for the command, the wrapper script (under 1 KiB)
+ * and the run's variables together (Linux caps one argument at 128 KiB).
+ */
+#define SHEXEC_MAX_COMMAND_BYTES (16u << 20)
+
 /* Defaults. */
 #define SHEXEC_DEFAULT_TIMEOUT_MS 120000u
 #define SHEXEC_DEFAULT_MAX_TIMEOUT_MS 600000u
@@ -277,8 +333,8 @@ enum {
  * Called with each chunk of output as the command produces it. `stream` is
  * SHEXEC_STDOUT or SHEXEC_STDERR; `data` is valid only during the call and is
  * not NUL-terminated. Chunks of one stream concatenated equal that stream's
- * complete output, in order (before truncation; the cwd sentinel never
- * appears): the same bytes, in the same order, as its captured output.
+ * complete output, in order (before truncation; the record a remote
+ * wrapper writes in-band never appears): the same bytes, in the same order, as its captured output.
  *
  * WHEN CALLBACKS RUN. Output and done callbacks are called only from inside
  * the session's loop: from shexec_run_exec(), shexec_session_wait(),
@@ -349,7 +405,8 @@ SHEXEC_API const char *shexec_strerror(int code);
  * Create a session. Its cwd is the host's current directory, its shell
  * /bin/bash if executable else /bin/sh, its environment inherited from the
  * host (with the dangerous-variable deny list applied), its limits the
- * SHEXEC_DEFAULT_* values. A random nonce for the cwd sentinel is drawn.
+ * SHEXEC_DEFAULT_* values. A random nonce for the in-band record of remote
+ * wrappers is drawn.
  *
  * Errors: SHEXEC_EINVAL (out is NULL), SHEXEC_ENOMEM, SHEXEC_ENOCWD (the
  * host's cwd cannot be determined), SHEXEC_ESYS (no randomness available).
@@ -476,8 +533,11 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * NULL-terminated array, copied. With a prefix such as
  *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
  *   {"docker", "exec", "-i", "ctr", "bash", NULL}
- * every command runs inside that wrapper; cwd tracking keeps working as long
- * as the wrapper passes stdout through. {path, NULL} makes `path` the
+ * every command runs inside that wrapper. A wrapper that passes descriptors
+ * through (bwrap, unshare, nsenter, env) needs nothing more; one that
+ * carries only stdin, stdout and stderr (ssh, docker exec, kubectl exec)
+ * must be declared with shexec_session_set_wrapper_kind(). The shell inside
+ * must be POSIX (bash, dash, ash, ksh, zsh in sh mode). {path, NULL} makes `path` the
  * shell (run as `path -c SCRIPT`; it must be POSIX-compatible, as it runs
  * the wrapper script); NULL restores the default: /bin/bash when it is
  * executable, else /bin/sh.
@@ -500,13 +560,57 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * command, after the deny list has removed what it names. Such names must
  * be shell identifiers (letters, digits, '_'; starting with a letter or
  * '_'): another name fails the run with SHEXEC_EINVAL. A wrapper that
- * joins its arguments into one string for a remote shell (ssh) must quote
- * them as it passes them on.
+ * joins its arguments into one string for a remote shell (ssh) is declared
+ * SHEXEC_WRAPPER_REMOTE_SHELL, and the library quotes what it adds.
  * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ESPAWN (a name not
  * found in the host's PATH; the previous setting stays), SHEXEC_ESYS (a
  * relative path while the host's cwd cannot be read), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv);
+
+/*
+ * Say what the wrapper program set with shexec_session_set_shell_argv()
+ * carries (SHEXEC_WRAPPER_*); the default is SHEXEC_WRAPPER_LOCAL.
+ *
+ * LOCAL: the wrapper passes descriptors (bubblewrap, unshare, nsenter,
+ * env, sudo without closefrom): the record comes back on descriptor 3 (see
+ * HOW A COMMAND IS RUN) and the session cwd is a directory of the host,
+ * checked there.
+ *
+ * REMOTE, REMOTE_SHELL: the command runs on another machine or in another
+ * container, and only stdin, stdout and stderr cross. The record then comes
+ * in-band: the wrapper script keeps a copy of the shell's original stdout
+ * and writes a per-session random tag and the directory there at the end
+ * (so `exec >file` still keeps it out of the file), and the library strips
+ * it from stdout. The command can read the tag (it is in the script), so it
+ * could print a record of its own: the remote side checks that the
+ * directory exists before reporting it, and the host takes only an
+ * absolute path. The session cwd names a directory on the other side: it
+ * is passed to the wrapper script, which changes to it there (a missing
+ * one ends the command with status 1 and a message on stderr, and the
+ * session cwd stays); shexec_session_set_cwd() and shexec_run_set_cwd()
+ * only make it absolute. Switching between LOCAL and a remote kind resets
+ * the session cwd: to "" (the remote shell's starting directory, until the
+ * first command reports one) or to the host's current directory. The exit
+ * code is the wrapper's (ssh and docker pass the remote one on). Commands
+ * are bounded by the remote exec limit (see SHEXEC_MAX_COMMAND_BYTES).
+ * REMOTE passes the arguments the library adds (-c, the script, $0, the
+ * directory, the run's variables) as they are (docker exec -i ctr sh,
+ * kubectl exec -i pod -- sh); REMOTE_SHELL single-quotes each of them for a
+ * wrapper that joins its arguments into one string for a POSIX login shell
+ * on the other side to parse (ssh host sh). A timeout or cancel signals the
+ * wrapper's process group on the host; for the remote command to end too,
+ * the wrapper must pass the hangup on: `ssh -tt` (a remote terminal, which
+ * the remote side hangs up when the connection closes), `docker exec -it`.
+ *
+ * Errors: SHEXEC_EINVAL (NULL session or unknown kind), SHEXEC_ENOCWD
+ * (back to LOCAL while the host's cwd cannot be read), SHEXEC_ENOMEM; the
+ * setting is unchanged on error.
+ */
+SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind);
+
+/* The session's wrapper kind (SHEXEC_WRAPPER_LOCAL for a NULL session). */
+SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
 
 /*
  * Pump the session's loop: read output of running commands, enforce their
@@ -749,7 +853,8 @@ SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
  * Errors (nothing was run, nothing is left behind): SHEXEC_EINVAL,
  * SHEXEC_ESTATE (already started, session freed, or called from a callback),
  * SHEXEC_ENOCWD (the cwd vanished), SHEXEC_ESPAWN (the shell could not be
- * executed), SHEXEC_E2BIG (command or environment too long for exec),
+ * executed), SHEXEC_E2BIG (the command above SHEXEC_MAX_COMMAND_BYTES, or
+ * the environment too long for exec),
  * SHEXEC_ESYS (pipes or process could not be created, e.g. EMFILE, EAGAIN),
  * SHEXEC_ENOMEM.
  * A callback that frees the run while it executes (see shexec_output_fn)
@@ -814,15 +919,16 @@ SHEXEC_API int shexec_run_signal(const shexec_run *run);
 
 /*
  * The captured output of `stream` (SHEXEC_STDOUT or SHEXEC_STDERR): bounded
- * by the output limit, with the truncation notice when truncated, cwd
- * sentinel removed. *len receives its length in bytes (len may be NULL).
+ * by the output limit, with the truncation notice when truncated (through a
+ * remote wrapper, the in-band record removed). *len receives its length in bytes (len may be NULL).
  * The text is NUL-terminated but may contain NUL bytes. Owned by the run;
  * valid until the run is freed or pumped again. Returns "" (len 0) for a
  * bad stream or a NULL run.
  */
 SHEXEC_API const char *shexec_run_output(shexec_run *run, int stream, size_t *len);
 
-/* How many bytes `stream` produced in total (after sentinel removal). */
+/* How many bytes `stream` produced in total (through a remote wrapper,
+ * after the in-band record's removal). */
 SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream);
 
 /* 1 when `stream` was truncated by the output limit, else 0. */
@@ -862,7 +968,8 @@ SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run);
  * What the library declined to do for this run, in English, or "" when
  * nothing: today, a working directory the shell reported that was not
  * adopted because it is not an absolute path naming an existing directory
- * at the moment the run ended (the session cwd then stays as it was).
+ * within the kernel's path limit at the moment the run ended (the session
+ * cwd then stays as it was).
  * Owned by the run; valid until it is freed. Never NULL.
  */
 SHEXEC_API const char *shexec_run_notice(const shexec_run *run);

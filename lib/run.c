@@ -4,6 +4,8 @@
  * final state, the working directory it reported). Starting it is
  * start.c's; driving it, the loop's.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,6 +59,8 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     shx_proc_init(&r->proc);
     r->out.fd = r->err.fd = -1;
     r->stdin_fd = -1;
+    r->rec_fd = -1;
+    shx_record_init(&r->record);
     r->state = SHEXEC_STATE_NEW;
     *out = r;
     return SHEXEC_OK;
@@ -245,6 +249,9 @@ void shx_run_release(shexec_run *run)
     shx_buf_free(&run->stdin_buf);
     if (run->stdin_fd >= 0)
         close(run->stdin_fd);
+    if (run->rec_fd >= 0)
+        close(run->rec_fd);
+    shx_record_free(&run->record);
     if (run->state != SHEXEC_STATE_NEW) {
         shx_stream_free(&run->out);
         shx_stream_free(&run->err);
@@ -323,14 +330,43 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
     const char *why = NULL;
     if (len == 0 || dir[0] != '/')
         why = "is not an absolute path";
+    else if (memchr(dir, '\0', len))
+        why = "contains a NUL byte";
+    else if (len >= PATH_MAX)
+        why = "is longer than the kernel's path limit";
     else if (shx_path_mode(dir, &mode) != 0)
-        why = "does not exist";
+        why = errno == ENAMETOOLONG ? "is longer than the kernel's path limit" : "does not exist";
     else if (!S_ISDIR(mode))
         why = "is not a directory";
     if (why) {
         shx_buf_clear(&r->notice);
         shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
                        "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, s->cwd);
+        return;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        shx_buf_clear(&r->notice);
+        shx_buf_puts(&r->notice, "out of memory: the working directory the shell reported was not adopted");
+        return;
+    }
+    memcpy(copy, dir, len + 1);
+    free(s->cwd);
+    s->cwd = copy;
+}
+
+/*
+ * A remote wrapper's record names a directory on the other side, which the
+ * wrapper script checked there: here it must only be an absolute path.
+ */
+void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len)
+{
+    shexec_session *s = r->s;
+    if (len == 0 || dir[0] != '/') {
+        shx_buf_clear(&r->notice);
+        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") is not "
+                       "an absolute path: the session stays in %s", len > 512 ? 512 : (int)len,
+                       dir, s->cwd);
         return;
     }
     char *copy = malloc(len + 1);
@@ -356,10 +392,22 @@ void shx_run_ended(shexec_run *r)
         r->state = SHEXEC_STATE_SIGNALED;
     else
         r->state = SHEXEC_STATE_EXITED;
-    /* a run with its own cwd, and a task, never move the session */
-    if (!r->cwd && !r->task && r->out.filter && r->out.sentinel.found)
-        shx_run_adopt_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
-                          r->out.sentinel.path.len);
+    int usable = shx_record_usable(&r->record);
+    /* the status the shell reported stands in for one the host took away */
+    if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
+        r->proc.exit_code = r->record.status;
+    /* a run with its own cwd, and a task, never move the session; nor does a
+     * shell that a signal ended (a timeout: bash's EXIT trap may still have
+     * reported where it was) */
+    if (r->cwd || r->task || r->state != SHEXEC_STATE_EXITED)
+        return;
+    if (r->out.filter) {
+        if (r->out.sentinel.found)
+            shx_run_adopt_remote_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
+                                     r->out.sentinel.path.len);
+    } else if (usable && r->record.has_cwd) {
+        shx_run_adopt_cwd(r, r->record.cwd.data ? r->record.cwd.data : "", r->record.cwd.len);
+    }
 }
 
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "env.h"
 #include "proc.h"
+#include "record.h"
 #include "shexec.h"
 #include "stream.h"
 
@@ -42,6 +43,8 @@ struct shexec_run {
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
+    int rec_fd;                   /* the record channel's read end; -1 when closed or none */
+    shx_record record;            /* what the wrapper reported on it */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
@@ -77,6 +80,11 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
  * path naming an existing directory now; else keep the cwd and say why in
  * the run's notice. */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
+/* Read what the record channel has (non-blocking); at_end: the shell has
+ * exited, read to the end and close it. */
+void shx_run_read_record(shexec_run *r, int at_end);
+/* The same for a remote wrapper: only absolute (checked on the other side). */
+void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

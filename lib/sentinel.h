@@ -1,5 +1,7 @@
 /*
- * sentinel.h - the stdout filter for cwd tracking. The wrapper script ends
+ * sentinel.h - the stdout filter for cwd tracking through a remote wrapper
+ * (one that carries only stdin, stdout and stderr; a local wrapper's record
+ * has a channel of its own). The wrapper script ends
  * each command by printing TAG + directory + NUL, where TAG is the
  * session's `__SHEXEC_CWD_<16 hex>__`. The filter passes every other byte
  * through in order, removes each complete TAG...NUL record and remembers the
@@ -15,7 +17,9 @@
 
 #include "buf.h"
 
-#define SHX_SENTINEL_MAX_PATH 4096
+#ifndef SHX_SENTINEL_MAX_PATH /* the fuzz target builds with a small one */
+#define SHX_SENTINEL_MAX_PATH 65536
+#endif
 #define SHX_SENTINEL_TAG_MAX 64
 
 /* Receives filtered output; returns 0, or -1 to stop (ENOMEM). */

@@ -33,8 +33,8 @@ struct shexec_session {
     shx_envlist env;
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];
-    char *script;                 /* the wrapper script, with the tag */
-    char *wrapper_script;         /* the same, applying run variables passed as arguments */
+    int wrapper_kind;             /* SHEXEC_WRAPPER_*: how the record comes back */
+    shx_buf test_script;          /* a sample script, for the tests' hook */
     shx_buf errmsg;
     shexec_run *runs;             /* every run not yet freed */
     shexec_run *active;           /* runs with a live process */

@@ -20,33 +20,6 @@
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
 
-/*
- * The wrapper: the command arrives as $1 and is eval-ed, so its text is never
- * parsed as part of this script. The eval is on line 1 so the shell's error
- * messages give the command's own line numbers ("bash: line 1: ..."). `command` keeps user functions named printf
- * or exit from taking over. The tag is written in two pieces so that it
- * never appears whole in the shell's argv (where `ps` could print it).
- */
-static char *make_script(const char *hex, int with_env)
-{
-    /* With a wrapper program, the run's own variables must not reach it (it
-     * runs on the host: docker, ssh, bwrap): they follow the command as
-     * NAME=VALUE (set) or NAME (unset) arguments and are applied here, inside. */
-    static const char env_prologue[] =
-        "for __shexec_v do case $__shexec_v in *=*) command export \"$__shexec_v\";; "
-        "*) command unset \"$__shexec_v\";; esac 2>/dev/null; done; set --; unset __shexec_v; ";
-    static const char fmt[] =
-        "__shexec_cmd=$1; shift; %seval \"$__shexec_cmd\"\n"
-        "__shexec_status=$?\n"
-        "command printf '__SHEXEC_CWD_%%s__%%s\\0' %s \"$PWD\"\n"
-        "command exit $__shexec_status\n";
-    size_t n = sizeof fmt + sizeof env_prologue + strlen(hex);
-    char *s = malloc(n);
-    if (s)
-        (void)snprintf(s, n, fmt, with_env ? env_prologue : "", hex); /* n leaves room */
-    return s;
-}
-
 static void free_argv(char **argv)
 {
     if (!argv)
@@ -77,12 +50,6 @@ int shx_settings_init(shexec_session *s)
     if (shx_random64(&nonce) != 0)
         return SHEXEC_ESYS;
     shx_sentinel_make_tag(s->tag, nonce);
-    char hex[17];
-    (void)snprintf(hex, sizeof hex, "%016llx", nonce);
-    s->script = make_script(hex, 0);
-    s->wrapper_script = make_script(hex, 1);
-    if (!s->script || !s->wrapper_script)
-        return SHEXEC_ENOMEM;
     s->cwd = getcwd(NULL, 0);
     if (!s->cwd)
         return errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ENOCWD;
@@ -94,8 +61,7 @@ void shx_settings_free(shexec_session *s)
     for (int i = 0; i < SHX_TOOL_COUNT; i++)
         free(s->tools.name[i]);
     free(s->cwd);
-    free(s->script);
-    free(s->wrapper_script);
+    shx_buf_free(&s->test_script);
     free_argv(s->shell_argv);
     free(s->shell_path);
     shx_envlist_free(&s->env);
@@ -110,7 +76,7 @@ int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out)
     /* Every append is checked: a relative dir whose prefix failed to append
      * would otherwise resolve against the process's cwd, not the session's. */
     int ok = 1;
-    if (dir[0] != '/') {
+    if (dir[0] != '/' && s->cwd[0]) {
         ok = shx_buf_puts(&b, s->cwd) == 0;
         if (ok && b.len && b.data[b.len - 1] != '/')
             ok = shx_buf_putc(&b, '/') == 0;
@@ -128,6 +94,8 @@ int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out)
 
 int shx_session_check_dir(shexec_session *s, const char *dir)
 {
+    if (s->wrapper_kind != SHEXEC_WRAPPER_LOCAL)
+        return SHEXEC_OK; /* a directory on the other side: the wrapper script checks it */
     mode_t mode;
     if (shx_path_mode(dir, &mode) != 0)
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" does not exist", dir);
@@ -237,6 +205,36 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     free(s->shell_path);
     s->shell_path = path;
     return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (kind != SHEXEC_WRAPPER_LOCAL && kind != SHEXEC_WRAPPER_REMOTE &&
+        kind != SHEXEC_WRAPPER_REMOTE_SHELL)
+        return shx_fail(s, SHEXEC_EINVAL, "unknown wrapper kind %d", kind);
+    if ((kind == SHEXEC_WRAPPER_LOCAL) == (s->wrapper_kind == SHEXEC_WRAPPER_LOCAL)) {
+        s->wrapper_kind = kind;
+        return SHEXEC_OK;
+    }
+    /* the cwd changes sides: the other side's starting directory ("") until
+     * a command reports one, or the host's own */
+    char *cwd = kind == SHEXEC_WRAPPER_LOCAL ? getcwd(NULL, 0) : strdup("");
+    if (!cwd)
+        return kind == SHEXEC_WRAPPER_LOCAL && errno != ENOMEM
+                   ? shx_fail(s, SHEXEC_ENOCWD, "the host's working directory cannot be read")
+                   : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    free(s->cwd);
+    s->cwd = cwd;
+    s->wrapper_kind = kind;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s)
+{
+    return s ? s->wrapper_kind : SHEXEC_WRAPPER_LOCAL;
 }
 
 SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms, uint32_t max_ms)

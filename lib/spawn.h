@@ -1,7 +1,8 @@
 /*
  * spawn.h - starting one command: its pipes, posix_spawn with a new process
  * group, default signal dispositions, an empty signal mask, stdin from
- * /dev/null, only descriptors 0-2 inherited, and a pidfd to wait on.
+ * /dev/null, only descriptors 0-2 inherited (and those passed at fixed
+ * numbers from 3 on), and a pidfd to wait on.
  */
 #ifndef SHX_SPAWN_H
 #define SHX_SPAWN_H
@@ -15,7 +16,9 @@ typedef struct shx_spawn_req {
     const char *path;        /* program to execute (absolute or relative to the host cwd) */
     char *const *argv;
     char *const *envp;
-    const char *cwd;         /* directory the child starts in */
+    const char *cwd;         /* directory the child starts in; NULL: the host's */
+    const int *pass_fds;     /* descriptors the child gets at 3, 4, ... (each >= 10) */
+    int n_pass;
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */

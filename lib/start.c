@@ -6,13 +6,26 @@
  * up, and handed to the loop.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "pty.h"
+#include "script.h"
 #include "session.h"
 #include "spawn.h"
 #include "watchdog.h"
+
+/* A script up to this size goes on the shell's argv (the fast path); a
+ * larger one is read from a descriptor (Linux caps one argument at 128 KiB). */
+#define ARGV_SCRIPT_MAX ((size_t)64 << 10)
+/* What a remote wrapper's shell gets travels as one argument on the other
+ * side (ssh joins them): below the 128 KiB Linux allows one. */
+#define REMOTE_ARGS_MAX ((size_t)120 << 10)
 
 extern char **environ;
 
@@ -22,8 +35,12 @@ typedef struct shx_launch {
     char **envp;              /* the same with PWD set to dir */
     char *pwd_entry;          /* envp's "PWD=..." */
     const char *path;         /* the program: the resolved shell or wrapper */
-    const char **argv;        /* its argv: prefix, -c, script, $0, command, wrapper vars */
-    shx_buf vars;             /* the wrapper vars' storage */
+    const char **argv;        /* its argv: prefix, then tail */
+    shx_buf tail;             /* what follows the prefix, NUL-separated: -c, the script,
+                                 $0 (remote: the directory), wrapper vars; or the
+                                 script's descriptor path and the vars */
+    int remote;               /* a remote wrapper: the record comes in-band */
+    int script_fd;            /* a large script, to pass at SHX_SCRIPT_FD; -1: none */
     uint64_t limit;           /* output limit, unit, keep */
     int unit, keep;
     uint32_t timeout_ms;      /* 0: none */
@@ -118,10 +135,125 @@ static int wrapper_vars(shexec_session *s, const shx_envlist *vars, shx_buf *out
     return out->failed ? shx_fail(s, SHEXEC_ENOMEM, "out of memory") : SHEXEC_OK;
 }
 
+/* One argument of the tail; quoted for a wrapper that joins its arguments
+ * into a string for a remote shell to parse again (ssh). */
+static void put_arg(shx_buf *tail, const char *arg, int quote)
+{
+    if (quote)
+        shx_script_quote(tail, arg);
+    else
+        shx_buf_puts(tail, arg);
+    shx_buf_putc(tail, '\0');
+}
+
+static int open_memfd(void)
+{
+#ifdef MFD_CLOEXEC
+    return memfd_create("shexec-script", MFD_CLOEXEC);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* A descriptor holding the script, read from its start by whoever opens
+ * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
+static int script_file(shexec_session *s, const shx_buf *script, int *out)
+{
+    int fd = open_memfd();
+    if (fd < 0) {
+        char path[] = "/tmp/shexec-script-XXXXXX";
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0)
+        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot make a file for a large command: %s", strerror(errno));
+    size_t done = 0;
+    while (done < script->len) {
+        ssize_t w = write(fd, script->data + done, script->len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            close(fd);
+            return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                            "cannot write a large command to its file: %s", strerror(e));
+        }
+        done += (size_t)w;
+    }
+    /* passed from 10 up, like every descriptor the child gets at a fixed number */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    int e = errno;
+    close(fd);
+    if (high < 0)
+        return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
+    *out = high;
+    return SHEXEC_OK;
+}
+
+/*
+ * What follows the prefix: the script (built around the command) as "-c
+ * SCRIPT NAME" or, when too long for one argument, as "/dev/fd/4" with the
+ * script in a file passed there; a remote wrapper's directory; the wrapper
+ * variables.
+ */
+static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
+                      const shx_buf *vars, size_t nvars, int wrapped)
+{
+    shx_script_opts o = {.remote = l->remote, .hex = NULL, .with_vars = wrapped};
+    char hex[17];
+    if (l->remote) {
+        memcpy(hex, s->tag + strlen("__SHEXEC_CWD_"), 16);
+        hex[16] = '\0';
+        o.hex = hex;
+    }
+    shx_buf script = SHX_BUF_INIT;
+    if (shx_script_build(&script, r->command, r->command_len, &o) != 0) {
+        shx_buf_free(&script);
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    int quote = s->wrapper_kind == SHEXEC_WRAPPER_REMOTE_SHELL;
+    if (!l->remote && script.len > ARGV_SCRIPT_MAX) {
+        shx_buf_clear(&script);
+        o.from_fd = 1;
+        int rc = shx_script_build(&script, r->command, r->command_len, &o) != 0
+                     ? shx_fail(s, SHEXEC_ENOMEM, "out of memory")
+                     : script_file(s, &script, &l->script_fd);
+        shx_buf_free(&script);
+        if (rc != SHEXEC_OK)
+            return rc;
+        put_arg(&l->tail, "/dev/fd/4", 0);
+    } else {
+        put_arg(&l->tail, "-c", quote);
+        put_arg(&l->tail, script.data, quote);
+        put_arg(&l->tail, name, quote);
+        if (l->remote)
+            put_arg(&l->tail, l->dir, quote);
+        shx_buf_free(&script);
+    }
+    for (size_t i = 0, off = 0; i < nvars; i++) {
+        put_arg(&l->tail, vars->data + off, quote);
+        off += strlen(vars->data + off) + 1;
+    }
+    if (l->tail.failed)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* ssh joins it all into the one argument of the remote shell's -c */
+    if (l->remote && l->tail.len > REMOTE_ARGS_MAX)
+        return shx_fail(s, SHEXEC_E2BIG, "the command (%zu bytes) with the wrapper script and "
+                        "the run's variables comes to %zu bytes: a remote wrapper takes at most "
+                        "%zu, as one argument on the other side", r->command_len, l->tail.len,
+                        REMOTE_ARGS_MAX);
+    return SHEXEC_OK;
+}
+
 static void launch_free(shx_launch *l)
 {
     free(l->argv);
-    shx_buf_free(&l->vars);
+    shx_buf_free(&l->tail);
+    if (l->script_fd >= 0)
+        close(l->script_fd);
     free(l->envp);
     free(l->pwd_entry);
     shx_env_free(l->env);
@@ -134,12 +266,18 @@ static int launch_resolve(shx_launch *l, shexec_run *r)
 {
     shexec_session *s = r->s;
     memset(l, 0, sizeof *l);
+    l->script_fd = -1;
+    l->remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int rc = SHEXEC_OK;
+    if (r->command_len > SHEXEC_MAX_COMMAND_BYTES)
+        return shx_fail(s, SHEXEC_E2BIG, "the command is %zu bytes: above the %u-byte bound "
+                        "(SHEXEC_MAX_COMMAND_BYTES)", r->command_len, SHEXEC_MAX_COMMAND_BYTES);
     if (r->cwd)
         rc = shx_session_resolve_dir(s, r->cwd, &l->dir);
     else if (!(l->dir = strdup(s->cwd)))
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    if (rc == SHEXEC_OK)
+    /* a remote wrapper's directory is on the other side: checked there */
+    if (rc == SHEXEC_OK && !l->remote)
         rc = shx_session_check_dir(s, l->dir);
     if (rc != SHEXEC_OK)
         goto fail;
@@ -168,23 +306,29 @@ static int launch_resolve(shx_launch *l, shexec_run *r)
         rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");
         goto fail;
     }
-    if (wrapped && (rc = wrapper_vars(s, &r->env, &l->vars, &nvars)) != SHEXEC_OK)
+    shx_buf vars = SHX_BUF_INIT;
+    if (wrapped && (rc = wrapper_vars(s, &r->env, &vars, &nvars)) != SHEXEC_OK) {
+        shx_buf_free(&vars);
         goto fail;
-    l->argv = malloc((np + 5 + nvars) * sizeof *l->argv);
+    }
+    rc = build_tail(l, s, r, base_name(prefix[np - 1]), &vars, nvars, wrapped);
+    shx_buf_free(&vars);
+    if (rc != SHEXEC_OK)
+        goto fail;
+    size_t ntail = 0;
+    for (size_t off = 0; off < l->tail.len; off += strlen(l->tail.data + off) + 1)
+        ntail++;
+    l->argv = malloc((np + ntail + 1) * sizeof *l->argv);
     if (!l->argv) {
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         goto fail;
     }
     memcpy(l->argv, prefix, np * sizeof *l->argv);
-    l->argv[np] = "-c";
-    l->argv[np + 1] = wrapped ? s->wrapper_script : s->script;
-    l->argv[np + 2] = base_name(prefix[np - 1]);
-    l->argv[np + 3] = r->command;
-    for (size_t i = 0, off = 0; i < nvars; i++) {
-        l->argv[np + 4 + i] = l->vars.data + off;
-        off += strlen(l->vars.data + off) + 1;
+    for (size_t i = 0, off = 0; i < ntail; i++) {
+        l->argv[np + i] = l->tail.data + off;
+        off += strlen(l->tail.data + off) + 1;
     }
-    l->argv[np + 4 + nvars] = NULL;
+    l->argv[np + ntail] = NULL;
     l->path = s->shell_path ? s->shell_path : s->default_shell;
 
     l->limit = r->limit_set ? r->limit : s->limit;
@@ -195,6 +339,30 @@ static int launch_resolve(shx_launch *l, shexec_run *r)
 fail:
     launch_free(l);
     return rc;
+}
+
+/* The record channel: a pipe, both ends close-on-exec, the read end
+ * non-blocking; the write end, passed at a fixed number, is moved to 10 or
+ * above when it is lower (spawn.h), which costs calls only in a host that
+ * has few descriptors open. */
+static int record_pipe(shexec_session *s, int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot create a pipe: %s", strerror(errno));
+    if (fds[1] < 10) {
+        int high = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+        int e = errno;
+        close(fds[1]);
+        fds[1] = high;
+        if (high < 0) {
+            close(fds[0]);
+            fds[0] = -1;
+            return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
+        }
+    }
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    return SHEXEC_OK;
 }
 
 int shx_run_begin(shexec_run *r)
@@ -212,12 +380,21 @@ int shx_run_begin(shexec_run *r)
     if (rc != SHEXEC_OK)
         return rc;
 
+    /* the private channel: its write end goes to the shell at SHX_RECORD_FD */
+    int rec[2] = {-1, -1};
+    if (!l.remote && (rc = record_pipe(s, rec)) != SHEXEC_OK) {
+        launch_free(&l);
+        return rc;
+    }
+    int pass[2] = {rec[1], l.script_fd};
     shx_child child;
     shx_buf err = SHX_BUF_INIT;
     shx_spawn_req req = {.path = l.path,
                          .argv = (char *const *)l.argv,
                          .envp = l.envp,
-                         .cwd = l.dir,
+                         .cwd = l.remote ? NULL : l.dir,
+                         .pass_fds = pass,
+                         .n_pass = l.remote ? 0 : l.script_fd >= 0 ? 2 : 1,
                          .use_pidfd = s->use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
@@ -226,7 +403,11 @@ int shx_run_begin(shexec_run *r)
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
+    if (rec[1] >= 0)
+        close(rec[1]); /* the shell's now */
     if (rc != SHEXEC_OK) {
+        if (rec[0] >= 0)
+            close(rec[0]);
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
         shx_buf_free(&err);
         launch_free(&l);
@@ -234,10 +415,13 @@ int shx_run_begin(shexec_run *r)
     }
     shx_buf_free(&err);
     shx_watchdog_group(s, child.pid);
+    r->rec_fd = rec[0];
 
     r->proc.pid = child.pid;
     r->proc.pidfd = child.pidfd;
-    shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, s->tag, l.limit, l.unit, l.keep, r->fn,
+    /* only a remote wrapper's record comes in-band, on stdout */
+    shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, l.remote ? s->tag : NULL, l.limit,
+                    l.unit, l.keep, r->fn,
                     r->user);
     shx_stream_init(&r->err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
                     r->user);

@@ -3,7 +3,10 @@
  */
 #include "testhook.h"
 
+#include <string.h>
+
 #include "platform.h"
+#include "script.h"
 #include "session.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
@@ -31,9 +34,17 @@ const char *shx_test_sentinel_tag(const shexec_session *s)
     return s->tag;
 }
 
-const char *shx_test_wrapper_script(const shexec_session *s)
+const char *shx_test_wrapper_script(shexec_session *s)
 {
-    return s->script;
+    char hex[17];
+    memcpy(hex, s->tag + strlen("__SHEXEC_CWD_"), 16);
+    hex[16] = '\0';
+    shx_script_opts o = {.remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL, .hex = hex,
+                         .with_vars = 1};
+    shx_buf_clear(&s->test_script);
+    if (shx_script_build(&s->test_script, "true", 4, &o) != 0)
+        return "";
+    return s->test_script.data;
 }
 
 size_t shx_test_runs(const shexec_session *s)

@@ -23,7 +23,7 @@ int shx_test_run_pidfd(const shexec_run *r);
 int shx_test_run_fd(const shexec_run *r, int stream);
 /* The session's cwd sentinel tag, and its wrapper script. */
 const char *shx_test_sentinel_tag(const shexec_session *s);
-const char *shx_test_wrapper_script(const shexec_session *s);
+const char *shx_test_wrapper_script(shexec_session *s);
 /* Runs not yet freed, tasks not yet released, commands the loop drives. */
 size_t shx_test_runs(const shexec_session *s);
 size_t shx_test_tasks(const shexec_session *s);

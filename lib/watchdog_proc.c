@@ -147,11 +147,12 @@ static shx_wd_proc *lookup(shx_wd_arena *a, pid_t pid)
 }
 
 #if SHX_HAVE_PROCFS
+/* the kernel's record layout: every member is there to place d_reclen and d_name */
 struct linux_dirent64 {
-    uint64_t d_ino;
-    int64_t d_off;
+    uint64_t d_ino; /* cppcheck-suppress unusedStructMember */
+    int64_t d_off; /* cppcheck-suppress unusedStructMember */
     unsigned short d_reclen;
-    unsigned char d_type;
+    unsigned char d_type; /* cppcheck-suppress unusedStructMember */
     char d_name[];
 };
 

@@ -141,8 +141,9 @@ static void test_exit_codes_every_shape(void **state)
     shexec_session *s = *state;
     expect(s, "false", "", 1, "/");
     expect(s, "cd /tmp && false", "", 1, "/tmp");
-    expect(s, "exit 3", "", 3, "/tmp"); /* no sentinel: cwd unchanged */
-    expect(s, "cd / && exit 4", "", 4, "/tmp");
+    expect(s, "exit 3", "", 3, "/tmp");
+    expect(s, "cd / && exit 4", "", 4, "/"); /* `exit` reports the cwd too */
+    expect(s, "cd /tmp", "", 0, "/tmp");
     expect(s, "(exit 5)", "", 5, "/tmp");
     expect(s, "true | false", "", 1, "/tmp");
     expect(s, "set -o pipefail; false | true", "", 1, "/tmp");
@@ -182,8 +183,8 @@ static void test_timeout_keeps_cwd(void **state)
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     assert_string_equal(shexec_session_cwd(s), "/tmp");
     shexec_run_free(r);
-    /* closed stdout: no sentinel, cwd stays */
-    expect(s, "cd /usr; exec >&-", "", 0, "/tmp");
+    /* closed stdout: the record has a channel of its own */
+    expect(s, "cd /usr; exec >&-", "", 0, "/usr");
 }
 
 static void test_forged_sentinels_untouched(void **state)
@@ -207,9 +208,10 @@ static void test_forged_sentinels_untouched(void **state)
     shexec_session_free(other);
 }
 
-/* A command can print a record with the session's tag (it can read it from
- * its own shell): only an absolute path naming an existing directory is
- * adopted; anything else leaves the cwd and says why. */
+/* A command can write a record of its own (it runs in the shell that holds
+ * the channel, whose copy is at 10 while the command runs, and it can mark
+ * the wrapper's record as written): only an absolute path naming an
+ * existing directory is adopted; anything else leaves the cwd and says why. */
 static void test_forged_record_validated(void **state)
 {
     shexec_session *s = *state;
@@ -217,7 +219,8 @@ static void test_forged_record_validated(void **state)
     const char *bad[] = {"/nonexistent/dir", "usr", "/etc/passwd", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "printf '%s%s\\000'; exit 0", shx_test_sentinel_tag(s), bad[i]);
+        snprintf(cmd, sizeof cmd, "__shexec_done=1; printf 'status=0\\000cwd=%s\\n\\000' >&10; exit 0",
+                 bad[i]);
         shexec_run *r = run_cmd(s, cmd);
         assert_int_equal(shexec_run_exit_code(r), 0);
         assert_string_equal(shexec_session_cwd(s), "/tmp");

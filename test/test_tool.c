@@ -770,10 +770,10 @@ static void test_result_renders_like_call(void **state)
     enable_all(s);
     assert_int_equal(shexec_session_set_output_limit(s, 1000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
                      SHEXEC_OK);
-    char forged[256];
-    /* a record the command forged, naming no directory: declined, with a notice */
-    snprintf(forged, sizeof forged, "{\"command\":\"printf '%s/nonexistent\\\\000'; exit 0\"}",
-             shx_test_sentinel_tag(s));
+    /* a record the command forged on the channel (whose copy the shell
+     * holds at 10), naming no directory: declined, with a notice */
+    const char *forged = "{\"command\":\"__shexec_done=1; printf 'status=0\\\\000cwd=/nonexistent"
+                         "\\\\n\\\\000' >&10; exit 0\"}";
     /* each with the part of the result it is about */
     const char *cases[][2] = {
         {"{\"command\":\"echo out; printf 'a\\\\377b' >&2; cd /tmp; exit 3\"}",

@@ -126,6 +126,8 @@ _STATE_NAMES = {0: "new", 1: "running", 2: "exited", 3: "signaled",
                 4: "timed_out", 5: "cancelled", 6: "killed"}
 _LEFTOVER_NAMES = {0: "none", 1: "adopted", 2: "killed"}
 _ON_LEFTOVERS = {"adopt": 0, "kill": 1}
+_WRAPPER_KINDS = {"local": 0, "remote": 1, "remote_shell": 2}
+_WRAPPER_KIND_NAMES = {v: k for k, v in _WRAPPER_KINDS.items()}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
 _KEEPS = {"head": 0, "head_tail": 1}
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
@@ -202,6 +204,8 @@ _PROTOTYPES = {
     "shexec_session_set_cwd": (_int, [_vp, _str]),
     "shexec_session_cwd": (_str, [_vp]),
     "shexec_session_set_shell_argv": (_int, [_vp, ctypes.POINTER(_str)]),
+    "shexec_session_set_wrapper_kind": (_int, [_vp, _int]),
+    "shexec_session_wrapper_kind": (_int, [_vp]),
     "shexec_session_set_timeouts": (_int, [_vp, _u32, _u32]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
@@ -755,6 +759,26 @@ class Session(object):
             argv = (ctypes.c_char_p * (len(items) + 1))(*items)
             argv[len(items)] = None
             _check(_lib.shexec_session_set_shell_argv(p, argv), p)
+
+    def set_wrapper_kind(self, kind):
+        """What the wrapper program set with set_shell carries: 'local' (the
+        default: it passes descriptors, as bwrap, unshare, nsenter do),
+        'remote' (only stdin/stdout/stderr, arguments as they are: docker
+        exec -i, kubectl exec -i) or 'remote_shell' (the same, and its
+        arguments are joined for a remote shell to parse again: ssh). With
+        a remote kind the cwd names a directory on the other side, "" until
+        the first command reports one; back to 'local' it is the host's
+        current directory again."""
+        v = _lookup(_WRAPPER_KINDS, kind, "wrapper kind")
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_wrapper_kind(p, v), p)
+
+    @property
+    def wrapper_kind(self):
+        """'local', 'remote' or 'remote_shell' (see set_wrapper_kind)."""
+        with self._guard():
+            return _WRAPPER_KIND_NAMES[_lib.shexec_session_wrapper_kind(self._live())]
 
     def set_timeouts(self, default_ms, max_ms):
         """Default run timeout and the maximum any run may ask for, in ms."""

@@ -968,7 +968,7 @@ static void read_stdin(server *sv)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " SERVER_NAME " [options]\n"
+            "usage: " SERVER_NAME " [options] [-- PROGRAM [ARG...]]\n"
             "An MCP server on stdin/stdout that gives a model a shell (tools: bash, task_output,\n"
             "task_kill), built on libshexec.\n\n"
             "  --workdir DIR                    start directory (default: the current one)\n"
@@ -980,6 +980,14 @@ static void usage(FILE *f)
             "                                   signal ends it (default: only on a timeout and\n"
             "                                   when the command could not run: an exit code is\n"
             "                                   data)\n"
+            "  --wrapper-kind KIND              what the program after -- carries: local (default:\n"
+            "                                   it passes descriptors, as bwrap does), remote\n"
+            "                                   (only stdin/stdout/stderr: docker exec -i ctr sh)\n"
+            "                                   or remote-shell (the same, arguments joined for a\n"
+            "                                   remote shell: ssh host sh); with a remote kind\n"
+            "                                   --workdir names a directory on the other side\n"
+            "  -- PROGRAM [ARG...]              the shell, or a wrapper and the shell it runs,\n"
+            "                                   that runs each command (default: /bin/bash)\n"
             "  --help                           this text\n"
             "  --version                        print the version\n");
 }
@@ -1118,7 +1126,8 @@ int main(int argc, char **argv)
     sv.stdin_open = 1;
     sv.default_timeout_ms = 120000;
     const char *workdir = NULL, *disable = NULL, *v;
-    int no_bash = 0;
+    const char *const *shell_argv = NULL;
+    int no_bash = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
     uint32_t secs = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -1146,6 +1155,24 @@ int main(int argc, char **argv)
             sv.task_timeout_ms = secs * 1000;
         } else if ((v = flag_value(argc, argv, &i, "--disable-tools"))) {
             disable = v;
+        } else if ((v = flag_value(argc, argv, &i, "--wrapper-kind"))) {
+            if (strcmp(v, "local") == 0)
+                wrapper_kind = SHEXEC_WRAPPER_LOCAL;
+            else if (strcmp(v, "remote") == 0)
+                wrapper_kind = SHEXEC_WRAPPER_REMOTE;
+            else if (strcmp(v, "remote-shell") == 0)
+                wrapper_kind = SHEXEC_WRAPPER_REMOTE_SHELL;
+            else {
+                log_msg("--wrapper-kind wants local, remote or remote-shell, not \"%s\"", v);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--") == 0) {
+            if (i + 1 >= argc) {
+                log_msg("-- wants the program that runs each command after it");
+                return 2;
+            }
+            shell_argv = (const char *const *)argv + i + 1;
+            break;
         } else {
             log_msg("unknown option \"%s\"", argv[i]);
             usage(stderr);
@@ -1157,6 +1184,13 @@ int main(int argc, char **argv)
     if (rc != SHEXEC_OK) {
         log_msg("cannot create a session: %s", shexec_strerror(rc));
         return 1;
+    }
+    /* the program and its kind first: a remote kind's cwd is on the other side */
+    if ((shell_argv && shexec_session_set_shell_argv(sv.s, shell_argv) != SHEXEC_OK) ||
+        shexec_session_set_wrapper_kind(sv.s, wrapper_kind) != SHEXEC_OK) {
+        log_msg("--: %s", shexec_session_errmsg(sv.s));
+        shexec_session_free(sv.s);
+        return 2;
     }
     if (workdir && shexec_session_set_cwd(sv.s, workdir) != SHEXEC_OK) {
         log_msg("--workdir: %s", shexec_session_errmsg(sv.s));

@@ -18,7 +18,7 @@ FUZZ_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FUZZ_CC          ?= clang
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 10
-FUZZ_ALL         := json tool sentinel capture ansi env mcp_json
+FUZZ_ALL         := json tool record sentinel capture ansi env mcp_json
 FUZZ_TARGETS     ?= $(FUZZ_ALL)
 FUZZ_OUT         := build/fuzz
 FUZZ_DIR         := test/fuzz
@@ -33,6 +33,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 # feedback is not diluted. The tool layer reaches sessions and runs, so all.
 FUZZ_LIB_json     := lib/json.c lib/buf.c
 FUZZ_LIB_tool     := $(sort $(wildcard lib/*.c))
+FUZZ_LIB_record   := lib/record.c lib/buf.c
 FUZZ_LIB_sentinel := lib/sentinel.c lib/buf.c
 FUZZ_LIB_capture  := lib/capture.c lib/buf.c
 FUZZ_LIB_ansi     := lib/ansi.c lib/buf.c
@@ -40,11 +41,17 @@ FUZZ_LIB_env      := lib/env.c lib/glob.c
 # not the library: the MCP example server's parser of client messages
 FUZZ_LIB_mcp_json := examples/shexec-mcp/mcp_json.c
 
-# Longest input libFuzzer may make. The sentinel needs records past
-# SHX_SENTINEL_MAX_PATH (4096); fuzz_ansi reaches its kilobyte bounds by
+# Bounds made small enough for the fuzzer to reach them (the library's own
+# are megabytes): the record and the in-band directory at 4096 bytes.
+FUZZ_DEFS_record   := -DSHX_RECORD_MAX=4096
+FUZZ_DEFS_sentinel := -DSHX_SENTINEL_MAX_PATH=4096
+
+# Longest input libFuzzer may make. The record and the sentinel need inputs
+# past their 4096-byte bounds; fuzz_ansi reaches its kilobyte bounds by
 # repeating a short input instead (see its header), which keeps it fast.
 FUZZ_MAXLEN_json     := 8192
 FUZZ_MAXLEN_tool     := 4096
+FUZZ_MAXLEN_record   := 12288
 FUZZ_MAXLEN_sentinel := 12288
 FUZZ_MAXLEN_capture  := 4096
 FUZZ_MAXLEN_ansi     := 4096
@@ -91,7 +98,7 @@ define FUZZ_RULE
 $(FUZZ_OUT)/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_DIR)/fuzzutil.h $(FUZZ_LIB_$(1)) \
     $(wildcard lib/*.h) include/shexec.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $$@ $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_LIB_$(1)) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_DEFS_$(1)) -o $$@ $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_LIB_$(1)) -lm
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call FUZZ_RULE,$(t))))
 

@@ -282,6 +282,20 @@ describe('--workdir and the launch directory', () => {
   });
 });
 
+describe('-- PROGRAM and --wrapper-kind', () => {
+  test('a remote kind keeps the record out of the output and tracks the cwd', async () => {
+    const { client } = await connect(['--wrapper-kind', 'remote', '--workdir', '/usr', '--', 'sh']);
+    try {
+      assert.match(text(await bash(client, { command: 'cd /tmp; echo here' })), /^stdout:\nhere\n/);
+      assert.match(text(await bash(client, { command: 'exec >/dev/null; cd /etc' })), /^(?!.*SHEXEC)/s);
+      assert.match(text(await bash(client, { command: 'pwd; readlink /proc/$$/exe' })),
+        /^stdout:\n\/etc\n\/(usr\/)?bin\/dash\n/);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('background tasks', () => {
   let client;
   before(async () => { ({ client } = await connect()); });

@@ -207,12 +207,13 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
   let r = await run(['--help']);
   assert.equal(r.code, 0);
   for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout',
-    '--error-on-nonzero-exit'])
+    '--error-on-nonzero-exit', '--wrapper-kind', '-- PROGRAM'])
     assert.ok(r.out.includes(f), f);
   r = await run(['--version']);
   assert.match(r.out, /^shexec-mcp \d+\.\d+\.\d+\n$/);
   for (const bad of [['--bogus'], ['--timeout', 'abc'], ['--timeout', '0'], ['--timeout', '601'],
-    ['--workdir', '/no/such/dir'], ['--disable-tools', 'nosuchtool'], ['--workdir']]) {
+    ['--workdir', '/no/such/dir'], ['--disable-tools', 'nosuchtool'], ['--workdir'],
+    ['--wrapper-kind', 'pigeon'], ['--'], ['--', 'no-such-program-shexec']]) {
     r = await run(bad);
     assert.equal(r.code, 2, bad.join(' '));
     assert.match(r.err, /shexec-mcp: /);

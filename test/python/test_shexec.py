@@ -371,6 +371,25 @@ class TestRuns(Base):
         with self.assertRaises(shexec.SpawnError):
             Session(shell="no-such-shell-shexec-test")
 
+    def test_wrapper_kind(self):
+        s = self.session()
+        self.assertEqual(s.wrapper_kind, "local")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_wrapper_kind("carrier-pigeon")
+        # a remote kind works through any wrapper that passes stdout: here none
+        s.set_shell(["sh"])
+        s.set_wrapper_kind("remote")
+        self.assertEqual(s.wrapper_kind, "remote")
+        self.assertEqual(s.cwd, "")
+        r = s.run("cd /tmp; echo here")
+        self.assertEqual(r.stdout, b"here\n")
+        self.assertEqual(s.cwd, "/tmp")
+        r = s.run("exec >/dev/null; cd /usr")
+        self.assertEqual(r.stdout, b"")
+        self.assertEqual(s.cwd, "/usr")
+        s.set_wrapper_kind("local")
+        self.assertEqual(s.cwd, os.getcwd())
+
 
 class TestTasks(Base):
     def test_task_lifecycle(self):

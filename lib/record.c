@@ -1,0 +1,120 @@
+/*
+ * record.c - the parser for the wrapper's record (see record.h).
+ */
+#include "record.h"
+
+#include <string.h>
+
+void shx_record_init(shx_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->field = (shx_buf)SHX_BUF_INIT;
+    r->cwd = (shx_buf)SHX_BUF_INIT;
+}
+
+static int key_valid(const char *k, size_t n)
+{
+    if (n == 0 || n > SHX_RECORD_KEY_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = k[i];
+        int ok = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* 0-255 in plain decimal (no sign, no leading zeros but "0"), or -1. */
+static int parse_status(const char *v, size_t n)
+{
+    if (n == 0 || n > 3 || (n > 1 && v[0] == '0'))
+        return -1;
+    int x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        x = x * 10 + (v[i] - '0');
+    }
+    return x <= 255 ? x : -1;
+}
+
+/* One complete field (its NUL not included). */
+static void take_field(shx_record *r, const char *f, size_t n)
+{
+    const char *eq = memchr(f, '=', n);
+    if (!eq || !key_valid(f, (size_t)(eq - f))) {
+        r->malformed++;
+        return;
+    }
+    size_t kl = (size_t)(eq - f);
+    const char *v = eq + 1;
+    size_t vl = n - kl - 1;
+    if (kl == 6 && memcmp(f, "status", 6) == 0) {
+        int st = parse_status(v, vl);
+        if (st < 0) {
+            r->malformed++;
+            return;
+        }
+        r->status = st;
+        r->has_status = 1;
+    } else if (kl == 3 && memcmp(f, "cwd", 3) == 0) {
+        /* pwd ends its line with one newline; a directory name may end with more */
+        if (vl == 0 || v[vl - 1] != '\n') {
+            r->malformed++;
+            return;
+        }
+        shx_buf_clear(&r->cwd);
+        if (shx_buf_append(&r->cwd, v, vl - 1) != 0) {
+            r->nomem = 1;
+            r->has_cwd = 0;
+            return;
+        }
+        r->has_cwd = 1;
+    }
+    r->fields++;
+}
+
+void shx_record_feed(shx_record *r, const char *data, size_t len)
+{
+    if (r->over || r->nomem)
+        return;
+    if (len > SHX_RECORD_MAX - r->total) {
+        r->over = 1;
+        shx_buf_free(&r->field);
+        return;
+    }
+    r->total += len;
+    while (len > 0) {
+        const char *nul = memchr(data, '\0', len);
+        size_t take = nul ? (size_t)(nul - data) : len;
+        if (!nul) {
+            if (shx_buf_append(&r->field, data, take) != 0)
+                r->nomem = 1;
+            return;
+        }
+        if (r->field.len == 0) {
+            take_field(r, data, take); /* the whole field is in this chunk */
+        } else {
+            if (shx_buf_append(&r->field, data, take) != 0) {
+                r->nomem = 1;
+                return;
+            }
+            take_field(r, r->field.data, r->field.len);
+            shx_buf_clear(&r->field);
+        }
+        data += take + 1;
+        len -= take + 1;
+    }
+}
+
+int shx_record_usable(const shx_record *r)
+{
+    return !r->over && !r->nomem;
+}
+
+void shx_record_free(shx_record *r)
+{
+    shx_buf_free(&r->field);
+    shx_buf_free(&r->cwd);
+}

@@ -1,0 +1,51 @@
+/*
+ * record.h - the parser for what the wrapper script reports back on its
+ * private channel (the record). Pure: bytes in, fields out, any chunking.
+ *
+ * The record is a sequence of fields, each "key=value" followed by a NUL:
+ *   key   one to 32 of [a-z0-9_], starting with a letter or '_'
+ *   value any bytes but NUL
+ * Keys the parser does not know are skipped (so later versions can add
+ * fields, such as the exported environment, without changing the framing);
+ * when a key comes more than once the last one counts (the wrapper writes
+ * its record last). Known keys:
+ *   status  the command's exit status, decimal 0-255
+ *   cwd     the output of the shell's `pwd`: the directory and one newline
+ * A malformed field (no '=', a bad key, a bad status) is skipped and
+ * counted; bytes after the last NUL (a record cut short) are not a field.
+ * The whole record is bounded by SHX_RECORD_MAX: past it nothing more is
+ * taken and the record is marked over (and not believed).
+ */
+#ifndef SHX_RECORD_H
+#define SHX_RECORD_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#ifndef SHX_RECORD_MAX /* the fuzz target builds with a small one */
+#define SHX_RECORD_MAX (16u << 20)
+#endif
+#define SHX_RECORD_KEY_MAX 32
+
+typedef struct shx_record {
+    shx_buf field;   /* the field being read, up to its NUL */
+    size_t total;    /* bytes taken so far */
+    int over;        /* more than SHX_RECORD_MAX bytes came: the record is not believed */
+    int nomem;       /* an allocation failed: the record is not believed */
+    int fields;      /* complete, well-formed fields */
+    int malformed;   /* complete fields that were skipped as malformed */
+    int has_status;
+    int status;
+    int has_cwd;
+    shx_buf cwd;     /* the directory, without pwd's newline */
+} shx_record;
+
+void shx_record_init(shx_record *r);
+/* Take more bytes of the record. */
+void shx_record_feed(shx_record *r, const char *data, size_t len);
+/* 1 when the record can be believed: not over the bound, no allocation failed. */
+int shx_record_usable(const shx_record *r);
+void shx_record_free(shx_record *r);
+
+#endif

@@ -1,0 +1,354 @@
+/*
+ * test_channel.c - what the shell reports back (its working directory and
+ * the command's status) travels on a channel of its own, never on the
+ * command's output: stdout and stderr carry exactly what the command wrote
+ * whatever it does with its descriptors, the wrapper leaves no trace under
+ * `set -x`, the record cannot be forged by output, `exit N` still reports,
+ * any directory the kernel can hold is reported without leaking, and
+ * commands of any size up to the documented bound run. Each case runs
+ * under bash and under a POSIX sh, with pipes and with a terminal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "shexec.h"
+#include "testhook.h"
+#include "testutil.h"
+
+static const char *const g_shells[] = {"/bin/bash", "/bin/sh"};
+
+typedef struct fixture {
+    shexec_session *s;
+    char dir[PATH_MAX];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    tu_leak_begin();
+    assert_int_equal(shexec_session_new(&f->s), SHEXEC_OK);
+    const char *d = tu_mkdtemp();
+    assert_non_null(d);
+    snprintf(f->dir, sizeof f->dir, "%s", d);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    shexec_session_free(f->s);
+    tu_rmtree(f->dir);
+    tu_leak_end();
+    free(f);
+    return 0;
+}
+
+static void use_shell(shexec_session *s, const char *shell)
+{
+    const char *argv[] = {shell, NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+}
+
+static shexec_run *run_mode(shexec_session *s, const char *cmd, int pty)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    if (pty)
+        assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    return r;
+}
+
+static shexec_run *run(shexec_session *s, const char *cmd)
+{
+    return run_mode(s, cmd, 0);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    shx_buf b = SHX_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        shx_buf_append(&b, chunk, n);
+    fclose(fp);
+    return shx_buf_steal(&b, len);
+}
+
+/* `exec >file` and `exec 1>&-` take stdout away from the command's shell:
+ * the record must not land in the user's file, and the cwd still moves. */
+static void test_redirected_stdout_keeps_the_record_out(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        for (int pty = 0; pty < 2; pty++) {
+            char sub[PATH_MAX + 32], cmd[3 * PATH_MAX + 128], file[PATH_MAX + 32];
+            snprintf(sub, sizeof sub, "%s/d%d%d", f->dir, sh, pty);
+            assert_int_equal(mkdir(sub, 0700), 0);
+            snprintf(file, sizeof file, "%s/out%d%d.txt", f->dir, sh, pty);
+            assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+            snprintf(cmd, sizeof cmd, "exec >'%s'; echo into-file; cd '%s'", file, sub);
+            shexec_run *r = run_mode(f->s, cmd, pty);
+            assert_int_equal(shexec_run_exit_code(r), 0);
+            size_t len = 0;
+            char *content = slurp(file, &len);
+            assert_non_null(content);
+            assert_int_equal(len, 10);
+            assert_memory_equal(content, "into-file\n", 10);
+            free(content);
+            assert_string_equal(shexec_session_cwd(f->s), sub);
+            shexec_run_free(r);
+
+            assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+            snprintf(cmd, sizeof cmd, "exec 1>&-; cd '%s'", sub);
+            r = run_mode(f->s, cmd, pty);
+            assert_string_equal(shexec_session_cwd(f->s), sub);
+            assert_string_equal(shexec_run_notice(r), "");
+            shexec_run_free(r);
+        }
+    }
+}
+
+/* Under `set -x` the trace is the command's own: no line from the wrapper,
+ * and the command's lines read "+ cmd" as they would in `bash -xc`. */
+static void test_xtrace_shows_only_the_command(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        shexec_run *r = run(f->s, "set -x; echo hi");
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "hi\n");
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "+ echo hi\n");
+        shexec_run_free(r);
+
+        r = run(f->s, "set -eux\ntrue\nfalse\necho never");
+        assert_int_equal(shexec_run_exit_code(r), 1);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "+ true\n+ false\n");
+        shexec_run_free(r);
+
+        char cmd[PATH_MAX + 64];
+        snprintf(cmd, sizeof cmd, "set -x; cd '%s'; exit 3", f->dir);
+        r = run(f->s, cmd);
+        assert_int_equal(shexec_run_exit_code(r), 3);
+        char want[2 * PATH_MAX];
+        snprintf(want, sizeof want, "+ cd %s\n+ exit 3\n", f->dir);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), want);
+        assert_string_equal(shexec_session_cwd(f->s), f->dir);
+        shexec_run_free(r);
+        assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
+    }
+    use_shell(f->s, "/bin/bash");
+    shexec_run *r = run(f->s, "set -euxo pipefail; true | true");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "+ true\n+ true\n");
+    shexec_run_free(r);
+}
+
+/* A directory deeper than the kernel's path limit: the shell can be there
+ * (reached step by step), the record says so, and nothing of it reaches
+ * the output; the session cannot use it, so it stays and says why. */
+static void test_any_directory_length(void **state)
+{
+    fixture *f = *state;
+    /* bash can go there (dash's cd takes absolute paths, which the kernel
+     * refuses beyond its limit) */
+    {
+        use_shell(f->s, "/bin/bash");
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        /* 60 levels of 100 bytes: about 6 KB */
+        const char *cmd = "n=0; d=$(printf '%0100d' 0); while [ $n -lt 60 ]; do "
+                          "mkdir -p \"$d$n\" && cd \"$d$n\" || exit 9; n=$((n+1)); done; echo deep";
+        shexec_run *r = run(f->s, cmd);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        size_t len = 0;
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, &len);
+        assert_int_equal(len, 5);
+        assert_memory_equal(out, "deep\n", 5);
+        assert_string_equal(shexec_session_cwd(f->s), f->dir);
+        assert_non_null(strstr(shexec_run_notice(r), "path limit"));
+        shexec_run_free(r);
+    }
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        /* just under the limit: adopted */
+        char sub[PATH_MAX];
+        size_t dl = strlen(f->dir);
+        memcpy(sub, f->dir, dl);
+        size_t at = dl;
+        int level = 0;
+        while (at + 201 < PATH_MAX - 2) {
+            sub[at++] = '/';
+            memset(sub + at, 'a' + level % 26, 200);
+            at += 200;
+            sub[at] = '\0';
+            level++;
+        }
+        char mk[2 * PATH_MAX + 64];
+        snprintf(mk, sizeof mk, "mkdir -p '%s' && cd '%s'", sub, sub);
+        shexec_run *r = run(f->s, mk);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        assert_string_equal(shexec_session_cwd(f->s), sub);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "");
+        shexec_run_free(r);
+    }
+}
+
+/* The shell's real directory is reported, not the PWD variable. */
+static void test_pwd_variable_does_not_move_the_session(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        shexec_run *r = run(f->s, "PWD=/etc; true");
+        assert_string_equal(shexec_session_cwd(f->s), f->dir);
+        shexec_run_free(r);
+        r = run(f->s, "export PWD=/usr");
+        assert_string_equal(shexec_session_cwd(f->s), f->dir);
+        shexec_run_free(r);
+        /* a logical path through a symlink is kept */
+        char link[PATH_MAX + 16], cmd[3 * PATH_MAX];
+        snprintf(link, sizeof link, "%s/ln%d", f->dir, sh);
+        assert_int_equal(symlink("/usr", link), 0);
+        snprintf(cmd, sizeof cmd, "cd '%s'", link);
+        shexec_run_free(run(f->s, cmd));
+        assert_string_equal(shexec_session_cwd(f->s), link);
+    }
+}
+
+/* The command cannot read anything that would let it forge a record into
+ * its output, and output that looks like a record is output. */
+static void test_record_not_forged_by_output(void **state)
+{
+    fixture *f = *state;
+    const char *tag = shx_test_sentinel_tag(f->s);
+    char nonce[32];
+    snprintf(nonce, sizeof nonce, "%.16s", tag + strlen("__SHEXEC_CWD_"));
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        shexec_run *r = run(f->s, "cat /proc/$$/cmdline; printf '%s' \"${BASH_EXECUTION_STRING-}\"; "
+                                  "env");
+        size_t len = 0;
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, &len);
+        assert_null(memmem(out, len, nonce, strlen(nonce)));
+        shexec_run_free(r);
+
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "printf '%s/usr\\000'; printf 'status=0\\000cwd=/usr\\n\\000'", tag);
+        r = run(f->s, cmd);
+        out = shexec_run_output(r, SHEXEC_STDOUT, &len);
+        size_t tl = strlen(tag);
+        assert_int_equal(len, tl + 5 + 19);
+        assert_memory_equal(out, tag, tl);
+        assert_memory_equal(out + tl, "/usr\0status=0\0cwd=/usr\n\0", 5 + 19);
+        assert_string_equal(shexec_session_cwd(f->s), f->dir);
+        shexec_run_free(r);
+    }
+}
+
+/* `exit N` reports the directory the shell was in, and its status. */
+static void test_exit_reports_the_cwd(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        for (int pty = 0; pty < 2; pty++) {
+            assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
+            char cmd[PATH_MAX + 64];
+            snprintf(cmd, sizeof cmd, "cd '%s'; exit 3", f->dir);
+            shexec_run *r = run_mode(f->s, cmd, pty);
+            assert_int_equal(shexec_run_exit_code(r), 3);
+            assert_string_equal(shexec_session_cwd(f->s), f->dir);
+            shexec_run_free(r);
+
+            /* with set -e, a failing command ends the shell the same way */
+            assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
+            snprintf(cmd, sizeof cmd, "set -e; cd '%s'; false; echo never", f->dir);
+            r = run_mode(f->s, cmd, pty);
+            assert_int_equal(shexec_run_exit_code(r), 1);
+            assert_string_equal(shexec_session_cwd(f->s), f->dir);
+            shexec_run_free(r);
+
+            /* the command's own EXIT trap runs, and the cwd still moves */
+            assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
+            snprintf(cmd, sizeof cmd, "trap 'echo bye' EXIT; cd '%s'", f->dir);
+            r = run_mode(f->s, cmd, pty);
+            assert_string_equal(shexec_session_cwd(f->s), f->dir);
+            assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bye"));
+            shexec_run_free(r);
+        }
+    }
+}
+
+/* Large commands (agents write files with big here-documents) run. */
+static void test_large_commands(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        size_t body = 200 * 1000;
+        shx_buf cmd = SHX_BUF_INIT;
+        shx_buf_puts(&cmd, "set -x; cat > big.txt <<'EOF'\n");
+        for (size_t i = 0; i < body / 50; i++)
+            shx_buf_printf(&cmd, "%049zu\n", i);
+        shx_buf_puts(&cmd, "EOF\nwc -c < big.txt; echo \"$0\"; cd /");
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, f->s, cmd.data), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+        assert_int_equal(atol(out), (long)body);
+        assert_string_equal(shexec_session_cwd(f->s), "/");
+        shexec_run_free(r);
+        shx_buf_free(&cmd);
+    }
+    /* up to the documented bound */
+    use_shell(f->s, "/bin/bash");
+    size_t n = 16u << 20;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, ' ', n);
+    memcpy(big, "echo ok\n", 8);
+    memcpy(big + n - 6, "exit 7", 6);
+    big[n] = '\0';
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, big), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 7);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "ok\n");
+    shexec_run_free(r);
+    free(big);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_redirected_stdout_keeps_the_record_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_xtrace_shows_only_the_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_any_directory_length, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pwd_variable_does_not_move_the_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_not_forged_by_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_reports_the_cwd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_commands, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
+}
