@@ -39,6 +39,8 @@
 
 /* ---- reading /proc without allocating ------------------------------------ */
 
+#if SHX_HAVE_PROCFS
+
 static char *put_uint(char *p, unsigned long long v)
 {
     char tmp[24];
@@ -127,6 +129,15 @@ uint64_t shx_wd_start_time(pid_t pid)
     shx_wd_proc st;
     return read_stat(pid, &st) == 0 ? st.start : 0;
 }
+#else
+/* No /proc in this build: no start times (the groups are sent without one,
+ * and nothing reads them). */
+uint64_t shx_wd_start_time(pid_t pid)
+{
+    (void)pid;
+    return 0;
+}
+#endif
 
 /* ---- the snapshot of every process ---------------------------------------- */
 
