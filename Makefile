@@ -256,7 +256,7 @@ lint: $(CONFIG_H)
 	@command -v cppcheck >/dev/null && command -v clang-tidy >/dev/null || \
 	  { echo "install cppcheck clang-tidy" >&2; exit 1; }
 	cppcheck $(CPPCHECK_FLAGS) $(LINT_DEFS) -Ilib lib/
-	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp examples/
+	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp -iexamples/node/node_modules examples/
 	@echo "clang-tidy --quiet lib/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
 	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) $(EXAMPLE_SRCS) -- -std=c11 \
 	  $(LINT_DEFS) -iquote lib -iquote examples/shexec-mcp 2>&1); \

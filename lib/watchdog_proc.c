@@ -158,10 +158,15 @@ static shx_wd_proc *lookup(shx_wd_arena *a, pid_t pid)
 }
 
 #if SHX_HAVE_PROCFS
+/* The kernel's record layout: every member is there to place d_reclen and
+ * d_name, though only those two are read. */
 struct linux_dirent64 {
+    // cppcheck-suppress unusedStructMember
     uint64_t d_ino;
+    // cppcheck-suppress unusedStructMember
     int64_t d_off;
     unsigned short d_reclen;
+    // cppcheck-suppress unusedStructMember
     unsigned char d_type;
     char d_name[];
 };
