@@ -2,7 +2,10 @@
 #
 #   make                 build/libshexec.so.1.0.0 (+ .so.1, .so links) and build/libshexec.a
 #                        (every build product goes under build/; the source tree stays clean)
-#   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind)
+#   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
+#                        PORTABLE=1: the library with every Linux-specific path compiled out;
+#                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir)
+#   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
 #   make demo            build and run examples/demo
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
 #   make fuzz            libFuzzer targets, 60 s each (fuzz-ci: 10 s each; see test/fuzz/README.md)
@@ -44,10 +47,32 @@ else
   SAN      :=
 endif
 
+# PORTABLE=1: the plain POSIX.1-2008 path (what a libc without Linux's and
+# glibc's extensions gets): the library compiled without _GNU_SOURCE, and
+# lib/probe.sh told to find no pidfds, /proc or *_np. The tests stay Linux
+# programs: they use /proc to check on the library from outside.
+LIB_FEATURES := -D_GNU_SOURCE
+PROBE_MODE :=
+ifeq ($(PORTABLE),1)
+  VARIANT  := $(if $(filter default,$(VARIANT)),portable,$(VARIANT)-portable)
+  LIB_FEATURES := -D_POSIX_C_SOURCE=200809L
+  PROBE_MODE := portable
+endif
+# another compiler or libc builds apart (CC=clang: build/clang, CC=musl-gcc:
+# build/musl), so variants never mix objects
+CC_NAME    := $(notdir $(firstword $(CC)))
+CC_TAG     := $(if $(filter cc gcc,$(CC_NAME)),,$(patsubst musl-gcc,musl,$(CC_NAME)))
+ifneq ($(CC_TAG),)
+  VARIANT  := $(if $(filter default,$(VARIANT)),$(CC_TAG),$(VARIANT)-$(CC_TAG))
+endif
+
 B          := build/$(VARIANT)
 LIB_SRCS   := $(sort $(wildcard lib/*.c))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
-LIB_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -fPIC -fvisibility=hidden -DSHEXEC_BUILDING -Iinclude -iquote lib $(CFLAGS)
+# what lib/probe.sh found for this compiler and variant (platform.h includes it)
+CONFIG_H   := $(B)/shx_config.h
+LIB_CFLAGS := -std=c11 $(LIB_FEATURES) -g $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden \
+  -DSHEXEC_BUILDING -Iinclude -iquote lib -iquote $(B) $(CFLAGS)
 
 ifeq ($(VARIANT),default)
   OUT      := build
@@ -68,21 +93,34 @@ TEST_SRCS  := $(sort $(wildcard test/test_*.c))
 TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
 HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
 HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))
-TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote test $(CFLAGS)
+TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote $(B) -iquote test $(CFLAGS)
 TEST_LIBS  := -lcmocka
+# musl has no cmocka package: test/cmocka-musl.sh builds one from Debian's
+# cmocka source into build/cmocka-musl (cmocka-present runs it)
+CMOCKA_MUSL := build/cmocka-musl
+ifeq ($(CC_TAG),musl)
+  TEST_CFLAGS += -I$(CMOCKA_MUSL)/include
+  TEST_LIBS  := $(CMOCKA_MUSL)/libcmocka.a
+endif
 
-.PHONY: all check check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
+.PHONY: all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
-$(B)/lib/%.o: lib/%.c
+$(CONFIG_H): lib/probe.sh
+	sh lib/probe.sh $@ $(PROBE_MODE) -- $(CC) -std=c11 $(LIB_FEATURES) $(SAN) $(CFLAGS) $(LDFLAGS)
+
+$(B)/lib/%.o: lib/%.c $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+# the libraries the probe asks for (a "/* link: ... */" line in shx_config.h)
+PROBE_LIBS = $$(sed -n 's|^/\* link: \(.*\) \*/$$|\1|p' $(CONFIG_H))
 
 $(SO_REAL): $(LIB_OBJS) lib/libshexec.map
 	@mkdir -p $(@D)
 	$(CC) $(SAN) -shared -Wl,-soname,libshexec.so.$(SOMAJOR) -Wl,--version-script=lib/libshexec.map \
-	  -Wl,--no-undefined -o $@ $(LIB_OBJS) $(LDFLAGS)
+	  -Wl,--no-undefined -o $@ $(LIB_OBJS) $(PROBE_LIBS) $(LDFLAGS)
 
 $(SO_MAJOR): $(SO_REAL)
 	ln -sf libshexec.so.$(VERSION) $@
@@ -98,7 +136,7 @@ $(STATIC): $(LIB_OBJS)
 
 # everything compiled against cmocka.h waits for cmocka-present (order-only:
 # it is a check, not a file), so a fresh machine gets cmocka first
-$(B)/test/testutil.o: test/testutil.c test/testutil.h | cmocka-present
+$(B)/test/testutil.o: test/testutil.c test/testutil.h $(CONFIG_H) | cmocka-present
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -116,7 +154,11 @@ $(B)/test/helpers/%: test/helpers/%.c
 	$(CC) $(BASE_CFLAGS) $(OPT) -o $@ $<
 
 # cmocka comes from Debian's libcmocka-dev: install it when we can, else say how.
+# For musl, it is built from Debian's cmocka source (test/cmocka-musl.sh).
 cmocka-present:
+ifeq ($(CC_TAG),musl)
+	@sh test/cmocka-musl.sh $(CMOCKA_MUSL) $(CC)
+else
 	@if [ ! -f /usr/include/cmocka.h ] && ! pkg-config --exists cmocka 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "cmocka is missing: installing libcmocka-dev"; \
@@ -125,10 +167,15 @@ cmocka-present:
 	    echo "cmocka is missing. Install it with:  sudo apt-get install -y libcmocka-dev" >&2; exit 1; \
 	  fi; \
 	fi
+endif
+
+# the engine suites against musl (CC=musl-gcc builds in build/musl)
+check-musl:
+	$(MAKE) check CC=musl-gcc
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
-SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_makefile.sh test/test_install.sh test/test_poll_host.sh test/python/run.sh \
-  test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh
+SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh test/test_makefile.sh test/test_install.sh \
+  test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER))
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
@@ -200,16 +247,16 @@ abi-baseline: $(SO_REAL)
 # on lib/*.c; any finding fails. A deliberate exception is marked in the code,
 # NOLINT(check) or cppcheck-suppress, with its reason. clang-tidy's "N warnings
 # generated." lines count what it hid in system headers, so they are dropped.
-LINT_DEFS := -D_GNU_SOURCE -DSHEXEC_BUILDING -Iinclude
+LINT_DEFS := -D_GNU_SOURCE -DSHEXEC_BUILDING -Iinclude -I$(B)
 EXAMPLE_SRCS := $(sort $(wildcard examples/*/*.c))
 CPPCHECK_FLAGS := --enable=warning,performance,portability,style --std=c11 --inline-suppr \
   --quiet --error-exitcode=1
 
-lint:
+lint: $(CONFIG_H)
 	@command -v cppcheck >/dev/null && command -v clang-tidy >/dev/null || \
 	  { echo "install cppcheck clang-tidy" >&2; exit 1; }
 	cppcheck $(CPPCHECK_FLAGS) $(LINT_DEFS) -Ilib lib/
-	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp -iexamples/node/node_modules examples/
+	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp $(EXAMPLE_SRCS)
 	@echo "clang-tidy --quiet lib/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
 	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) $(EXAMPLE_SRCS) -- -std=c11 \
 	  $(LINT_DEFS) -iquote lib -iquote examples/shexec-mcp 2>&1); \
@@ -218,10 +265,12 @@ lint:
 
 # --- install -----------------------------------------------------------------
 
-build/shexec.pc: pkgconfig/shexec.pc.in Makefile
+# a static link needs libdl where the library reaches dlsym through it (glibc)
+build/shexec.pc: pkgconfig/shexec.pc.in Makefile $(CONFIG_H)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	    -e 's|@VERSION@|$(VERSION)|g' \
+	    -e "s|@LIBS_PRIVATE@|$$(grep -q '^/\* link: ' $(CONFIG_H) && echo -ldl)|" $< > $@
 
 install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)

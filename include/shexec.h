@@ -111,7 +111,12 @@
  *   EXIT trap and then calls `exit` (its trap replaced the wrapper's; one
  *   that sets an EXIT trap and ends normally still reports, and its trap
  *   runs). The exit code comes from the shell's exit status, and from the
- *   record when the host's SIGCHLD setting took that status away.
+ *   record when the host's SIGCHLD setting took that status away. With the
+ *   EXIT trap set, bash handles SIGTERM itself (it runs the trap, then dies
+ *   of the signal as before); a SIGTERM that reaches it while it is just
+ *   starting a command, before the command is in the group to get it too,
+ *   can leave bash waiting for that command until the grace period's
+ *   SIGKILL.
  *
  *   A wrapper program that cannot pass descriptors (ssh, docker exec) is
  *   declared with shexec_session_set_wrapper_kind(): the record then comes
@@ -804,18 +809,27 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * tells it to exit without signalling and reaps it. It is in a session of
  * its own, so a terminal's signals (^C, a hangup) do not reach it.
  *
- * Without /proc (some containers, non-Linux systems) nothing can be proven
- * once the host is gone: while the host lives, the library keeps each
- * followed group's leader unreaped, so the watchdog sends SIGTERM, SIGCONT
- * and SIGKILL to the groups the moment it sees the host's end, with no
- * grace; processes that left their group cannot be found there.
+ * Without /proc (some containers; the plain POSIX path, as on macOS and the
+ * BSDs) no start time is read and nothing can be proven once the host is
+ * gone. The proof is the library's own while the host lives: it keeps the
+ * leader of each group unreaped (a zombie) for as long as it follows the
+ * group, so the id cannot have been reused by another program. So the
+ * watchdog sends SIGTERM, SIGCONT and SIGKILL, one right after the other
+ * with no grace, to the process group of every run, task and adopted
+ * leftover the moment it sees the host's end, then exits. Processes that
+ * left their group (setsid, `set -m`) cannot be found there and keep
+ * running; leftovers are adopted there only while they hold the command's
+ * output pipes (HOW A COMMAND IS RUN), so those are the leftovers it ends.
+ * A host that reaps the library's children itself (CONVENTIONS: SIGCHLD
+ * ignored, waitpid(-1)) takes that pin away between a shell's exit and
+ * the library noticing it.
  *
  * Cost: turning it on forks the host once (page tables: grows with the
  * host's memory) and maps a few MiB of address space the watchdog touches
  * only as it needs; the watchdog gives back the copy of the host's large
  * memory areas at once, so the host's later writes are not duplicated.
- * Each command costs the host one read of /proc/PID/stat and two small
- * writes to the pipe.
+ * Each command costs the host two small writes to the pipe, and where
+ * there is /proc one read of /proc/PID/stat.
  *
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (the watchdog's tables
  * cannot be mapped), SHEXEC_ESYS (no pipe or no fork: the setting stays

@@ -10,9 +10,13 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "platform.h"
+#if SHX_HAVE_GETRANDOM
+#include <sys/random.h>
+#endif
 
 SHEXEC_API const char *shexec_version(void)
 {
@@ -74,9 +78,12 @@ SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s)
 
 int shx_random64(unsigned long long *out)
 {
-    ssize_t n = getrandom(out, sizeof *out, 0);
+    ssize_t n;
+#if SHX_HAVE_GETRANDOM
+    n = getrandom(out, sizeof *out, 0);
     if (n == (ssize_t)sizeof *out)
         return 0;
+#endif
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;

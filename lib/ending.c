@@ -3,9 +3,10 @@
  * process object, with the session's grace), what its shell's exit leaves
  * behind (members still in its group are followed: anchored, or without
  * /proc held by the shell's zombie and its pipes; or handed off through the
- * adopt hook, or killed), and finishing it (processes, streams drained,
- * input closed, the ending reported upward).
+ * adopt hook, or killed), and finishing it (processes, streams and the
+ * shell's record channel drained, input closed, the ending reported upward).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,3 +156,23 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     return 1;
 }
 
+/* Take what the shell wrote on its record channel; at_end: all of it (the
+ * shell has exited), else what is there now. */
+void shx_run_read_record(shexec_run *r, int at_end)
+{
+    char buf[16384];
+    while (r->rec_fd >= 0) {
+        ssize_t n = read(r->rec_fd, buf, sizeof buf);
+        if (n > 0) {
+            shx_record_feed(&r->record, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !at_end)
+            return;
+        /* end of the channel, or (the shell gone) all there will be */
+        close(r->rec_fd);
+        r->rec_fd = -1;
+    }
+}

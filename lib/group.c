@@ -4,100 +4,24 @@
  * number of processes, so it is done only when a group outlives its leader
  * (a command left `server &` behind), when every anchor of such a group has
  * ended, and when a command is being terminated or its leftovers killed.
+ *
+ * The platform stays behind two headers: processes are listed and read
+ * through procfs.h (Linux's /proc) and held through pidfds (platform.h).
+ * Where /proc is compiled out or missing nothing is found (anchor and find
+ * return 0, can_list says so) and ending.c keeps the shell's zombie as the
+ * group's pin instead; without pidfds an anchor's end is looked for and an
+ * escapee is told apart from a process reusing its pid by its start time.
  */
 #include "group.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-typedef struct proc_stat {
-    pid_t pid, ppid, pgrp;
-    unsigned long long start;
-} proc_stat;
-
-/* A decimal int after optional white space at *s; *s moves past it. 0 or -1. */
-static int parse_int(const char **s, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(*s, &end, 10);
-    if (end == *s || errno == ERANGE || v < INT_MIN || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    *s = end;
-    return 0;
-}
-
-/* The fields of /proc/PID/stat we use; -1 when pid is gone or a zombie. */
-static int read_stat(pid_t pid, proc_stat *out)
-{
-    char path[64], buf[512];
-    (void)snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    /* the command name may contain spaces and parentheses: skip to the last ')' */
-    const char *p = strrchr(buf, ')');
-    if (!p)
-        return -1;
-    const char *q = p + 1;
-    while (isspace((unsigned char)*q))
-        q++;
-    char state = *q;
-    if (state == '\0')
-        return -1;
-    q++;
-    int ppid, pgrp;
-    if (parse_int(&q, &ppid) != 0 || parse_int(&q, &pgrp) != 0)
-        return -1;
-    if (state == 'Z' || state == 'X')
-        return -1;
-    /* the start time is field 22: twenty single spaces after the ')' */
-    const char *f = p + 1;
-    for (int i = 0; i < 20 && f; i++)
-        if ((f = strchr(f, ' ')))
-            f++;
-    char *end;
-    unsigned long long start = f ? strtoull(f, &end, 10) : 0;
-    if (!f || end == f)
-        return -1;
-    out->pid = pid;
-    out->ppid = (pid_t)ppid;
-    out->pgrp = (pid_t)pgrp;
-    out->start = start;
-    return 0;
-}
-
-/* Process group of pid from /proc/PID/stat, or -1. */
-static pid_t pgrp_of(pid_t pid)
-{
-    proc_stat st;
-    return read_stat(pid, &st) == 0 ? st.pgrp : -1;
-}
-
-static int alive_in_group(pid_t pid, pid_t pgid)
-{
-    return getpgid(pid) == pgid && pgrp_of(pid) == pgid;
-}
+#include "platform.h"
+#include "procfs.h"
 
 void shx_group_drop(shx_group *g, int i)
 {
@@ -111,40 +35,39 @@ void shx_group_drop(shx_group *g, int i)
 int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd)
 {
     g->pgid = pgid;
-    DIR *d = opendir("/proc");
-    if (!d)
+    shx_procfs_walk w;
+    if (shx_procfs_walk_open(&w) != 0)
         return g->n;
-    struct dirent *e;
-    while (g->n < SHX_GROUP_ANCHORS && (e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
+    pid_t pid;
+    while (g->n < SHX_GROUP_ANCHORS && (pid = shx_procfs_walk_next(&w)) > 0) {
         /* the leader is the command's shell, which has exited by the time
          * anyone anchors: seen dying, it is not a member to hold on to */
-        if (*end || pid <= 0 || (pid_t)pid == pgid || pgrp_of((pid_t)pid) != pgid)
+        shx_pstat st;
+        if (pid == pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != pgid)
             continue;
         int dup = 0;
         for (int i = 0; i < g->n; i++)
-            dup |= g->pid[i] == (pid_t)pid;
+            dup |= g->pid[i] == pid;
         if (dup)
             continue;
         int fd = -1;
         if (use_pidfd) {
-            long r = syscall(SYS_pidfd_open, (pid_t)pid, 0);
-            if (r < 0 && errno == ESRCH)
+            fd = shx_pidfd_open(pid);
+            if (fd < 0 && errno == ESRCH)
                 continue; /* it just ended */
-            fd = r >= 0 ? (int)r : -1; /* no pidfds here: its end is looked for */
+            /* no pidfds here: its end is looked for */
         }
         /* re-check after taking the pidfd: the pid is now pinned to that process */
-        if (!alive_in_group((pid_t)pid, pgid)) {
+        if (!shx_procfs_in_group(pid, pgid)) {
             if (fd >= 0)
                 close(fd);
             continue;
         }
-        g->pid[g->n] = (pid_t)pid;
+        g->pid[g->n] = pid;
         g->pidfd[g->n] = fd;
         g->n++;
     }
-    closedir(d);
+    shx_procfs_walk_close(&w);
     return g->n;
 }
 
@@ -155,7 +78,7 @@ static int ended(const shx_group *g, int i)
         if (poll(&p, 1, 0) > 0)
             return 1;
     }
-    return !alive_in_group(g->pid[i], g->pgid);
+    return !shx_procfs_in_group(g->pid[i], g->pgid);
 }
 
 int shx_group_prune(shx_group *g)
@@ -179,7 +102,7 @@ int shx_group_signal(shx_group *g, int sig, int use_pidfd)
 
 int shx_group_can_list(void)
 {
-    return access("/proc/self/stat", R_OK) == 0;
+    return shx_procfs_available();
 }
 
 int shx_group_unwatched(const shx_group *g)
@@ -198,12 +121,8 @@ void shx_group_release(shx_group *g)
 
 /* ---- escapees ------------------------------------------------------------ */
 
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-
 typedef struct node {
-    proc_stat st;
+    shx_pstat st;
     int mark; /* 1: a member of the group or one of their descendants */
 } node;
 
@@ -222,17 +141,13 @@ static node *find_node(node *v, size_t n, pid_t pid)
 /* A snapshot of every live process in /proc; NULL when it cannot be taken. */
 static node *snapshot(size_t *count)
 {
-    DIR *d = opendir("/proc");
-    if (!d)
+    shx_procfs_walk w;
+    if (shx_procfs_walk_open(&w) != 0)
         return NULL;
     size_t n = 0, cap = 256;
     node *v = malloc(cap * sizeof *v);
-    struct dirent *e;
-    while (v && (e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
+    pid_t pid;
+    while (v && (pid = shx_procfs_walk_next(&w)) > 0) {
         if (n == cap) {
             node *bigger = realloc(v, cap * 2 * sizeof *v);
             if (!bigger) {
@@ -243,19 +158,19 @@ static node *snapshot(size_t *count)
             v = bigger;
             cap *= 2;
         }
-        if (read_stat((pid_t)pid, &v[n].st) == 0) {
+        if (shx_procfs_stat(pid, &v[n].st) == 0) {
             v[n].mark = 0;
             n++;
         }
     }
-    closedir(d);
+    shx_procfs_walk_close(&w);
     if (v)
         qsort(v, n, sizeof *v, by_pid);
     *count = n;
     return v;
 }
 
-static int held(const shx_escapees *x, const proc_stat *st)
+static int held(const shx_escapees *x, const shx_pstat *st)
 {
     for (int i = 0; i < x->n; i++)
         if (x->e[i].pid == st->pid && x->e[i].start == st->start)
@@ -263,7 +178,7 @@ static int held(const shx_escapees *x, const proc_stat *st)
     return 0;
 }
 
-static void hold(shx_escapees *x, const proc_stat *st, int use_pidfd)
+static void hold(shx_escapees *x, const shx_pstat *st, int use_pidfd)
 {
     if (x->n >= SHX_ESCAPEES_MAX || held(x, st))
         return;
@@ -277,14 +192,13 @@ static void hold(shx_escapees *x, const proc_stat *st, int use_pidfd)
     }
     int fd = -1;
     if (use_pidfd) {
-        long r = syscall(SYS_pidfd_open, st->pid, 0);
-        if (r < 0 && errno == ESRCH)
+        fd = shx_pidfd_open(st->pid);
+        if (fd < 0 && errno == ESRCH)
             return; /* it just ended */
-        fd = r >= 0 ? (int)r : -1;
     }
     /* the same start time after taking the pidfd: the pidfd is on that process */
-    proc_stat now;
-    if (read_stat(st->pid, &now) != 0 || now.start != st->start) {
+    shx_pstat now;
+    if (shx_procfs_stat(st->pid, &now) != 0 || now.start != st->start) {
         if (fd >= 0)
             close(fd);
         return;
@@ -326,11 +240,11 @@ void shx_escapees_signal(const shx_escapees *x, int sig)
     for (int i = 0; i < x->n; i++) {
         const shx_escapee *e = &x->e[i];
         if (e->pidfd >= 0) {
-            syscall(SYS_pidfd_send_signal, e->pidfd, sig, NULL, 0);
+            shx_pidfd_send_signal(e->pidfd, sig);
             continue;
         }
-        proc_stat now;
-        if (read_stat(e->pid, &now) == 0 && now.start == e->start)
+        shx_pstat now;
+        if (shx_procfs_stat(e->pid, &now) == 0 && now.start == e->start)
             kill(e->pid, sig);
     }
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "persist.h"
+#include "platform.h"
 #include "pty.h"
 #include "session.h"
 
@@ -317,6 +318,66 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
     if (!run)
         return SHEXEC_EINVAL;
     return shx_run_end_input(run);
+}
+
+static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the session cwd */
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        shx_buf_clear(&r->notice);
+        shx_buf_puts(&r->notice, "out of memory: the working directory the shell reported was not adopted");
+        return;
+    }
+    memcpy(copy, dir, len + 1);
+    free(r->s->cwd);
+    r->s->cwd = copy;
+}
+
+/*
+ * The record comes from inside the command, which can forge it (it runs in
+ * the same shell): a directory that does not exist, or a relative path that
+ * would be taken against the host's own cwd, would break every later
+ * command, so neither is adopted.
+ */
+void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
+{
+    shexec_session *s = r->s;
+    mode_t mode;
+    const char *why = NULL;
+    if (len == 0 || dir[0] != '/')
+        why = "is not an absolute path";
+    else if (memchr(dir, '\0', len))
+        why = "contains a NUL byte";
+    else if (len >= PATH_MAX)
+        why = "is longer than the kernel's path limit";
+    else if (shx_path_mode(dir, &mode) != 0)
+        why = errno == ENAMETOOLONG ? "is longer than the kernel's path limit" : "does not exist";
+    else if (!S_ISDIR(mode))
+        why = "is not a directory";
+    if (why) {
+        shx_buf_clear(&r->notice);
+        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
+                       "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, s->cwd);
+        return;
+    }
+    take_cwd(r, dir, len);
+}
+
+/*
+ * A remote wrapper's record names a directory on the other side, which the
+ * wrapper script checked there: here it must only be an absolute path.
+ */
+void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len)
+{
+    shexec_session *s = r->s;
+    if (len == 0 || dir[0] != '/') {
+        shx_buf_clear(&r->notice);
+        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") is not "
+                       "an absolute path: the session stays in %s", len > 512 ? 512 : (int)len,
+                       dir, s->cwd);
+        return;
+    }
+    take_cwd(r, dir, len);
 }
 
 void shx_run_ended(shexec_run *r)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "platform.h"
+
 void shx_sentinel_make_tag(char *tag, unsigned long long nonce)
 {
     (void)snprintf(tag, 40, "__SHEXEC_CWD_%016llx__", nonce); /* always 31 characters */
@@ -109,7 +111,7 @@ static int scan(shx_sentinel *f, const char *p, size_t n, shx_emit_fn emit, void
             i += start + f->taglen - from_held;
             continue;
         }
-        const char *hit = memmem(p + i, n - i, f->tag, f->taglen);
+        const char *hit = shx_memmem(p + i, n - i, f->tag, f->taglen);
         if (hit) {
             if (emit_some(emit, ctx, p + i, (size_t)(hit - (p + i))) != 0)
                 return -1;

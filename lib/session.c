@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
+
 /* ---- what the loop reports ------------------------------------------- */
 
 static void hook_ended(shexec_session *s, shexec_run *r)
@@ -62,7 +64,7 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     shexec_session *s = calloc(1, sizeof *s);
     if (!s)
         return SHEXEC_ENOMEM;
-    s->use_pidfd = 1;
+    s->use_pidfd = shx_pidfd_compiled(); /* and the kernel may still have none */
     s->watchdog_fd = -1;
     s->hooks = &session_hooks;
     int rc = shx_settings_init(s);

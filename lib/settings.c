@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "persist.h"
+#include "platform.h"
 #include "spawn.h"
 #include "watchdog.h"
 
@@ -97,10 +98,10 @@ int shx_session_check_dir(shexec_session *s, const char *dir)
 {
     if (s->wrapper_kind != SHEXEC_WRAPPER_LOCAL)
         return SHEXEC_OK; /* a directory on the other side: the wrapper script checks it */
-    struct stat st;
-    if (stat(dir, &st) != 0)
+    mode_t mode;
+    if (shx_path_mode(dir, &mode) != 0)
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" does not exist", dir);
-    if (!S_ISDIR(st.st_mode))
+    if (!S_ISDIR(mode))
         return shx_fail(s, SHEXEC_ENOCWD, "working directory \"%s\" is not a directory", dir);
     return SHEXEC_OK;
 }

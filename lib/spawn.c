@@ -6,25 +6,28 @@
  * return value instead of an exit status 127. The child's setup is entirely
  * file actions and attributes: nothing runs between fork and exec that we
  * wrote, so there is nothing async-signal-unsafe to get wrong.
+ *
+ * Where the platform differs, one small function decides (each says what
+ * the plain POSIX.1-2008 way is and why): the working directory
+ * (spawnfa.c: shx_spawn_add_workdir), the descriptors a command may
+ * inherit (spawnfa.c: shx_spawn_add_hygiene), how it is detached (detach_flags), and the
+ * pidfd to wait on (open_pidfd).
  */
 #include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "pty.h"
 #include "shexec.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
+#include "spawnfa.h"
 
 /* A task's output may sit unread while the host is busy: give the writer room. */
 #define BIG_PIPE_SIZE (1 << 20)
@@ -36,24 +39,33 @@ ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len)
     sigaddset(&pipe_set, SIGPIPE);
     sigpending(&pending);
     int was_pending = sigismember(&pending, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    shx_thread_sigmask(SIG_BLOCK, &pipe_set, &old);
     ssize_t w = write(fd, data, len);
     int e = errno;
     if (w < 0 && e == EPIPE && !was_pending) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
+        /* the write's SIGPIPE is pending on this thread, blocked: sigwait
+         * takes it at once (sigtimedwait would too, but macOS lacks it) */
+        sigpending(&pending);
+        int sig;
+        if (sigismember(&pending, SIGPIPE))
+            sigwait(&pipe_set, &sig);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    shx_thread_sigmask(SIG_SETMASK, &old, NULL);
     errno = e;
     return w;
+}
+
+/* A regular file this process may execute. */
+static int is_executable(const char *path)
+{
+    mode_t mode;
+    return shx_path_mode(path, &mode) == 0 && S_ISREG(mode) && access(path, X_OK) == 0;
 }
 
 const char *shx_pick_shell(const char *const *candidates)
 {
     for (; *candidates; candidates++) {
-        struct stat st;
-        if (stat(*candidates, &st) == 0 && S_ISREG(st.st_mode) && access(*candidates, X_OK) == 0)
+        if (is_executable(*candidates))
             return *candidates;
     }
     return NULL;
@@ -76,8 +88,7 @@ int shx_find_program(const char *name, const char *path_var, shx_buf *out)
         shx_buf_putc(out, '/');
         if (shx_buf_puts(out, name) != 0)
             return -1;
-        struct stat st;
-        if (stat(out->data, &st) == 0 && S_ISREG(st.st_mode) && access(out->data, X_OK) == 0)
+        if (is_executable(out->data))
             return 0;
         if (!end)
             break;
@@ -91,7 +102,7 @@ int shx_find_program(const char *name, const char *path_var, shx_buf *out)
  * even in a host that closed its own standard descriptors. */
 static int make_pipe(int fds[2])
 {
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (shx_pipe_cloexec(fds) != 0)
         return -1;
     for (int i = 0; i < 2; i++) {
         if (fds[i] < 3) {
@@ -132,17 +143,15 @@ static void close_ends(int outp[2], int errp[2], int inp[2], int master, int mas
 }
 
 /*
- * The descriptors the request passes, at 3, 4, ... in the child; every other
- * descriptor above 2 is closed (the host may hold some without O_CLOEXEC).
- * The sources are at 10 or above, so no dup2 here clobbers another source.
+ * The descriptors the request passes, at 3, 4, ... in the child (every
+ * other one above them is closed by add_descriptor_hygiene). The sources
+ * are at 10 or above, so no dup2 here clobbers another source.
  */
 static int add_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
 {
     int rc = 0;
     for (int i = 0; rc == 0 && i < req->n_pass; i++)
         rc = posix_spawn_file_actions_adddup2(fa, req->pass_fds[i], 3 + i);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addclosefrom_np(fa, 3 + req->n_pass);
     return rc;
 }
 
@@ -151,6 +160,64 @@ static int sys_error(shx_buf *err, const char *what, int e)
     shx_buf_clear(err);
     shx_buf_printf(err, "%s: %s", what, strerror(e));
     return e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+}
+
+/* posix_spawn's error rc, as the library reports it. */
+static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
+{
+    shx_buf_clear(err);
+    mode_t mode;
+    if (req->cwd && (shx_path_mode(req->cwd, &mode) != 0 || !S_ISDIR(mode))) {
+        shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
+        return SHEXEC_ENOCWD;
+    }
+    if (rc == E2BIG) {
+        shx_buf_printf(err, "command too long for the kernel (E2BIG): arguments and "
+                            "environment exceed the exec limit");
+        return SHEXEC_E2BIG;
+    }
+    if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR || rc == ELOOP ||
+        rc == EPERM || rc == ETXTBSY) {
+        shx_buf_printf(err, "cannot execute \"%s\": %s", req->path, strerror(rc));
+        return SHEXEC_ESPAWN;
+    }
+    shx_buf_printf(err, "cannot start \"%s\": %s", req->path, strerror(rc));
+    return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+}
+
+/* ---- the platform's choices (the rest are in spawnfa.c) ----------------- */
+
+/*
+ * The command leads its own process group, so it and everything it starts
+ * can be signalled as one; with a pty it leads a new session, so the pty
+ * becomes its controlling terminal (^C, job control, /dev/tty). Without
+ * POSIX_SPAWN_SETSID (POSIX.1-2024; older BSDs) a pty command gets its own
+ * group only: it still runs on a terminal (isatty, window size, echo), but
+ * the terminal is nobody's controlling terminal.
+ */
+static short detach_flags(const shx_spawn_req *req)
+{
+#if SHX_HAVE_SPAWN_SETSID
+    if (req->pty)
+        return POSIX_SPAWN_SETSID;
+#else
+    (void)req;
+#endif
+    return POSIX_SPAWN_SETPGROUP;
+}
+
+/* A pidfd to wait on where the kernel has them; -1 means waitid polling. */
+static int open_pidfd(const shx_spawn_req *req, pid_t pid)
+{
+    /* pidfds are close-on-exec by definition */
+    return req->use_pidfd ? shx_pidfd_open(pid) : -1;
+}
+
+/* Opening the pty's slave in the child: without O_NOCTTY by a session
+ * leader, it becomes the controlling terminal. */
+static int slave_open_flags(void)
+{
+    return SHX_HAVE_SPAWN_SETSID ? O_RDWR : O_RDWR | O_NOCTTY;
 }
 
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
@@ -187,9 +254,8 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             return sys_error(err, "cannot create a pipe", e);
         }
         if (req->big_pipes) {
-            /* best effort: the per-user pipe budget may refuse it */
-            fcntl(outp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
-            fcntl(errp[0], F_SETPIPE_SZ, BIG_PIPE_SIZE);
+            shx_pipe_grow(outp[0], BIG_PIPE_SIZE);
+            shx_pipe_grow(errp[0], BIG_PIPE_SIZE);
         }
     }
 
@@ -211,22 +277,18 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     sigfillset(&all);
     sigemptyset(&none);
     /* SETSIGDEF matters for signals the host ignores (SIGPIPE): SIG_IGN
-     * survives exec, and `yes | head -1` would then never end. With a pty the
-     * command leads a new session (so the pty can be its controlling
-     * terminal); its process group id is its pid either way. */
-    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                  (req->pty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP);
-    rc = posix_spawnattr_setflags(&attr, flags);
-    if (rc == 0 && !req->pty)
+     * survives exec, and `yes | head -1` would then never end. */
+    short detach = detach_flags(req);
+    rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | detach);
+    if (rc == 0 && (detach & POSIX_SPAWN_SETPGROUP))
         rc = posix_spawnattr_setpgroup(&attr, 0);
     if (rc == 0)
         rc = posix_spawnattr_setsigdefault(&attr, &all);
     if (rc == 0)
         rc = posix_spawnattr_setsigmask(&attr, &none);
     if (req->pty) {
-        /* opened without O_NOCTTY by a session leader: the controlling terminal */
         if (rc == 0)
-            rc = posix_spawn_file_actions_addopen(&fa, 0, slave, O_RDWR, 0);
+            rc = posix_spawn_file_actions_addopen(&fa, 0, slave, slave_open_flags(), 0);
         if (rc == 0)
             rc = posix_spawn_file_actions_adddup2(&fa, 0, 1);
         if (rc == 0)
@@ -241,21 +303,30 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         if (rc == 0)
             rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     }
-    if (rc == 0 && req->cwd)
-        rc = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
     if (rc == 0)
         rc = add_passed_fds(&fa, req);
+    /* the host may hold descriptors without O_CLOEXEC; none may leak (after
+     * the dup2s: a closefrom would take their sources with it) */
+    if (rc == 0)
+        rc = shx_spawn_add_hygiene(&fa, 3 + req->n_pass);
+    shx_workdir_plan wd = {0};
+    int wd_rc = 0;
+    if (rc == 0)
+        rc = wd_rc = shx_spawn_add_workdir(&fa, req, &wd);
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         close_ends(outp, errp, inp, master, master_in);
+        if (wd_rc != 0 && wd_rc != ENOMEM)
+            return spawn_error(req, wd_rc, err);
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
     pid_t pid;
-    rc = posix_spawn(&pid, req->path, &fa, &attr, req->argv, req->envp);
+    rc = posix_spawn(&pid, wd.path, &fa, &attr, wd.argv, req->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    shx_workdir_plan_free(&wd);
     /* the child's ends are the child's now */
     if (outp[1] >= 0)
         close(outp[1]);
@@ -266,24 +337,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     outp[1] = errp[1] = inp[0] = -1;
     if (rc != 0) {
         close_ends(outp, errp, inp, master, master_in);
-        shx_buf_clear(err);
-        struct stat st;
-        if (req->cwd && (stat(req->cwd, &st) != 0 || !S_ISDIR(st.st_mode))) {
-            shx_buf_printf(err, "working directory \"%s\" does not exist", req->cwd);
-            return SHEXEC_ENOCWD;
-        }
-        if (rc == E2BIG) {
-            shx_buf_printf(err, "command too long for the kernel (E2BIG): arguments and "
-                                "environment exceed the exec limit");
-            return SHEXEC_E2BIG;
-        }
-        if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR || rc == ELOOP ||
-            rc == EPERM || rc == ETXTBSY) {
-            shx_buf_printf(err, "cannot execute \"%s\": %s", req->path, strerror(rc));
-            return SHEXEC_ESPAWN;
-        }
-        shx_buf_printf(err, "cannot start \"%s\": %s", req->path, strerror(rc));
-        return rc == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
+        return spawn_error(req, rc, err);
     }
 
     out->pid = pid;
@@ -300,10 +354,6 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             out->in_fd = inp[1];
         }
     }
-    if (req->use_pidfd) {
-        long fd = syscall(SYS_pidfd_open, pid, 0);
-        /* pidfds are close-on-exec by definition */
-        out->pidfd = fd >= 0 ? (int)fd : -1;
-    }
+    out->pidfd = open_pidfd(req, pid);
     return SHEXEC_OK;
 }

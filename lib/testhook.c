@@ -5,12 +5,13 @@
 
 #include <string.h>
 
+#include "platform.h"
 #include "script.h"
 #include "session.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {
-    s->use_pidfd = on ? 1 : 0;
+    s->use_pidfd = on && shx_pidfd_compiled() ? 1 : 0;
 }
 
 int shx_test_uses_pidfd(const shexec_session *s)
@@ -68,4 +69,9 @@ size_t shx_test_active(const shexec_session *s)
     for (const shexec_run *r = s->active; r; r = r->next_active)
         n++;
     return n;
+}
+
+unsigned shx_test_platform(void)
+{
+    return shx_platform_features();
 }

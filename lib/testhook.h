@@ -14,7 +14,7 @@
 
 #include "shexec.h"
 
-/* Wait with pidfds (1, when the kernel has them) or without (0). */
+/* Wait with pidfds (1, when the build and the kernel have them) or without (0). */
 void shx_test_use_pidfd(shexec_session *s, int on);
 int shx_test_uses_pidfd(const shexec_session *s);
 /* The run's pidfd, -1 when it has none. */
@@ -35,5 +35,9 @@ int64_t shx_test_watchdog_pid(const shexec_session *s);
 void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
 /* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
 uint64_t shx_test_start_time(int64_t pid);
+
+/* What this build has: SHX_PLATFORM_* (platform.h), for tests that need a
+ * Linux-only feature to say so and skip where it is compiled out. */
+unsigned shx_test_platform(void);
 
 #endif

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "session.h"
 #include "spawn.h"
 #include "testhook.h"
@@ -124,9 +125,9 @@ static int above_stdio(int fd)
 }
 
 /*
- * _Fork (glibc 2.34, POSIX 2024) runs no pthread_atfork handlers: none of
- * the host's code runs in the watchdog. Sanitizers keep their own state
- * across fork() only, so they get fork().
+ * A fork that runs no pthread_atfork handlers (platform.c: _Fork where the
+ * running glibc has it), so none of the host's code runs in the watchdog.
+ * Sanitizers keep their own state across fork() only, so they get fork().
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define USE_PLAIN_FORK 1
@@ -136,18 +137,12 @@ static int above_stdio(int fd)
 #endif
 #endif
 
-#if !defined(USE_PLAIN_FORK) && defined(__GLIBC__) && defined(__GLIBC_PREREQ)
-#if __GLIBC_PREREQ(2, 34)
-#define HAVE_UNDERSCORE_FORK 1
-#endif
-#endif
-
 static pid_t fork_watchdog(void)
 {
-#ifdef HAVE_UNDERSCORE_FORK
-    return _Fork();
-#else
+#ifdef USE_PLAIN_FORK
     return fork();
+#else
+    return shx_fork_bare();
 #endif
 }
 
@@ -155,13 +150,12 @@ int shx_watchdog_start(shexec_session *s)
 {
     if (s->watchdog_fd >= 0)
         return SHEXEC_OK;
-    shx_wd_arena *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    shx_wd_arena *a = shx_map_zeroed(sizeof *a);
     if (a == MAP_FAILED)
         return shx_fail(s, SHEXEC_ENOMEM, "cannot map the watchdog's tables: %s",
                         strerror(errno));
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
+    if (shx_pipe_cloexec(fds) != 0) {
         int e = errno;
         munmap(a, sizeof *a);
         return shx_fail(s, SHEXEC_ESYS, "cannot create the watchdog's pipe: %s", strerror(e));

@@ -111,7 +111,8 @@ void shx_wd_become(shx_wd_arena *a);
 void shx_wd_main(shx_wd_arena *a) __attribute__((noreturn));
 
 /* The start time of pid from /proc (clock ticks after boot), zombies
- * included; 0 when it cannot be read. Async-signal-safe. */
+ * included; 0 when it cannot be read or this build has no /proc.
+ * Async-signal-safe. */
 uint64_t shx_wd_start_time(pid_t pid);
 
 #endif

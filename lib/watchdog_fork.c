@@ -6,6 +6,8 @@
  */
 #include "watchdog.h"
 
+#include "shx_config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,7 +24,7 @@
 #endif
 #endif
 
-#if defined(__linux__) && !defined(SANITIZED)
+#if SHX_HAVE_PROCFS && !defined(SANITIZED)
 #define MIB ((uintptr_t)1 << 20)
 
 static uintptr_t page_down(uintptr_t x)
@@ -140,6 +142,12 @@ static void drop_host_memory(shx_wd_arena *a)
 }
 #endif
 
+#ifdef NSIG
+#define SIGNALS_MAX NSIG
+#else
+#define SIGNALS_MAX 128 /* NSIG is not POSIX.1-2008 */
+#endif
+
 /* Its own session (no terminal's signals), default dispositions (no host
  * handler may run here), nothing of the host's open but the read end. */
 static void detach(shx_wd_arena *a)
@@ -148,7 +156,7 @@ static void detach(shx_wd_arena *a)
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
+    for (int sig = 1; sig < SIGNALS_MAX; sig++) /* past the last: EINVAL, harmless */
         if (sig != SIGKILL && sig != SIGSTOP)
             sigaction(sig, &dfl, NULL);
     sigset_t none;
@@ -162,7 +170,7 @@ static void detach(shx_wd_arena *a)
         dup2(a->fd, 3);
         a->fd = 3;
     }
-#ifdef SYS_close_range
+#if SHX_HAVE_PROCFS && defined(SYS_close_range)
     if (syscall(SYS_close_range, 4u, ~0u, 0u) == 0)
         return;
 #endif

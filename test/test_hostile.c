@@ -234,35 +234,43 @@ static void case_sigchld_reaped_by_kernel(void)
         CHECK(tu_now_ms() - t0 < 5000);
         shexec_run_free(r);
 
-        /* a member that ignores SIGTERM outlives the shell: it is still killed */
-        r = xrun(s, "sh -c 'trap \"\" TERM; echo $$; while :; do sleep 0.05; done'", 300);
-        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
-        int stubborn = atoi(out_of(r));
-        CHECK(stubborn > 0);
-        CHECK(tu_wait_pid_gone(stubborn, 3000));
-        shexec_run_free(r);
+        /* a member that ignores SIGTERM outlives the shell: it is still
+         * killed. Once the kernel has reaped the shell for the host, only
+         * /proc can show that the group id is still the command's (anchors),
+         * so a build without it may not signal the group then. */
+        if (shx_test_platform() & SHX_PLATFORM_PROCFS) {
+            r = xrun(s, "sh -c 'trap \"\" TERM; echo $$; while :; do sleep 0.05; done'", 300);
+            CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+            int stubborn = atoi(out_of(r));
+            CHECK(stubborn > 0);
+            CHECK(tu_wait_pid_gone(stubborn, 3000));
+            shexec_run_free(r);
+        }
 
-        /* leftovers are still adopted, and the task can kill them */
-        r = xrun(s, "sleep 100 & echo $!", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-        int left = atoi(out_of(r));
-        CHECK(left > 0 && tu_pid_alive(left));
+        /* leftovers are still adopted, and the task can kill them (with
+         * /proc only: see above; without it they are not followed) */
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
-        wait_task(s, t);
-        CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
-        CHECK(tu_wait_pid_gone(left, 3000));
-        shexec_task_free(t);
-        shexec_run_free(r);
+        if (shx_test_platform() & SHX_PLATFORM_PROCFS) {
+            r = xrun(s, "sleep 100 & echo $!", 0);
+            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+            int left = atoi(out_of(r));
+            CHECK(left > 0 && tu_pid_alive(left));
+            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+            CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+            wait_task(s, t);
+            CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
+            CHECK(tu_wait_pid_gone(left, 3000));
+            shexec_task_free(t);
+            shexec_run_free(r);
 
-        /* with the KILL policy they die with the shell */
-        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
-        r = xrun(s, "sleep 100 & echo $!", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
-        CHECK(tu_wait_pid_gone(atoi(out_of(r)), 3000));
-        shexec_run_free(r);
-        CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
+            /* with the KILL policy they die with the shell */
+            CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+            r = xrun(s, "sleep 100 & echo $!", 0);
+            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+            CHECK(tu_wait_pid_gone(atoi(out_of(r)), 3000));
+            shexec_run_free(r);
+            CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
+        }
 
         /* a task: output kept, status reported the same way */
         t = start_task(s, "echo task; exit 4");
@@ -273,16 +281,19 @@ static void case_sigchld_reaped_by_kernel(void)
         shexec_task_free(t);
 
         /* freeing the session with a leftover task and a running run */
-        r = xrun(s, "sleep 100 & echo $!", 0);
-        left = atoi(out_of(r));
-        shexec_run_free(r);
+        int left = -1;
+        if (shx_test_platform() & SHX_PLATFORM_PROCFS) {
+            r = xrun(s, "sleep 100 & echo $!", 0);
+            left = atoi(out_of(r));
+            shexec_run_free(r);
+        }
         r = NULL;
         CHECK_INT(shexec_run_new(&r, s, "sleep 100"), SHEXEC_OK);
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         shexec_session_free(s);
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         shexec_run_free(r);
-        CHECK(tu_wait_pid_gone(left, 3000));
+        CHECK(left < 0 || tu_wait_pid_gone(left, 3000));
 
         CHECK_INT(tu_count_fds(), fds);
         CHECK_INT(tu_count_children(), 0);
@@ -623,7 +634,8 @@ static void case_nofile_limit(void)
         } else {
             CHECK_INT(rc, SHEXEC_ESYS);
             CHECK(strlen(shexec_session_errmsg(s)) > 0);
-            CHECK(strstr(shexec_session_errmsg(s), "Too many open files") != NULL);
+            /* the C library's words for EMFILE (glibc and musl differ) */
+            CHECK(strstr(shexec_session_errmsg(s), strerror(EMFILE)) != NULL);
             CHECK_INT(shexec_run_state(r), SHEXEC_STATE_NEW);
             failed++;
         }
@@ -1008,6 +1020,10 @@ static void case_late_pump(void)
 static void test_late_pump_after_kill(void **state)
 {
     (void)state;
+    /* leftovers that let go of the pipes are adopted only where /proc can
+     * anchor them (without it they are killed: test_leftovers_without_proc) */
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to adopt leftovers that leave the pipes"))
+        skip();
     run_forked(case_late_pump, 0, 30);
 }
 
@@ -1172,6 +1188,8 @@ static void case_escapees(void)
 static void test_escaped_processes(void **state)
 {
     (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
     run_forked(case_escapees, 0, 120);
 }
 

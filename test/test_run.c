@@ -240,6 +240,53 @@ static void test_no_inherited_descriptors(void **state)
     close(fd);
 }
 
+/* A host descriptor without O_CLOEXEC far above the others: closefrom
+ * closes it, and without closefrom (musl, older glibc, the plain POSIX
+ * build) the listing or the scan up to the open-files limit must find it. */
+static void test_no_inherited_descriptors_high(void **state)
+{
+    int low = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(low >= 0);
+    int fd = dup2(low, 900); /* dup2 clears FD_CLOEXEC: inheritable */
+    assert_int_equal(fd, 900);
+    close(low);
+    assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+    shexec_run *r = run_cmd(*state, "if [ -e /proc/$$/fd/900 ]; then echo leaked; else echo clean; fi");
+    assert_string_equal(out_of(r), "clean\n");
+    shexec_run_free(r);
+    /* through a terminal and a task too */
+    r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "test -e /proc/$$/fd/900 && echo leaked || echo clean"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "clean\n");
+    shexec_run_free(r);
+    close(fd);
+}
+
+/* Which platform paths this build takes: what the build-time probe found is
+ * what the same machine runs with (on glibc the *_np file actions are looked
+ * up at run time, and must be found where the headers declared them). */
+static void test_platform_paths(void **state)
+{
+    (void)state;
+    unsigned f = shx_test_platform();
+    print_message("platform: pidfd %d, /proc %d, closefrom %d, addchdir %d, setsid %d, "
+                  "big pipes %d\n",
+                  !!(f & SHX_PLATFORM_PIDFD), !!(f & SHX_PLATFORM_PROCFS),
+                  !!(f & SHX_PLATFORM_CLOSEFROM), !!(f & SHX_PLATFORM_CHDIR_NP),
+                  !!(f & SHX_PLATFORM_SETSID), !!(f & SHX_PLATFORM_BIG_PIPES));
+    assert_int_equal(!!(f & SHX_PLATFORM_PIDFD), SHX_HAVE_PIDFD);
+    assert_int_equal(!!(f & SHX_PLATFORM_PROCFS), SHX_HAVE_PROCFS);
+    assert_int_equal(!!(f & SHX_PLATFORM_CLOSEFROM), SHX_HAVE_ADDCLOSEFROM_NP);
+    assert_int_equal(!!(f & SHX_PLATFORM_CHDIR_NP), SHX_HAVE_ADDCHDIR_NP);
+    if (SHX_PORTABLE)
+        assert_int_equal(f & (SHX_PLATFORM_PIDFD | SHX_PLATFORM_PROCFS | SHX_PLATFORM_CLOSEFROM |
+                              SHX_PLATFORM_CHDIR_NP | SHX_PLATFORM_BIG_PIPES),
+                         0);
+}
+
 static void test_stdin_is_dev_null(void **state)
 {
     shexec_run *r = run_cmd(*state, "readlink /proc/$$/fd/0; cat; echo done");
@@ -376,6 +423,28 @@ static void test_cwd_checked_before_running(void **state)
     tu_rmtree(dir);
 }
 
+/* A directory whose name a shell could misread (a leading '-', spaces, a
+ * '$'): posix_spawn's chdir takes it as is, and so must the plain path's
+ * `cd -- "$1"` trampoline; the shell's own arguments arrive intact. */
+static void test_cwd_with_odd_name(void **state)
+{
+    const char *tmp = tu_mkdtemp();
+    char top[512], dir[600];
+    snprintf(top, sizeof top, "%s", tmp);
+    snprintf(dir, sizeof dir, "%s/-P odd $HOME dir", top);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, *state, "pwd; echo \"$0\""), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    char expect[800];
+    snprintf(expect, sizeof expect, "%s\nbash\n", dir);
+    assert_string_equal(out_of(r), expect);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    tu_rmtree(top);
+}
+
 static void test_run_cwd_does_not_move_session(void **state)
 {
     char *before = strdup(shexec_session_cwd(*state));
@@ -457,6 +526,8 @@ static void exercise_waiting(shexec_session *s)
 static void test_wait_with_pidfd(void **state)
 {
     shexec_session *s = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PIDFD, "pidfds"))
+        skip();
     assert_int_equal(shx_test_uses_pidfd(s), 1);
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
@@ -1229,11 +1300,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_signals_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_inherited_descriptors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_inherited_descriptors_high, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_platform_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_is_dev_null, setup, teardown),
         cmocka_unit_test_setup_teardown(test_library_descriptors_cloexec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_is_an_argument, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cwd_checked_before_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cwd_with_odd_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_cwd_does_not_move_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_inherit_replace_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_with_pidfd, setup, teardown),

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testhook.h"
+
 int tu_count_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -161,4 +163,13 @@ long tu_rss_kib(void)
             break;
     fclose(f);
     return kib;
+}
+
+int tu_platform_has(unsigned feature, const char *what)
+{
+    if (shx_test_platform() & feature)
+        return 1;
+    printf("[ SKIPPED  ] needs %s: compiled out of this build (PORTABLE=1: POSIX.1-2008 only)\n",
+           what);
+    return 0;
 }

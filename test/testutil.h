@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "platform.h"
+
 /* Number of open descriptors of this process. */
 int tu_count_fds(void);
 /* Number of live (unreaped) children of this process's main thread. */
@@ -33,6 +35,14 @@ void tu_rmtree(const char *dir);
  */
 void tu_leak_begin(void);
 void tu_leak_end(void);
+
+/*
+ * 1 when this build of the library has `feature` (SHX_PLATFORM_*, see
+ * lib/platform.h); else says that the test needs `what`, which is Linux-only
+ * and compiled out of this build (make check PORTABLE=1), and returns 0 for
+ * the test to skip().
+ */
+int tu_platform_has(unsigned feature, const char *what);
 
 /* Number of live (unreaped) children of all threads of this process. */
 int tu_count_children_all(void);

@@ -26,7 +26,7 @@ FUZZ_DIR         := test/fuzz
 # -O1 and frame pointers: readable sanitizer stacks at near full speed;
 # -fno-sanitize-recover: a UBSan finding is a crash libFuzzer saves.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-  -Wall -Wextra -Werror -Iinclude -iquote lib -iquote examples/shexec-mcp \
+  -Wall -Wextra -Werror -Iinclude -iquote lib -iquote $(FUZZ_OUT) -iquote examples/shexec-mcp \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 # The library sources each target links: only what it tests, so coverage
@@ -92,9 +92,13 @@ fuzz-toolchain:
 	  echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer,address,undefined (see $(FUZZ_OUT)/probe.log)." >&2; \
 	  echo "      On Debian bookworm: apt-get install libclang-rt-14-dev" >&2; exit 1; }
 
+# the library's platform probe, for the fuzz compiler (lib/platform.h)
+$(FUZZ_OUT)/shx_config.h: lib/probe.sh
+	sh lib/probe.sh $@ -- $(FUZZ_CC) -std=c11 -D_GNU_SOURCE
+
 define FUZZ_RULE
 $(FUZZ_OUT)/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_DIR)/fuzzutil.h $(FUZZ_LIB_$(1)) \
-    $(wildcard lib/*.h) include/shexec.h | fuzz-toolchain
+    $(wildcard lib/*.h) include/shexec.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
 	@mkdir -p $$(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_DEFS_$(1)) -o $$@ $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_LIB_$(1)) -lm
 endef

@@ -5,10 +5,13 @@
  *
  * It starts, in one session (kill grace 300 ms, the watchdog on unless
  * MODE is "off"): two background tasks that each start a `sleep`, a
- * foreground command whose leftover `sleep` is adopted as a task, and a
+ * foreground command whose two leftover `sleep`s are adopted as a task (one
+ * lets go of the command's pipes, one holds them: where /proc is compiled
+ * out, the one holding them is what lets the group be adopted), and a
  * foreground command still running that started a `sleep` and a `setsid
- * sleep`. Every pid of theirs goes to DIR/pids, one a line; the
- * watchdog's to DIR/watchdog. Then, by MODE:
+ * sleep`. Every pid of theirs goes to DIR/pids, one a line, but the setsid
+ * one's, which goes to DIR/escapee; the watchdog's to DIR/watchdog. Then,
+ * by MODE:
  *   kill, off  wait to be killed
  *   late       the same, with the watchdog turned on only after the
  *              commands started
@@ -21,7 +24,8 @@
  *              (DIR/unrelated) and tell the watchdog it is one of the
  *              session's groups, with a start time that is not its own /
  *              that is; then wait to be killed
- * DIR/ready appears when all is in place. Exit status 2: a setup failure.
+ * DIR/ready appears when all is in place; segv and exit then wait for
+ * DIR/go. Exit status 2: a setup failure.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "shexec.h"
 #include "testhook.h"
 
@@ -54,6 +59,20 @@ static void write_file(const char *name, long long v)
         die(path, NULL);
     fprintf(f, "%lld\n", v);
     fclose(f);
+}
+
+static long long read_num(const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    if (f) {
+        if (fscanf(f, "%lld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
 }
 
 static int count_pids(void)
@@ -130,15 +149,17 @@ int main(int argc, char **argv)
         if (shexec_run_start_task(&t, r) != SHEXEC_OK)
             die("shexec_run_start_task", s);
     }
-    shexec_run *left = new_run(s, "sleep 1000 >/dev/null 2>&1 & echo $! >> %s/pids");
+    shexec_run *left = new_run(s, "sleep 1000 >/dev/null 2>&1 & echo $! >> %s/pids; "
+                                  "sleep 1000 & echo $! >> %s/pids");
     if (shexec_run_exec(left) != SHEXEC_OK || shexec_run_leftovers(left) != SHEXEC_LEFTOVERS_ADOPTED)
         die("the leftover was not adopted", s);
     shexec_run *fg = new_run(s, "sleep 1000 & echo $! >> %s/pids; setsid sleep 1000 & "
-                                "echo $! >> %s/pids; echo $$ >> %s/pids; wait");
+                                "echo $! > %s/escapee; echo $$ >> %s/pids; wait");
     if (shexec_run_start(fg) != SHEXEC_OK)
         die("shexec_run_start", s);
-    /* 2 tasks x 2, the leftover, the foreground shell and its two */
-    while (count_pids() < 8)
+    /* 2 tasks x 2, the two leftovers, the foreground shell and its sleep;
+     * the setsid sleep */
+    while (count_pids() < 8 || read_num("escapee") <= 0)
         if (shexec_session_wait(s, 20) < 0)
             die("shexec_session_wait", s);
     if (!watch && strcmp(mode, "late") == 0 && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
@@ -156,13 +177,21 @@ int main(int argc, char **argv)
         write_file("unrelated", pid);
     } else if (strncmp(mode, "claim-", 6) == 0) {
         pid_t pid = spawn_sleep(1);
+        /* it is our child: the pid is its own until we reap it. Without
+         * /proc no start time is known (0), and none is checked */
         uint64_t start = 0;
-        while (!start) /* it is our child: the pid is its own until we reap it */
+        while (!start && (shx_test_platform() & SHX_PLATFORM_PROCFS))
             start = shx_test_start_time(pid);
         shx_test_watchdog_claim(s, pid, strcmp(mode, "claim-right") == 0 ? start : start + 1);
         write_file("unrelated", pid);
     }
     write_file("ready", 1);
+
+    /* a host that ends by itself waits for DIR/go, so that what it leaves
+     * is looked at while it is still alive */
+    if (strcmp(mode, "segv") == 0 || strcmp(mode, "exit") == 0)
+        while (read_num("go") != 1)
+            usleep(5000);
 
     if (strcmp(mode, "segv") == 0) {
         shexec_run *r = new_run(s, "echo boom");

@@ -1,0 +1,117 @@
+/*
+ * platform.h - the C library's half of the platform seam: what POSIX.1-2008
+ * leaves out or spells differently, each behind one small function, with
+ * the Linux and libc extensions used where lib/probe.sh found them at build
+ * time (shx_config.h: SHX_HAVE_*) and the plain POSIX way where not. The
+ * process half (pidfds here, /proc in procfs.h) is what proc.c and group.c
+ * build on.
+ *
+ * glibc versions its symbols, and the library must load on glibc 2.28: a
+ * function newer than that is either avoided (stat, pthread_sigmask: see
+ * platform.c) or referenced weakly and used only when the running glibc
+ * has it (the *_np file actions in spawn.c).
+ */
+#ifndef SHX_PLATFORM_H
+#define SHX_PLATFORM_H
+
+#include <signal.h>
+#include <spawn.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "shx_config.h"
+
+/* ---- processes ------------------------------------------------------------ */
+
+/* A pidfd on pid (close-on-exec), or -1 with errno (ENOSYS where pidfds are
+ * compiled out or the kernel has none, ESRCH when pid is gone). */
+int shx_pidfd_open(pid_t pid);
+/* Signal the process a pidfd refers to; -1 with errno. */
+int shx_pidfd_send_signal(int pidfd, int sig);
+/* 1 when this build can use pidfds at all (the kernel may still refuse). */
+int shx_pidfd_compiled(void);
+
+/* ---- descriptors and files ------------------------------------------------ */
+
+/* A pipe whose both ends are close-on-exec. With pipe2 atomically; without
+ * it, a fork+exec by another host thread between pipe() and fcntl() can
+ * inherit an end (POSIX.1-2008 has no atomic way). */
+int shx_pipe_cloexec(int fds[2]);
+/* Raise a pipe's capacity where the kernel allows it (Linux); best effort. */
+void shx_pipe_grow(int fd, int bytes);
+/* stat()'s st_mode for path; 0, or -1 with errno. */
+int shx_path_mode(const char *path, mode_t *mode);
+/*
+ * The calling process's descriptors >= from that an exec would pass on (open
+ * and without FD_CLOEXEC), for a spawn without closefrom: into a malloc'd
+ * array *fds (NULL when none), their count in *n. Listed from /proc/self/fd
+ * on Linux; elsewhere every descriptor below the open-files limit is
+ * checked, 1024 to a poll() call. 0, or -1 (ENOMEM).
+ */
+int shx_inheritable_fds(int from, int **fds, size_t *n);
+
+/* ---- posix_spawn file actions beyond POSIX.1-2008 ------------------------- */
+
+/* Each adds its file action where the libc has it (probed at build time,
+ * and on glibc present at run time); ENOSYS where not, for the caller's
+ * plain POSIX way. Otherwise posix_spawn_file_actions_*'s result. */
+int shx_fa_closefrom(posix_spawn_file_actions_t *fa, int from);
+int shx_fa_chdir(posix_spawn_file_actions_t *fa, const char *dir);
+
+/* len bytes of zeroed private memory, backed only as it is touched where
+ * the system allows; MAP_FAILED with errno. Anonymous mappings are
+ * POSIX.1-2024; before it, a private mapping of /dev/zero. */
+void *shx_map_zeroed(size_t len);
+
+/*
+ * fork() without running the process's pthread_atfork handlers where the
+ * libc offers it (glibc 2.34's _Fork, looked up at run time), else fork().
+ * For a child that runs only async-signal-safe code of the library's own.
+ */
+pid_t shx_fork_bare(void);
+
+/* ---- signals, strings, terminals ----------------------------------------- */
+
+/* The calling thread's signal mask, as pthread_sigmask. */
+int shx_thread_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* The first occurrence of needle in hay, or NULL (memmem is POSIX.1-2024). */
+static inline const void *shx_memmem(const void *hay, size_t hay_len, const void *needle,
+                                     size_t needle_len)
+{
+#if SHX_HAVE_MEMMEM
+    return memmem(hay, hay_len, needle, needle_len);
+#else
+    if (needle_len == 0)
+        return hay;
+    const unsigned char *h = hay, *nd = needle;
+    while (hay_len >= needle_len) {
+        const unsigned char *first = memchr(h, nd[0], hay_len - needle_len + 1);
+        if (!first)
+            return NULL;
+        if (memcmp(first, nd, needle_len) == 0)
+            return first;
+        hay_len -= (size_t)(first - h) + 1;
+        h = first + 1;
+    }
+    return NULL;
+#endif
+}
+/* The slave's path of pty master fd into buf; 0, or -1 with errno. */
+int shx_ptsname(int fd, char *buf, size_t cap);
+
+/* ---- what this build has, for the tests and the documentation ----------- */
+
+enum {
+    SHX_PLATFORM_PIDFD = 1 << 0,     /* pidfds: waiting without polling, anchors */
+    SHX_PLATFORM_PROCFS = 1 << 1,    /* /proc: members and escapees found */
+    SHX_PLATFORM_CLOSEFROM = 1 << 2, /* posix_spawn closes every inherited descriptor */
+    SHX_PLATFORM_CHDIR_NP = 1 << 3,  /* posix_spawn changes directory (else a sh trampoline) */
+    SHX_PLATFORM_SETSID = 1 << 4,    /* a pty becomes the command's controlling terminal */
+    SHX_PLATFORM_BIG_PIPES = 1 << 5, /* task pipes can be grown */
+};
+/* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
+ * libc provides. */
+unsigned shx_platform_features(void);
+
+#endif

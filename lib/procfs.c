@@ -1,0 +1,199 @@
+/*
+ * procfs.c - Linux's /proc (see procfs.h). The whole file is Linux-only;
+ * without SHX_HAVE_PROCFS it is the "nothing known" stubs at the end.
+ */
+#include "procfs.h"
+
+#include "platform.h"
+
+#if SHX_HAVE_PROCFS
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A decimal int after optional white space at *s; *s moves past it. 0 or -1. */
+static int parse_int(const char **s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(*s, &end, 10);
+    if (end == *s || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    *s = end;
+    return 0;
+}
+
+int shx_procfs_available(void)
+{
+    return access("/proc/self/stat", R_OK) == 0;
+}
+
+int shx_procfs_stat(pid_t pid, shx_pstat *out)
+{
+    char path[64], buf[512];
+    (void)snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* the command name may contain spaces and parentheses: skip to the last ')' */
+    const char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    const char *q = p + 1;
+    while (isspace((unsigned char)*q))
+        q++;
+    char state = *q;
+    if (state == '\0')
+        return -1;
+    q++;
+    int ppid, pgrp;
+    if (parse_int(&q, &ppid) != 0 || parse_int(&q, &pgrp) != 0)
+        return -1;
+    if (state == 'Z' || state == 'X')
+        return -1;
+    /* the start time is field 22: twenty single spaces after the ')' */
+    const char *f = p + 1;
+    for (int i = 0; i < 20 && f; i++)
+        if ((f = strchr(f, ' ')))
+            f++;
+    char *end;
+    unsigned long long start = f ? strtoull(f, &end, 10) : 0;
+    if (!f || end == f)
+        return -1;
+    out->pid = pid;
+    out->ppid = (pid_t)ppid;
+    out->pgrp = (pid_t)pgrp;
+    out->start = start;
+    return 0;
+}
+
+int shx_procfs_in_group(pid_t pid, pid_t pgid)
+{
+    /* getpgid() first: one system call rules most processes out */
+    shx_pstat st;
+    return getpgid(pid) == pgid && shx_procfs_stat(pid, &st) == 0 && st.pgrp == pgid;
+}
+
+int shx_procfs_walk_open(shx_procfs_walk *w)
+{
+    w->dir = opendir("/proc");
+    return w->dir ? 0 : -1;
+}
+
+pid_t shx_procfs_walk_next(shx_procfs_walk *w)
+{
+    struct dirent *e;
+    while ((e = readdir((DIR *)w->dir))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end == '\0' && pid > 0 && pid <= INT_MAX)
+            return (pid_t)pid;
+    }
+    return 0;
+}
+
+void shx_procfs_walk_close(shx_procfs_walk *w)
+{
+    if (w->dir)
+        closedir((DIR *)w->dir);
+    w->dir = NULL;
+}
+
+int shx_procfs_fds(int from, int **fds, size_t *n)
+{
+    *fds = NULL;
+    *n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int self = dirfd(d);
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd < from || fd > INT_MAX || fd == self)
+            continue;
+        if (*n == cap) {
+            size_t bigger = cap ? cap * 2 : 16;
+            int *v = realloc(*fds, bigger * sizeof *v);
+            if (!v) {
+                rc = -1;
+                break;
+            }
+            *fds = v;
+            cap = bigger;
+        }
+        (*fds)[(*n)++] = (int)fd;
+    }
+    closedir(d);
+    if (rc != 0) {
+        free(*fds);
+        *fds = NULL;
+        *n = 0;
+        errno = ENOMEM;
+    }
+    return rc;
+}
+
+#else /* no /proc in this build: nothing is known */
+
+int shx_procfs_available(void)
+{
+    return 0;
+}
+
+int shx_procfs_stat(pid_t pid, shx_pstat *out)
+{
+    (void)pid;
+    (void)out;
+    return -1;
+}
+
+int shx_procfs_in_group(pid_t pid, pid_t pgid)
+{
+    (void)pid;
+    (void)pgid;
+    return 0;
+}
+
+int shx_procfs_walk_open(shx_procfs_walk *w)
+{
+    w->dir = NULL;
+    return -1;
+}
+
+pid_t shx_procfs_walk_next(shx_procfs_walk *w)
+{
+    (void)w;
+    return 0;
+}
+
+void shx_procfs_walk_close(shx_procfs_walk *w)
+{
+    w->dir = NULL;
+}
+
+int shx_procfs_fds(int from, int **fds, size_t *n)
+{
+    (void)from;
+    *fds = NULL;
+    *n = 0;
+    return -1;
+}
+
+#endif
