@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "pty.h"
 #include "script.h"
 #include "session.h"
@@ -146,27 +147,11 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
     shx_buf_putc(tail, '\0');
 }
 
-static int open_memfd(void)
-{
-#ifdef MFD_CLOEXEC
-    return memfd_create("shexec-script", MFD_CLOEXEC);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
 /* A descriptor holding the script, read from its start by whoever opens
  * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
 static int script_file(shexec_session *s, const shx_buf *script, int *out)
 {
-    int fd = open_memfd();
-    if (fd < 0) {
-        char path[] = "/tmp/shexec-script-XXXXXX";
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0)
-            unlink(path);
-    }
+    int fd = shx_anon_file();
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make a file for a large command: %s", strerror(errno));
@@ -347,7 +332,7 @@ fail:
  * has few descriptors open. */
 static int record_pipe(shexec_session *s, int fds[2])
 {
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (shx_pipe_cloexec(fds) != 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot create a pipe: %s", strerror(errno));
     if (fds[1] < 10) {
