@@ -8,32 +8,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "session.h"
-
-static int open_memfd(void)
-{
-#ifdef MFD_CLOEXEC
-    return memfd_create("shexec-script", MFD_CLOEXEC);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
 
 /* A descriptor holding the script, read from its start by whoever opens
  * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
 int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
 {
-    int fd = open_memfd();
-    if (fd < 0) {
-        char path[] = "/tmp/shexec-script-XXXXXX";
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0)
-            unlink(path);
-    }
+    int fd = shx_anon_file();
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make a file for a large command: %s", strerror(errno));
@@ -66,7 +50,7 @@ int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
  * has few descriptors open. */
 int shx_record_pipe(shexec_session *s, int fds[2])
 {
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (shx_pipe_cloexec(fds) != 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot create a pipe: %s", strerror(errno));
     if (fds[1] < 10) {

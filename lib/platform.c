@@ -295,6 +295,27 @@ pid_t shx_fork_bare(void)
 
 #endif
 
+int shx_anon_file(void)
+{
+#ifdef MFD_CLOEXEC
+    int fd = memfd_create("shexec-script", MFD_CLOEXEC);
+    if (fd >= 0 || errno != ENOSYS)
+        return fd;
+#endif
+    char path[] = "/tmp/shexec-XXXXXX";
+    int fd2 = mkstemp(path); /* mkostemp is POSIX.1-2024 */
+    if (fd2 < 0)
+        return -1;
+    unlink(path);
+    if (fcntl(fd2, F_SETFD, FD_CLOEXEC) != 0) {
+        int e = errno;
+        close(fd2);
+        errno = e;
+        return -1;
+    }
+    return fd2;
+}
+
 void *shx_map_zeroed(size_t len)
 {
 #if defined(MAP_ANONYMOUS) || defined(MAP_ANON)

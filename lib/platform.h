@@ -59,6 +59,11 @@ int shx_inheritable_fds(int from, int **fds, size_t *n);
 int shx_fa_closefrom(posix_spawn_file_actions_t *fa, int from);
 int shx_fa_chdir(posix_spawn_file_actions_t *fa, const char *dir);
 
+/* An anonymous file (close-on-exec, no name left in any directory) to
+ * write and hand on: a memfd where there is one, else a file made in /tmp
+ * and unlinked at once. -1 with errno. */
+int shx_anon_file(void);
+
 /* len bytes of zeroed private memory, backed only as it is touched where
  * the system allows; MAP_FAILED with errno. Anonymous mappings are
  * POSIX.1-2024; before it, a private mapping of /dev/zero. */

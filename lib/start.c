@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "persist.h"
+#include "platform.h"
 #include "pty.h"
 #include "script.h"
 #include "session.h"
