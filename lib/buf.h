@@ -8,6 +8,7 @@
 #define SHX_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct shx_buf {
     char *data; /* NUL-terminated when non-NULL; may contain NUL bytes */
@@ -24,6 +25,8 @@ int shx_buf_reserve(shx_buf *b, size_t extra);
 int shx_buf_append(shx_buf *b, const void *data, size_t len);
 int shx_buf_puts(shx_buf *b, const char *s);
 int shx_buf_putc(shx_buf *b, char c);
+/* A code point (at most 0x10FFFF) as UTF-8. */
+int shx_buf_put_utf8(shx_buf *b, uint32_t cp);
 /* printf-style append. 0 or -1. */
 int shx_buf_printf(shx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Empty the buffer, keeping its memory. */

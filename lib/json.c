@@ -209,32 +209,6 @@ static long hex4(const parser *p, size_t off)
     return v;
 }
 
-static int put_utf8(shx_buf *b, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return shx_buf_append(b, u, n);
-}
-
 /*
  * Decode the string whose opening quote is at p->pos into p->scratch and
  * copy it into the arena. On return p->pos is past the closing quote.
@@ -314,7 +288,7 @@ static int parse_string(parser *p, const char **out, size_t *out_len)
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             p->pos += 6;
         }
-        if (put_utf8(&p->scratch, (uint32_t)cp) != 0)
+        if (shx_buf_put_utf8(&p->scratch, (uint32_t)cp) != 0)
             return oom(p);
     }
     size_t len = p->scratch.len;

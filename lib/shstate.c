@@ -31,32 +31,6 @@ static int hexval(char c)
     return -1;
 }
 
-static int put_utf8(shx_buf *b, unsigned long cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xc0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xe0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (char)(0xf0 | ((cp >> 18) & 0x07));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    return shx_buf_append(b, u, n);
-}
-
 /* The body of $'...' from *p (past the opening quote) to its closing quote,
  * decoded into b. 0, SHX_DECL_MALFORMED (unterminated, or a NUL byte),
  * SHX_DECL_NOMEM. */
@@ -118,7 +92,7 @@ static int ansi_c(const char *t, size_t end, size_t *p, shx_buf *b)
         if (cp) {
             if (v == 0 || v > 0x10ffff)
                 return SHX_DECL_MALFORMED;
-            if (put_utf8(b, v) != 0)
+            if (shx_buf_put_utf8(b, (uint32_t)v) != 0)
                 return SHX_DECL_NOMEM;
             continue;
         }
