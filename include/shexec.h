@@ -94,8 +94,9 @@
  *   descriptor (/dev/fd/4, so its $0 is that path).
  *
  *   When the command ends, the wrapper reports back on a channel of its own,
- *   a pipe at descriptor 3 of the shell that the command does not have (the
- *   shell keeps it close-on-exec while the command runs): the command's
+ *   an anonymous file at descriptor 3 of the shell that the command does not
+ *   have (the shell keeps it close-on-exec while the command runs; the
+ *   library reads it once the shell has exited): the command's
  *   exit status and the shell's working directory as its `pwd` builtin says
  *   (the logical path where it is valid; not the PWD variable). stdout and
  *   stderr carry exactly what the command wrote, whatever it does with its

@@ -1,6 +1,6 @@
 /*
  * channels.c - the descriptors a command's shell gets besides its pipes:
- * the record channel (a pipe whose write end it gets at SHX_RECORD_FD) and,
+ * the record channel (a file it gets at SHX_RECORD_FD) and,
  * for a command too large for one argument, the file its script is read
  * from.
  */
@@ -12,6 +12,24 @@
 
 #include "platform.h"
 #include "session.h"
+
+/* fd, moved to 10 or above when it is lower (it is closed either way), in
+ * *out. A limit on open descriptors of 10 or less leaves no such number. */
+static int move_high(shexec_session *s, int fd, int *out)
+{
+    if (fd >= 10) {
+        *out = fd;
+        return SHEXEC_OK;
+    }
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    int e = errno;
+    close(fd);
+    if (high < 0)
+        return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor to 10 or above: %s",
+                        e == EINVAL ? "the limit on open descriptors is 10 or less" : strerror(e));
+    *out = high;
+    return SHEXEC_OK;
+}
 
 /* A descriptor holding the script, read from its start by whoever opens
  * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
@@ -35,35 +53,20 @@ int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
         done += (size_t)w;
     }
     /* passed from 10 up, like every descriptor the child gets at a fixed number */
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    int e = errno;
-    close(fd);
-    if (high < 0)
-        return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
-    *out = high;
-    return SHEXEC_OK;
+    return move_high(s, fd, out);
 }
 
-/* The record channel: a pipe, both ends close-on-exec, the read end
- * non-blocking; the write end, passed at a fixed number, is moved to 10 or
- * above when it is lower (spawn.h), which costs calls only in a host that
- * has few descriptors open. */
-int shx_record_pipe(shexec_session *s, int fds[2])
+/* The record channel: an anonymous file the shell gets at SHX_RECORD_FD
+ * (the same open file, so its writes advance one offset from 0) and the
+ * library reads from its start once the shell has exited. A file, not a
+ * pipe: the shell's writes never wake the host nor wait for it, whatever
+ * the record's size. Like every descriptor the child gets at a fixed
+ * number, it is kept at 10 or above (spawn.h). */
+int shx_record_file(shexec_session *s, int *out)
 {
-    if (shx_pipe_cloexec(fds) != 0)
+    int fd = shx_anon_file();
+    if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                        "cannot create a pipe: %s", strerror(errno));
-    if (fds[1] < 10) {
-        int high = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
-        int e = errno;
-        close(fds[1]);
-        fds[1] = high;
-        if (high < 0) {
-            close(fds[0]);
-            fds[0] = -1;
-            return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor: %s", strerror(e));
-        }
-    }
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    return SHEXEC_OK;
+                        "cannot make the record file: %s", strerror(errno));
+    return move_high(s, fd, out);
 }

@@ -54,7 +54,7 @@ void shx_run_finish(shexec_run *r, int64_t now)
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
     shx_stream_finish(&r->out);
     shx_stream_finish(&r->err);
-    shx_run_read_record(r, 1); /* the shell wrote it before it exited */
+    shx_run_read_record(r); /* the shell wrote it before it exited */
     shx_run_input_close(r);
     r->end_ns = now;
     /* what the ending means for the run (its state, the session cwd) is the
@@ -156,23 +156,22 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     return 1;
 }
 
-/* Take what the shell wrote on its record channel; at_end: all of it (the
- * shell has exited), else what is there now. */
-void shx_run_read_record(shexec_run *r, int at_end)
+/* Take what the shell wrote in its record file, from the start (the shell
+ * has exited); no more than the record's bound is read. */
+void shx_run_read_record(shexec_run *r)
 {
     char buf[16384];
-    while (r->rec_fd >= 0) {
-        ssize_t n = read(r->rec_fd, buf, sizeof buf);
-        if (n > 0) {
-            shx_record_feed(&r->record, buf, (size_t)n);
-            continue;
-        }
+    off_t at = 0;
+    while (r->rec_fd >= 0 && !r->record.over && !r->record.nomem) {
+        ssize_t n = pread(r->rec_fd, buf, sizeof buf, at);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !at_end)
-            return;
-        /* end of the channel, or (the shell gone) all there will be */
-        close(r->rec_fd);
-        r->rec_fd = -1;
+        if (n <= 0)
+            break;
+        shx_record_feed(&r->record, buf, (size_t)n);
+        at += n;
     }
+    if (r->rec_fd >= 0)
+        close(r->rec_fd);
+    r->rec_fd = -1;
 }

@@ -35,7 +35,7 @@
  * deadlines and from the other commands. */
 #define STDIN_ROUND_MAX (1u << 20)
 
-enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR, FD_REC };
+enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
 
 void shx_loop_add(shexec_session *s, shexec_run *r)
 {
@@ -94,9 +94,6 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
             add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
         if (r->err.fd >= 0)
             add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
-        /* read as it comes: a record bigger than the pipe must not block the shell */
-        if (r->rec_fd >= 0)
-            add_fd(fds, own, cap, &n, r->rec_fd, POLLIN, r, FD_REC, 0);
         if (r->proc.pidfd >= 0 && !r->proc.exited)
             add_fd(fds, own, cap, &n, r->proc.pidfd, POLLIN, r, FD_PID, 0);
         if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
@@ -200,9 +197,6 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
             break;
         case FD_PID:
             shx_proc_check(&r->proc);
-            break;
-        case FD_REC:
-            shx_run_read_record(r, 0);
             break;
         case FD_IN:
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))

@@ -298,7 +298,7 @@ pid_t shx_fork_bare(void)
 int shx_anon_file(void)
 {
 #ifdef MFD_CLOEXEC
-    int fd = memfd_create("shexec-script", MFD_CLOEXEC);
+    int fd = memfd_create("shexec", MFD_CLOEXEC);
     if (fd >= 0 || errno != ENOSYS)
         return fd;
 #endif

@@ -43,7 +43,7 @@ struct shexec_run {
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
-    int rec_fd;                   /* the record channel's read end; -1 when closed or none */
+    int rec_fd;                   /* the record file; -1 when read or none */
     shx_record record;            /* what the wrapper reported on it */
     int persist;                  /* its shell reports its state (persist_env, foreground) */
     char **start_env;             /* persist: the environment the shell got */
@@ -84,17 +84,17 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
  * path naming an existing directory now; else keep the cwd and say why in
  * the run's notice. */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
-/* Read what the record channel has (non-blocking); at_end: the shell has
- * exited, read to the end and close it. */
-void shx_run_read_record(shexec_run *r, int at_end);
+/* Read the record file (the shell has exited), up to the record's bound,
+ * and close it. */
+void shx_run_read_record(shexec_run *r);
 /* The same for a remote wrapper: only absolute (checked on the other side). */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
 /* A descriptor holding the script (a memfd, else an unlinked temporary
  * file), at 10 or above, in *out (channels.c). SHEXEC_OK or an error set. */
 int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
-/* The record channel's pipe: both ends close-on-exec, the read end
- * non-blocking, the write end at 10 or above (channels.c). */
-int shx_record_pipe(shexec_session *s, int fds[2]);
+/* The record channel: an anonymous file, close-on-exec, at 10 or above
+ * (channels.c). SHEXEC_OK or an error set. */
+int shx_record_file(shexec_session *s, int *out);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

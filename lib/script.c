@@ -14,16 +14,17 @@
  * which changes only its own meaning.
  *
  * The record is written after the group, or by the EXIT trap when the
- * command calls `exit` (or `set -e` ends the shell); whichever comes first
- * writes it, once. The trap and the epilogue first turn tracing off inside
- * a group whose stderr is closed (cheaper than opening /dev/null), so
- * `set -x` shows nothing of theirs.
+ * command calls `exit` (or `set -e` ends the shell). The trap and the
+ * epilogue first turn tracing off inside a group whose stderr is closed
+ * (cheaper than opening /dev/null), so `set -x` shows nothing of theirs.
  * A command that replaces the EXIT trap and then calls `exit`, and a
  * command that ends in `exec` (the shell is replaced), report nothing: the
  * session's directory stays.
  *
  * Local wrappers write the record ("status=N\0cwd=<pwd output>\0", see
- * record.h) to SHX_RECORD_FD. Remote wrappers carry only stdin, stdout and
+ * record.h) to SHX_RECORD_FD, a file the library reads once the shell has
+ * exited: the shell writes in as many pieces as it likes without waking
+ * the host. Remote wrappers carry only stdin, stdout and
  * stderr: the script keeps a copy of the original stdout on the same
  * descriptor number and writes the tagged record there (TAG + directory +
  * NUL), after checking on the remote side that the directory exists.
@@ -34,9 +35,9 @@
  * A session that keeps the shell's state (local wrappers only) has the
  * record also carry it, listed by builtins (no process is started): bash's
  * `declare -p` (decl) and `declare -f` (funcs), a POSIX shell's `export
- * -p` (env). The report code is then kept in a variable, not a function,
- * so that `declare -f` lists the command's functions and nothing of the
- * wrapper's. The state the last command left (bash: its variables and
+ * -p` (env). The report code is a variable, not a function, so that
+ * `declare -f` lists the command's functions and nothing of the wrapper's.
+ * The state the last command left (bash: its variables and
  * functions; the environment comes as the environment) is replayed first
  * on line 1, as one $'...' word that spans no line, inside a group whose
  * stderr is closed: no trace under `set -x`, no message, and the command's
@@ -54,29 +55,40 @@ static const char vars_prologue[] =
     "*) command unset \"$__shexec_v\";; esac 2>&-; done; set --; unset __shexec_v; ";
 
 /*
- * The record in one write where it can be: when PWD is absolute and names
- * the directory the shell is in (`test -ef`: the same file), it is what
- * `pwd` would print, and one printf writes the whole record (the library
- * wakes once per write, and this runs for every command). Otherwise (the
- * command assigned PWD, or unset it) `pwd` itself reports the real
- * directory. Its stderr is closed: when bash runs the EXIT trap for a
- * signal (a timeout's SIGTERM) inside the command's group, descriptor 3 is
- * still closed, and the failed write must not print.
+ * Local wrappers. The report is kept in a variable, run by the EXIT trap
+ * through `eval`; the epilogue after the group (reached when the command
+ * ends normally) reports itself and empties the variable, so a command that
+ * set an EXIT trap of its own still reports, and its trap still runs after.
+ * The trap is the last thing the shell runs, so it moves stdout to the
+ * record with `exec` (nothing to save or restore); that fails quietly, and
+ * writes nothing, when bash runs it for a signal inside the group, where
+ * descriptor 3 is closed. The directory is what the `pwd` builtin prints:
+ * the shell's own idea of where it is (logical where valid), not the PWD
+ * variable, which a command can assign.
  */
-static const char local_report[] =
-    "__shexec_rec() { case ${__shexec_done-} in 1) return;; esac; __shexec_done=1; "
-    "case ${PWD-} in /*) if command [ \"$PWD\" -ef . ]; then "
-    "command printf 'status=%s\\0cwd=%s\\n\\0' \"$1\" \"$PWD\" >&3; return; fi;; esac; "
-    "{ command printf 'status=%s\\0cwd=' \"$1\"; command pwd; command printf '\\0'; } >&3; } 2>&-; ";
+#define REPORT_STATUS_CWD "command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
+/* the shell's state, listed by builtins: bash's variables and functions
+ * (its -c text, the whole script, left out), a POSIX shell's exports */
+#define REPORT_STATE                                                                               \
+    "case ${BASH_VERSION-} in \"\") command printf \"\\0env=\"; command export -p;; "              \
+    "*) builtin unset BASH_EXECUTION_STRING; command printf \"\\0decl=\"; builtin declare -p; "   \
+    "command printf \"\\0funcs=\"; builtin declare -f;; esac; "
+#define REPORT_END "command printf \"\\0\"; "
 
-/* the same as local_report, with the shell's state: eval'd by the trap and
- * the epilogue */
+#define QUIET_STATUS "{ __shexec_s=$?; set +x; } 2>&-; "
+#define LOCAL_TRAP_HEAD "__shexec_r='exec 2>&- >&3 && { "
+#define LOCAL_TRAP_TAIL "}'; "
+#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$?; set +x; __shexec_r=; } 2>&-; { "
+#define LOCAL_EPILOGUE_TAIL "} 2>&- >&3; command exit \"$__shexec_s\"\n"
+
+static const char local_report[] = LOCAL_TRAP_HEAD REPORT_STATUS_CWD REPORT_END LOCAL_TRAP_TAIL;
 static const char local_capture[] =
-    "__shexec_r='case ${__shexec_done-} in 1) ;; *) __shexec_done=1; "
-    "{ command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
-    "case ${BASH_VERSION-} in \"\") command printf \"\\0env=\"; command export -p;; "
-    "*) command printf \"\\0decl=\"; builtin declare -p; command printf \"\\0funcs=\"; "
-    "builtin declare -f;; esac; command printf \"\\0\"; } 2>&- >&3;; esac'; ";
+    LOCAL_TRAP_HEAD REPORT_STATUS_CWD REPORT_STATE REPORT_END LOCAL_TRAP_TAIL;
+static const char local_trap_line[] = "trap '" QUIET_STATUS "command eval \"$__shexec_r\"' EXIT; { ";
+static const char local_epilogue[] =
+    LOCAL_EPILOGUE_HEAD REPORT_STATUS_CWD REPORT_END LOCAL_EPILOGUE_TAIL;
+static const char local_capture_epilogue[] =
+    LOCAL_EPILOGUE_HEAD REPORT_STATUS_CWD REPORT_STATE REPORT_END LOCAL_EPILOGUE_TAIL;
 
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
@@ -87,18 +99,11 @@ static const char remote_report_fmt[] =
     "__shexec_done=1; command printf 'shexec: working directory \"%%s\" does not exist on the "
     "remote side\\n' \"$__shexec_dir\" >&2; command exit 1; };; esac; unset __shexec_dir; ";
 
-static const char trap_line[] =
+/* remote: the report is a function, called by the trap or the epilogue,
+ * whichever comes first (a done flag) */
+static const char remote_trap_line[] =
     "trap '{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"' EXIT; { ";
-
-static const char capture_trap_line[] =
-    "trap '{ __shexec_s=$?; set +x; } 2>&-; command eval \"$__shexec_r\"' EXIT; { ";
-
-static const char capture_epilogue[] =
-    "\n} 3>&-\n"
-    "{ __shexec_s=$?; set +x; } 2>&-; command eval \"$__shexec_r\"; "
-    "command exit \"$__shexec_s\"\n";
-
-static const char epilogue[] =
+static const char remote_epilogue[] =
     "\n} 3>&-\n"
     "{ __shexec_s=$?; set +x; } 2>&-; __shexec_rec \"$__shexec_s\"; "
     "command exit \"$__shexec_s\"\n";
@@ -119,9 +124,12 @@ int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script
         shx_buf_puts(out, capture ? local_capture : local_report);
     if (o->with_vars)
         shx_buf_puts(out, vars_prologue);
-    shx_buf_puts(out, capture ? capture_trap_line : trap_line);
+    shx_buf_puts(out, o->remote ? remote_trap_line : local_trap_line);
     shx_buf_append(out, cmd, len);
-    shx_buf_puts(out, capture ? capture_epilogue : epilogue);
+    if (o->remote)
+        shx_buf_puts(out, remote_epilogue);
+    else
+        shx_buf_puts(out, capture ? local_capture_epilogue : local_epilogue);
     return out->failed ? -1 : 0;
 }
 

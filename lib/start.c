@@ -337,13 +337,13 @@ int shx_run_begin(shexec_run *r)
     if (rc != SHEXEC_OK)
         return rc;
 
-    /* the private channel: its write end goes to the shell at SHX_RECORD_FD */
-    int rec[2] = {-1, -1};
-    if (!l.remote && (rc = shx_record_pipe(s, rec)) != SHEXEC_OK) {
+    /* the private channel: a file the shell gets at SHX_RECORD_FD */
+    int rec = -1;
+    if (!l.remote && (rc = shx_record_file(s, &rec)) != SHEXEC_OK) {
         launch_free(&l);
         return rc;
     }
-    int pass[2] = {rec[1], l.script_fd};
+    int pass[2] = {rec, l.script_fd};
     shx_child child;
     shx_buf err = SHX_BUF_INIT;
     shx_spawn_req req = {.path = l.path,
@@ -360,11 +360,9 @@ int shx_run_begin(shexec_run *r)
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
-    if (rec[1] >= 0)
-        close(rec[1]); /* the shell's now */
     if (rc != SHEXEC_OK) {
-        if (rec[0] >= 0)
-            close(rec[0]);
+        if (rec >= 0)
+            close(rec);
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
         shx_buf_free(&err);
         launch_free(&l);
@@ -372,7 +370,7 @@ int shx_run_begin(shexec_run *r)
     }
     shx_buf_free(&err);
     shx_watchdog_group(s, child.pid);
-    r->rec_fd = rec[0];
+    r->rec_fd = rec;
     if (s->persist_env && !r->task && !l.remote) {
         r->persist = 1;
         r->record.want_state = 1;

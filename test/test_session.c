@@ -209,8 +209,8 @@ static void test_forged_sentinels_untouched(void **state)
 }
 
 /* A command can write a record of its own (it runs in the shell that holds
- * the channel, whose copy is at 10 while the command runs, and it can mark
- * the wrapper's record as written): only an absolute path naming an
+ * the channel, whose copy is at 10 while the command runs, and it can empty
+ * the variable that holds the wrapper's report): only an absolute path naming an
  * existing directory is adopted; anything else leaves the cwd and says why. */
 static void test_forged_record_validated(void **state)
 {
@@ -219,7 +219,7 @@ static void test_forged_record_validated(void **state)
     const char *bad[] = {"/nonexistent/dir", "usr", "/etc/passwd", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "__shexec_done=1; printf 'status=0\\000cwd=%s\\n\\000' >&10; exit 0",
+        snprintf(cmd, sizeof cmd, "__shexec_r=; printf 'status=0\\000cwd=%s\\n\\000' >&10; exit 0",
                  bad[i]);
         shexec_run *r = run_cmd(s, cmd);
         assert_int_equal(shexec_run_exit_code(r), 0);
