@@ -51,6 +51,11 @@ int shx_buf_puts(shx_buf *b, const char *s)
 
 int shx_buf_putc(shx_buf *b, char c)
 {
+    if (b->data && b->cap - b->len >= 2) { /* parsers call this per byte */
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+        return 0;
+    }
     return shx_buf_append(b, &c, 1);
 }
 

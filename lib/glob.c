@@ -299,3 +299,49 @@ int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen)
     return hit;
 }
 
+int shx_namefilter_init(shx_namefilter *f, const shx_globlist *deny, const shx_globlist *allow)
+{
+    *f = (shx_namefilter){0};
+    size_t nd = deny ? deny->n : 0;
+    size_t na = nd && allow ? allow->n : 0; /* allow only matters against deny */
+    if (!nd)
+        return SHEXEC_OK;
+    size_t dslots = shx_glob_table_slots(nd), aslots = shx_glob_table_slots(na);
+    size_t sz_globs = (nd + na) * sizeof(shx_cglob), sz_plen = (nd + na) * sizeof(size_t);
+    unsigned char *mem = malloc(sz_globs + sz_plen + (dslots + aslots) * sizeof(uint32_t));
+    if (!mem)
+        return SHEXEC_ENOMEM;
+    shx_cglob *cg = (shx_cglob *)mem;
+    size_t *plen = (size_t *)(mem + sz_globs);
+    uint32_t *tab = (uint32_t *)(mem + sz_globs + sz_plen);
+    f->need_z = shx_globset_init(&f->deny, cg, plen, tab, deny, nd);
+    f->need_z |= shx_globset_init(&f->allow, cg + nd, plen + nd, tab + dslots, allow, na);
+    f->mem = mem;
+    return SHEXEC_OK;
+}
+
+int shx_namefilter_denies(const shx_namefilter *f, const char *name, size_t n)
+{
+    if (!f->mem)
+        return 0;
+    char small[SHX_ZBUF_STACK];
+    char *heap = NULL;
+    shx_zname z = {NULL, 0};
+    if (f->need_z) {
+        if (n < sizeof small)
+            z.buf = small;
+        else if (!(z.buf = heap = malloc(n + 1)))
+            return SHEXEC_ENOMEM;
+    }
+    uint32_t h = shx_name_hash(name, n);
+    int denies = shx_globset_match(&f->deny, name, n, h, &z) &&
+                 !shx_globset_match(&f->allow, name, n, h, &z);
+    free(heap);
+    return denies;
+}
+
+void shx_namefilter_free(shx_namefilter *f)
+{
+    free(f->mem);
+    f->mem = NULL;
+}

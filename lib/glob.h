@@ -101,4 +101,23 @@ int shx_globset_init(shx_globset *s, shx_cglob *dst, size_t *plen, uint32_t *tab
 int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint32_t h,
                       shx_zname *z);
 
+/*
+ * A deny list and its allow list compiled once, to be asked about many
+ * names (a shell's whole listing): a name is denied when a deny glob
+ * matches it and no allow glob does, as in an environment build.
+ */
+typedef struct shx_namefilter {
+    shx_globset deny, allow;
+    void *mem; /* NULL: nothing is denied */
+    int need_z;
+} shx_namefilter;
+
+/* SHEXEC_OK or SHEXEC_ENOMEM (then f denies nothing and needs no free). The
+ * lists must outlive f. */
+int shx_namefilter_init(shx_namefilter *f, const shx_globlist *deny, const shx_globlist *allow);
+/* 1 when f denies the n bytes at name, 0 when not, SHEXEC_ENOMEM (a name of
+ * 256 bytes or more needing a copy for fnmatch). */
+int shx_namefilter_denies(const shx_namefilter *f, const char *name, size_t n);
+void shx_namefilter_free(shx_namefilter *f);
+
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "script.h"
 #include "shstate.h"
 
 extern char **environ;
@@ -68,15 +69,6 @@ static int is_pwd(const char *name, size_t n)
     return n == 3 && memcmp(name, "PWD", 3) == 0;
 }
 
-/* 1 when the session's deny list removes the name; -1 on ENOMEM. */
-static int denied(const shexec_session *s, const char *name, size_t n)
-{
-    int d = shx_globlist_match(&s->deny, name, n);
-    if (d != 1)
-        return d;
-    int a = shx_globlist_match(&s->allow, name, n);
-    return a < 0 ? -1 : a != 1;
-}
 
 /* The value of name (n bytes) in a built environment, or NULL. */
 static const char *env_value(char *const *env, const char *name, size_t n)
@@ -94,6 +86,7 @@ typedef struct adopt_ctx {
     shexec_run *r;
     shx_envlist env, vars;
     shx_buf name;
+    shx_namefilter filter; /* the session's deny and allow lists, compiled once */
     int from_decl; /* bash's declare -p: it lists shell variables too */
     int nomem;
 } adopt_ctx;
@@ -113,7 +106,7 @@ static int take_decl(void *user, const shx_decl *d)
     adopt_ctx *c = user;
     if (wrappers_own(d->name, d->name_len))
         return 0;
-    int den = denied(c->s, d->name, d->name_len);
+    int den = shx_namefilter_denies(&c->filter, d->name, d->name_len);
     if (den < 0) {
         c->nomem = 1;
         return -1;
@@ -185,6 +178,19 @@ static int revert_run_vars(adopt_ctx *c)
     return 0;
 }
 
+/* What a state is taken from: the listing, and bash's functions. 0 or -1. */
+static int listing_key(const shx_record *rec, shx_buf *key)
+{
+    const shx_buf *listing = rec->has_decl ? &rec->decl : &rec->env;
+    shx_buf_putc(key, rec->has_decl ? 'd' : 'e');
+    shx_buf_append(key, listing->data ? listing->data : "", listing->len);
+    if (rec->has_decl && rec->has_funcs) {
+        shx_buf_putc(key, '\0'); /* a listing holds no NUL */
+        shx_buf_append(key, rec->funcs.data ? rec->funcs.data : "", rec->funcs.len);
+    }
+    return key->failed ? -1 : 0;
+}
+
 void shx_persist_adopt(shexec_run *r)
 {
     shexec_session *s = r->s;
@@ -200,16 +206,31 @@ void shx_persist_adopt(shexec_run *r)
     }
     if (!shx_record_usable(rec) || (!rec->has_env && !rec->has_decl))
         return; /* nothing reported (the command ended in exec, or replaced the EXIT trap) */
+    /* the session's shell lists this way from now on (another shell drops it) */
+    s->listing_kind = rec->has_decl ? SHX_CAPTURE_DECL : SHX_CAPTURE_EXPORT;
+    /* Most commands change nothing: the same listing, taken by the same
+     * rules from the state it gave, gives that state again. A run with
+     * variables of its own is taken in full (they are reverted). */
+    shx_buf key = SHX_BUF_INIT;
+    if (!r->env.n && s->penv_set && listing_key(rec, &key) == 0 && s->plisting_ok &&
+        key.len == s->plisting.len && memcmp(key.data, s->plisting.data, key.len) == 0) {
+        shx_buf_free(&key);
+        return;
+    }
+    s->plisting_ok = 0;
     adopt_ctx c = {.s = s, .r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
                    .name = SHX_BUF_INIT, .from_decl = rec->has_decl};
     c.env.max = c.vars.max = (size_t)1 << 24; /* the byte bound is the bound */
     shx_buf scratch = SHX_BUF_INIT;
     const shx_buf *listing = rec->has_decl ? &rec->decl : &rec->env;
     size_t bad_at = 0;
-    int rc = shx_decl_each(listing->data ? listing->data : "", listing->len, &scratch, take_decl,
-                           &c, &bad_at);
+    int rc = shx_namefilter_init(&c.filter, &s->deny, &s->allow) != SHEXEC_OK
+                 ? SHX_DECL_NOMEM
+                 : shx_decl_each(listing->data ? listing->data : "", listing->len, &scratch,
+                                 take_decl, &c, &bad_at);
     if (rc == SHX_DECL_OK && !c.nomem && (carry_over(&c) != 0 || revert_run_vars(&c) != 0))
         rc = SHX_DECL_NOMEM;
+    shx_namefilter_free(&c.filter);
     shx_buf_free(&scratch);
     shx_buf_free(&c.name);
     if (rc != SHX_DECL_OK || c.nomem) {
@@ -223,6 +244,7 @@ void shx_persist_adopt(shexec_run *r)
         }
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
+        shx_buf_free(&key);
         return;
     }
     shx_buf funcs = SHX_BUF_INIT;
@@ -231,6 +253,7 @@ void shx_persist_adopt(shexec_run *r)
         notice(r, "out of memory: the session's environment stays as it was%s", "");
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
+        shx_buf_free(&key);
         return;
     }
     shx_envlist_free(&s->penv);
@@ -240,6 +263,9 @@ void shx_persist_adopt(shexec_run *r)
     s->pvars = c.vars;
     s->pfuncs = funcs;
     s->penv_set = 1;
+    shx_buf_free(&s->plisting);
+    s->plisting = key;
+    s->plisting_ok = !r->env.n && !key.failed && key.data;
 }
 
 int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *out)
@@ -258,8 +284,16 @@ int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *ou
     return out->failed ? -1 : 0;
 }
 
+void shx_persist_rules_changed(shexec_session *s)
+{
+    s->plisting_ok = 0;
+}
+
 void shx_persist_drop(shexec_session *s, int all)
 {
+    shx_buf_free(&s->plisting);
+    s->plisting_ok = 0;
+    s->listing_kind = 0;
     shx_envlist_free(&s->pvars);
     shx_buf_free(&s->pfuncs);
     if (all) {
@@ -272,6 +306,7 @@ void shx_persist_drop(shexec_session *s, int all)
 
 int shx_persist_setenv(shexec_session *s, const char *name, const char *value)
 {
+    s->plisting_ok = 0;
     if (!s->penv_set)
         return SHEXEC_OK;
     const char *v;

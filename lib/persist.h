@@ -26,6 +26,10 @@ int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *ou
  * environment too). */
 void shx_persist_drop(shexec_session *s, int all);
 
+/* The rules a listing is taken by changed (the deny or allow list): the
+ * next listing is taken in full even when it is the last one again. */
+void shx_persist_rules_changed(shexec_session *s);
+
 /* The host set (value) or removed (NULL) a session variable: the state
  * follows. SHEXEC_OK or SHEXEC_ENOMEM. */
 int shx_persist_setenv(shexec_session *s, const char *name, const char *value);

@@ -68,11 +68,17 @@ static const char vars_prologue[] =
  */
 #define REPORT_STATUS_CWD "command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
 /* the shell's state, listed by builtins: bash's variables and functions
- * (its -c text, the whole script, left out), a POSIX shell's exports */
-#define REPORT_STATE                                                                               \
-    "case ${BASH_VERSION-} in \"\") command printf \"\\0env=\"; command export -p;; "              \
-    "*) builtin unset BASH_EXECUTION_STRING; command printf \"\\0decl=\"; builtin declare -p; "   \
-    "command printf \"\\0funcs=\"; builtin declare -f;; esac; "
+ * (its -c text, the whole script, left out), a POSIX shell's exports; which
+ * one, the shell decides until the session has seen its first listing */
+#define STATE_DECL                                                                                 \
+    "builtin unset BASH_EXECUTION_STRING; command printf \"\\0decl=\"; builtin declare -p; "       \
+    "command printf \"\\0funcs=\"; builtin declare -f; "
+#define STATE_EXPORT "command printf \"\\0env=\"; command export -p; "
+static const char *const report_state[] = {
+    [SHX_CAPTURE_ANY] = "case ${BASH_VERSION-} in \"\") " STATE_EXPORT ";; *) " STATE_DECL ";; esac; ",
+    [SHX_CAPTURE_DECL] = STATE_DECL,
+    [SHX_CAPTURE_EXPORT] = STATE_EXPORT,
+};
 #define REPORT_END "command printf \"\\0\"; "
 
 #define QUIET_STATUS "{ __shexec_s=$?; set +x; } 2>&-; "
@@ -81,14 +87,19 @@ static const char vars_prologue[] =
 #define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$?; set +x; __shexec_r=; } 2>&-; { "
 #define LOCAL_EPILOGUE_TAIL "} 2>&- >&3; command exit \"$__shexec_s\"\n"
 
-static const char local_report[] = LOCAL_TRAP_HEAD REPORT_STATUS_CWD REPORT_END LOCAL_TRAP_TAIL;
-static const char local_capture[] =
-    LOCAL_TRAP_HEAD REPORT_STATUS_CWD REPORT_STATE REPORT_END LOCAL_TRAP_TAIL;
 static const char local_trap_line[] = "trap '" QUIET_STATUS "command eval \"$__shexec_r\"' EXIT; { ";
-static const char local_epilogue[] =
-    LOCAL_EPILOGUE_HEAD REPORT_STATUS_CWD REPORT_END LOCAL_EPILOGUE_TAIL;
-static const char local_capture_epilogue[] =
-    LOCAL_EPILOGUE_HEAD REPORT_STATUS_CWD REPORT_STATE REPORT_END LOCAL_EPILOGUE_TAIL;
+
+/* The report's body between head and tail: the status, the directory and,
+ * with capture, the state. */
+static void local_report(shx_buf *out, const char *head, const char *tail, int capture)
+{
+    shx_buf_puts(out, head);
+    shx_buf_puts(out, REPORT_STATUS_CWD);
+    if (capture)
+        shx_buf_puts(out, report_state[capture]);
+    shx_buf_puts(out, REPORT_END);
+    shx_buf_puts(out, tail);
+}
 
 static const char remote_report_fmt[] =
     "exec 3>&1; __shexec_dir=$1; shift; "
@@ -117,11 +128,11 @@ int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script
         shx_ansi_c_quote(out, o->replay, o->replay_len);
         shx_buf_puts(out, "; } 2>&-; ");
     }
-    int capture = o->capture && !o->remote;
+    int capture = o->remote || o->capture < 0 || o->capture > SHX_CAPTURE_EXPORT ? 0 : o->capture;
     if (o->remote)
         shx_buf_printf(out, remote_report_fmt, o->hex);
     else
-        shx_buf_puts(out, capture ? local_capture : local_report);
+        local_report(out, LOCAL_TRAP_HEAD, LOCAL_TRAP_TAIL, capture);
     if (o->with_vars)
         shx_buf_puts(out, vars_prologue);
     shx_buf_puts(out, o->remote ? remote_trap_line : local_trap_line);
@@ -129,7 +140,7 @@ int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script
     if (o->remote)
         shx_buf_puts(out, remote_epilogue);
     else
-        shx_buf_puts(out, capture ? local_capture_epilogue : local_epilogue);
+        local_report(out, LOCAL_EPILOGUE_HEAD, LOCAL_EPILOGUE_TAIL, capture);
     return out->failed ? -1 : 0;
 }
 

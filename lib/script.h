@@ -13,12 +13,16 @@
 #define SHX_RECORD_FD 3
 #define SHX_SCRIPT_FD 4
 
+/* How the shell lists its state: as the shell finds (bash or not), or as
+ * the session's shell is known to (by an earlier listing). */
+enum { SHX_CAPTURE_NONE, SHX_CAPTURE_ANY, SHX_CAPTURE_DECL, SHX_CAPTURE_EXPORT };
+
 typedef struct shx_script_opts {
     int remote;          /* the record goes in-band on stdout, tagged with hex */
     const char *hex;     /* the session's nonce, for remote */
     int with_vars;       /* the run's variables follow as NAME=VALUE / NAME arguments */
     int from_fd;         /* the script is read from SHX_SCRIPT_FD, which it closes */
-    int capture;         /* local: the record also carries the shell's state */
+    int capture;         /* local: the record also carries the shell's state (SHX_CAPTURE_*) */
     const char *replay;  /* bash text run (quietly) before the command, or NULL */
     size_t replay_len;
 } shx_script_opts;

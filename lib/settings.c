@@ -333,6 +333,7 @@ static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
         return SHEXEC_EINVAL;
     shx_ok(s);
     int rc = shx_globlist_add(g, glob);
+    shx_persist_rules_changed(s);
     if (rc == SHEXEC_EINVAL)
         return shx_fail(s, rc, "empty environment glob");
     if (rc == SHEXEC_ENOMEM)

@@ -112,6 +112,15 @@ static int double_quoted(const char *t, size_t end, size_t *p, shx_buf *b)
 {
     size_t i = *p;
     while (i < end && t[i] != '"') {
+        size_t run = i; /* plain bytes go over in one piece */
+        while (run < end && t[run] != '"' && t[run] != '\\')
+            run++;
+        if (run > i) {
+            if (shx_buf_append(b, t + i, run - i) != 0)
+                return SHX_DECL_NOMEM;
+            i = run;
+            continue;
+        }
         if (t[i] == '\\' && i + 1 < end) {
             char e = t[i + 1];
             if (e == '\n') { /* a line continuation */

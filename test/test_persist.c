@@ -108,6 +108,49 @@ static void test_export_and_unset_persist(void **state)
     }
 }
 
+/* Most commands change nothing, and the same listing is not taken twice;
+ * a change after a run of identical listings is taken, and so is a deny
+ * rule the host adds between them (a shell variable kept for replay is
+ * dropped at the next command, though its listing did not change). */
+static void test_repeated_listings(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < 2; i++) {
+        use_shell(f->s, g_shells[i]);
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        assert_string_equal(out_of(f->s, "export A=1; MYVAR=kept"), "");
+        for (int k = 0; k < 3; k++)
+            assert_string_equal(out_of(f->s, "true"), "");
+        assert_string_equal(out_of(f->s, "echo $A"), "1\n");
+        assert_string_equal(out_of(f->s, "export A=2"), "");
+        assert_string_equal(out_of(f->s, "echo $A"), "2\n");
+        if (i == 0) { /* bash keeps shell variables */
+            assert_string_equal(out_of(f->s, "echo ${MYVAR-gone}"), "kept\n");
+            assert_int_equal(shexec_session_env_deny(f->s, "MYVAR"), SHEXEC_OK);
+            assert_string_equal(out_of(f->s, "true"), "");
+            assert_string_equal(out_of(f->s, "echo ${MYVAR-gone}"), "gone\n");
+        }
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    }
+}
+
+/* The session learns from the first listing how its shell lists; another
+ * shell is asked afresh (bash lists with declare, dash with export). */
+static void test_shell_changed_between_runs(void **state)
+{
+    fixture *f = *state;
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    assert_string_equal(out_of(f->s, "export A=1"), "");
+    assert_string_equal(out_of(f->s, "echo $A"), "1\n");
+    use_shell(f->s, "/bin/sh");
+    assert_string_equal(out_of(f->s, "export B=2"), "");
+    assert_string_equal(out_of(f->s, "echo $A $B"), "1 2\n");
+    use_shell(f->s, "/bin/bash");
+    assert_string_equal(out_of(f->s, "export C=3"), "");
+    assert_string_equal(out_of(f->s, "echo $A $B $C"), "1 2 3\n");
+}
+
 static void test_off_nothing_persists(void **state)
 {
     fixture *f = *state;
@@ -438,6 +481,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_export_and_unset_persist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off_nothing_persists, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_listings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shell_changed_between_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_virtualenv_across_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_denied_names_do_not_persist, setup, teardown),
