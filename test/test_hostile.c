@@ -1038,14 +1038,19 @@ static int read_pid(const char *file)
 {
     /* a process that writes its pid while the machine is busy may do so
      * after the command's time is up */
-    FILE *f;
+    int pid = 0, got = 0;
     int64_t until = tu_now_ms() + 5000;
-    while (!(f = fopen(file, "r")) && tu_now_ms() < until)
+    for (;;) {
+        FILE *f = fopen(file, "r");
+        if (f) {
+            got = fscanf(f, "%d", &pid) == 1;
+            fclose(f);
+        }
+        if (got || tu_now_ms() >= until)
+            break;
         usleep(10 * 1000);
-    CHECK(f != NULL);
-    int pid = 0;
-    CHECK(fscanf(f, "%d", &pid) == 1);
-    fclose(f);
+    }
+    CHECK(got);
     unlink(file);
     return pid;
 }
