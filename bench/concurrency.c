@@ -20,6 +20,8 @@
 
 #include "bench.h"
 
+#define CONC_TARGET 1.15 /* lib time / raw reader's time, at most */
+
 static double lib_conc(int k, const char *cmd, uint64_t bytes)
 {
     shexec_session *s = lib_session();
@@ -177,11 +179,15 @@ void sec_concurrency(void)
     cell_peer(row, PEER_PY, py, rounds, "%.3f");
     cell_peer(row, PEER_NODE, node, rounds, "%.3f");
     cell(row, C_OTHER, "xargs -P%d %.3f (lib x%.2f)", k, m_xa, paired_ratio(lib, xa, rounds));
-    cell(row, C_RATIO, "%.3f", paired_ratio(lib, raw, rounds));
-    cell(row, C_TARGET, "report");
+    double ratio = paired_ratio(lib, raw, rounds);
+    int ahead = (py[0] < 0 || m_lib < median(py, rounds)) &&
+                (node[0] < 0 || m_lib < median(node, rounds));
+    cell(row, C_RATIO, "%.3f", ratio);
+    cell(row, C_TARGET, "<=%.2f, <peers", CONC_TARGET);
+    cell(row, C_VERDICT, "%s", ratio <= CONC_TARGET && ahead ? "PASS" : "MISS");
     footnote("7: wall time, first spawn to last reap, median of %d rounds; lib ratio = lib time / "
              "floor's per round (one poll() loop over %d pipes); every command's byte count "
-             "verified",
+             "verified; PASS: ratio within the target and faster than every peer",
              rounds, k);
     footnote("7: lib = shexec_run_new/start_task x%d in one session, default output limit, "
              "shexec_session_wait; python = asyncio subprocesses, 64 KiB reads; node = spawn, "

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "platform.h"
+
 /* Big enough that a fast writer is read in few syscalls; lives on the stack. */
 #define READ_CHUNK (64 * 1024)
 
@@ -26,6 +28,7 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->stripped = (shx_buf)SHX_BUF_INIT;
     st->queued = (shx_buf)SHX_BUF_INIT;
     st->in_callback = 0;
+    st->grow_after = SHX_STREAM_GROW_AFTER;
 }
 
 static void capture(shx_stream *st, const char *data, size_t len)
@@ -172,12 +175,32 @@ static void close_fd(shx_stream *st)
     }
 }
 
+/*
+ * Bulk output (more than a default pipe's worth so far) gets a bigger pipe:
+ * the writer then blocks on a full pipe, and wakes the reader, far less
+ * often. One fcntl per bulk stream, none for the small outputs most
+ * commands print, so a spawn costs what it did. Best effort: the kernel
+ * may refuse (a per-user budget of pipe memory), and a pty is not a pipe.
+ */
+static void note_read(shx_stream *st, size_t n)
+{
+    if (st->grow_after == 0)
+        return;
+    if (n < st->grow_after) {
+        st->grow_after -= n;
+        return;
+    }
+    st->grow_after = 0;
+    shx_pipe_grow(st->fd, SHX_STREAM_PIPE_BYTES);
+}
+
 /* Returns bytes read, 0 at EOF, -1 when the pipe is empty (or failed). */
 static ssize_t read_once(shx_stream *st, char *buf, size_t cap)
 {
     for (;;) {
         ssize_t n = read(st->fd, buf, cap);
         if (n > 0) {
+            note_read(st, (size_t)n);
             push(st, buf, (size_t)n);
             return n;
         }

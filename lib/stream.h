@@ -21,6 +21,12 @@
 #include "sentinel.h"
 #include "shexec.h"
 
+/* A stream that has carried more than this (a default Linux pipe) is bulk
+ * output, and its pipe is grown to SHX_STREAM_PIPE_BYTES where the kernel
+ * allows (Linux's default pipe-max-size, what unprivileged users may ask). */
+#define SHX_STREAM_GROW_AFTER (64u * 1024)
+#define SHX_STREAM_PIPE_BYTES (1 << 20)
+
 typedef struct shx_stream {
     int fd;        /* read end, non-blocking; -1 once closed */
     int id;        /* SHEXEC_STDOUT / SHEXEC_STDERR */
@@ -36,6 +42,7 @@ typedef struct shx_stream {
     shx_capture fresh;
     shexec_output_fn fn;
     void *user;
+    size_t grow_after;  /* bytes still to read before the pipe is grown; 0: done */
     int failed;    /* ENOMEM while capturing: further bytes are only counted */
 } shx_stream;
 

@@ -123,6 +123,88 @@ static void test_exit_code_is_data(void **state)
     shexec_run_free(r);
 }
 
+/* The pipe capacities one stream's descriptor had while its output came. */
+typedef struct {
+    shexec_run *run;
+    int stream;
+    int first, last, max;
+    uint64_t bytes;
+} pipe_sizes;
+
+static void note_pipe_size(void *user, int stream, const char *data, size_t len)
+{
+    (void)data;
+    pipe_sizes *p = user;
+    if (stream != p->stream)
+        return;
+    p->bytes += len;
+    int fd = shx_test_run_fd(p->run, stream);
+    if (fd < 0)
+        return; /* the last bytes are handed over once the pipe is closed */
+    int cap = fcntl(fd, F_GETPIPE_SZ);
+    assert_true(cap > 0);
+    if (!p->first)
+        p->first = cap;
+    p->last = cap;
+    if (cap > p->max)
+        p->max = cap;
+}
+
+static pipe_sizes pipe_sizes_of(shexec_session *s, const char *cmd, int stream)
+{
+    pipe_sizes p = {.stream = stream};
+    assert_int_equal(shexec_run_new(&p.run, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(p.run, note_pipe_size, &p), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(p.run), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(p.run), 0);
+    assert_int_equal(shexec_run_output_total(p.run, stream), p.bytes);
+    shexec_run_free(p.run);
+    p.run = NULL;
+    return p;
+}
+
+/* 1 when this process may give a fresh pipe the given capacity. */
+static int can_grow_pipe_to(int bytes)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int ok = fcntl(fds[0], F_SETPIPE_SZ, bytes) >= bytes;
+    close(fds[0]);
+    close(fds[1]);
+    return ok;
+}
+
+/*
+ * A stream that has carried more than a default pipe's worth is bulk
+ * output: its pipe is grown (to SHX_STREAM_PIPE_BYTES, where the kernel
+ * allows it), so the writer blocks and wakes the reader less often. Small
+ * outputs keep the pipe they were spawned with: nothing is added to a
+ * spawn, and no pipe is grown beyond the bound.
+ */
+static void test_bulk_output_grows_its_pipe(void **state)
+{
+    if (!tu_platform_has(SHX_PLATFORM_BIG_PIPES, "F_SETPIPE_SZ"))
+        return;
+    shexec_session *s = *state;
+    const int bound = 1 << 20;
+
+    pipe_sizes small = pipe_sizes_of(s, "printf 'a small output'", SHEXEC_STDOUT);
+    assert_true(small.first > 0);
+    assert_int_equal(small.max, small.first);
+
+    static const char *const bulk[] = {"head -c 4194304 /dev/zero",
+                                       "head -c 4194304 /dev/zero >&2"};
+    for (int i = 0; i < 2; i++) {
+        int stream = i ? SHEXEC_STDERR : SHEXEC_STDOUT;
+        pipe_sizes big = pipe_sizes_of(s, bulk[i], stream);
+        assert_int_equal(big.bytes, 4194304);
+        print_message("%s: pipe %d bytes at first, %d at last\n", bulk[i], big.first, big.last);
+        assert_true(big.max <= bound);
+        if (big.first < bound && can_grow_pipe_to(bound))
+            assert_int_equal(big.last, bound);
+    }
+}
+
 static void test_stderr(void **state)
 {
     shexec_run *r = run_cmd(*state, "echo err >&2");
@@ -1296,6 +1378,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_echo_hello, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code_is_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stderr, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_output_grows_its_pipe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_process_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_signals_default, setup, teardown),

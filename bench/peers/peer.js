@@ -11,7 +11,8 @@
 //                                  the Node binding of libshexec (examples/node,
 //                                  $SHEXEC_NODE overrides its path), or
 //                                  runs_per_s=-1 when it is not installed
-//   peer.js stream CMD             spawn + 'data' events to 'close'
+//   peer.js stream CMD [stderr]    spawn + 'data' events to 'close' (stdout,
+//                                  or stderr with the argument)
 //   peer.js idle CMD               context switches over one run
 //   peer.js latency CMD N          'data' latency of timestamped lines
 //   peer.js concurrency K CMD      K spawns at once, Promise.all
@@ -114,13 +115,16 @@ async function tSpawn(mode, shell, n, hostMib, budgetS = '0') {
   result({ runs_per_s: (done / dt).toFixed(3), runs: done, held: ballast.length });
 }
 
-function tStream(cmd) {
+function tStream(cmd, which = 'stdout') {
   return new Promise((resolve, reject) => {
     const rss0 = process.resourceUsage().maxRSS;
     const t0 = process.hrtime.bigint();
-    const child = cp.spawn(SH, ['-c', cmd], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const onErr = which === 'stderr';
+    const child = cp.spawn(SH, ['-c', cmd], {
+      stdio: ['ignore', onErr ? 'inherit' : 'pipe', onErr ? 'pipe' : 'inherit'],
+    });
     let total = 0;
-    child.stdout.on('data', (d) => { total += d.length; });
+    (onErr ? child.stderr : child.stdout).on('data', (d) => { total += d.length; });
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`\`${cmd}\` exited ${code}`));

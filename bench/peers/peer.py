@@ -8,7 +8,8 @@ read) raises, so the interpreter exits non-zero and the driver stops.
     peer.py version
     peer.py spawn run|run-notimeout SHELL N HOST_MIB [BUDGET_S]
                                          sequential agent-style runs of `true`
-    peer.py stream CMD                   Popen + 64 KiB reads to EOF
+    peer.py stream CMD [stderr]          Popen + 64 KiB reads to EOF (of stdout,
+                                         or of stderr with the argument)
     peer.py idle CMD                     context switches over one run
     peer.py latency CMD N                readline latency of timestamped lines
     peer.py concurrency K CMD            K asyncio subprocesses at once
@@ -83,11 +84,16 @@ def maxrss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def t_stream(cmd):
+def t_stream(cmd, which="stdout"):
     rss0 = maxrss_kib()
     t0 = time.perf_counter()
-    p = subprocess.Popen([SH, "-c", cmd], stdout=subprocess.PIPE, bufsize=0)
-    read, total = p.stdout.read, 0
+    if which == "stderr":
+        p = subprocess.Popen([SH, "-c", cmd], stderr=subprocess.PIPE, bufsize=0)
+        pipe = p.stderr
+    else:
+        p = subprocess.Popen([SH, "-c", cmd], stdout=subprocess.PIPE, bufsize=0)
+        pipe = p.stdout
+    read, total = pipe.read, 0
     while True:
         b = read(65536)
         if not b:
