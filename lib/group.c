@@ -206,12 +206,13 @@ static void hold(shx_escapees *x, const shx_pstat *st, int use_pidfd)
     x->e[x->n++] = (shx_escapee){st->pid, fd, st->start};
 }
 
-int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
+/* Every process in /proc is read: the way without children lists. */
+static void find_by_scan(shx_escapees *x, pid_t pgid, int use_pidfd)
 {
     size_t n = 0;
     node *v = snapshot(&n);
     if (!v)
-        return x->n;
+        return;
     for (size_t i = 0; i < n; i++)
         v[i].mark = v[i].st.pgrp == pgid;
     /* mark children of marked processes until nothing changes: one pass per
@@ -232,6 +233,179 @@ int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
         if (v[i].mark && v[i].st.pgrp != pgid)
             hold(x, &v[i].st, use_pidfd);
     free(v);
+}
+
+/* ---- the walk through children lists ---------------------------------------- */
+
+/* Pids met in one walk: open addressing, 0 is a free slot. */
+typedef struct pidset {
+    pid_t *slot;
+    size_t cap, n; /* cap a power of two */
+} pidset;
+
+/* 1 when pid was added, 0 when it was there already, -1 out of memory. */
+static int pidset_add(pidset *set, pid_t pid)
+{
+    if ((set->n + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        pid_t *slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < set->cap; i++) {
+            if (!set->slot[i])
+                continue;
+            size_t j = (size_t)set->slot[i] & (cap - 1);
+            while (slot[j])
+                j = (j + 1) & (cap - 1);
+            slot[j] = set->slot[i];
+        }
+        free(set->slot);
+        set->slot = slot;
+        set->cap = cap;
+    }
+    size_t j = (size_t)pid & (set->cap - 1);
+    while (set->slot[j]) {
+        if (set->slot[j] == pid)
+            return 0;
+        j = (j + 1) & (set->cap - 1);
+    }
+    set->slot[j] = pid;
+    set->n++;
+    return 1;
+}
+
+/* What one walk has still to read: pids, with the start time each must have
+ * (0: whoever it is, a child just listed under a process already checked). */
+typedef struct queue {
+    pid_t *pid;
+    unsigned long long *start;
+    size_t n, cap;
+} queue;
+
+static int push(queue *q, pid_t pid, unsigned long long start)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        pid_t *p = realloc(q->pid, cap * sizeof *p);
+        if (!p)
+            return -1;
+        q->pid = p;
+        unsigned long long *st = realloc(q->start, cap * sizeof *st);
+        if (!st)
+            return -1;
+        q->start = st;
+        q->cap = cap;
+    }
+    q->pid[q->n] = pid;
+    q->start[q->n] = start;
+    q->n++;
+    return 0;
+}
+
+/*
+ * Members of pgid whose parent exited: they were passed to the nearest
+ * subreaper among their ancestors, which are this process (the shell's
+ * parent) and its ancestors, or else to init. Their lists are read and each
+ * child is asked its group: one system call, no file.
+ */
+static int push_orphans(queue *q, pid_t pgid)
+{
+    pid_t *kids = NULL;
+    size_t nkids = 0, cap = 0;
+    int rc = 0;
+    pid_t p = getpid();
+    /* ancestors end at init, or at 0 where the parent is outside our pid
+     * namespace; the bound is only against a cycle of reused pids */
+    for (int depth = 0; p > 0 && depth < 64 && rc == 0; depth++) {
+        shx_pstat st;
+        if (shx_procfs_stat(p, &st) != 0)
+            break;
+        nkids = 0;
+        if (shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0 && errno == ENOMEM)
+            rc = -1;
+        for (size_t i = 0; i < nkids && rc == 0; i++)
+            if (getpgid(kids[i]) == pgid)
+                rc = push(q, kids[i], 0);
+        if (p == 1)
+            break;
+        p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
+    }
+    free(kids);
+    return rc;
+}
+
+/* The group's members this walk met, for the next one. */
+static int remember(shx_escapees *x, const shx_pstat *st)
+{
+    if (x->members_n >= SHX_ESCAPEES_MAX)
+        return 0;
+    if (x->members_n == x->members_cap) {
+        int cap = x->members_cap ? x->members_cap * 2 : 16;
+        shx_escapee *bigger = realloc(x->members, (size_t)cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        x->members = bigger;
+        x->members_cap = cap;
+    }
+    x->members[x->members_n++] = (shx_escapee){st->pid, -1, st->start};
+    return 0;
+}
+
+/*
+ * Walk from the command's processes down their children lists: every
+ * process met is the command's (a member, or a descendant of one), so the
+ * ones outside the group are held. -1 when the lists cannot be read (or
+ * memory ran out): the caller scans /proc instead.
+ */
+static int find_by_children(shx_escapees *x, pid_t pgid, int use_pidfd)
+{
+    if (!shx_procfs_children_available())
+        return -1;
+    queue q = {0};
+    pidset seen = {0};
+    pid_t *kids = NULL;
+    size_t kids_cap = 0;
+    int rc = push(&q, pgid, 0); /* the shell: while the group is ours, its pid is too */
+    for (int i = 0; i < x->n && rc == 0; i++)
+        rc = push(&q, x->e[i].pid, x->e[i].start);
+    for (int i = 0; i < x->members_n && rc == 0; i++)
+        rc = push(&q, x->members[i].pid, x->members[i].start);
+    if (rc == 0)
+        rc = push_orphans(&q, pgid);
+    x->members_n = 0; /* met again below while they live */
+    for (size_t i = 0; i < q.n && rc == 0; i++) {
+        int added = pidset_add(&seen, q.pid[i]);
+        if (added <= 0) {
+            rc = added;
+            continue;
+        }
+        shx_pstat st;
+        if (shx_procfs_stat(q.pid[i], &st) != 0)
+            continue; /* gone, or a zombie: its children went to a reaper */
+        if (q.start[i] && st.start != q.start[i])
+            continue; /* the pid is someone else's now */
+        if (st.pgrp == pgid)
+            rc = remember(x, &st);
+        else
+            hold(x, &st, use_pidfd);
+        size_t n = 0;
+        if (rc == 0 && shx_procfs_children(st.pid, st.threads, &kids, &n, &kids_cap) != 0 &&
+            errno == ENOMEM)
+            rc = -1;
+        for (size_t k = 0; k < n && rc == 0; k++)
+            rc = push(&q, kids[k], 0);
+    }
+    free(kids);
+    free(q.pid);
+    free(q.start);
+    free(seen.slot);
+    return rc;
+}
+
+int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
+{
+    if (find_by_children(x, pgid, use_pidfd) != 0)
+        find_by_scan(x, pgid, use_pidfd);
     return x->n;
 }
 
@@ -257,4 +431,7 @@ void shx_escapees_release(shx_escapees *x)
     free(x->e);
     x->e = NULL;
     x->n = x->cap = 0;
+    free(x->members);
+    x->members = NULL;
+    x->members_n = x->members_cap = 0;
 }

@@ -57,12 +57,24 @@ typedef struct shx_escapee {
 typedef struct shx_escapees {
     int n, cap;
     shx_escapee *e;
+    /* the group's members the last search met (pid and start time; no
+     * pidfd): where the next one starts, as they may have lost their parent
+     * (the shell) since */
+    int members_n, members_cap;
+    shx_escapee *members;
 } shx_escapees;
 
 /*
- * Scan /proc for the descendants of pgid's live members that are outside
- * the group and hold them (ones already held are kept). Only call it while
- * the group id provably belongs to the command. Returns how many are held.
+ * Find the descendants of pgid's live members that are outside the group
+ * and hold them (ones already held are kept). Only call it while the group
+ * id provably belongs to the command. Returns how many are held.
+ *
+ * Where the kernel lists each process's children, only the command's own
+ * processes are read: its shell's descendants, the members and escapees
+ * met before and theirs, and the members that lost their parent (those are
+ * children of init, or of a subreaper among this process's ancestors or
+ * this process itself: their lists are read and each child's group asked
+ * by getpgid()). Without those lists every process in /proc is read.
  */
 int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd);
 /* Send sig to every held escapee that is still the process it was. */

@@ -1193,6 +1193,114 @@ static void test_escaped_processes(void **state)
     run_forked(case_escapees, 0, 120);
 }
 
+/*
+ * Finding what to signal reads the command's own processes, not the whole
+ * process table: 200 processes unrelated to the session change nothing.
+ */
+static void case_find_reads_candidates_only(void)
+{
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], ready[300], crowd_cmd[512];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(ready, sizeof ready, "%s/ready", tmp);
+    snprintf(crowd_cmd, sizeof crowd_cmd,
+             "i=0; while [ $i -lt 200 ]; do sleep 100 & i=$((i+1)); done; : > '%s'; wait",
+             ready);
+    pid_t crowd = fork();
+    CHECK(crowd >= 0);
+    if (crowd == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", crowd_cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(crowd, crowd);
+    int64_t end = tu_now_ms() + 20000;
+    while (access(ready, F_OK) != 0 && tu_now_ms() < end)
+        usleep(10000);
+    int crowd_ready = access(ready, F_OK) == 0;
+
+    unsigned long most = 0;
+    for (int use_pidfd = heavy_ok(); use_pidfd >= 0 && crowd_ready; use_pidfd--) {
+        shexec_session *s = new_session(use_pidfd);
+        unsigned long before = shx_test_procfs_reads();
+        shexec_run *r = xrun(s, "sleep 100", 300);
+        unsigned long reads = shx_test_procfs_reads() - before;
+        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+        shexec_run_free(r);
+        shexec_session_free(s);
+        if (reads > most)
+            most = reads;
+    }
+    kill(-crowd, SIGKILL);
+    waitpid(crowd, NULL, 0);
+    tu_rmtree(tmp);
+    CHECK(crowd_ready);
+    if (most >= 100) {
+        fprintf(stderr, "timing out `sleep 100` read %lu /proc files (200 unrelated processes "
+                        "around it)\n", most);
+        CHECK(0);
+    }
+}
+
+static void test_find_reads_candidates_only(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_find_reads_candidates_only, 0, 120);
+}
+
+/*
+ * A member of the group that lost its parent before the command was
+ * terminated (a double fork that stays in the group) still counts as one
+ * of the command's live processes: what left the group under it goes too.
+ */
+static void case_escapee_under_orphaned_member(void)
+{
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], file[300], cmd[2048];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(file, sizeof file, "%s/pid", tmp);
+    for (int use_pidfd = heavy_ok(); use_pidfd >= 0; use_pidfd--) {
+        shexec_session *s = new_session(use_pidfd);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            escape_cmd(cmd, sizeof cmd, file,
+                       "(sh -c 'setsid sleep 100 & echo $! > \"$0\"; wait' \"$F\" &); "
+                       AWAIT_ESCAPE "echo escaped; wait; sleep 100");
+            shexec_run *r = xrun(s, cmd, attempt ? 8000 : 1500);
+            CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+            int escaped = strstr(out_of(r), "escaped") != NULL;
+            shexec_run_free(r);
+            if (!escaped && attempt == 0) {
+                /* a busy machine: not escaped yet when the time was up */
+                if (access(file, F_OK) == 0)
+                    CHECK(tu_wait_pid_gone(read_pid(file), 3000));
+                continue;
+            }
+            CHECK(escaped);
+            int pid = read_pid(file);
+            if (!tu_wait_pid_gone(pid, 3000)) {
+                fprintf(stderr, "escapee %d under an orphaned member survived\n", pid);
+                kill(pid, SIGKILL);
+                CHECK(0);
+            }
+            break;
+        }
+        shexec_session_free(s);
+    }
+    tu_rmtree(tmp);
+}
+
+static void test_escapee_under_orphaned_member(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapee_under_orphaned_member, 0, 120);
+}
+
 /* ---- no /proc ------------------------------------------------------------- */
 
 static char g_noproc_pids[256];
@@ -1358,6 +1466,8 @@ int main(void)
         cmocka_unit_test(test_host_children_untouched),
         cmocka_unit_test(test_many_processes_all_gone),
         cmocka_unit_test(test_escaped_processes),
+        cmocka_unit_test(test_find_reads_candidates_only),
+        cmocka_unit_test(test_escapee_under_orphaned_member),
         cmocka_unit_test(test_late_pump_after_kill),
         cmocka_unit_test(test_leftovers_without_proc),
     };
