@@ -14,9 +14,11 @@
 #ifndef SHX_PLATFORM_H
 #define SHX_PLATFORM_H
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -75,6 +77,13 @@ void *shx_map_zeroed(size_t len);
  * For a child that runs only async-signal-safe code of the library's own.
  */
 pid_t shx_fork_bare(void);
+
+/*
+ * poll() with the timeout in nanoseconds (negative: none): ppoll where
+ * there is one, so that a deadline is kept to the timer's precision; else
+ * poll() with the timeout rounded up to whole milliseconds (never early).
+ */
+int shx_poll_ns(struct pollfd *fds, nfds_t n, int64_t timeout_ns);
 
 /* ---- signals, strings, terminals ----------------------------------------- */
 

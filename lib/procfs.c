@@ -159,7 +159,9 @@ static int read_children(const char *path, pid_t **v, size_t *n, size_t *cap)
                 pid = 0;
             }
         }
-        if (rc != 0)
+        /* a seq_file read fills the buffer unless the list ended: a short
+         * read saves the read that would return 0 (one per process walked) */
+        if (rc != 0 || (size_t)got < sizeof buf)
             break;
     }
     if (rc == 0 && pid > 0)
