@@ -1,9 +1,12 @@
 /*
  * group.c - tracking the members left in a process group, and the
- * descendants that left it (see group.h). Scanning /proc is linear in the
- * number of processes, so it is done only when a group outlives its leader
- * (a command left `server &` behind), when every anchor of such a group has
- * ended, and when a command is being terminated or its leftovers killed.
+ * descendants that left it (see group.h). Both are found by walking the
+ * children lists the kernel keeps (/proc/PID/task/TID/children) from the
+ * command's own processes, so the cost follows the command's size; only
+ * where those lists are missing is every process in /proc read. Members
+ * are looked for when a group outlives its leader (a command left `server
+ * &` behind) and when every anchor of such a group has ended; escapees when
+ * a command is being terminated or its leftovers killed.
  *
  * The platform stays behind two headers: processes are listed and read
  * through procfs.h (Linux's /proc) and held through pidfds (platform.h).
@@ -32,42 +35,229 @@ void shx_group_drop(shx_group *g, int i)
     g->pidfd[i] = g->pidfd[g->n];
 }
 
-int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd)
+/* ---- the command's processes, through children lists ---------------------- */
+
+/* Pids met in one walk: open addressing, 0 is a free slot. */
+typedef struct pidset {
+    pid_t *slot;
+    size_t cap, n; /* cap a power of two */
+} pidset;
+
+/* 1 when pid was added, 0 when it was there already, -1 out of memory. */
+static int pidset_add(pidset *set, pid_t pid)
 {
-    g->pgid = pgid;
+    if ((set->n + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        pid_t *slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < set->cap; i++) {
+            if (!set->slot[i])
+                continue;
+            size_t j = (size_t)set->slot[i] & (cap - 1);
+            while (slot[j])
+                j = (j + 1) & (cap - 1);
+            slot[j] = set->slot[i];
+        }
+        free(set->slot);
+        set->slot = slot;
+        set->cap = cap;
+    }
+    size_t j = (size_t)pid & (set->cap - 1);
+    while (set->slot[j]) {
+        if (set->slot[j] == pid)
+            return 0;
+        j = (j + 1) & (set->cap - 1);
+    }
+    set->slot[j] = pid;
+    set->n++;
+    return 1;
+}
+
+/* What one walk has still to read: pids, with the start time each must have
+ * (0: whoever it is, a child just listed under a process already checked). */
+typedef struct queue {
+    pid_t *pid;
+    unsigned long long *start;
+    size_t n, cap;
+} queue;
+
+static int push(queue *q, pid_t pid, unsigned long long start)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        pid_t *p = realloc(q->pid, cap * sizeof *p);
+        if (!p)
+            return -1;
+        q->pid = p;
+        unsigned long long *st = realloc(q->start, cap * sizeof *st);
+        if (!st)
+            return -1;
+        q->start = st;
+        q->cap = cap;
+    }
+    q->pid[q->n] = pid;
+    q->start[q->n] = start;
+    q->n++;
+    return 0;
+}
+
+/*
+ * Members of pgid whose parent exited: they were passed to the nearest
+ * subreaper among their ancestors, which are this process (the shell's
+ * parent) and its ancestors, or else to init. Their lists are read and each
+ * child is asked its group: one system call, no file.
+ */
+static int push_orphans(queue *q, pid_t pgid)
+{
+    pid_t *kids = NULL;
+    size_t nkids = 0, cap = 0;
+    int rc = 0;
+    pid_t p = getpid();
+    /* ancestors end at init, or at 0 where the parent is outside our pid
+     * namespace; the bound is only against a cycle of reused pids */
+    for (int depth = 0; p > 0 && depth < 64 && rc == 0; depth++) {
+        shx_pstat st;
+        if (shx_procfs_stat(p, &st) != 0)
+            break;
+        nkids = 0;
+        if (shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0 && errno == ENOMEM)
+            rc = -1;
+        for (size_t i = 0; i < nkids && rc == 0; i++)
+            if (getpgid(kids[i]) == pgid)
+                rc = push(q, kids[i], 0);
+        if (p == 1)
+            break;
+        p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
+    }
+    free(kids);
+    return rc;
+}
+
+/*
+ * Visit every process reachable from the queued roots down the children
+ * lists, each once (a root queued with a start time only while it is still
+ * that process). visit returns 0 to go on, 1 to end the walk, -1 on
+ * failure. 0, or -1 when memory ran out or visit failed.
+ */
+static int walk(queue *q, int (*visit)(void *ctx, const shx_pstat *st), void *ctx)
+{
+    pidset seen = {0};
+    pid_t *kids = NULL;
+    size_t kids_cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < q->n && rc == 0; i++) {
+        int added = pidset_add(&seen, q->pid[i]);
+        if (added <= 0) {
+            rc = added;
+            continue;
+        }
+        shx_pstat st;
+        if (shx_procfs_stat(q->pid[i], &st) != 0)
+            continue; /* gone, or a zombie: its children went to a reaper */
+        if (q->start[i] && st.start != q->start[i])
+            continue; /* the pid is someone else's now */
+        rc = visit(ctx, &st);
+        if (rc != 0)
+            break;
+        size_t n = 0;
+        if (shx_procfs_children(st.pid, st.threads, &kids, &n, &kids_cap) != 0 &&
+            errno == ENOMEM)
+            rc = -1;
+        for (size_t k = 0; k < n && rc == 0; k++)
+            rc = push(q, kids[k], 0);
+    }
+    free(kids);
+    free(seen.slot);
+    return rc < 0 ? -1 : 0;
+}
+
+static void queue_free(queue *q)
+{
+    free(q->pid);
+    free(q->start);
+}
+
+/* ---- members ---------------------------------------------------------------- */
+
+/* Anchor pid, a member of g's group other than its leader, unless held already. */
+static void anchor_one(shx_group *g, pid_t pid, int use_pidfd)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->pid[i] == pid)
+            return;
+    int fd = -1;
+    if (use_pidfd) {
+        fd = shx_pidfd_open(pid);
+        if (fd < 0 && errno == ESRCH)
+            return; /* it just ended */
+        /* no pidfds here: its end is looked for */
+    }
+    /* re-check after taking the pidfd: the pid is now pinned to that process */
+    if (!shx_procfs_in_group(pid, g->pgid)) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    g->pid[g->n] = pid;
+    g->pidfd[g->n] = fd;
+    g->n++;
+}
+
+/* Every process in /proc is read: the way without children lists. */
+static void anchor_by_scan(shx_group *g, int use_pidfd)
+{
     shx_procfs_walk w;
     if (shx_procfs_walk_open(&w) != 0)
-        return g->n;
+        return;
     pid_t pid;
     while (g->n < SHX_GROUP_ANCHORS && (pid = shx_procfs_walk_next(&w)) > 0) {
         /* the leader is the command's shell, which has exited by the time
          * anyone anchors: seen dying, it is not a member to hold on to */
         shx_pstat st;
-        if (pid == pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != pgid)
+        if (pid == g->pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != g->pgid)
             continue;
-        int dup = 0;
-        for (int i = 0; i < g->n; i++)
-            dup |= g->pid[i] == pid;
-        if (dup)
-            continue;
-        int fd = -1;
-        if (use_pidfd) {
-            fd = shx_pidfd_open(pid);
-            if (fd < 0 && errno == ESRCH)
-                continue; /* it just ended */
-            /* no pidfds here: its end is looked for */
-        }
-        /* re-check after taking the pidfd: the pid is now pinned to that process */
-        if (!shx_procfs_in_group(pid, pgid)) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        g->pid[g->n] = pid;
-        g->pidfd[g->n] = fd;
-        g->n++;
+        anchor_one(g, pid, use_pidfd);
     }
     shx_procfs_walk_close(&w);
+}
+
+typedef struct anchoring {
+    shx_group *g;
+    int use_pidfd;
+} anchoring;
+
+static int anchor_visit(void *ctx, const shx_pstat *st)
+{
+    anchoring *a = ctx;
+    if (st->pid != a->g->pgid && st->pgrp == a->g->pgid)
+        anchor_one(a->g, st->pid, a->use_pidfd);
+    return a->g->n >= SHX_GROUP_ANCHORS;
+}
+
+/*
+ * With the leader gone, every member lost its parent or descends from one
+ * that did: the walk starts at the members among the reapers' children.
+ * -1 without children lists (or memory): the caller scans /proc.
+ */
+static int anchor_by_children(shx_group *g, int use_pidfd)
+{
+    if (!shx_procfs_children_available())
+        return -1;
+    queue q = {0};
+    anchoring a = {g, use_pidfd};
+    int rc = push_orphans(&q, g->pgid);
+    if (rc == 0)
+        rc = walk(&q, anchor_visit, &a);
+    queue_free(&q);
+    return rc;
+}
+
+int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd)
+{
+    g->pgid = pgid;
+    if (g->n < SHX_GROUP_ANCHORS && anchor_by_children(g, use_pidfd) != 0)
+        anchor_by_scan(g, use_pidfd);
     return g->n;
 }
 
@@ -235,105 +425,6 @@ static void find_by_scan(shx_escapees *x, pid_t pgid, int use_pidfd)
     free(v);
 }
 
-/* ---- the walk through children lists ---------------------------------------- */
-
-/* Pids met in one walk: open addressing, 0 is a free slot. */
-typedef struct pidset {
-    pid_t *slot;
-    size_t cap, n; /* cap a power of two */
-} pidset;
-
-/* 1 when pid was added, 0 when it was there already, -1 out of memory. */
-static int pidset_add(pidset *set, pid_t pid)
-{
-    if ((set->n + 1) * 2 > set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 256;
-        pid_t *slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return -1;
-        for (size_t i = 0; i < set->cap; i++) {
-            if (!set->slot[i])
-                continue;
-            size_t j = (size_t)set->slot[i] & (cap - 1);
-            while (slot[j])
-                j = (j + 1) & (cap - 1);
-            slot[j] = set->slot[i];
-        }
-        free(set->slot);
-        set->slot = slot;
-        set->cap = cap;
-    }
-    size_t j = (size_t)pid & (set->cap - 1);
-    while (set->slot[j]) {
-        if (set->slot[j] == pid)
-            return 0;
-        j = (j + 1) & (set->cap - 1);
-    }
-    set->slot[j] = pid;
-    set->n++;
-    return 1;
-}
-
-/* What one walk has still to read: pids, with the start time each must have
- * (0: whoever it is, a child just listed under a process already checked). */
-typedef struct queue {
-    pid_t *pid;
-    unsigned long long *start;
-    size_t n, cap;
-} queue;
-
-static int push(queue *q, pid_t pid, unsigned long long start)
-{
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        pid_t *p = realloc(q->pid, cap * sizeof *p);
-        if (!p)
-            return -1;
-        q->pid = p;
-        unsigned long long *st = realloc(q->start, cap * sizeof *st);
-        if (!st)
-            return -1;
-        q->start = st;
-        q->cap = cap;
-    }
-    q->pid[q->n] = pid;
-    q->start[q->n] = start;
-    q->n++;
-    return 0;
-}
-
-/*
- * Members of pgid whose parent exited: they were passed to the nearest
- * subreaper among their ancestors, which are this process (the shell's
- * parent) and its ancestors, or else to init. Their lists are read and each
- * child is asked its group: one system call, no file.
- */
-static int push_orphans(queue *q, pid_t pgid)
-{
-    pid_t *kids = NULL;
-    size_t nkids = 0, cap = 0;
-    int rc = 0;
-    pid_t p = getpid();
-    /* ancestors end at init, or at 0 where the parent is outside our pid
-     * namespace; the bound is only against a cycle of reused pids */
-    for (int depth = 0; p > 0 && depth < 64 && rc == 0; depth++) {
-        shx_pstat st;
-        if (shx_procfs_stat(p, &st) != 0)
-            break;
-        nkids = 0;
-        if (shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0 && errno == ENOMEM)
-            rc = -1;
-        for (size_t i = 0; i < nkids && rc == 0; i++)
-            if (getpgid(kids[i]) == pgid)
-                rc = push(q, kids[i], 0);
-        if (p == 1)
-            break;
-        p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
-    }
-    free(kids);
-    return rc;
-}
-
 /* The group's members this walk met, for the next one. */
 static int remember(shx_escapees *x, const shx_pstat *st)
 {
@@ -351,20 +442,32 @@ static int remember(shx_escapees *x, const shx_pstat *st)
     return 0;
 }
 
+typedef struct searching {
+    shx_escapees *x;
+    pid_t pgid;
+    int use_pidfd;
+} searching;
+
+/* every process the walk meets is the command's: a member, or one that
+ * descends from a member and so escaped */
+static int search_visit(void *ctx, const shx_pstat *st)
+{
+    searching *f = ctx;
+    if (st->pgrp == f->pgid)
+        return remember(f->x, st);
+    hold(f->x, st, f->use_pidfd);
+    return 0;
+}
+
 /*
- * Walk from the command's processes down their children lists: every
- * process met is the command's (a member, or a descendant of one), so the
- * ones outside the group are held. -1 when the lists cannot be read (or
- * memory ran out): the caller scans /proc instead.
+ * Walk from the command's processes down their children lists. -1 when
+ * the lists cannot be read (or memory ran out): the caller scans /proc.
  */
 static int find_by_children(shx_escapees *x, pid_t pgid, int use_pidfd)
 {
     if (!shx_procfs_children_available())
         return -1;
     queue q = {0};
-    pidset seen = {0};
-    pid_t *kids = NULL;
-    size_t kids_cap = 0;
     int rc = push(&q, pgid, 0); /* the shell: while the group is ours, its pid is too */
     for (int i = 0; i < x->n && rc == 0; i++)
         rc = push(&q, x->e[i].pid, x->e[i].start);
@@ -373,32 +476,10 @@ static int find_by_children(shx_escapees *x, pid_t pgid, int use_pidfd)
     if (rc == 0)
         rc = push_orphans(&q, pgid);
     x->members_n = 0; /* met again below while they live */
-    for (size_t i = 0; i < q.n && rc == 0; i++) {
-        int added = pidset_add(&seen, q.pid[i]);
-        if (added <= 0) {
-            rc = added;
-            continue;
-        }
-        shx_pstat st;
-        if (shx_procfs_stat(q.pid[i], &st) != 0)
-            continue; /* gone, or a zombie: its children went to a reaper */
-        if (q.start[i] && st.start != q.start[i])
-            continue; /* the pid is someone else's now */
-        if (st.pgrp == pgid)
-            rc = remember(x, &st);
-        else
-            hold(x, &st, use_pidfd);
-        size_t n = 0;
-        if (rc == 0 && shx_procfs_children(st.pid, st.threads, &kids, &n, &kids_cap) != 0 &&
-            errno == ENOMEM)
-            rc = -1;
-        for (size_t k = 0; k < n && rc == 0; k++)
-            rc = push(&q, kids[k], 0);
-    }
-    free(kids);
-    free(q.pid);
-    free(q.start);
-    free(seen.slot);
+    searching f = {x, pgid, use_pidfd};
+    if (rc == 0)
+        rc = walk(&q, search_visit, &f);
+    queue_free(&q);
     return rc;
 }
 

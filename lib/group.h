@@ -22,7 +22,11 @@ typedef struct shx_group {
 
 /* Find members of pgid (up to SHX_GROUP_ANCHORS) other than its leader (the
  * command's shell, which has exited when this is called) and anchor them; returns
- * how many were found (0: the group is empty). */
+ * how many were found (0: the group is empty). With the leader gone, each
+ * member lost its parent or descends from one that did: where the kernel
+ * lists children, only the members among the children of init and of the
+ * subreapers this process may have above it (and their descendants) are
+ * read; elsewhere every process in /proc. */
 int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd);
 /* Drop anchor i (its process ended). */
 void shx_group_drop(shx_group *g, int i);
