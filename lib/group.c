@@ -106,28 +106,34 @@ static int push(queue *q, pid_t pid, unsigned long long start)
  * Members of pgid whose parent exited: they were passed to the nearest
  * subreaper among their ancestors, which are this process (the shell's
  * parent) and its ancestors, or else to init. Their lists are read and each
- * child is asked its group: one system call, no file.
+ * child is asked its group: one system call, no file. -1 when a list
+ * cannot be read (/proc mounted with hidepid, an ancestor exiting, no
+ * memory): the walk would miss members, so the caller scans /proc.
  */
 static int push_orphans(queue *q, pid_t pgid)
 {
     pid_t *kids = NULL;
     size_t nkids = 0, cap = 0;
-    int rc = 0;
+    int rc = -1;
     pid_t p = getpid();
     /* ancestors end at init, or at 0 where the parent is outside our pid
      * namespace; the bound is only against a cycle of reused pids */
-    for (int depth = 0; p > 0 && depth < 64 && rc == 0; depth++) {
+    for (int depth = 0; depth < 64; depth++) {
         shx_pstat st;
-        if (shx_procfs_stat(p, &st) != 0)
-            break;
         nkids = 0;
-        if (shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0 && errno == ENOMEM)
-            rc = -1;
-        for (size_t i = 0; i < nkids && rc == 0; i++)
-            if (getpgid(kids[i]) == pgid)
-                rc = push(q, kids[i], 0);
-        if (p == 1)
+        if (shx_procfs_stat(p, &st) != 0 ||
+            shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0)
             break;
+        int failed = 0;
+        for (size_t i = 0; i < nkids && !failed; i++)
+            if (getpgid(kids[i]) == pgid)
+                failed = push(q, kids[i], 0) != 0;
+        if (failed)
+            break;
+        if (p == 1) {
+            rc = 0;
+            break;
+        }
         p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
     }
     free(kids);

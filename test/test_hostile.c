@@ -1062,6 +1062,8 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
 
 static void case_escapees(void)
 {
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
     const char *dir = tu_mkdtemp();
     CHECK(dir != NULL);
     char tmp[256], file[300], cmd[2048];
@@ -1193,6 +1195,14 @@ static void test_escaped_processes(void **state)
     run_forked(case_escapees, 0, 120);
 }
 
+static void test_escaped_processes_scanning_proc(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapees, 1, 120);
+}
+
 /* /proc files the library reads to time out `sleep 100` ([0]), and to adopt
  * the leftovers of `sleep 100 &` and kill them ([1]); the most over both
  * wait paths */
@@ -1287,6 +1297,8 @@ static void test_find_reads_candidates_only(void **state)
  */
 static void case_escapee_under_orphaned_member(void)
 {
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
     const char *dir = tu_mkdtemp();
     CHECK(dir != NULL);
     char tmp[256], file[300], cmd[2048];
@@ -1322,12 +1334,58 @@ static void case_escapee_under_orphaned_member(void)
     tu_rmtree(tmp);
 }
 
+/*
+ * The kernel hands a children list over a page at a time: an escapee
+ * started after 700 other children of the shell is past the first page,
+ * and must be found all the same.
+ */
+static void case_escapee_past_first_page(void)
+{
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], file[300], cmd[2048];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(file, sizeof file, "%s/pid", tmp);
+    escape_cmd(cmd, sizeof cmd, file,
+               "i=0; while [ $i -lt 700 ]; do sleep 100 & i=$((i+1)); done; "
+               "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped; wait");
+    shexec_session *s = new_session(heavy_ok());
+    shexec_run *r = NULL;
+    CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    CHECK_INT(shexec_run_start(r), SHEXEC_OK);
+    wait_output(s, r, "escaped");
+    CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        CHECK(shexec_session_wait(s, -1) >= 0);
+    CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    int pid = read_pid(file);
+    if (!tu_wait_pid_gone(pid, 3000)) {
+        fprintf(stderr, "escapee %d, the shell's 701st child, survived\n", pid);
+        kill(pid, SIGKILL);
+        CHECK(0);
+    }
+    shexec_run_free(r);
+    shexec_session_free(s);
+    tu_rmtree(tmp);
+}
+
+static void test_escapee_past_first_page(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapee_past_first_page, 0, 120);
+}
+
 static void test_escapee_under_orphaned_member(void **state)
 {
     (void)state;
     if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
         skip();
     run_forked(case_escapee_under_orphaned_member, 0, 120);
+    run_forked(case_escapee_under_orphaned_member, 1, 120);
 }
 
 /* ---- no /proc ------------------------------------------------------------- */
@@ -1495,8 +1553,10 @@ int main(void)
         cmocka_unit_test(test_host_children_untouched),
         cmocka_unit_test(test_many_processes_all_gone),
         cmocka_unit_test(test_escaped_processes),
+        cmocka_unit_test(test_escaped_processes_scanning_proc),
         cmocka_unit_test(test_find_reads_candidates_only),
         cmocka_unit_test(test_escapee_under_orphaned_member),
+        cmocka_unit_test(test_escapee_past_first_page),
         cmocka_unit_test(test_late_pump_after_kill),
         cmocka_unit_test(test_leftovers_without_proc),
     };
