@@ -25,6 +25,7 @@
 
 #include "platform.h"
 #include "procfs.h"
+#include "walk.h"
 
 void shx_group_drop(shx_group *g, int i)
 {
@@ -33,155 +34,6 @@ void shx_group_drop(shx_group *g, int i)
     g->n--;
     g->pid[i] = g->pid[g->n];
     g->pidfd[i] = g->pidfd[g->n];
-}
-
-/* ---- the command's processes, through children lists ---------------------- */
-
-/* Pids met in one walk: open addressing, 0 is a free slot. */
-typedef struct pidset {
-    pid_t *slot;
-    size_t cap, n; /* cap a power of two */
-} pidset;
-
-/* 1 when pid was added, 0 when it was there already, -1 out of memory. */
-static int pidset_add(pidset *set, pid_t pid)
-{
-    if ((set->n + 1) * 2 > set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 256;
-        pid_t *slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return -1;
-        for (size_t i = 0; i < set->cap; i++) {
-            if (!set->slot[i])
-                continue;
-            size_t j = (size_t)set->slot[i] & (cap - 1);
-            while (slot[j])
-                j = (j + 1) & (cap - 1);
-            slot[j] = set->slot[i];
-        }
-        free(set->slot);
-        set->slot = slot;
-        set->cap = cap;
-    }
-    size_t j = (size_t)pid & (set->cap - 1);
-    while (set->slot[j]) {
-        if (set->slot[j] == pid)
-            return 0;
-        j = (j + 1) & (set->cap - 1);
-    }
-    set->slot[j] = pid;
-    set->n++;
-    return 1;
-}
-
-/* What one walk has still to read: pids, with the start time each must have
- * (0: whoever it is, a child just listed under a process already checked). */
-typedef struct queue {
-    pid_t *pid;
-    unsigned long long *start;
-    size_t n, cap;
-} queue;
-
-static int push(queue *q, pid_t pid, unsigned long long start)
-{
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        pid_t *p = realloc(q->pid, cap * sizeof *p);
-        if (!p)
-            return -1;
-        q->pid = p;
-        unsigned long long *st = realloc(q->start, cap * sizeof *st);
-        if (!st)
-            return -1;
-        q->start = st;
-        q->cap = cap;
-    }
-    q->pid[q->n] = pid;
-    q->start[q->n] = start;
-    q->n++;
-    return 0;
-}
-
-/*
- * Members of pgid whose parent exited: they were passed to the nearest
- * subreaper among their ancestors, which are this process (the shell's
- * parent) and its ancestors, or else to init. Their lists are read and each
- * child is asked its group: one system call, no file. -1 when a list
- * cannot be read (/proc mounted with hidepid, an ancestor exiting, no
- * memory): the walk would miss members, so the caller scans /proc.
- */
-static int push_orphans(queue *q, pid_t pgid)
-{
-    pid_t *kids = NULL;
-    size_t nkids = 0, cap = 0;
-    int rc = -1;
-    pid_t p = getpid();
-    /* ancestors end at init, or at 0 where the parent is outside our pid
-     * namespace; the bound is only against a cycle of reused pids */
-    for (int depth = 0; depth < 64; depth++) {
-        shx_pstat st;
-        nkids = 0;
-        if (shx_procfs_stat(p, &st) != 0 ||
-            shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0)
-            break;
-        int failed = 0;
-        for (size_t i = 0; i < nkids && !failed; i++)
-            if (getpgid(kids[i]) == pgid)
-                failed = push(q, kids[i], 0) != 0;
-        if (failed)
-            break;
-        if (p == 1) {
-            rc = 0;
-            break;
-        }
-        p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
-    }
-    free(kids);
-    return rc;
-}
-
-/*
- * Visit every process reachable from the queued roots down the children
- * lists, each once (a root queued with a start time only while it is still
- * that process). visit returns 0 to go on, 1 to end the walk, -1 on
- * failure. 0, or -1 when memory ran out or visit failed.
- */
-static int walk(queue *q, int (*visit)(void *ctx, const shx_pstat *st), void *ctx)
-{
-    pidset seen = {0};
-    pid_t *kids = NULL;
-    size_t kids_cap = 0;
-    int rc = 0;
-    for (size_t i = 0; i < q->n && rc == 0; i++) {
-        int added = pidset_add(&seen, q->pid[i]);
-        if (added <= 0) {
-            rc = added;
-            continue;
-        }
-        shx_pstat st;
-        if (shx_procfs_stat(q->pid[i], &st) != 0)
-            continue; /* gone, or a zombie: its children went to a reaper */
-        if (q->start[i] && st.start != q->start[i])
-            continue; /* the pid is someone else's now */
-        rc = visit(ctx, &st);
-        if (rc != 0)
-            break;
-        size_t n = 0;
-        if (shx_procfs_children(st.pid, st.threads, &kids, &n, &kids_cap) != 0 &&
-            errno == ENOMEM)
-            rc = -1;
-        for (size_t k = 0; k < n && rc == 0; k++)
-            rc = push(q, kids[k], 0);
-    }
-    free(kids);
-    free(seen.slot);
-    return rc < 0 ? -1 : 0;
-}
-
-static void queue_free(queue *q)
-{
-    free(q->pid);
-    free(q->start);
 }
 
 /* ---- members ---------------------------------------------------------------- */
@@ -250,12 +102,12 @@ static int anchor_by_children(shx_group *g, int use_pidfd)
 {
     if (!shx_procfs_children_available())
         return -1;
-    queue q = {0};
+    shx_walk q = {0};
     anchoring a = {g, use_pidfd};
-    int rc = push_orphans(&q, g->pgid);
+    int rc = shx_walk_push_orphans(&q, g->pgid);
     if (rc == 0)
-        rc = walk(&q, anchor_visit, &a);
-    queue_free(&q);
+        rc = shx_walk_run(&q, anchor_visit, &a);
+    shx_walk_free(&q);
     return rc;
 }
 
@@ -473,19 +325,19 @@ static int find_by_children(shx_escapees *x, pid_t pgid, int use_pidfd)
 {
     if (!shx_procfs_children_available())
         return -1;
-    queue q = {0};
-    int rc = push(&q, pgid, 0); /* the shell: while the group is ours, its pid is too */
+    shx_walk q = {0};
+    int rc = shx_walk_push(&q, pgid, 0); /* the shell: while the group is ours, its pid is too */
     for (int i = 0; i < x->n && rc == 0; i++)
-        rc = push(&q, x->e[i].pid, x->e[i].start);
+        rc = shx_walk_push(&q, x->e[i].pid, x->e[i].start);
     for (int i = 0; i < x->members_n && rc == 0; i++)
-        rc = push(&q, x->members[i].pid, x->members[i].start);
+        rc = shx_walk_push(&q, x->members[i].pid, x->members[i].start);
     if (rc == 0)
-        rc = push_orphans(&q, pgid);
+        rc = shx_walk_push_orphans(&q, pgid);
     x->members_n = 0; /* met again below while they live */
     searching f = {x, pgid, use_pidfd};
     if (rc == 0)
-        rc = walk(&q, search_visit, &f);
-    queue_free(&q);
+        rc = shx_walk_run(&q, search_visit, &f);
+    shx_walk_free(&q);
     return rc;
 }
 
