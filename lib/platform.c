@@ -419,6 +419,8 @@ unsigned shx_platform_features(void)
         f |= SHX_PLATFORM_SETSID;
     if (SHX_HAVE_F_SETPIPE_SZ)
         f |= SHX_PLATFORM_BIG_PIPES;
+    if (SHX_HAVE_PPOLL)
+        f |= SHX_PLATFORM_PPOLL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) == 0) {
         if (shx_fa_closefrom(&fa, 3) == 0)

@@ -123,6 +123,7 @@ enum {
     SHX_PLATFORM_CHDIR_NP = 1 << 3,  /* posix_spawn changes directory (else a sh trampoline) */
     SHX_PLATFORM_SETSID = 1 << 4,    /* a pty becomes the command's controlling terminal */
     SHX_PLATFORM_BIG_PIPES = 1 << 5, /* task pipes can be grown */
+    SHX_PLATFORM_PPOLL = 1 << 6,     /* deadlines waited for to the nanosecond */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */
