@@ -79,8 +79,10 @@ int shx_walk_push_orphans(shx_walk *q, pid_t pgid)
     for (int depth = 0; depth < 64; depth++) {
         shx_pstat st;
         nkids = 0;
-        if (shx_procfs_stat(p, &st) != 0 ||
-            shx_procfs_children(p, st.threads, &kids, &nkids, &cap) != 0)
+        /* orphans are handed to the reaper's first live thread, its main
+         * thread while that lives (a dead one shows as a zombie: the stat
+         * fails): one list, however many threads it has */
+        if (shx_procfs_stat(p, &st) != 0 || shx_procfs_children(p, 1, &kids, &nkids, &cap) != 0)
             break;
         int failed = 0;
         for (size_t i = 0; i < nkids && !failed; i++)
