@@ -71,14 +71,14 @@ int shx_walk_push(shx_walk *q, pid_t pid, unsigned long long start)
 int shx_walk_push_orphans(shx_walk *q, pid_t pgid)
 {
     pid_t *kids = NULL;
-    size_t nkids = 0, cap = 0;
+    size_t cap = 0;
     int rc = -1;
     pid_t p = getpid();
     /* ancestors end at init, or at 0 where the parent is outside our pid
      * namespace; the bound is only against a cycle of reused pids */
     for (int depth = 0; depth < 64; depth++) {
         shx_pstat st;
-        nkids = 0;
+        size_t nkids = 0;
         /* orphans are handed to the reaper's first live thread, its main
          * thread while that lives (a dead one shows as a zombie: the stat
          * fails): one list, however many threads it has */
