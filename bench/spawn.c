@@ -7,11 +7,16 @@
  *      free, sentinel wrapper and all), Python Popen + communicate the way
  *      agent hosts call it (with and without a timeout), Node async spawn
  *      and spawnSync, and Node through its libshexec binding (examples/node).
+ *   1t. `sh -c true` with 16 commands alive at once, each replaced as it
+ *      ends: tasks of one session (shexec_run_start_task) against raw
+ *      posix_spawn children behind one poll().
  *   2. the same with the host holding 4 GiB of touched memory, each size in
  *      a fresh child process of this executable (--host-size), next to a
  *      fork()+exec spawn, whose cost grows with the host's page tables.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +184,159 @@ static void persist_row(const char *id, const char *shell, const double *raw, co
              id);
 }
 
+/* ------------------------------------------------------------------------
+ * 1t. spawn throughput with 16 commands live at once
+ * ------------------------------------------------------------------------ */
+
+#define TASKS_LIVE 16
+#define TASKS_TARGET 1.15 /* lib time per run / raw, at most */
+
+/* `sh -c true` with its stdout on a close-on-exec pipe; *out_fd the read end */
+static pid_t raw_start_piped(int *out_fd)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        die("pipe2: %s", strerror(errno));
+    char *argv[] = {(char *)"sh", (char *)"-c", (char *)"true", NULL};
+    pid_t pid = raw_spawn(BENCH_SHELL, argv, p[1], -1);
+    close(p[1]);
+    *out_fd = p[0];
+    return pid;
+}
+
+/*
+ * The floor: n runs of `true`, TASKS_LIVE children alive at once, one poll()
+ * over their stdout pipes; a child's hang-up is its end: reap it and start
+ * the next in its slot. Returns runs/s.
+ */
+static double raw_tasks(int n)
+{
+    struct pollfd fds[TASKS_LIVE];
+    pid_t pid[TASKS_LIVE];
+    int started = 0, done = 0, live = 0;
+    double t0 = now_s();
+    for (int i = 0; i < TASKS_LIVE; i++) {
+        fds[i] = (struct pollfd){.fd = -1, .events = POLLIN};
+        if (started < n) {
+            pid[i] = raw_start_piped(&fds[i].fd);
+            started++;
+            live++;
+        }
+    }
+    while (live > 0) {
+        if (poll(fds, TASKS_LIVE, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            die("poll: %s", strerror(errno));
+        }
+        for (int i = 0; i < TASKS_LIVE; i++) {
+            if (fds[i].fd < 0 || !fds[i].revents)
+                continue;
+            char buf[512];
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got > 0 || (got < 0 && errno == EINTR))
+                continue;
+            close(fds[i].fd);
+            fds[i].fd = -1;
+            raw_wait_ok(pid[i], "raw `true` (16 live)");
+            done++;
+            live--;
+            if (started < n) {
+                pid[i] = raw_start_piped(&fds[i].fd);
+                started++;
+                live++;
+            }
+        }
+    }
+    return done / (now_s() - t0);
+}
+
+static shexec_task *lib_start_task(shexec_session *s)
+{
+    shexec_run *r;
+    shexec_task *t;
+    if (shexec_run_new(&r, s, "true") != SHEXEC_OK)
+        die("shexec_run_new: %s", shexec_session_errmsg(s));
+    if (shexec_run_start_task(&t, r) != SHEXEC_OK)
+        die("shexec_run_start_task: %s", shexec_session_errmsg(s));
+    return t;
+}
+
+/*
+ * The library: n runs of `true` as tasks of one session, TASKS_LIVE of them
+ * running at once, driven by shexec_session_wait(); each finished task is
+ * checked, freed, and a new one started in its place. Returns runs/s.
+ */
+static double lib_tasks(shexec_session *s, int n)
+{
+    shexec_task *t[TASKS_LIVE] = {0};
+    int started = 0, done = 0, live = 0;
+    double t0 = now_s();
+    for (int i = 0; i < TASKS_LIVE && started < n; i++, started++, live++)
+        t[i] = lib_start_task(s);
+    while (live > 0) {
+        if (shexec_session_wait(s, -1) < 0)
+            die("shexec_session_wait: %s", shexec_session_errmsg(s));
+        for (int i = 0; i < TASKS_LIVE; i++) {
+            if (!t[i] || !shexec_run_done(shexec_task_run(t[i])))
+                continue;
+            shexec_run *r = shexec_task_run(t[i]);
+            if (shexec_run_state(r) != SHEXEC_STATE_EXITED || shexec_run_exit_code(r) != 0)
+                die("task `true` ended in state %d, exit %d", shexec_run_state(r),
+                    shexec_run_exit_code(r));
+            shexec_task_free(t[i]);
+            t[i] = NULL;
+            done++;
+            live--;
+            if (started < n) {
+                t[i] = lib_start_task(s);
+                started++;
+                live++;
+            }
+        }
+    }
+    return done / (now_s() - t0);
+}
+
+/* Row 1t: raw and lib back to back in each round, paired ratio. */
+static void spawn_tasks_row(void)
+{
+    const bench_sizes *z = &B.z;
+    int n = z->spawn_n * 2, rounds = z->spawn_rounds;
+    shexec_session *s = lib_session();
+    if (shexec_session_set_max_tasks(s, TASKS_LIVE) != SHEXEC_OK)
+        die("shexec_session_set_max_tasks: %s", shexec_session_errmsg(s));
+    raw_tasks(TASKS_LIVE * 2); /* warm-up */
+    lib_tasks(s, TASKS_LIVE * 2);
+    double raw[16], lib[16];
+    for (int k = 0; k < rounds; k++) {
+        raw[k] = raw_tasks(n);
+        lib[k] = lib_tasks(s, n);
+    }
+    shexec_session_free(s);
+
+    char what[64];
+    snprintf(what, sizeof what, "spawn `%s -c true`, %d live tasks", BENCH_SHELL, TASKS_LIVE);
+    bench_row *r = row_new("1t", what, "runs/s");
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, lib, rounds);
+    cell(r, C_OTHER, "raw %.0f..%.0f, lib %.0f..%.0f", minof(raw, rounds), maxof(raw, rounds),
+         minof(lib, rounds), maxof(lib, rounds));
+    double ratio = paired_ratio(raw, lib, rounds); /* lib time per run / raw */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=%.2f", TASKS_TARGET);
+    cell(r, C_VERDICT, "%s", ratio <= TASKS_TARGET ? "PASS" : "MISS");
+    footnote("1t: N=%d runs of `true` per sample, %d alive at once (each one that ends is "
+             "replaced), median of %d interleaved samples; other = sample ranges (runs/s)",
+             n, TASKS_LIVE, rounds);
+    footnote("    lib = shexec_run_start_task in one session driven by shexec_session_wait, each "
+             "finished task checked (exit 0), freed and replaced;");
+    footnote("    floor = posix_spawn with stdout on a pipe, one poll() over the %d pipes, waitpid "
+             "at the hang-up; lib ratio = lib time per run / floor's (median of per-round "
+             "ratios), target <= %.2f",
+             TASKS_LIVE, TASKS_TARGET);
+}
+
 void sec_spawn(void)
 {
     const bench_sizes *z = &B.z;
@@ -255,6 +413,7 @@ void sec_spawn(void)
              "other = spawnSync(SHELL, ['-c', cmd], {stdio: ['ignore','pipe','pipe']})");
     footnote("   node a / b: a = child_process.spawn as above, b = Node via libshexec: await "
              "session.run('true') of the binding examples/node (one session, shell SHELL)");
+    spawn_tasks_row();
     rule();
 }
 

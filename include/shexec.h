@@ -151,7 +151,12 @@
  *   command's live processes but are outside its group, and signals each
  *   of them along with the group (SIGTERM, then SIGKILL), by pidfd or, on
  *   kernels without pidfds, after checking its start time, so that a reused
- *   pid is never hit. A process whose parent has already exited cannot be
+ *   pid is never hit. Where the kernel lists each process's children
+ *   (/proc/PID/task/TID/children) only the command's own processes are
+ *   read (members that lost their parent are found among the children of
+ *   init and of the host's ancestors), so the cost follows the size of the
+ *   command, not of the machine; elsewhere every process in /proc is read.
+ *   A process whose parent has already exited cannot be
  *   found: it has passed to init (or a subreaper) and nothing links it to
  *   the command any more. So a daemon that detaches properly (`setsid -f`,
  *   a double fork, or `setsid server &` in a command that then finishes)

@@ -1,9 +1,12 @@
 /*
  * group.c - tracking the members left in a process group, and the
- * descendants that left it (see group.h). Scanning /proc is linear in the
- * number of processes, so it is done only when a group outlives its leader
- * (a command left `server &` behind), when every anchor of such a group has
- * ended, and when a command is being terminated or its leftovers killed.
+ * descendants that left it (see group.h). Both are found by walking the
+ * children lists the kernel keeps (/proc/PID/task/TID/children) from the
+ * command's own processes, so the cost follows the command's size; only
+ * where those lists are missing is every process in /proc read. Members
+ * are looked for when a group outlives its leader (a command left `server
+ * &` behind) and when every anchor of such a group has ended; escapees when
+ * a command is being terminated or its leftovers killed.
  *
  * The platform stays behind two headers: processes are listed and read
  * through procfs.h (Linux's /proc) and held through pidfds (platform.h).
@@ -22,6 +25,7 @@
 
 #include "platform.h"
 #include "procfs.h"
+#include "walk.h"
 
 void shx_group_drop(shx_group *g, int i)
 {
@@ -32,42 +36,86 @@ void shx_group_drop(shx_group *g, int i)
     g->pidfd[i] = g->pidfd[g->n];
 }
 
-int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd)
+/* ---- members ---------------------------------------------------------------- */
+
+/* Anchor pid, a member of g's group other than its leader, unless held already. */
+static void anchor_one(shx_group *g, pid_t pid, int use_pidfd)
 {
-    g->pgid = pgid;
+    for (int i = 0; i < g->n; i++)
+        if (g->pid[i] == pid)
+            return;
+    int fd = -1;
+    if (use_pidfd) {
+        fd = shx_pidfd_open(pid);
+        if (fd < 0 && errno == ESRCH)
+            return; /* it just ended */
+        /* no pidfds here: its end is looked for */
+    }
+    /* re-check after taking the pidfd: the pid is now pinned to that process */
+    if (!shx_procfs_in_group(pid, g->pgid)) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    g->pid[g->n] = pid;
+    g->pidfd[g->n] = fd;
+    g->n++;
+}
+
+/* Every process in /proc is read: the way without children lists. */
+static void anchor_by_scan(shx_group *g, int use_pidfd)
+{
     shx_procfs_walk w;
     if (shx_procfs_walk_open(&w) != 0)
-        return g->n;
+        return;
     pid_t pid;
     while (g->n < SHX_GROUP_ANCHORS && (pid = shx_procfs_walk_next(&w)) > 0) {
         /* the leader is the command's shell, which has exited by the time
          * anyone anchors: seen dying, it is not a member to hold on to */
         shx_pstat st;
-        if (pid == pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != pgid)
+        if (pid == g->pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != g->pgid)
             continue;
-        int dup = 0;
-        for (int i = 0; i < g->n; i++)
-            dup |= g->pid[i] == pid;
-        if (dup)
-            continue;
-        int fd = -1;
-        if (use_pidfd) {
-            fd = shx_pidfd_open(pid);
-            if (fd < 0 && errno == ESRCH)
-                continue; /* it just ended */
-            /* no pidfds here: its end is looked for */
-        }
-        /* re-check after taking the pidfd: the pid is now pinned to that process */
-        if (!shx_procfs_in_group(pid, pgid)) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        g->pid[g->n] = pid;
-        g->pidfd[g->n] = fd;
-        g->n++;
+        anchor_one(g, pid, use_pidfd);
     }
     shx_procfs_walk_close(&w);
+}
+
+typedef struct anchoring {
+    shx_group *g;
+    int use_pidfd;
+} anchoring;
+
+static int anchor_visit(void *ctx, const shx_pstat *st)
+{
+    anchoring *a = ctx;
+    if (st->pid != a->g->pgid && st->pgrp == a->g->pgid)
+        anchor_one(a->g, st->pid, a->use_pidfd);
+    return a->g->n >= SHX_GROUP_ANCHORS;
+}
+
+/*
+ * With the leader gone, every member lost its parent or descends from one
+ * that did: the walk starts at the members among the reapers' children.
+ * -1 without children lists (or memory): the caller scans /proc.
+ */
+static int anchor_by_children(shx_group *g, int use_pidfd)
+{
+    if (!shx_procfs_children_available())
+        return -1;
+    shx_walk q = {0};
+    anchoring a = {g, use_pidfd};
+    int rc = shx_walk_push_orphans(&q, g->pgid);
+    if (rc == 0)
+        rc = shx_walk_run(&q, anchor_visit, &a);
+    shx_walk_free(&q);
+    return rc;
+}
+
+int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd)
+{
+    g->pgid = pgid;
+    if (g->n < SHX_GROUP_ANCHORS && anchor_by_children(g, use_pidfd) != 0)
+        anchor_by_scan(g, use_pidfd);
     return g->n;
 }
 
@@ -206,12 +254,13 @@ static void hold(shx_escapees *x, const shx_pstat *st, int use_pidfd)
     x->e[x->n++] = (shx_escapee){st->pid, fd, st->start};
 }
 
-int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
+/* Every process in /proc is read: the way without children lists. */
+static void find_by_scan(shx_escapees *x, pid_t pgid, int use_pidfd)
 {
     size_t n = 0;
     node *v = snapshot(&n);
     if (!v)
-        return x->n;
+        return;
     for (size_t i = 0; i < n; i++)
         v[i].mark = v[i].st.pgrp == pgid;
     /* mark children of marked processes until nothing changes: one pass per
@@ -232,6 +281,70 @@ int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
         if (v[i].mark && v[i].st.pgrp != pgid)
             hold(x, &v[i].st, use_pidfd);
     free(v);
+}
+
+/* The group's members this walk met, for the next one. */
+static int remember(shx_escapees *x, const shx_pstat *st)
+{
+    if (x->members_n >= SHX_ESCAPEES_MAX)
+        return 0;
+    if (x->members_n == x->members_cap) {
+        int cap = x->members_cap ? x->members_cap * 2 : 16;
+        shx_escapee *bigger = realloc(x->members, (size_t)cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        x->members = bigger;
+        x->members_cap = cap;
+    }
+    x->members[x->members_n++] = (shx_escapee){st->pid, -1, st->start};
+    return 0;
+}
+
+typedef struct searching {
+    shx_escapees *x;
+    pid_t pgid;
+    int use_pidfd;
+} searching;
+
+/* every process the walk meets is the command's: a member, or one that
+ * descends from a member and so escaped */
+static int search_visit(void *ctx, const shx_pstat *st)
+{
+    searching *f = ctx;
+    if (st->pgrp == f->pgid)
+        return remember(f->x, st);
+    hold(f->x, st, f->use_pidfd);
+    return 0;
+}
+
+/*
+ * Walk from the command's processes down their children lists. -1 when
+ * the lists cannot be read (or memory ran out): the caller scans /proc.
+ */
+static int find_by_children(shx_escapees *x, pid_t pgid, int use_pidfd)
+{
+    if (!shx_procfs_children_available())
+        return -1;
+    shx_walk q = {0};
+    int rc = shx_walk_push(&q, pgid, 0); /* the shell: while the group is ours, its pid is too */
+    for (int i = 0; i < x->n && rc == 0; i++)
+        rc = shx_walk_push(&q, x->e[i].pid, x->e[i].start);
+    for (int i = 0; i < x->members_n && rc == 0; i++)
+        rc = shx_walk_push(&q, x->members[i].pid, x->members[i].start);
+    if (rc == 0)
+        rc = shx_walk_push_orphans(&q, pgid);
+    x->members_n = 0; /* met again below while they live */
+    searching f = {x, pgid, use_pidfd};
+    if (rc == 0)
+        rc = shx_walk_run(&q, search_visit, &f);
+    shx_walk_free(&q);
+    return rc;
+}
+
+int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd)
+{
+    if (find_by_children(x, pgid, use_pidfd) != 0)
+        find_by_scan(x, pgid, use_pidfd);
     return x->n;
 }
 
@@ -257,4 +370,7 @@ void shx_escapees_release(shx_escapees *x)
     free(x->e);
     x->e = NULL;
     x->n = x->cap = 0;
+    free(x->members);
+    x->members = NULL;
+    x->members_n = x->members_cap = 0;
 }

@@ -22,7 +22,11 @@ typedef struct shx_group {
 
 /* Find members of pgid (up to SHX_GROUP_ANCHORS) other than its leader (the
  * command's shell, which has exited when this is called) and anchor them; returns
- * how many were found (0: the group is empty). */
+ * how many were found (0: the group is empty). With the leader gone, each
+ * member lost its parent or descends from one that did: where the kernel
+ * lists children, only the members among the children of init and of the
+ * subreapers this process may have above it (and their descendants) are
+ * read; elsewhere every process in /proc. */
 int shx_group_anchor(shx_group *g, pid_t pgid, int use_pidfd);
 /* Drop anchor i (its process ended). */
 void shx_group_drop(shx_group *g, int i);
@@ -57,12 +61,24 @@ typedef struct shx_escapee {
 typedef struct shx_escapees {
     int n, cap;
     shx_escapee *e;
+    /* the group's members the last search met (pid and start time; no
+     * pidfd): where the next one starts, as they may have lost their parent
+     * (the shell) since */
+    int members_n, members_cap;
+    shx_escapee *members;
 } shx_escapees;
 
 /*
- * Scan /proc for the descendants of pgid's live members that are outside
- * the group and hold them (ones already held are kept). Only call it while
- * the group id provably belongs to the command. Returns how many are held.
+ * Find the descendants of pgid's live members that are outside the group
+ * and hold them (ones already held are kept). Only call it while the group
+ * id provably belongs to the command. Returns how many are held.
+ *
+ * Where the kernel lists each process's children, only the command's own
+ * processes are read: its shell's descendants, the members and escapees
+ * met before and theirs, and the members that lost their parent (those are
+ * children of init, or of a subreaper among this process's ancestors or
+ * this process itself: their lists are read and each child's group asked
+ * by getpgid()). Without those lists every process in /proc is read.
  */
 int shx_escapees_find(shx_escapees *x, pid_t pgid, int use_pidfd);
 /* Send sig to every held escapee that is still the process it was. */

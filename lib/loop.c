@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "session.h"
 #include "spawn.h"
 #include "watchdog.h"
@@ -340,17 +341,15 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         }
         if (end >= 0)
             min_deadline(&next, end);
-        int wait_ms = -1;
+        int64_t wait_ns = -1;
         if (next >= 0) {
-            int64_t d = next - shx_now_ns();
-            if (d <= 0)
-                wait_ms = 0;
-            else {
-                int64_t ms = (d + 999999) / 1000000; /* round up: no early wake-up spin */
-                wait_ms = ms > 1000000000 ? 1000000000 : (int)ms;
-            }
+            /* to the nanosecond where the platform can: a deadline rounded
+             * up to whole milliseconds would be kept up to 1 ms late */
+            wait_ns = next - shx_now_ns();
+            if (wait_ns < 0)
+                wait_ns = 0;
         }
-        int got = poll(fds, (nfds_t)n, wait_ms);
+        int got = shx_poll_ns(fds, (nfds_t)n, wait_ns);
         if (got < 0) {
             if (errno == EINTR)
                 continue; /* deadlines are absolute: the next round waits what remains */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -30,6 +31,28 @@
 #define SYS_pidfd_send_signal 424
 #endif
 #endif
+
+/* ---- waiting ------------------------------------------------------------ */
+
+int shx_poll_ns(struct pollfd *fds, nfds_t n, int64_t timeout_ns)
+{
+#if SHX_HAVE_PPOLL
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000);
+        tp = &ts;
+    }
+    return ppoll(fds, n, tp, NULL);
+#else
+    int ms = -1;
+    if (timeout_ns >= 0) {
+        int64_t up = (timeout_ns + 999999) / 1000000; /* round up: no early wake-up spin */
+        ms = up > 1000000000 ? 1000000000 : (int)up;
+    }
+    return poll(fds, n, ms);
+#endif
+}
 
 /* ---- processes ------------------------------------------------------------ */
 
@@ -396,6 +419,8 @@ unsigned shx_platform_features(void)
         f |= SHX_PLATFORM_SETSID;
     if (SHX_HAVE_F_SETPIPE_SZ)
         f |= SHX_PLATFORM_BIG_PIPES;
+    if (SHX_HAVE_PPOLL)
+        f |= SHX_PLATFORM_PPOLL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) == 0) {
         if (shx_fa_closefrom(&fa, 3) == 0)

@@ -14,9 +14,11 @@
 #ifndef SHX_PLATFORM_H
 #define SHX_PLATFORM_H
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -76,6 +78,13 @@ void *shx_map_zeroed(size_t len);
  */
 pid_t shx_fork_bare(void);
 
+/*
+ * poll() with the timeout in nanoseconds (negative: none): ppoll where
+ * there is one, so that a deadline is kept to the timer's precision; else
+ * poll() with the timeout rounded up to whole milliseconds (never early).
+ */
+int shx_poll_ns(struct pollfd *fds, nfds_t n, int64_t timeout_ns);
+
 /* ---- signals, strings, terminals ----------------------------------------- */
 
 /* The calling thread's signal mask, as pthread_sigmask. */
@@ -114,6 +123,7 @@ enum {
     SHX_PLATFORM_CHDIR_NP = 1 << 3,  /* posix_spawn changes directory (else a sh trampoline) */
     SHX_PLATFORM_SETSID = 1 << 4,    /* a pty becomes the command's controlling terminal */
     SHX_PLATFORM_BIG_PIPES = 1 << 5, /* task pipes can be grown */
+    SHX_PLATFORM_PPOLL = 1 << 6,     /* deadlines waited for to the nanosecond */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */

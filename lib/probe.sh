@@ -82,6 +82,11 @@ probe PTSNAME_R 1 '#include <stdlib.h>
 int main(void) { char b[64]; return ptsname_r(0, b, sizeof b); }'
 probe MEMMEM 1 '#include <string.h>
 int main(void) { return memmem("ab", 2, "b", 1) != 0; }'
+# POSIX.1-2024; Linux and the BSDs have it, macOS not
+probe PPOLL 1 '#include <poll.h>
+#include <stddef.h>
+#include <time.h>
+int main(void) { struct timespec t = {0, 0}; return ppoll(NULL, 0, &t, NULL); }'
 # POSIX.1-2024; macOS, musl and glibc (with _GNU_SOURCE) have it
 probe SPAWN_SETSID 0 '#include <spawn.h>
 int main(void) { return POSIX_SPAWN_SETSID; }'

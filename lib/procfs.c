@@ -6,6 +6,31 @@
 
 #include "platform.h"
 
+#include <stdatomic.h>
+
+#include "testhook.h"
+
+/* per-process files read, for the tests (testhook.h) */
+static atomic_ulong procfs_reads;
+
+unsigned long shx_test_procfs_reads(void)
+{
+    return atomic_load_explicit(&procfs_reads, memory_order_relaxed);
+}
+
+static inline void count_read(void)
+{
+    atomic_fetch_add_explicit(&procfs_reads, 1, memory_order_relaxed);
+}
+
+/* 0: children lists ignored, for the tests (testhook.h) */
+static atomic_int children_on = 1;
+
+void shx_test_procfs_children(int on)
+{
+    atomic_store_explicit(&children_on, on, memory_order_relaxed);
+}
+
 #if SHX_HAVE_PROCFS
 
 #include <ctype.h>
@@ -40,6 +65,7 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
 {
     char path[64], buf[512];
     (void)snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    count_read();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -64,11 +90,16 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
         return -1;
     if (state == 'Z' || state == 'X')
         return -1;
-    /* the start time is field 22: twenty single spaces after the ')' */
+    /* the thread count is field 20 and the start time field 22: eighteen
+     * and twenty single spaces after the ')' */
     const char *f = p + 1;
-    for (int i = 0; i < 20 && f; i++)
+    long threads = 0;
+    for (int i = 0; i < 20 && f; i++) {
         if ((f = strchr(f, ' ')))
             f++;
+        if (i == 17 && f)
+            threads = strtol(f, NULL, 10);
+    }
     char *end;
     unsigned long long start = f ? strtoull(f, &end, 10) : 0;
     if (!f || end == f)
@@ -77,6 +108,7 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     out->ppid = (pid_t)ppid;
     out->pgrp = (pid_t)pgrp;
     out->start = start;
+    out->threads = threads > 0 && threads <= INT_MAX ? (int)threads : 1;
     return 0;
 }
 
@@ -85,6 +117,96 @@ int shx_procfs_in_group(pid_t pid, pid_t pgid)
     /* getpgid() first: one system call rules most processes out */
     shx_pstat st;
     return getpgid(pid) == pgid && shx_procfs_stat(pid, &st) == 0 && st.pgrp == pgid;
+}
+
+int shx_procfs_children_available(void)
+{
+    return atomic_load_explicit(&children_on, memory_order_relaxed) &&
+           access("/proc/thread-self/children", R_OK) == 0;
+}
+
+static int push_pid(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+{
+    if (*n == *cap) {
+        size_t bigger = *cap ? *cap * 2 : 64;
+        pid_t *nv = realloc(*v, bigger * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = bigger;
+    }
+    (*v)[(*n)++] = pid;
+    return 0;
+}
+
+/* The pids in one children file ("12 34 56 "), read in pieces. */
+static int read_children(const char *path, pid_t **v, size_t *n, size_t *cap)
+{
+    count_read();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    long pid = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            rc = got < 0 ? -1 : 0;
+            break;
+        }
+        /* a number may go on in the next piece: pid carries over */
+        for (ssize_t i = 0; i < got && rc == 0; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                pid = pid * 10 + (buf[i] - '0');
+                if (pid > INT_MAX)
+                    rc = -1;
+            } else if (pid > 0) {
+                rc = push_pid(v, n, cap, (pid_t)pid);
+                pid = 0;
+            }
+        }
+        /* a short read is not the end: the kernel hands the list over a
+         * page at a time, whole pids only */
+        if (rc != 0)
+            break;
+    }
+    if (rc == 0 && pid > 0)
+        rc = push_pid(v, n, cap, (pid_t)pid);
+    close(fd);
+    return rc;
+}
+
+int shx_procfs_children(pid_t pid, int threads, pid_t **v, size_t *n, size_t *cap)
+{
+    char path[96];
+    if (threads <= 1) {
+        (void)snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+        return read_children(path, v, n, cap);
+    }
+    /* children belong to the thread that forked them: every thread's list */
+    (void)snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || tid <= 0 || tid > INT_MAX)
+            continue;
+        (void)snprintf(path, sizeof path, "/proc/%d/task/%ld/children", (int)pid, tid);
+        /* a thread that just exited has no list to read: not an error */
+        if (read_children(path, v, n, cap) != 0 && errno == ENOMEM) {
+            rc = -1;
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
 }
 
 int shx_procfs_walk_open(shx_procfs_walk *w)
@@ -169,6 +291,21 @@ int shx_procfs_in_group(pid_t pid, pid_t pgid)
     (void)pid;
     (void)pgid;
     return 0;
+}
+
+int shx_procfs_children_available(void)
+{
+    return 0;
+}
+
+int shx_procfs_children(pid_t pid, int threads, pid_t **v, size_t *n, size_t *cap)
+{
+    (void)pid;
+    (void)threads;
+    (void)v;
+    (void)n;
+    (void)cap;
+    return -1;
 }
 
 int shx_procfs_walk_open(shx_procfs_walk *w)

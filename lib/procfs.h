@@ -13,6 +13,7 @@
 
 typedef struct shx_pstat {
     pid_t pid, ppid, pgrp;
+    int threads;              /* how many threads it has */
     unsigned long long start; /* start time in clock ticks after boot */
 } shx_pstat;
 
@@ -22,6 +23,19 @@ int shx_procfs_available(void);
 int shx_procfs_stat(pid_t pid, shx_pstat *out);
 /* 1 when pid lives (not a zombie) in process group pgid. */
 int shx_procfs_in_group(pid_t pid, pid_t pgid);
+
+/* 1 when the kernel lists each thread's children
+ * (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN). */
+int shx_procfs_children_available(void);
+/*
+ * Append pid's children (of every one of its threads; threads is its
+ * thread count from shx_procfs_stat, 1 reads only the main thread's list)
+ * to the malloc'd array *v of *n entries and capacity *cap. 0, or -1 when
+ * pid is gone or memory ran out (what was appended stays). A child forked
+ * or exiting while the list is read may be missed: callers that must see
+ * every child read again after signalling.
+ */
+int shx_procfs_children(pid_t pid, int threads, pid_t **v, size_t *n, size_t *cap);
 
 /* Walking the process table: open (-1 without /proc), next pid (0 at the
  * end), close. */

@@ -36,6 +36,13 @@ void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
 /* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
 uint64_t shx_test_start_time(int64_t pid);
 
+/* How many per-process /proc files (a stat, a children list) the library
+ * has read in this process: what finding a command's processes costs. */
+unsigned long shx_test_procfs_reads(void);
+/* Whether the kernel's children lists are used (1, where there are any) or
+ * ignored (0), to test the way that reads every /proc entry instead. */
+void shx_test_procfs_children(int on);
+
 /* What this build has: SHX_PLATFORM_* (platform.h), for tests that need a
  * Linux-only feature to say so and skip where it is compiled out. */
 unsigned shx_test_platform(void);

@@ -1072,6 +1072,8 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
 
 static void case_escapees(void)
 {
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
     const char *dir = tu_mkdtemp();
     CHECK(dir != NULL);
     char tmp[256], file[300], cmd[2048];
@@ -1201,6 +1203,199 @@ static void test_escaped_processes(void **state)
     if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
         skip();
     run_forked(case_escapees, 0, 120);
+}
+
+static void test_escaped_processes_scanning_proc(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapees, 1, 120);
+}
+
+/* /proc files the library reads to time out `sleep 100` ([0]), and to adopt
+ * the leftovers of `sleep 100 &` and kill them ([1]); the most over both
+ * wait paths */
+static void count_reads(unsigned long reads[2])
+{
+    reads[0] = reads[1] = 0;
+    for (int use_pidfd = heavy_ok(); use_pidfd >= 0; use_pidfd--) {
+        shexec_session *s = new_session(use_pidfd);
+        unsigned long before = shx_test_procfs_reads();
+        shexec_run *r = xrun(s, "sleep 100", 300);
+        unsigned long n = shx_test_procfs_reads() - before;
+        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+        shexec_run_free(r);
+        if (n > reads[0])
+            reads[0] = n;
+
+        before = shx_test_procfs_reads();
+        r = xrun(s, "sleep 100 & echo started", 0);
+        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        shexec_task *t = NULL;
+        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        wait_task(s, t);
+        n = shx_test_procfs_reads() - before;
+        CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
+        shexec_task_free(t);
+        shexec_run_free(r);
+        if (n > reads[1])
+            reads[1] = n;
+        shexec_session_free(s);
+    }
+}
+
+/*
+ * Finding what to signal and what is left reads the command's own
+ * processes, not the whole process table: 200 more processes on the
+ * machine, unrelated to the session, add (almost) nothing to what is read.
+ */
+static void case_find_reads_candidates_only(void)
+{
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], ready[300], crowd_cmd[512];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(ready, sizeof ready, "%s/ready", tmp);
+    snprintf(crowd_cmd, sizeof crowd_cmd,
+             "i=0; while [ $i -lt 200 ]; do sleep 100 & i=$((i+1)); done; : > '%s'; wait",
+             ready);
+    unsigned long alone[2], crowded[2];
+    count_reads(alone);
+
+    pid_t crowd = fork();
+    CHECK(crowd >= 0);
+    if (crowd == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", crowd_cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(crowd, crowd);
+    int64_t end = tu_now_ms() + 20000;
+    while (access(ready, F_OK) != 0 && tu_now_ms() < end)
+        usleep(10000);
+    int crowd_ready = access(ready, F_OK) == 0;
+    if (crowd_ready)
+        count_reads(crowded);
+    kill(-crowd, SIGKILL);
+    waitpid(crowd, NULL, 0);
+    tu_rmtree(tmp);
+    CHECK(crowd_ready);
+    /* a whole-table scan reads each of the 200 at least once per search */
+    if (crowded[0] > alone[0] + 100 || crowded[1] > alone[1] + 100) {
+        fprintf(stderr, "/proc files read, without and with 200 unrelated processes around: "
+                        "timing out `sleep 100` %lu, %lu; adopting and killing `sleep 100 &` "
+                        "%lu, %lu\n",
+                alone[0], crowded[0], alone[1], crowded[1]);
+        CHECK(0);
+    }
+}
+
+static void test_find_reads_candidates_only(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_find_reads_candidates_only, 0, 120);
+}
+
+/*
+ * A member of the group that lost its parent before the command was
+ * terminated (a double fork that stays in the group) still counts as one
+ * of the command's live processes: what left the group under it goes too.
+ */
+static void case_escapee_under_orphaned_member(void)
+{
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], file[300], cmd[2048];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(file, sizeof file, "%s/pid", tmp);
+    for (int use_pidfd = heavy_ok(); use_pidfd >= 0; use_pidfd--) {
+        shexec_session *s = new_session(use_pidfd);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            escape_cmd(cmd, sizeof cmd, file,
+                       "(sh -c 'setsid sleep 100 & echo $! > \"$0\"; wait' \"$F\" &); "
+                       AWAIT_ESCAPE "echo escaped; wait; sleep 100");
+            shexec_run *r = xrun(s, cmd, attempt ? 8000 : 1500);
+            CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+            int escaped = strstr(out_of(r), "escaped") != NULL;
+            shexec_run_free(r);
+            if (!escaped && attempt == 0) {
+                /* a busy machine: not escaped yet when the time was up */
+                if (access(file, F_OK) == 0)
+                    CHECK(tu_wait_pid_gone(read_pid(file), 3000));
+                continue;
+            }
+            CHECK(escaped);
+            int pid = read_pid(file);
+            if (!tu_wait_pid_gone(pid, 3000)) {
+                fprintf(stderr, "escapee %d under an orphaned member survived\n", pid);
+                kill(pid, SIGKILL);
+                CHECK(0);
+            }
+            break;
+        }
+        shexec_session_free(s);
+    }
+    tu_rmtree(tmp);
+}
+
+/*
+ * The kernel hands a children list over a page at a time: an escapee
+ * started after 700 other children of the shell is past the first page,
+ * and must be found all the same.
+ */
+static void case_escapee_past_first_page(void)
+{
+    /* variant 1: the way without children lists, every /proc entry read */
+    shx_test_procfs_children(g_variant != 1);
+    const char *dir = tu_mkdtemp();
+    CHECK(dir != NULL);
+    char tmp[256], file[300], cmd[2048];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(file, sizeof file, "%s/pid", tmp);
+    escape_cmd(cmd, sizeof cmd, file,
+               "i=0; while [ $i -lt 700 ]; do sleep 100 & i=$((i+1)); done; "
+               "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped; wait");
+    shexec_session *s = new_session(heavy_ok());
+    shexec_run *r = NULL;
+    CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    CHECK_INT(shexec_run_start(r), SHEXEC_OK);
+    wait_output(s, r, "escaped");
+    CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
+    while (!shexec_run_done(r))
+        CHECK(shexec_session_wait(s, -1) >= 0);
+    CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    int pid = read_pid(file);
+    if (!tu_wait_pid_gone(pid, 3000)) {
+        fprintf(stderr, "escapee %d, the shell's 701st child, survived\n", pid);
+        kill(pid, SIGKILL);
+        CHECK(0);
+    }
+    shexec_run_free(r);
+    shexec_session_free(s);
+    tu_rmtree(tmp);
+}
+
+static void test_escapee_past_first_page(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapee_past_first_page, 0, 120);
+}
+
+static void test_escapee_under_orphaned_member(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(case_escapee_under_orphaned_member, 0, 120);
+    run_forked(case_escapee_under_orphaned_member, 1, 120);
 }
 
 /* ---- no /proc ------------------------------------------------------------- */
@@ -1368,6 +1563,10 @@ int main(void)
         cmocka_unit_test(test_host_children_untouched),
         cmocka_unit_test(test_many_processes_all_gone),
         cmocka_unit_test(test_escaped_processes),
+        cmocka_unit_test(test_escaped_processes_scanning_proc),
+        cmocka_unit_test(test_find_reads_candidates_only),
+        cmocka_unit_test(test_escapee_under_orphaned_member),
+        cmocka_unit_test(test_escapee_past_first_page),
         cmocka_unit_test(test_late_pump_after_kill),
         cmocka_unit_test(test_leftovers_without_proc),
     };
