@@ -26,7 +26,10 @@
 
 #include "bench.h"
 
-#define SPAWN_TARGET 1.15 /* lib time per run / raw, at most */
+/* lib time per run / raw, at most: the wrapper is part of what is measured;
+ * bash's own start costs twice dash's, so the same overhead is half the ratio */
+#define SPAWN_TARGET_SH 1.10
+#define SPAWN_TARGET_BASH 1.05
 #define HOST_TARGET 1.10  /* lib time per run at 4 GiB / at a small host, at most */
 
 extern char **environ;
@@ -95,7 +98,8 @@ static void rate_cell(bench_row *r, int col, const double *v, int n)
 
 enum { V_RAW, V_LIB, V_PY, V_PYNT, V_NODE, V_SYNC, V_NSHX, NV };
 
-static void spawn_rows(const char *shell, const char *id, double v[NV][16], int rounds)
+static void spawn_rows(const char *shell, const char *id, double target, double v[NV][16],
+                       int rounds)
 {
     double med[NV];
     for (int k = 0; k < NV; k++)
@@ -127,13 +131,13 @@ static void spawn_rows(const char *shell, const char *id, double v[NV][16], int 
     int behind_py = med[V_PY] >= 0 && (med[V_LIB] <= med[V_PY] || med[V_LIB] <= med[V_PYNT]);
     int behind_node =
         med[V_NODE] >= 0 && (med[V_LIB] <= med[V_NODE] || med[V_LIB] <= med[V_SYNC]);
-    cell(r, C_TARGET, "<=%.2f, >py,node", SPAWN_TARGET);
-    if (ratio <= SPAWN_TARGET && !behind_py && !behind_node)
+    cell(r, C_TARGET, "<=%.2f, >py,node", target);
+    if (ratio <= target && !behind_py && !behind_node)
         cell(r, C_VERDICT, "PASS");
     else
-        cell(r, C_VERDICT, "MISS(%s%s%s)", ratio > SPAWN_TARGET ? "ratio" : "",
-             behind_py ? (ratio > SPAWN_TARGET ? ",py" : "py") : "",
-             behind_node ? (ratio > SPAWN_TARGET || behind_py ? ",node" : "node") : "");
+        cell(r, C_VERDICT, "MISS(%s%s%s)", ratio > target ? "ratio" : "",
+             behind_py ? (ratio > target ? ",py" : "py") : "",
+             behind_node ? (ratio > target || behind_py ? ",node" : "node") : "");
     /* the ranges show how far a median can move on a loaded machine */
     char peers[160] = "";
     if (med[V_PY] >= 0)
@@ -395,8 +399,8 @@ void sec_spawn(void)
     shexec_session_free(sp[0]);
     shexec_session_free(sp[1]);
 
-    spawn_rows(shells[0], "1", v[0], rounds);
-    spawn_rows(shells[1], "1b", v[1], rounds);
+    spawn_rows(shells[0], "1", SPAWN_TARGET_SH, v[0], rounds);
+    spawn_rows(shells[1], "1b", SPAWN_TARGET_BASH, v[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], v[0][V_LIB], vw, rounds, watchdog_start_ms);
     persist_row("1p", shells[0], v[0][V_RAW], v[0][V_LIB], vp[0], rounds);
     persist_row("1bp", shells[1], v[1][V_RAW], v[1][V_LIB], vp[1], rounds);
