@@ -326,13 +326,9 @@ int shx_namefilter_denies(const shx_namefilter *f, const char *name, size_t n)
         return 0;
     char small[SHX_ZBUF_STACK];
     char *heap = NULL;
-    shx_zname z = {NULL, 0};
-    if (f->need_z) {
-        if (n < sizeof small)
-            z.buf = small;
-        else if (!(z.buf = heap = malloc(n + 1)))
-            return SHEXEC_ENOMEM;
-    }
+    shx_zname z = {small, 0}; /* used only by fnmatch globs (need_z) */
+    if (f->need_z && n >= sizeof small && !(z.buf = heap = malloc(n + 1)))
+        return SHEXEC_ENOMEM;
     uint32_t h = shx_name_hash(name, n);
     int denies = shx_globset_match(&f->deny, name, n, h, &z) &&
                  !shx_globset_match(&f->allow, name, n, h, &z);

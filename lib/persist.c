@@ -82,7 +82,6 @@ static const char *env_value(char *const *env, const char *name, size_t n)
 }
 
 typedef struct adopt_ctx {
-    shexec_session *s;
     shexec_run *r;
     shx_envlist env, vars;
     shx_buf name;
@@ -218,7 +217,7 @@ void shx_persist_adopt(shexec_run *r)
         return;
     }
     s->plisting_ok = 0;
-    adopt_ctx c = {.s = s, .r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
+    adopt_ctx c = {.r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
                    .name = SHX_BUF_INIT, .from_decl = rec->has_decl};
     c.env.max = c.vars.max = (size_t)1 << 24; /* the byte bound is the bound */
     shx_buf scratch = SHX_BUF_INIT;

@@ -24,7 +24,7 @@
 /* A stream that has carried more than this (a default Linux pipe) is bulk
  * output, and its pipe is grown to SHX_STREAM_PIPE_BYTES where the kernel
  * allows (Linux's default pipe-max-size, what unprivileged users may ask). */
-#define SHX_STREAM_GROW_AFTER (64u * 1024)
+#define SHX_STREAM_GROW_AFTER ((size_t)64 * 1024)
 #define SHX_STREAM_PIPE_BYTES (1 << 20)
 
 typedef struct shx_stream {
