@@ -121,6 +121,14 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     /* what the shell wrote is all in the pipes by now */
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    /* A terminal's hangup. The kernel sends SIGHUP to the terminal's group
+     * as its session leader exits, but a shell with an EXIT trap (the
+     * wrapper's) handles SIGHUP itself, and a child it has just forked can
+     * take the signal in that handler before it resets its signals and
+     * execs, and so lose it. The group gets it again from here, while the
+     * shell's zombie still holds the group id. */
+    if (r->pty && !r->proc.reaped)
+        kill(-r->proc.pid, SIGHUP);
     if (!r->proc.reaped && !shx_group_can_list())
         return shell_exited_unlisted(s, r, now, born);
     shx_proc_reap(&r->proc);
