@@ -57,16 +57,46 @@ int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
 }
 
 /* The record channel: an anonymous file the shell gets at SHX_RECORD_FD
- * (the same open file, so its writes advance one offset from 0) and the
- * library reads from its start once the shell has exited. A file, not a
- * pipe: the shell's writes never wake the host nor wait for it, whatever
- * the record's size. Like every descriptor the child gets at a fixed
- * number, it is kept at 10 or above (spawn.h). */
+ * (the same open file, so its writes advance one offset from 0: where it
+ * ends is where the record ends) and the library reads from its start once
+ * the shell has exited. A file, not a pipe: the shell's writes never wake
+ * the host nor wait for it, whatever the record's size. Like every
+ * descriptor the child gets at a fixed number, it is kept at 10 or above
+ * (spawn.h). The session keeps the files of finished runs for the next
+ * ones: making and destroying a memfd per run costs more than the rest of
+ * the host's system calls around a run together. Only the wrapper holds
+ * the file while a command runs (the command's group has descriptor 3
+ * closed), so a file handed back is no one else's. */
 int shx_record_file(shexec_session *s, int *out)
 {
+    if (s->n_spare_records) {
+        *out = s->spare_records[--s->n_spare_records];
+        return SHEXEC_OK;
+    }
     int fd = shx_anon_file();
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make the record file: %s", strerror(errno));
     return move_high(s, fd, out);
+}
+
+void shx_record_file_put(shexec_session *s, int fd, off_t used)
+{
+    if (fd < 0)
+        return;
+    int keep = s && s->n_spare_records < SHX_SPARE_RECORDS;
+    if (keep && used > SHX_RECORD_KEEP_BYTES && ftruncate(fd, 0) != 0)
+        keep = 0;
+    if (keep && lseek(fd, 0, SEEK_SET) != 0)
+        keep = 0;
+    if (keep)
+        s->spare_records[s->n_spare_records++] = fd;
+    else
+        close(fd);
+}
+
+void shx_record_files_close(shexec_session *s)
+{
+    while (s->n_spare_records)
+        close(s->spare_records[--s->n_spare_records]);
 }

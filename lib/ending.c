@@ -129,7 +129,7 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
      * shell's zombie still holds the group id. */
     if (r->pty && !r->proc.reaped)
         kill(-r->proc.pid, SIGHUP);
-    if (!r->proc.reaped && !shx_group_can_list())
+    if (!r->proc.reaped && !s->procfs_seen && !(s->procfs_seen = shx_group_can_list()))
         return shell_exited_unlisted(s, r, now, born);
     shx_proc_reap(&r->proc);
     /* A shell the host reaped can still be on its way out of the pid table,
@@ -164,14 +164,19 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     return 1;
 }
 
-/* Take what the shell wrote in its record file, from the start (the shell
- * has exited); no more than the record's bound is read. */
+/* Take what the shell wrote in its record file, from the start to where
+ * its writes left the offset (the file may be one an earlier run used, with
+ * more behind); no more than the record's bound is read. */
 void shx_run_read_record(shexec_run *r)
 {
+    if (r->rec_fd < 0)
+        return;
     char buf[16384];
+    off_t end = lseek(r->rec_fd, 0, SEEK_CUR);
     off_t at = 0;
-    while (r->rec_fd >= 0 && !r->record.over && !r->record.nomem) {
-        ssize_t n = pread(r->rec_fd, buf, sizeof buf, at);
+    while (at < end && !r->record.over && !r->record.nomem) {
+        size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
+        ssize_t n = pread(r->rec_fd, buf, want, at);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -179,7 +184,6 @@ void shx_run_read_record(shexec_run *r)
         shx_record_feed(&r->record, buf, (size_t)n);
         at += n;
     }
-    if (r->rec_fd >= 0)
-        close(r->rec_fd);
+    shx_record_file_put(r->s, r->rec_fd, end < 0 ? SHX_RECORD_KEEP_BYTES + 1 : end);
     r->rec_fd = -1;
 }

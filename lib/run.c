@@ -308,16 +308,12 @@ int shx_run_end_input(shexec_run *r)
 
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len)
 {
-    if (!run)
-        return SHEXEC_EINVAL;
-    return shx_run_queue_input(run, data, len);
+    return run ? shx_run_queue_input(run, data, len) : SHEXEC_EINVAL;
 }
 
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
 {
-    if (!run)
-        return SHEXEC_EINVAL;
-    return shx_run_end_input(run);
+    return run ? shx_run_end_input(run) : SHEXEC_EINVAL;
 }
 
 static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the session cwd */
@@ -333,6 +329,14 @@ static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the ses
     r->s->cwd = copy;
 }
 
+/* The notice for a reported directory the session does not take. */
+static void refuse_cwd(shexec_run *r, const char *dir, size_t len, const char *why)
+{
+    shx_buf_clear(&r->notice);
+    shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
+                   "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, r->s->cwd);
+}
+
 /*
  * The record comes from inside the command, which can forge it (it runs in
  * the same shell): a directory that does not exist, or a relative path that
@@ -342,6 +346,8 @@ static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the ses
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
 {
     shexec_session *s = r->s;
+    if (strlen(s->cwd) == len && memcmp(s->cwd, dir, len) == 0)
+        return; /* where the session is already (most commands): nothing to do */
     mode_t mode;
     const char *why = NULL;
     if (len == 0 || dir[0] != '/')
@@ -354,13 +360,10 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
         why = errno == ENAMETOOLONG ? "is longer than the kernel's path limit" : "does not exist";
     else if (!S_ISDIR(mode))
         why = "is not a directory";
-    if (why) {
-        shx_buf_clear(&r->notice);
-        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
-                       "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, s->cwd);
-        return;
-    }
-    take_cwd(r, dir, len);
+    if (why)
+        refuse_cwd(r, dir, len, why);
+    else
+        take_cwd(r, dir, len);
 }
 
 /*
@@ -369,15 +372,10 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
  */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len)
 {
-    shexec_session *s = r->s;
-    if (len == 0 || dir[0] != '/') {
-        shx_buf_clear(&r->notice);
-        shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") is not "
-                       "an absolute path: the session stays in %s", len > 512 ? 512 : (int)len,
-                       dir, s->cwd);
-        return;
-    }
-    take_cwd(r, dir, len);
+    if (len == 0 || dir[0] != '/')
+        refuse_cwd(r, dir, len, "is not an absolute path");
+    else
+        take_cwd(r, dir, len);
 }
 
 void shx_run_ended(shexec_run *r)

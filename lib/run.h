@@ -85,16 +85,23 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
  * the run's notice. */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
 /* Read the record file (the shell has exited), up to the record's bound,
- * and close it. */
+ * and hand it back to the session (shx_record_file_put). */
 void shx_run_read_record(shexec_run *r);
 /* The same for a remote wrapper: only absolute (checked on the other side). */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
 /* A descriptor holding the script (a memfd, else an unlinked temporary
  * file), at 10 or above, in *out (channels.c). SHEXEC_OK or an error set. */
 int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
-/* The record channel: an anonymous file, close-on-exec, at 10 or above
- * (channels.c). SHEXEC_OK or an error set. */
+/* The record channel: an anonymous file, close-on-exec, at 10 or above,
+ * its offset at 0: one the session kept, else a new one (channels.c).
+ * SHEXEC_OK or an error set. */
 int shx_record_file(shexec_session *s, int *out);
+/* A record file read and done with: kept by s for a later run (offset back
+ * to 0, emptied when used held more than SHX_RECORD_KEEP_BYTES), or closed
+ * (s NULL, or s keeps SHX_SPARE_RECORDS already). */
+void shx_record_file_put(shexec_session *s, int fd, off_t used);
+/* Close the record files s keeps. */
+void shx_record_files_close(shexec_session *s);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

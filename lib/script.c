@@ -62,7 +62,10 @@ static const char vars_prologue[] =
  * The trap is the last thing the shell runs, so it moves stdout to the
  * record with `exec` (nothing to save or restore); that fails quietly, and
  * writes nothing, when bash runs it for a signal inside the group, where
- * descriptor 3 is closed. The directory is what the `pwd` builtin prints:
+ * descriptor 3 is closed. The trap's text is only that `eval`, in a group
+ * with stderr closed (no trace under `set -x`, and the least to parse when
+ * the epilogue has already reported); the status is taken first inside.
+ * The directory is what the `pwd` builtin prints:
  * the shell's own idea of where it is (logical where valid), not the PWD
  * variable, which a command can assign.
  */
@@ -81,13 +84,12 @@ static const char *const report_state[] = {
 };
 #define REPORT_END "command printf \"\\0\"; "
 
-#define QUIET_STATUS "{ __shexec_s=$?; set +x; } 2>&-; "
-#define LOCAL_TRAP_HEAD "__shexec_r='exec 2>&- >&3 && { "
+#define LOCAL_TRAP_HEAD "__shexec_r='__shexec_s=$?; set +x; exec >&3 && { "
 #define LOCAL_TRAP_TAIL "}'; "
-#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$?; set +x; __shexec_r=; } 2>&-; { "
+#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$?; set +x; __shexec_r=; "
 #define LOCAL_EPILOGUE_TAIL "} 2>&- >&3; command exit \"$__shexec_s\"\n"
 
-static const char local_trap_line[] = "trap '" QUIET_STATUS "command eval \"$__shexec_r\"' EXIT; { ";
+static const char local_trap_line[] = "trap '{ command eval \"$__shexec_r\"; } 2>&-' EXIT; { ";
 
 /* The report's body between head and tail: the status, the directory and,
  * with capture, the state. */

@@ -20,6 +20,12 @@
 #include "task.h"
 #include "tool.h"
 
+/* Record files a session keeps between runs: one per run alive at once,
+ * up to this many; a kept one holding more than SHX_RECORD_KEEP_BYTES is
+ * emptied first. */
+#define SHX_SPARE_RECORDS 8
+#define SHX_RECORD_KEEP_BYTES 65536
+
 struct shexec_session {
     const shx_loop_hooks *hooks;
     char *cwd;
@@ -52,9 +58,12 @@ struct shexec_session {
     int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
+    int procfs_seen;              /* /proc listed processes once: not asked again */
     shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
+    int spare_records[SHX_SPARE_RECORDS]; /* record files kept for the next runs (channels.c) */
+    uint32_t n_spare_records;
     int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
     pid_t watchdog_pid;
 };

@@ -362,8 +362,7 @@ int shx_run_begin(shexec_run *r)
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
     if (rc != SHEXEC_OK) {
-        if (rec >= 0)
-            close(rec);
+        shx_record_file_put(s, rec, 0); /* unwritten */
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
         shx_buf_free(&err);
         launch_free(&l);

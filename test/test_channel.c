@@ -339,6 +339,47 @@ static void test_large_commands(void **state)
     free(big);
 }
 
+/* The session keeps its record file for the next run: a record shorter
+ * than the one before is read to its own end, not to the file's; a large
+ * one is read whole and the file emptied; runs one after another hold one
+ * file between them, not one per run. */
+static void test_record_file_reused(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        char sub[PATH_MAX + 512], mk[2 * PATH_MAX + 1100];
+        snprintf(sub, sizeof sub, "%s/%0200d/%0200d", f->dir, sh, sh);
+        snprintf(mk, sizeof mk, "mkdir -p '%s' && cd '%s'", sub, sub);
+        shexec_run_free(run(f->s, mk));
+        assert_string_equal(shexec_session_cwd(f->s), sub);
+        shexec_run *r = run(f->s, "cd / && exit 3");
+        assert_int_equal(shexec_run_exit_code(r), 3);
+        assert_string_equal(shexec_session_cwd(f->s), "/");
+        shexec_run_free(r);
+        assert_int_equal(tu_count_record_files(), 1);
+        for (int i = 0; i < 10; i++)
+            shexec_run_free(run(f->s, "true"));
+        assert_int_equal(tu_count_record_files(), 1);
+
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        r = run(f->s, "BIG=$(head -c 100000 /dev/zero | tr '\\0' x); export BIG; cd /tmp");
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        shexec_run_free(r);
+        const char *big = shexec_session_getenv(f->s, "BIG");
+        assert_non_null(big);
+        assert_int_equal(strlen(big), 100000);
+        assert_string_equal(shexec_session_cwd(f->s), "/tmp");
+        r = run(f->s, "unset BIG; cd / && exit 4");
+        assert_int_equal(shexec_run_exit_code(r), 4);
+        shexec_run_free(r);
+        assert_null(shexec_session_getenv(f->s, "BIG"));
+        assert_string_equal(shexec_session_cwd(f->s), "/");
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +390,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record_not_forged_by_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_reports_the_cwd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_file_reused, setup, teardown),
     };
     return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
 }

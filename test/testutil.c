@@ -32,6 +32,27 @@ int tu_count_fds(void)
     return n - 1; /* the directory's own descriptor */
 }
 
+int tu_count_record_files(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[300], target[256];
+        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (strncmp(target, "/memfd:shexec", 13) == 0 || strncmp(target, "/tmp/shexec-", 12) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
 int tu_count_children(void)
 {
     char path[64];

@@ -13,6 +13,8 @@
 
 /* Number of open descriptors of this process. */
 int tu_count_fds(void);
+/* Descriptors of record files (a session keeps its runs' for the next ones). */
+int tu_count_record_files(void);
 /* Number of live (unreaped) children of this process's main thread. */
 int tu_count_children(void);
 /* 1 when pid exists and is not a zombie. */
