@@ -105,7 +105,7 @@ static int take_decl(void *user, const shx_decl *d)
     adopt_ctx *c = user;
     if (wrappers_own(d->name, d->name_len))
         return 0;
-    int den = shx_namefilter_denies(&c->filter, d->name, d->name_len);
+    int den = shx_namefilter_drops(&c->filter, d->name, d->name_len);
     if (den < 0) {
         c->nomem = 1;
         return -1;

@@ -667,6 +667,70 @@ static void test_wrapper_program_chosen_by_host(void **state)
     tu_rmtree(base);
 }
 
+/* A session whose shell is test/data/wrap.sh around bash: the run's own
+ * variables reach the command through the wrapper script. */
+static void set_test_wrapper(shexec_session *s)
+{
+    char here[4096], wrap[4200];
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
+    const char *argv[] = {wrap, "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+}
+
+/*
+ * Inside a wrapper program the run's own variables are filtered by the rule
+ * an environment is built by: a name the deny list matches is dropped
+ * unless an allow glob matches it too. Every kind of glob takes part
+ * (literal, NAME*, *SUFFIX, fnmatch), and so does a name too long for the
+ * stack copy fnmatch needs.
+ */
+static void test_wrapper_run_vars_denied_unless_allowed(void **state)
+{
+    shexec_session *s = *state;
+    set_test_wrapper(s);
+    assert_int_equal(shexec_session_env_deny(s, "SECRET_*"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_deny(s, "TOKEN_[0-9]*"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_allow(s, "SECRET_OK"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_allow(s, "*_PUBLIC"), SHEXEC_OK);
+
+    char longname[400], longpub[400];
+    memset(longname, 0, sizeof longname);
+    memcpy(longname, "TOKEN_9", 7);
+    memset(longname + 7, 'Q', 300);
+    snprintf(longpub, sizeof longpub, "%s_PUBLIC", longname);
+    static const struct { const char *name, *value; } vars[] = {
+        {"LD_LIBRARY_PATH", "/opt/lib"}, /* the default deny list */
+        {"LD_PRELOAD", "/x.so"},
+        {"SECRET_A", "a"},
+        {"SECRET_OK", "ok"},
+        {"TOKEN_1", "t"},
+        {"TOKEN_1_PUBLIC", "p"},
+        {"PLAIN", "plain"},
+    };
+    const char *cmd = "echo \"${LD_LIBRARY_PATH-unset}|${LD_PRELOAD-unset}|${SECRET_A-unset}|"
+                      "${SECRET_OK-unset}|${TOKEN_1-unset}|${TOKEN_1_PUBLIC-unset}|"
+                      "${PLAIN-unset}\"; env | grep '^TOKEN_9' | cut -c300- | sort";
+    const char *want[2] = {"unset|unset|unset|ok|unset|p|plain\nQQQQQQQQ_PUBLIC=long-allowed\n",
+                           "/opt/lib|unset|unset|ok|unset|p|plain\nQQQQQQQQ_PUBLIC=long-allowed\n"};
+    for (int pass = 0; pass < 2; pass++) {
+        /* the second time, an allow glob lets a default-denied name through */
+        if (pass == 1)
+            assert_int_equal(shexec_session_env_allow(s, "LD_LIBRARY_PATH"), SHEXEC_OK);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+        for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+            assert_int_equal(shexec_run_setenv(r, vars[i].name, vars[i].value), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, longname, "long-denied"), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, longpub, "long-allowed"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want[pass]);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "wrapped\n");
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        shexec_run_free(r);
+    }
+}
+
 static void test_logical_cwd_through_symlink(void **state)
 {
     shexec_session *s = *state;
@@ -706,6 +770,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_environ_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_wrapper_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_program_chosen_by_host, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_run_vars_denied_unless_allowed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
