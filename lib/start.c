@@ -5,7 +5,6 @@
  * wrapper script, output limits, timeout); then spawned, its streams set
  * up, and handed to the loop.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "pty.h"
 #include "script.h"
 #include "session.h"
+#include "shstate.h"
 #include "spawn.h"
 #include "watchdog.h"
 
@@ -92,16 +92,6 @@ uint32_t shx_run_effective_timeout(const shexec_run *r)
     return t > s->max_timeout_ms ? s->max_timeout_ms : t;
 }
 
-static int shell_name_valid(const char *name)
-{
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
-        return 0;
-    for (const char *p = name + 1; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '_'))
-            return 0;
-    return 1;
-}
-
 /*
  * The run's variables as the wrapper script's arguments, NUL-separated in
  * out: "NAME=VALUE" to set, "NAME" to unset. The deny list applies here as
@@ -127,7 +117,7 @@ static int wrapper_vars(shexec_session *s, const shx_envlist *vars, shx_buf *out
         }
         if (drops)
             continue;
-        if (!shell_name_valid(name)) {
+        if (!shx_shell_name(name, len)) {
             rc = shx_fail(s, SHEXEC_EINVAL,
                           "variable \"%s\" cannot be passed through the wrapper program: a shell "
                           "inside it can only export names of letters, digits and '_'",

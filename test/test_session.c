@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
+#include <locale.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -731,6 +733,45 @@ static void test_wrapper_run_vars_denied_unless_allowed(void **state)
     }
 }
 
+/*
+ * The names a shell inside a wrapper can export are the shell's
+ * identifiers, [A-Za-z_][A-Za-z0-9_]*, whatever locale the host set: a
+ * letter of a single-byte locale's alphabet is refused like any other
+ * byte. (Skipped where no such locale can be made: localedef and its
+ * sources, Debian's locales package.)
+ */
+static void test_wrapper_run_var_names_in_any_locale(void **state)
+{
+    shexec_session *s = *state;
+    const char *dir = tu_mkdtemp();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "localedef -i fr_FR -f ISO-8859-1 '%s/fr_FR.ISO-8859-1' "
+             ">/dev/null 2>&1", dir);
+    int made = system(cmd) == 0;
+    setenv("LOCPATH", dir, 1);
+    int latin1 = made && setlocale(LC_CTYPE, "fr_FR.ISO-8859-1") != NULL && isalpha(0xC9);
+    if (!latin1) {
+        setlocale(LC_CTYPE, "C");
+        unsetenv("LOCPATH");
+        tu_rmtree(dir);
+        fprintf(stderr, "test_session: no ISO-8859-1 locale could be made: skipped\n");
+        skip();
+    }
+    set_test_wrapper(s);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "CAF\xC9", "1"), SHEXEC_OK);
+    int rc = shexec_run_exec(r);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(s));
+    shexec_run_free(r);
+    setlocale(LC_CTYPE, "C");
+    unsetenv("LOCPATH");
+    tu_rmtree(dir);
+    assert_int_equal(rc, SHEXEC_EINVAL);
+    assert_non_null(strstr(msg, "CAF\xC9"));
+}
+
 static void test_logical_cwd_through_symlink(void **state)
 {
     shexec_session *s = *state;
@@ -772,6 +813,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wrapper_program_chosen_by_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_run_vars_denied_unless_allowed, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_run_var_names_in_any_locale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
