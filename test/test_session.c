@@ -696,7 +696,7 @@ static void test_wrapper_run_vars_denied_unless_allowed(void **state)
     assert_int_equal(shexec_session_env_allow(s, "SECRET_OK"), SHEXEC_OK);
     assert_int_equal(shexec_session_env_allow(s, "*_PUBLIC"), SHEXEC_OK);
 
-    char longname[400], longpub[400];
+    char longname[400], longpub[sizeof longname + 8];
     memset(longname, 0, sizeof longname);
     memcpy(longname, "TOKEN_9", 7);
     memset(longname + 7, 'Q', 300);
