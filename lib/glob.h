@@ -97,9 +97,9 @@ typedef struct shx_namefilter {
  * are too long to compile (count it as out of memory). */
 size_t shx_namefilter_size(const shx_globlist *deny, const shx_globlist *allow);
 
-/* Compile the lists into mem: shx_namefilter_size() bytes, aligned as
- * malloc's (NULL when that is 0). Nothing to free; the lists and mem must
- * outlive f. */
+/* Compile the lists into mem: shx_namefilter_size() bytes, aligned for a
+ * pointer and a size_t (NULL when that is 0). Nothing to free; the lists
+ * and mem must outlive f. */
 void shx_namefilter_init_at(shx_namefilter *f, void *mem, const shx_globlist *deny,
                             const shx_globlist *allow);
 
