@@ -577,8 +577,9 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * command as "NAME=VALUE" ("NAME" to unset) arguments, and the wrapper
  * script exports them inside the wrapper, in the shell that runs the
  * command, after the deny list has removed what it names. Such names must
- * be shell identifiers (letters, digits, '_'; starting with a letter or
- * '_'): another name fails the run with SHEXEC_EINVAL. A wrapper that
+ * be shell identifiers (ASCII letters, digits, '_'; starting with a letter
+ * or '_'; whatever the host's locale): another name fails the run with
+ * SHEXEC_EINVAL. A wrapper that
  * joins its arguments into one string for a remote shell (ssh) is declared
  * SHEXEC_WRAPPER_REMOTE_SHELL, and the library quotes what it adds.
  * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ESPAWN (a name not

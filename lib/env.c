@@ -1,7 +1,8 @@
 /*
  * env.c - the environment a command starts with: override lists and
- * shx_env_build (see env.h); the deny/allow lists are glob.c's. Runs once per spawn, so the
- * build is linear (hashed lookups, globs classified once per build) and its
+ * shx_env_build (see env.h); the deny/allow lists and their filter are
+ * glob.c's. Runs once per spawn, so the build is linear (hashed lookups,
+ * globs classified once per build, in the build's own scratch block) and its
  * result is a single allocation; the lists are hashed too, so a tool call
  * that sets thousands of variables costs thousands of steps, not millions.
  */
@@ -192,45 +193,34 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
             nb++;
     size_t ns = session_ov ? session_ov->n : 0;
     size_t nr = run_ov ? run_ov->n : 0;
-    size_t nd = deny ? deny->n : 0;
-    size_t na = nd && allow ? allow->n : 0; /* allow only matters against deny */
 
-    /* Each count is an array length, so their sums cannot wrap. The limits
-     * keep entry and glob indices in uint32_t and each part of the scratch
-     * block under a quarter of SIZE_MAX (a table has < 4 * count + 16
-     * slots). */
+    /* Each count is an array length, so their sum cannot wrap. The limit
+     * keeps entry indices in uint32_t and each part of the scratch block
+     * under a quarter of SIZE_MAX (the table has < 4 * count + 16 slots);
+     * the filter's size is bounded the same way. */
     size_t tot = nb + ns + nr;
-    size_t ngl = nd + na;
-    /* Which of the two entry limits is lower depends on the width of size_t. */
     size_t max_tot = SIZE_MAX / 4 / sizeof(ent);
     if (max_tot > ((size_t)1 << 28))
         max_tot = (size_t)1 << 28;
-    size_t max_gl = SIZE_MAX / 4 / sizeof(shx_cglob);
-    if (max_gl > ((size_t)1 << 28))
-        max_gl = (size_t)1 << 28;
-    if (tot > max_tot || ngl > max_gl)
+    if (tot > max_tot)
         return SHEXEC_ENOMEM;
     size_t hcap = 16;
     while (hcap < 2 * tot)
         hcap *= 2;
-    size_t dslots = nd ? shx_glob_table_slots(nd) : 0;
-    size_t aslots = nd ? shx_glob_table_slots(na) : 0;
     size_t sz_ents = tot * sizeof(ent);
-    size_t sz_globs = ngl * sizeof(shx_cglob);
-    size_t sz_plen = ngl * sizeof(size_t);
-    size_t sz_tab = (hcap + dslots + aslots) * sizeof(uint32_t);
+    size_t sz_tab = hcap * sizeof(uint32_t);
+    size_t sz_filter = shx_namefilter_size(deny, allow);
+    if (sz_filter > SIZE_MAX - sz_ents - sz_tab)
+        return SHEXEC_ENOMEM;
 
-    /* One scratch block: entries, compiled globs, prefix lengths, then the
-     * uint32_t tables (names, deny globs, allow globs), so every part is
-     * aligned for its type. */
-    unsigned char *scratch = malloc(sz_ents + sz_globs + sz_plen + sz_tab);
+    /* One scratch block: entries, the deny and allow lists compiled, then
+     * the table of names (uint32_t, the least aligned part, last). */
+    unsigned char *scratch = malloc(sz_ents + sz_filter + sz_tab);
     if (!scratch)
         return SHEXEC_ENOMEM;
     ent *ents = (ent *)scratch;
-    shx_cglob *cg = (shx_cglob *)(scratch + sz_ents);
-    size_t *plen = (size_t *)(scratch + sz_ents + sz_globs);
-    uint32_t *tab = (uint32_t *)(scratch + sz_ents + sz_globs + sz_plen);
-    memset(tab, 0, hcap * sizeof *tab);
+    uint32_t *tab = (uint32_t *)(scratch + sz_ents + sz_filter);
+    memset(tab, 0, sz_tab);
     size_t mask = hcap - 1;
 
     size_t ne = 0;
@@ -250,14 +240,15 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
     apply_overrides(session_ov, ents, &ne, tab, mask);
     apply_overrides(run_ov, ents, &ne, tab, mask);
 
+    /* The filter's rule, asked with the hash each entry already has and one
+     * fnmatch buffer sized for the longest name. */
+    shx_namefilter filter;
+    shx_namefilter_init_at(&filter, sz_filter ? scratch + sz_ents : NULL, deny, allow);
     char small[SHX_ZBUF_STACK];
     char *zheap = NULL;
-    if (nd) {
-        shx_globset dset, aset;
-        int need_z = shx_globset_init(&dset, cg, plen, tab + hcap, deny, nd);
-        need_z |= shx_globset_init(&aset, cg + nd, plen + nd, tab + hcap + dslots, allow, na);
+    if (filter.active) {
         shx_zname z = {small, 0};
-        if (need_z) {
+        if (filter.need_z) {
             size_t maxn = 0;
             for (size_t i = 0; i < ne; i++)
                 if (ents[i].val && ents[i].nlen > maxn)
@@ -272,8 +263,7 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
             if (!e->val)
                 continue;
             z.ready = 0;
-            if (shx_globset_match(&dset, e->name, e->nlen, e->hash, &z) &&
-                !shx_globset_match(&aset, e->name, e->nlen, e->hash, &z))
+            if (shx_namefilter_drops_hashed(&filter, e->name, e->nlen, e->hash, &z))
                 e->val = NULL;
         }
     }

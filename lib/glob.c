@@ -1,7 +1,8 @@
 /*
  * glob.c - the deny and allow lists of variable-name globs: the lists
  * themselves (hashed, so adding thousands costs thousands of steps) and
- * matching names against them, compiled once per environment build.
+ * the name filter they make, compiled once per use (an environment build,
+ * a run's wrapper variables, a shell's listing).
  */
 #include "glob.h"
 
@@ -193,7 +194,7 @@ static int cglob_match(const shx_cglob *c, const char *name, size_t nlen, shx_zn
 }
 
 /* Slots for a table of n keyed globs: a power of two, at least 2n. */
-size_t shx_glob_table_slots(size_t n)
+static size_t glob_table_slots(size_t n)
 {
     size_t slots = 16;
     while (slots < 2 * n)
@@ -209,12 +210,13 @@ static int cmp_size(const void *a, const void *b)
 
 /*
  * Compile the n globs of l into dst (room for n), plen (room for n) and tab
- * (shx_glob_table_slots(n) slots). 1 when one of them needs fnmatch.
+ * (glob_table_slots(n) slots). 1 when one of them needs fnmatch (then
+ * matching needs a shx_zname buffer).
  */
-int shx_globset_init(shx_globset *s, shx_cglob *dst, size_t *plen, uint32_t *tab,
+static int globset_init(shx_globset *s, shx_cglob *dst, size_t *plen, uint32_t *tab,
                         const shx_globlist *l, size_t n)
 {
-    size_t slots = shx_glob_table_slots(n);
+    size_t slots = glob_table_slots(n);
     memset(tab, 0, slots * sizeof *tab);
     size_t front = 0, back = n, np = 0;
     int need_z = 0;
@@ -254,7 +256,8 @@ static int keyed_find(const shx_globset *s, const char *name, size_t len, uint32
 }
 
 /* Does a glob of s match the nlen bytes at name, whose name_hash is h? */
-int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint32_t h, shx_zname *z)
+int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint32_t h,
+                      shx_zname *z)
 {
     if (s->nkeyed) {
         if (keyed_find(s, name, nlen, h, SHX_GK_LITERAL))
@@ -277,67 +280,85 @@ int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint3
     return 0;
 }
 
-int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen)
+/* ------------------------------------------------------------------------
+ * Name filter: the deny list and the allow list, compiled into one block
+ * (the globs, their prefix lengths, then the two uint32_t tables, so every
+ * part is aligned for its type).
+ * ------------------------------------------------------------------------ */
+
+/* How many globs of each list are compiled: allow only matters against deny. */
+static void filter_counts(const shx_globlist *deny, const shx_globlist *allow, size_t *nd,
+                          size_t *na)
 {
-    if (!g || !name)
+    *nd = deny ? deny->n : 0;
+    *na = *nd && allow ? allow->n : 0;
+}
+
+size_t shx_namefilter_size(const shx_globlist *deny, const shx_globlist *allow)
+{
+    size_t nd, na;
+    filter_counts(deny, allow, &nd, &na);
+    if (!nd)
         return 0;
-    char small[SHX_ZBUF_STACK];
-    char *heap = NULL;
-    shx_zname z = {NULL, 0};
-    int hit = 0;
-    for (size_t i = 0; i < g->n && !hit; i++) {
-        shx_cglob c = glob_compile(g->globs[i]);
-        if (c.kind == SHX_GK_FNMATCH && !z.buf) {
-            if (namelen < sizeof small)
-                z.buf = small;
-            else if (!(z.buf = heap = malloc(namelen + 1)))
-                return SHEXEC_ENOMEM;
-        }
-        hit = cglob_match(&c, name, namelen, &z);
-    }
-    free(heap);
-    return hit;
+    /* Each count is an array length, so their sum cannot wrap. The bound
+     * keeps glob indices in uint32_t and each part under a quarter of
+     * SIZE_MAX (a table has < 4 * count + 16 slots). */
+    size_t max = SIZE_MAX / 4 / sizeof(shx_cglob);
+    if (max > ((size_t)1 << 28))
+        max = (size_t)1 << 28;
+    if (nd + na > max)
+        return SIZE_MAX;
+    return (nd + na) * (sizeof(shx_cglob) + sizeof(size_t)) +
+           (glob_table_slots(nd) + glob_table_slots(na)) * sizeof(uint32_t);
+}
+
+void shx_namefilter_init_at(shx_namefilter *f, void *mem, const shx_globlist *deny,
+                            const shx_globlist *allow)
+{
+    *f = (shx_namefilter){0};
+    size_t nd, na;
+    filter_counts(deny, allow, &nd, &na);
+    if (!nd)
+        return;
+    size_t sz_globs = (nd + na) * sizeof(shx_cglob), sz_plen = (nd + na) * sizeof(size_t);
+    shx_cglob *cg = mem;
+    size_t *plen = (size_t *)((unsigned char *)mem + sz_globs);
+    uint32_t *tab = (uint32_t *)((unsigned char *)mem + sz_globs + sz_plen);
+    f->need_z = globset_init(&f->deny, cg, plen, tab, deny, nd);
+    f->need_z |= globset_init(&f->allow, cg + nd, plen + nd, tab + glob_table_slots(nd), allow, na);
+    f->active = 1;
 }
 
 int shx_namefilter_init(shx_namefilter *f, const shx_globlist *deny, const shx_globlist *allow)
 {
     *f = (shx_namefilter){0};
-    size_t nd = deny ? deny->n : 0;
-    size_t na = nd && allow ? allow->n : 0; /* allow only matters against deny */
-    if (!nd)
+    size_t size = shx_namefilter_size(deny, allow);
+    if (size == 0)
         return SHEXEC_OK;
-    size_t dslots = shx_glob_table_slots(nd), aslots = shx_glob_table_slots(na);
-    size_t sz_globs = (nd + na) * sizeof(shx_cglob), sz_plen = (nd + na) * sizeof(size_t);
-    unsigned char *mem = malloc(sz_globs + sz_plen + (dslots + aslots) * sizeof(uint32_t));
+    void *mem = size == SIZE_MAX ? NULL : malloc(size);
     if (!mem)
         return SHEXEC_ENOMEM;
-    shx_cglob *cg = (shx_cglob *)mem;
-    size_t *plen = (size_t *)(mem + sz_globs);
-    uint32_t *tab = (uint32_t *)(mem + sz_globs + sz_plen);
-    f->need_z = shx_globset_init(&f->deny, cg, plen, tab, deny, nd);
-    f->need_z |= shx_globset_init(&f->allow, cg + nd, plen + nd, tab + dslots, allow, na);
-    f->mem = mem;
+    shx_namefilter_init_at(f, mem, deny, allow);
+    f->owned = mem;
     return SHEXEC_OK;
 }
 
-int shx_namefilter_denies(const shx_namefilter *f, const char *name, size_t n)
+int shx_namefilter_drops(const shx_namefilter *f, const char *name, size_t n)
 {
-    if (!f->mem)
+    if (!f->active)
         return 0;
     char small[SHX_ZBUF_STACK];
     char *heap = NULL;
     shx_zname z = {small, 0}; /* used only by fnmatch globs (need_z) */
     if (f->need_z && n >= sizeof small && !(z.buf = heap = malloc(n + 1)))
         return SHEXEC_ENOMEM;
-    uint32_t h = shx_name_hash(name, n);
-    int denies = shx_globset_match(&f->deny, name, n, h, &z) &&
-                 !shx_globset_match(&f->allow, name, n, h, &z);
+    int drops = shx_namefilter_drops_hashed(f, name, n, shx_name_hash(name, n), &z);
     free(heap);
-    return denies;
+    return drops;
 }
 
 void shx_namefilter_free(shx_namefilter *f)
 {
-    free(f->mem);
-    f->mem = NULL;
+    free(f->owned);
+    *f = (shx_namefilter){0};
 }

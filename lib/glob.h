@@ -1,8 +1,8 @@
 /*
  * glob.h - lists of variable-name globs (the environment's deny and allow
- * lists) and matching names against them. A list is compiled once per
- * environment build into a shx_globset: literal and NAME_PREFIX* globs are
- * hashed by their literal part, the rest tried one by one.
+ * lists) and matching names against them. The two lists are compiled
+ * together, once per use, into a shx_namefilter: literal and NAME_PREFIX*
+ * globs are hashed by their literal part, the rest tried one by one.
  */
 #ifndef SHX_GLOB_H
 #define SHX_GLOB_H
@@ -32,19 +32,10 @@ int shx_globlist_add(shx_globlist *g, const char *glob);
  */
 int shx_globlist_add_default_deny(shx_globlist *g);
 
-/*
- * 1 when any glob of g (NULL: empty list) matches the namelen bytes at name,
- * else 0. name need not be NUL-terminated (it may point into "NAME=VALUE").
- * Returns SHEXEC_ENOMEM (negative) only when a name of 256 bytes or more
- * has to be copied for an fnmatch pattern and malloc fails: compare with 1,
- * not for truth, where a failure must not count as "no match".
- */
-int shx_globlist_match(const shx_globlist *g, const char *name, size_t namelen);
-
 /* Free every glob; the list is SHX_GLOBLIST_INIT afterwards. NULL ok. */
 void shx_globlist_free(shx_globlist *g);
 
-/* ---- compiled for one build (env.c) ---- */
+/* ---- compiled, to be asked about many names ---- */
 
 /* How a glob is matched: by its literal text, as a prefix, suffix or
  * infix, or by fnmatch. */
@@ -57,22 +48,22 @@ typedef struct shx_cglob {
                         with; SUFFIX, INFIX: the part between the stars */
     size_t litlen;
     int kind;
-    uint32_t hash; /* LITERAL, PREFIX: name_hash of lit (set by shx_globset_init) */
+    uint32_t hash; /* LITERAL, PREFIX: name_hash of lit */
 } shx_cglob;
 
 /* A name's NUL-terminated copy for fnmatch, made on first need. buf has room
- * for the name and its NUL. */
+ * for the name and its NUL; ready is 0 for each new name. */
 typedef struct shx_zname {
     char *buf;
     int ready;
 } shx_zname;
 
 /*
- * A glob list compiled for one build. LITERAL and PREFIX globs ("keyed")
- * are in a hash table by their literal part (a literal "AB" and a prefix
- * "AB*" share a hash and are told apart by kind); plen lists the distinct
- * prefix lengths, ascending, so a name is looked up once per length. The
- * others are tried one by one.
+ * A glob list, compiled. LITERAL and PREFIX globs ("keyed") are in a hash
+ * table by their literal part (a literal "AB" and a prefix "AB*" share a
+ * hash and are told apart by kind); plen lists the distinct prefix
+ * lengths, ascending, so a name is looked up once per length. The others
+ * are tried one by one.
  */
 typedef struct shx_globset {
     const shx_cglob *keyed;
@@ -88,36 +79,58 @@ typedef struct shx_globset {
 /* Names up to this long get their NUL-terminated copy on the stack. */
 #define SHX_ZBUF_STACK 256
 
-/* Slots for a table of n keyed globs: a power of two, at least 2n. */
-size_t shx_glob_table_slots(size_t n);
 /*
- * Compile the n globs of l into dst (room for n), plen (room for n) and tab
- * (shx_glob_table_slots(n) slots). 1 when one of them needs fnmatch (then
- * matching needs a shx_zname buffer).
+ * A deny list and its allow list compiled once, to be asked about many
+ * names (an environment being built, a run's variables, a shell's whole
+ * listing). The one rule every filtered name goes by: a name is dropped
+ * when a deny glob matches it and no allow glob does.
  */
-int shx_globset_init(shx_globset *s, shx_cglob *dst, size_t *plen, uint32_t *tab,
-                     const shx_globlist *l, size_t n);
-/* Does a glob of s match the nlen bytes at name, whose shx_name_hash is h? */
+typedef struct shx_namefilter {
+    shx_globset deny, allow;
+    void *owned;  /* the storage shx_namefilter_init allocated, or NULL */
+    int active;   /* 0: the deny list is empty, nothing is dropped */
+    int need_z;   /* a glob needs fnmatch: matching needs a shx_zname */
+} shx_namefilter;
+
+/* Bytes of storage the filter for these lists takes (either may be NULL,
+ * an empty list): 0 when the deny list is empty, SIZE_MAX when the lists
+ * are too long to compile (count it as out of memory). */
+size_t shx_namefilter_size(const shx_globlist *deny, const shx_globlist *allow);
+
+/* Compile the lists into mem: shx_namefilter_size() bytes, aligned for a
+ * pointer and a size_t (NULL when that is 0). Nothing to free; the lists
+ * and mem must outlive f. */
+void shx_namefilter_init_at(shx_namefilter *f, void *mem, const shx_globlist *deny,
+                            const shx_globlist *allow);
+
+/* The same in storage of its own: SHEXEC_OK or SHEXEC_ENOMEM (then f drops
+ * nothing and needs no free). The lists must outlive f. */
+int shx_namefilter_init(shx_namefilter *f, const shx_globlist *deny, const shx_globlist *allow);
+
+/* Does a glob of s match the nlen bytes at name, whose shx_name_hash is h?
+ * (The filter's part; ask the filter.) */
 int shx_globset_match(const shx_globset *s, const char *name, size_t nlen, uint32_t h,
                       shx_zname *z);
 
 /*
- * A deny list and its allow list compiled once, to be asked about many
- * names (a shell's whole listing): a name is denied when a deny glob
- * matches it and no allow glob does, as in an environment build.
+ * 1 when f drops the n bytes at name (not NUL-terminated), else 0. h is
+ * shx_name_hash(name, n); z, when f->need_z, has room for n + 1 bytes and
+ * ready 0. For a caller that has both already, per name: inline, so an
+ * environment build (once per spawn, every variable) pays no more than
+ * the matching itself. A filter that is not active has empty sets: 0.
  */
-typedef struct shx_namefilter {
-    shx_globset deny, allow;
-    void *mem; /* NULL: nothing is denied */
-    int need_z;
-} shx_namefilter;
+static inline int shx_namefilter_drops_hashed(const shx_namefilter *f, const char *name, size_t n,
+                                              uint32_t h, shx_zname *z)
+{
+    return shx_globset_match(&f->deny, name, n, h, z) &&
+           !shx_globset_match(&f->allow, name, n, h, z);
+}
 
-/* SHEXEC_OK or SHEXEC_ENOMEM (then f denies nothing and needs no free). The
- * lists must outlive f. */
-int shx_namefilter_init(shx_namefilter *f, const shx_globlist *deny, const shx_globlist *allow);
-/* 1 when f denies the n bytes at name, 0 when not, SHEXEC_ENOMEM (a name of
- * 256 bytes or more needing a copy for fnmatch). */
-int shx_namefilter_denies(const shx_namefilter *f, const char *name, size_t n);
+/* 1 when f drops the n bytes at name, 0 when not, SHEXEC_ENOMEM (negative:
+ * a name of 256 bytes or more needed a copy for fnmatch and malloc failed). */
+int shx_namefilter_drops(const shx_namefilter *f, const char *name, size_t n);
+
+/* Free what shx_namefilter_init allocated; f drops nothing afterwards. */
 void shx_namefilter_free(shx_namefilter *f);
 
 #endif

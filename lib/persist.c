@@ -105,7 +105,7 @@ static int take_decl(void *user, const shx_decl *d)
     adopt_ctx *c = user;
     if (wrappers_own(d->name, d->name_len))
         return 0;
-    int den = shx_namefilter_denies(&c->filter, d->name, d->name_len);
+    int den = shx_namefilter_drops(&c->filter, d->name, d->name_len);
     if (den < 0) {
         c->nomem = 1;
         return -1;
@@ -177,14 +177,50 @@ static int revert_run_vars(adopt_ctx *c)
     return 0;
 }
 
-/* What a state is taken from: the listing, and bash's functions. 0 or -1. */
+/*
+ * What a state is taken from, as the key kept in s->plisting: a kind byte
+ * ('d': bash's declare -p, 'e': export -p), the listing, then, with bash's
+ * functions, a NUL (a listing holds none) and the functions.
+ */
+static const shx_buf *record_listing(const shx_record *rec)
+{
+    return rec->has_decl ? &rec->decl : &rec->env;
+}
+
+static int record_has_funcs(const shx_record *rec)
+{
+    return rec->has_decl && rec->has_funcs;
+}
+
+/* n bytes at p equal those of b (data NULL when empty)? */
+static int same_bytes(const char *p, const shx_buf *b, size_t n)
+{
+    return n == 0 || memcmp(p, b->data, n) == 0;
+}
+
+/* Is the record's key the one kept? Compared piece by piece where it lies:
+ * a listing can be MiBs, and most commands leave it as it was. */
+static int listing_is_kept(const shexec_session *s, const shx_record *rec)
+{
+    const shx_buf *listing = record_listing(rec);
+    int funcs = record_has_funcs(rec);
+    const char *k = s->plisting.data;
+    size_t len = 1 + listing->len + (funcs ? 1 + rec->funcs.len : 0);
+    if (!s->plisting_ok || !k || s->plisting.len != len || k[0] != (rec->has_decl ? 'd' : 'e') ||
+        !same_bytes(k + 1, listing, listing->len))
+        return 0;
+    k += 1 + listing->len;
+    return !funcs || (k[0] == '\0' && same_bytes(k + 1, &rec->funcs, rec->funcs.len));
+}
+
+/* The record's key, built in key (empty). 0 or -1. */
 static int listing_key(const shx_record *rec, shx_buf *key)
 {
-    const shx_buf *listing = rec->has_decl ? &rec->decl : &rec->env;
+    const shx_buf *listing = record_listing(rec);
     shx_buf_putc(key, rec->has_decl ? 'd' : 'e');
     shx_buf_append(key, listing->data ? listing->data : "", listing->len);
-    if (rec->has_decl && rec->has_funcs) {
-        shx_buf_putc(key, '\0'); /* a listing holds no NUL */
+    if (record_has_funcs(rec)) {
+        shx_buf_putc(key, '\0');
         shx_buf_append(key, rec->funcs.data ? rec->funcs.data : "", rec->funcs.len);
     }
     return key->failed ? -1 : 0;
@@ -210,12 +246,8 @@ void shx_persist_adopt(shexec_run *r)
     /* Most commands change nothing: the same listing, taken by the same
      * rules from the state it gave, gives that state again. A run with
      * variables of its own is taken in full (they are reverted). */
-    shx_buf key = SHX_BUF_INIT;
-    if (!r->env.n && s->penv_set && listing_key(rec, &key) == 0 && s->plisting_ok &&
-        key.len == s->plisting.len && memcmp(key.data, s->plisting.data, key.len) == 0) {
-        shx_buf_free(&key);
+    if (!r->env.n && s->penv_set && listing_is_kept(s, rec))
         return;
-    }
     s->plisting_ok = 0;
     adopt_ctx c = {.r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
                    .name = SHX_BUF_INIT, .from_decl = rec->has_decl};
@@ -243,7 +275,6 @@ void shx_persist_adopt(shexec_run *r)
         }
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
-        shx_buf_free(&key);
         return;
     }
     shx_buf funcs = SHX_BUF_INIT;
@@ -252,7 +283,6 @@ void shx_persist_adopt(shexec_run *r)
         notice(r, "out of memory: the session's environment stays as it was%s", "");
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
-        shx_buf_free(&key);
         return;
     }
     shx_envlist_free(&s->penv);
@@ -262,9 +292,12 @@ void shx_persist_adopt(shexec_run *r)
     s->pvars = c.vars;
     s->pfuncs = funcs;
     s->penv_set = 1;
+    /* kept to be compared with the next listing, when it gave the state by
+     * itself (a run's own variables were reverted: taken in full again) */
     shx_buf_free(&s->plisting);
-    s->plisting = key;
-    s->plisting_ok = !r->env.n && !key.failed && key.data;
+    s->plisting_ok = !r->env.n && listing_key(rec, &s->plisting) == 0;
+    if (!s->plisting_ok)
+        shx_buf_free(&s->plisting);
 }
 
 int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *out)

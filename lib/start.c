@@ -5,7 +5,6 @@
  * wrapper script, output limits, timeout); then spawned, its streams set
  * up, and handed to the loop.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "pty.h"
 #include "script.h"
 #include "session.h"
+#include "shstate.h"
 #include "spawn.h"
 #include "watchdog.h"
 
@@ -92,39 +92,38 @@ uint32_t shx_run_effective_timeout(const shexec_run *r)
     return t > s->max_timeout_ms ? s->max_timeout_ms : t;
 }
 
-static int shell_name_valid(const char *name)
-{
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
-        return 0;
-    for (const char *p = name + 1; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '_'))
-            return 0;
-    return 1;
-}
-
 /*
  * The run's variables as the wrapper script's arguments, NUL-separated in
  * out: "NAME=VALUE" to set, "NAME" to unset. The deny list applies here as
- * it does to an environment. The shell inside exports them, so a name must
- * be one a shell can export.
+ * it does to an environment (the same filter). The shell inside exports
+ * them, so a name must be one a shell can export.
  */
 static int wrapper_vars(shexec_session *s, const shx_envlist *vars, shx_buf *out, size_t *n)
 {
     *n = 0;
+    if (!vars->n)
+        return SHEXEC_OK;
+    shx_namefilter filter;
+    if (shx_namefilter_init(&filter, &s->deny, &s->allow) != SHEXEC_OK)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    int rc = SHEXEC_OK;
     for (size_t i = 0; i < vars->n; i++) {
         const char *name = vars->names[i];
         size_t len = strlen(name);
-        int denied = shx_globlist_match(&s->deny, name, len);
-        int allowed = shx_globlist_match(&s->allow, name, len);
-        if (denied < 0 || allowed < 0)
-            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-        if (denied == 1 && allowed != 1)
+        int drops = shx_namefilter_drops(&filter, name, len);
+        if (drops < 0) {
+            rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+            break;
+        }
+        if (drops)
             continue;
-        if (!shell_name_valid(name))
-            return shx_fail(s, SHEXEC_EINVAL,
-                            "variable \"%s\" cannot be passed through the wrapper program: a shell "
-                            "inside it can only export names of letters, digits and '_'",
-                            name);
+        if (!shx_shell_name(name, len)) {
+            rc = shx_fail(s, SHEXEC_EINVAL,
+                          "variable \"%s\" cannot be passed through the wrapper program: a shell "
+                          "inside it can only export names of letters, digits and '_'",
+                          name);
+            break;
+        }
         shx_buf_puts(out, name);
         if (vars->values[i]) {
             shx_buf_putc(out, '=');
@@ -133,7 +132,10 @@ static int wrapper_vars(shexec_session *s, const shx_envlist *vars, shx_buf *out
         shx_buf_putc(out, '\0');
         (*n)++;
     }
-    return out->failed ? shx_fail(s, SHEXEC_ENOMEM, "out of memory") : SHEXEC_OK;
+    shx_namefilter_free(&filter);
+    if (rc == SHEXEC_OK && out->failed)
+        rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    return rc;
 }
 
 /* One argument of the tail; quoted for a wrapper that joins its arguments

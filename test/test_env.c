@@ -417,12 +417,23 @@ static void test_globlist_add(void **state)
     shx_globlist_free(NULL);
 }
 
-static void test_globlist_match_unterminated(void **state)
+/* Does a glob of g match the n bytes at name? A filter with g as its deny
+ * list and no allow list drops exactly those. */
+static int deny_matches(const shx_globlist *g, const char *name, size_t n)
+{
+    shx_namefilter f;
+    assert_int_equal(shx_namefilter_init(&f, g, NULL), SHEXEC_OK);
+    int drops = shx_namefilter_drops(&f, name, n);
+    shx_namefilter_free(&f);
+    return drops;
+}
+
+static void test_namefilter_match_unterminated(void **state)
 {
     (void)state;
     shx_globlist g = SHX_GLOBLIST_INIT;
-    assert_int_equal(shx_globlist_match(&g, "A", 1), 0); /* empty list */
-    assert_int_equal(shx_globlist_match(NULL, "A", 1), 0);
+    assert_int_equal(deny_matches(&g, "A", 1), 0); /* empty list */
+    assert_int_equal(deny_matches(NULL, "A", 1), 0);
     assert_int_equal(shx_globlist_add(&g, "LD_PRELOAD"), SHEXEC_OK);
     assert_int_equal(shx_globlist_add(&g, "DYLD_*"), SHEXEC_OK);
     assert_int_equal(shx_globlist_add(&g, "AWS_[A-Z]*_KEY"), SHEXEC_OK);
@@ -430,28 +441,28 @@ static void test_globlist_match_unterminated(void **state)
     assert_int_equal(shx_globlist_add(&g, "*SECRET*"), SHEXEC_OK);
 
     const char *e1 = "LD_PRELOADX=1";
-    assert_int_equal(shx_globlist_match(&g, e1, 10), 1); /* "LD_PRELOAD" */
-    assert_int_equal(shx_globlist_match(&g, e1, 11), 0); /* "LD_PRELOADX" */
-    assert_int_equal(shx_globlist_match(&g, e1, 9), 0);  /* "LD_PRELOA" */
+    assert_int_equal(deny_matches(&g, e1, 10), 1); /* "LD_PRELOAD" */
+    assert_int_equal(deny_matches(&g, e1, 11), 0); /* "LD_PRELOADX" */
+    assert_int_equal(deny_matches(&g, e1, 9), 0);  /* "LD_PRELOA" */
 
     const char *e2 = "DYLD_=x";
-    assert_int_equal(shx_globlist_match(&g, e2, 5), 1);
-    assert_int_equal(shx_globlist_match(&g, e2, 4), 0);
+    assert_int_equal(deny_matches(&g, e2, 5), 1);
+    assert_int_equal(deny_matches(&g, e2, 4), 0);
 
     /* the fnmatch pattern must see the name cut at namelen, not "..._KEY=v_KEY" */
     const char *e3 = "AWS_X_KEY=v_KEY";
-    assert_int_equal(shx_globlist_match(&g, e3, 9), 1);
+    assert_int_equal(deny_matches(&g, e3, 9), 1);
     const char *e4 = "AWS_X_KEYS=_KEY";
-    assert_int_equal(shx_globlist_match(&g, e4, 10), 0);
+    assert_int_equal(deny_matches(&g, e4, 10), 0);
 
     /* *SUFFIX and *INFIX* look only inside the name */
     const char *e5 = "GH=x_TOKEN";
-    assert_int_equal(shx_globlist_match(&g, e5, 2), 0);
+    assert_int_equal(deny_matches(&g, e5, 2), 0);
     const char *e6 = "ABC=SECRET";
-    assert_int_equal(shx_globlist_match(&g, e6, 3), 0);
+    assert_int_equal(deny_matches(&g, e6, 3), 0);
     const char *e7 = "ASECRETB=1";
-    assert_int_equal(shx_globlist_match(&g, e7, 8), 1);
-    assert_int_equal(shx_globlist_match(&g, e7, 6), 0); /* "ASECRE" */
+    assert_int_equal(deny_matches(&g, e7, 8), 1);
+    assert_int_equal(deny_matches(&g, e7, 6), 0); /* "ASECRE" */
 
     /* a name longer than the stack copy goes through the heap copy */
     size_t n = 5000;
@@ -461,9 +472,31 @@ static void test_globlist_match_unterminated(void **state)
     memset(big + 4, 'Q', n - 8);
     memcpy(big + n - 4, "_KEY", 4);
     memcpy(big + n, "=v", 3);
-    assert_int_equal(shx_globlist_match(&g, big, n), 1);
+    assert_int_equal(deny_matches(&g, big, n), 1);
     big[4] = '9';
-    assert_int_equal(shx_globlist_match(&g, big, n), 0);
+    assert_int_equal(deny_matches(&g, big, n), 0);
+
+    /* with an allow list: dropped when denied and not allowed, the allow
+     * globs also matched against the name cut at its length */
+    shx_globlist allow = SHX_GLOBLIST_INIT;
+    assert_int_equal(shx_globlist_add(&allow, "AWS_Q*"), SHEXEC_OK);
+    assert_int_equal(shx_globlist_add(&allow, "*SECRET"), SHEXEC_OK);
+    shx_namefilter f;
+    assert_int_equal(shx_namefilter_init(&f, &g, &allow), SHEXEC_OK);
+    assert_int_equal(shx_namefilter_drops(&f, e3, 9), 1);  /* "AWS_X_KEY": not allowed */
+    big[4] = 'Q';
+    assert_int_equal(shx_namefilter_drops(&f, big, n), 0); /* allowed */
+    assert_int_equal(shx_namefilter_drops(&f, e7, 8), 1);  /* "ASECRETB" */
+    assert_int_equal(shx_namefilter_drops(&f, e7, 7), 0);  /* "ASECRET": allowed */
+    assert_int_equal(shx_namefilter_drops(&f, e5, 2), 0);  /* "GH": not denied */
+    shx_namefilter_free(&f);
+    /* an empty deny list drops nothing, whatever is allowed */
+    shx_globlist none = SHX_GLOBLIST_INIT;
+    assert_int_equal(shx_namefilter_size(&none, &allow), 0);
+    assert_int_equal(shx_namefilter_init(&f, &none, &allow), SHEXEC_OK);
+    assert_int_equal(shx_namefilter_drops(&f, e1, 10), 0);
+    shx_namefilter_free(&f);
+    shx_globlist_free(&allow);
     free(big);
 
     shx_globlist_free(&g);
@@ -896,7 +929,7 @@ int main(void)
         cmocka_unit_test(test_name_valid),
         cmocka_unit_test(test_envlist_set_replaces_in_place),
         cmocka_unit_test(test_globlist_add),
-        cmocka_unit_test(test_globlist_match_unterminated),
+        cmocka_unit_test(test_namefilter_match_unterminated),
         cmocka_unit_test(test_env_get),
         cmocka_unit_test(test_build_copies_inputs),
         cmocka_unit_test(test_build_bad_args),

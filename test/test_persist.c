@@ -111,7 +111,8 @@ static void test_export_and_unset_persist(void **state)
 /* Most commands change nothing, and the same listing is not taken twice;
  * a change after a run of identical listings is taken, and so is a deny
  * rule the host adds between them (a shell variable kept for replay is
- * dropped at the next command, though its listing did not change). */
+ * dropped at the next command, though its listing did not change), and so
+ * is a change to bash's functions alone. */
 static void test_repeated_listings(void **state)
 {
     fixture *f = *state;
@@ -129,6 +130,13 @@ static void test_repeated_listings(void **state)
             assert_int_equal(shexec_session_env_deny(f->s, "MYVAR"), SHEXEC_OK);
             assert_string_equal(out_of(f->s, "true"), "");
             assert_string_equal(out_of(f->s, "echo ${MYVAR-gone}"), "gone\n");
+            /* the functions are part of what is compared: one changed to a
+             * body of the same length, the variables as they were */
+            assert_string_equal(out_of(f->s, "greet() { echo one; }"), "");
+            for (int k = 0; k < 2; k++)
+                assert_string_equal(out_of(f->s, "true"), "");
+            assert_string_equal(out_of(f->s, "greet() { echo two; }"), "");
+            assert_string_equal(out_of(f->s, "greet"), "two\n");
         }
         assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
     }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
+#include <locale.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -667,6 +669,109 @@ static void test_wrapper_program_chosen_by_host(void **state)
     tu_rmtree(base);
 }
 
+/* A session whose shell is test/data/wrap.sh around bash: the run's own
+ * variables reach the command through the wrapper script. */
+static void set_test_wrapper(shexec_session *s)
+{
+    char here[4096], wrap[4200];
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
+    const char *argv[] = {wrap, "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+}
+
+/*
+ * Inside a wrapper program the run's own variables are filtered by the rule
+ * an environment is built by: a name the deny list matches is dropped
+ * unless an allow glob matches it too. Every kind of glob takes part
+ * (literal, NAME*, *SUFFIX, fnmatch), and so does a name too long for the
+ * stack copy fnmatch needs.
+ */
+static void test_wrapper_run_vars_denied_unless_allowed(void **state)
+{
+    shexec_session *s = *state;
+    set_test_wrapper(s);
+    assert_int_equal(shexec_session_env_deny(s, "SECRET_*"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_deny(s, "TOKEN_[0-9]*"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_allow(s, "SECRET_OK"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_allow(s, "*_PUBLIC"), SHEXEC_OK);
+
+    char longname[400], longpub[sizeof longname + 8];
+    memset(longname, 0, sizeof longname);
+    memcpy(longname, "TOKEN_9", 7);
+    memset(longname + 7, 'Q', 300);
+    snprintf(longpub, sizeof longpub, "%s_PUBLIC", longname);
+    static const struct { const char *name, *value; } vars[] = {
+        {"LD_LIBRARY_PATH", "/opt/lib"}, /* the default deny list */
+        {"LD_PRELOAD", "/x.so"},
+        {"SECRET_A", "a"},
+        {"SECRET_OK", "ok"},
+        {"TOKEN_1", "t"},
+        {"TOKEN_1_PUBLIC", "p"},
+        {"PLAIN", "plain"},
+    };
+    const char *cmd = "echo \"${LD_LIBRARY_PATH-unset}|${LD_PRELOAD-unset}|${SECRET_A-unset}|"
+                      "${SECRET_OK-unset}|${TOKEN_1-unset}|${TOKEN_1_PUBLIC-unset}|"
+                      "${PLAIN-unset}\"; env | grep '^TOKEN_9' | cut -c300- | sort";
+    const char *want[2] = {"unset|unset|unset|ok|unset|p|plain\nQQQQQQQQ_PUBLIC=long-allowed\n",
+                           "/opt/lib|unset|unset|ok|unset|p|plain\nQQQQQQQQ_PUBLIC=long-allowed\n"};
+    for (int pass = 0; pass < 2; pass++) {
+        /* the second time, an allow glob lets a default-denied name through */
+        if (pass == 1)
+            assert_int_equal(shexec_session_env_allow(s, "LD_LIBRARY_PATH"), SHEXEC_OK);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+        for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+            assert_int_equal(shexec_run_setenv(r, vars[i].name, vars[i].value), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, longname, "long-denied"), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, longpub, "long-allowed"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want[pass]);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "wrapped\n");
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        shexec_run_free(r);
+    }
+}
+
+/*
+ * The names a shell inside a wrapper can export are the shell's
+ * identifiers, [A-Za-z_][A-Za-z0-9_]*, whatever locale the host set: a
+ * letter of a single-byte locale's alphabet is refused like any other
+ * byte. (Skipped where no such locale can be made: localedef and its
+ * sources, Debian's locales package.)
+ */
+static void test_wrapper_run_var_names_in_any_locale(void **state)
+{
+    shexec_session *s = *state;
+    const char *dir = tu_mkdtemp();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "localedef -i fr_FR -f ISO-8859-1 '%s/fr_FR.ISO-8859-1' "
+             ">/dev/null 2>&1", dir);
+    int made = system(cmd) == 0;
+    setenv("LOCPATH", dir, 1);
+    int latin1 = made && setlocale(LC_CTYPE, "fr_FR.ISO-8859-1") != NULL && isalpha(0xC9);
+    if (!latin1) {
+        setlocale(LC_CTYPE, "C");
+        unsetenv("LOCPATH");
+        tu_rmtree(dir);
+        fprintf(stderr, "test_session: no ISO-8859-1 locale could be made: skipped\n");
+        skip();
+    }
+    set_test_wrapper(s);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "CAF\xC9", "1"), SHEXEC_OK);
+    int rc = shexec_run_exec(r);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", shexec_session_errmsg(s));
+    shexec_run_free(r);
+    setlocale(LC_CTYPE, "C");
+    unsetenv("LOCPATH");
+    tu_rmtree(dir);
+    assert_int_equal(rc, SHEXEC_EINVAL);
+    assert_non_null(strstr(msg, "CAF\xC9"));
+}
+
 static void test_logical_cwd_through_symlink(void **state)
 {
     shexec_session *s = *state;
@@ -706,6 +811,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_environ_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_wrapper_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_program_chosen_by_host, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_run_vars_denied_unless_allowed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_run_var_names_in_any_locale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);

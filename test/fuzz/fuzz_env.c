@@ -222,23 +222,34 @@ stop:
             }
         }
     }
+    /* each list alone (as a deny list, nothing allowed: dropped = matched),
+     * and the two together */
+    shx_namefilter fdeny, fallow, fboth;
+    FZ_CHECK(shx_namefilter_init(&fdeny, &ldeny, NULL) == SHEXEC_OK &&
+             shx_namefilter_init(&fallow, &lallow, NULL) == SHEXEC_OK &&
+             shx_namefilter_init(&fboth, &ldeny, &lallow) == SHEXEC_OK, "out of memory");
     for (size_t i = 0; i < want.n; i++) {
         int denied = mglobs_match(&deny, want.name[i]);
         int allowed = mglobs_match(&allow, want.name[i]);
-        /* shx_globlist_match on a name that is not NUL-terminated */
+        /* the filter on a name that is not NUL-terminated */
         size_t nlen = strlen(want.name[i]);
         char *unterminated = malloc(nlen + 2);
         FZ_CHECK(unterminated, "out of memory");
         memcpy(unterminated, want.name[i], nlen);
         memcpy(unterminated + nlen, "=x", 2);
-        FZ_CHECK(shx_globlist_match(&ldeny, unterminated, nlen) == denied,
+        FZ_CHECK(shx_namefilter_drops(&fdeny, unterminated, nlen) == denied,
                  "deny list match of %s: model says %d", want.name[i], denied);
-        FZ_CHECK(shx_globlist_match(&lallow, unterminated, nlen) == allowed,
+        FZ_CHECK(shx_namefilter_drops(&fallow, unterminated, nlen) == allowed,
                  "allow list match of %s: model says %d", want.name[i], allowed);
+        FZ_CHECK(shx_namefilter_drops(&fboth, unterminated, nlen) == (denied && !allowed),
+                 "filter on %s: model says denied %d, allowed %d", want.name[i], denied, allowed);
         free(unterminated);
         if (want.value[i] && denied && !allowed)
             want.value[i] = NULL;
     }
+    shx_namefilter_free(&fdeny);
+    shx_namefilter_free(&fallow);
+    shx_namefilter_free(&fboth);
 
     char **env = NULL;
     int rc = shx_env_build(&env, base_null ? NULL : base, &lsess, &lrun, &ldeny, &lallow);
