@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,25 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
     }
 }
 
+/*
+ * The shell's pipes hang up as it closes its descriptors on its way out, a
+ * few microseconds before it is a zombie and its pidfd turns readable, so a
+ * loop that went back to poll() would sleep and be woken again for the
+ * exit. Yielding the processor for that while is cheaper, once per run and
+ * bounded: a shell that closed its output and runs on is left to poll().
+ */
+#define EXIT_AWAIT_NS 50000
+
+static void await_exit_briefly(shx_proc *p)
+{
+    p->exit_awaited = 1;
+    int64_t until = shx_now_ns() + EXIT_AWAIT_NS;
+    do {
+        sched_yield();
+        shx_proc_check(p);
+    } while (!p->exited && shx_now_ns() < until);
+}
+
 int shx_loop_settle(shexec_session *s)
 {
     int64_t now = shx_now_ns();
@@ -233,6 +253,8 @@ int shx_loop_settle(shexec_session *s)
         }
         if (!r->proc.exited && r->proc.pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
+        else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0)
+            await_exit_briefly(&r->proc);
         int end = 0;
         if (r->proc.pinned) {
             /* followed by its pipes; once SIGKILL is sent nothing in the

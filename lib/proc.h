@@ -22,6 +22,7 @@ typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
     int pidfd;                /* -1 without pidfds */
     int exited;               /* the shell's status is known (it may be unreaped) */
+    int exit_awaited;         /* the loop yielded once for its exit (loop.c) */
     int reaped;               /* the pid may be reused: never signal the group by it */
     int status_lost;          /* the host reaped it (SIGCHLD ignored) */
     int exit_code;            /* -1 unless the shell exited normally */

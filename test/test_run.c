@@ -1354,6 +1354,23 @@ static void test_descriptors_exhausted(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A shell that closes its output and runs on is waited for: the output's
+ * hang-up is not its exit. */
+static void test_output_closed_then_runs_on(void **state)
+{
+    shexec_session *s = *state;
+    const char *const shells[] = {"/bin/sh", "/bin/bash"};
+    for (int i = 0; i < 2; i++) {
+        const char *argv[] = {shells[i], NULL};
+        assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+        shexec_run *r = run_cmd(s, "echo before; exec >&- 2>&-; sleep 0.3; exit 5");
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+        assert_int_equal(shexec_run_exit_code(r), 5);
+        assert_string_equal(out_of(r), "before\n");
+        shexec_run_free(r);
+    }
+}
+
 static void test_version_and_strerror(void **state)
 {
     (void)state;
@@ -1416,6 +1433,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_too_long, setup, teardown),
         cmocka_unit_test_setup_teardown(test_descriptors_exhausted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_closed_then_runs_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version_and_strerror, setup, teardown),
     };
     return cmocka_run_group_tests_name("run", tests, NULL, NULL);
