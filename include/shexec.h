@@ -96,7 +96,9 @@
  *   When the command ends, the wrapper reports back on a channel of its own,
  *   an anonymous file at descriptor 3 of the shell that the command does not
  *   have (the shell keeps it close-on-exec while the command runs; the
- *   library reads it once the shell has exited): the command's
+ *   library reads it once the shell has exited, and the session keeps the
+ *   file open for its next runs, one per run alive at once, up to 8,
+ *   closed by shexec_session_free()): the command's
  *   exit status and the shell's working directory as its `pwd` builtin says
  *   (the logical path where it is valid; not the PWD variable). stdout and
  *   stderr carry exactly what the command wrote, whatever it does with its
