@@ -224,6 +224,7 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
  * loop that went back to poll() would sleep and be woken again for the
  * exit. Yielding the processor for that while is cheaper, once per run and
  * bounded: a shell that closed its output and runs on is left to poll().
+ * Only for a run alone in the loop: with others, their events come first.
  */
 #define EXIT_AWAIT_NS 50000
 
@@ -253,7 +254,8 @@ int shx_loop_settle(shexec_session *s)
         }
         if (!r->proc.exited && r->proc.pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
-        else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0)
+        else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
+                 s->active == r && !r->next_active)
             await_exit_briefly(&r->proc);
         int end = 0;
         if (r->proc.pinned) {
