@@ -84,7 +84,7 @@ void shx_record_file_put(shexec_session *s, int fd, off_t used)
 {
     if (fd < 0)
         return;
-    int keep = s && s->n_spare_records < SHX_SPARE_RECORDS;
+    int keep = s && used >= 0 && s->n_spare_records < SHX_SPARE_RECORDS;
     if (keep && used > SHX_RECORD_KEEP_BYTES && ftruncate(fd, 0) != 0)
         keep = 0;
     if (keep && lseek(fd, 0, SEEK_SET) != 0)

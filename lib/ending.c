@@ -184,6 +184,6 @@ void shx_run_read_record(shexec_run *r)
         shx_record_feed(&r->record, buf, (size_t)n);
         at += n;
     }
-    shx_record_file_put(r->s, r->rec_fd, end < 0 ? SHX_RECORD_KEEP_BYTES + 1 : end);
+    shx_record_file_put(r->s, r->rec_fd, end);
     r->rec_fd = -1;
 }

@@ -98,7 +98,7 @@ int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
 int shx_record_file(shexec_session *s, int *out);
 /* A record file read and done with: kept by s for a later run (offset back
  * to 0, emptied when used held more than SHX_RECORD_KEEP_BYTES), or closed
- * (s NULL, or s keeps SHX_SPARE_RECORDS already). */
+ * (s NULL, used unknown: negative, or s keeps SHX_SPARE_RECORDS already). */
 void shx_record_file_put(shexec_session *s, int fd, off_t used);
 /* Close the record files s keeps. */
 void shx_record_files_close(shexec_session *s);
