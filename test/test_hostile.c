@@ -1203,20 +1203,24 @@ static void case_escapees(void)
     tu_rmtree(tmp);
 }
 
+/* The cases that find processes that left the group need /proc. */
+static void run_escapee_case(void (*fn)(void), int variant)
+{
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
+        skip();
+    run_forked(fn, variant, 120);
+}
+
 static void test_escaped_processes(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
-        skip();
-    run_forked(case_escapees, 0, 120);
+    run_escapee_case(case_escapees, 0);
 }
 
 static void test_escaped_processes_scanning_proc(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
-        skip();
-    run_forked(case_escapees, 1, 120);
+    run_escapee_case(case_escapees, 1);
 }
 
 /* /proc files the library reads to time out `sleep 100` ([0]), and to adopt
@@ -1301,9 +1305,7 @@ static void case_find_reads_candidates_only(void)
 static void test_find_reads_candidates_only(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
-        skip();
-    run_forked(case_find_reads_candidates_only, 0, 120);
+    run_escapee_case(case_find_reads_candidates_only, 0);
 }
 
 /*
@@ -1390,18 +1392,14 @@ static void case_escapee_past_first_page(void)
 static void test_escapee_past_first_page(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
-        skip();
-    run_forked(case_escapee_past_first_page, 0, 120);
+    run_escapee_case(case_escapee_past_first_page, 0);
 }
 
 static void test_escapee_under_orphaned_member(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find processes that left the group"))
-        skip();
-    run_forked(case_escapee_under_orphaned_member, 0, 120);
-    run_forked(case_escapee_under_orphaned_member, 1, 120);
+    run_escapee_case(case_escapee_under_orphaned_member, 0);
+    run_escapee_case(case_escapee_under_orphaned_member, 1);
 }
 
 /* ---- no /proc ------------------------------------------------------------- */

@@ -18,21 +18,9 @@
 
 #include "testhook.h"
 
-int tu_count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n - 1; /* the directory's own descriptor */
-}
-
-int tu_count_record_files(void)
+/* The open descriptors, opendir's own included; with records_only, only
+ * those of record files (a memfd named "shexec", or the /tmp fallback). */
+static int count_fds(int records_only)
 {
     DIR *d = opendir("/proc/self/fd");
     if (!d)
@@ -40,17 +28,33 @@ int tu_count_record_files(void)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        char path[300], target[256];
-        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, target, sizeof target - 1);
-        if (len <= 0)
+        if (e->d_name[0] == '.')
             continue;
-        target[len] = '\0';
-        if (strncmp(target, "/memfd:shexec", 13) == 0 || strncmp(target, "/tmp/shexec-", 12) == 0)
-            n++;
+        if (records_only) {
+            char path[300], target[256];
+            (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+            ssize_t len = readlink(path, target, sizeof target - 1);
+            if (len <= 0)
+                continue;
+            target[len] = '\0';
+            if (strncmp(target, "/memfd:shexec", 13) != 0 && strncmp(target, "/tmp/shexec-", 12) != 0)
+                continue;
+        }
+        n++;
     }
     closedir(d);
     return n;
+}
+
+int tu_count_fds(void)
+{
+    int n = count_fds(0);
+    return n < 0 ? -1 : n - 1; /* the directory's own descriptor */
+}
+
+int tu_count_record_files(void)
+{
+    return count_fds(1);
 }
 
 int tu_count_children(void)
