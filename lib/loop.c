@@ -238,7 +238,7 @@ static void await_exit_briefly(shx_proc *p)
     } while (!p->exited && shx_now_ns() < until);
 }
 
-int shx_loop_settle(shexec_session *s)
+int shx_loop_settle(shexec_session *s, int look_now)
 {
     int64_t now = shx_now_ns();
     int finished = 0;
@@ -252,7 +252,8 @@ int shx_loop_settle(shexec_session *s)
                                       : r->proc.check_backoff_ns * 2;
             r->proc.next_check_ns = now + r->proc.check_backoff_ns;
         }
-        if (!r->proc.exited && r->proc.pidfd < 0 && (due || (r->out.fd < 0 && r->err.fd < 0)))
+        if (!r->proc.exited && r->proc.pidfd < 0 &&
+            (due || look_now || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
         else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
                  s->active == r && !r->next_active)
@@ -336,6 +337,9 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
     s->in_loop = 1;
     if (until)
         until->held++;
+    /* without a pidfd, an exit is otherwise seen only when its backed-off
+     * check falls due: a call made after the shell ended sees it ended */
+    int look_now = 1;
     for (;;) {
         if (until && until->state != SHEXEC_STATE_RUNNING)
             break;
@@ -382,7 +386,8 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         }
         /* also without events: queued output may wait for a callback */
         shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
-        int finished = shx_loop_settle(s);
+        int finished = shx_loop_settle(s, look_now);
+        look_now = 0;
         finished_total += finished;
         end_round(s, outer);
         if (finished && stop_on_any)

@@ -46,7 +46,9 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
                         int64_t *next_ns);
 void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
                        size_t n);
-int shx_loop_settle(shexec_session *s);
+/* look_now: also ask, without a pidfd, whether shells not yet known to
+ * have exited have (otherwise only as their backed-off checks fall due) */
+int shx_loop_settle(shexec_session *s, int look_now);
 /*
  * Pump until `until` is done (if non-NULL), or until any run finished
  * (stop_on_any), or until timeout_ns passed (negative: none). SHEXEC_OK or

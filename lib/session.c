@@ -171,7 +171,7 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
     }
     shx_loop_dispatch(s, cur, own, have);
     shx_loop_enforce(s);
-    int finished = shx_loop_settle(s);
+    int finished = shx_loop_settle(s, 0);
     free(cur);
     free(own);
     s->in_loop = 0;
