@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "script.h"
 #include "session.h"
 #include "watchdog.h"
 
@@ -174,6 +175,7 @@ void shx_run_read_record(shexec_run *r)
     char buf[16384];
     off_t end = lseek(r->rec_fd, 0, SEEK_CUR);
     off_t at = 0;
+    int head_intact = 0;
     while (at < end && !r->record.over && !r->record.nomem) {
         size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
         ssize_t n = pread(r->rec_fd, buf, want, at);
@@ -181,9 +183,14 @@ void shx_run_read_record(shexec_run *r)
             continue;
         if (n <= 0)
             break;
+        if (at == 0)
+            head_intact = n >= SHX_RECORD_HEAD_LEN &&
+                          memcmp(buf, SHX_RECORD_HEAD, SHX_RECORD_HEAD_LEN) == 0;
         shx_record_feed(&r->record, buf, (size_t)n);
         at += n;
     }
-    shx_record_file_put(r->s, r->rec_fd, end);
+    /* a head something else overwrote would spoil later records: that
+     * file goes */
+    shx_record_file_put(r->s, r->rec_fd, head_intact ? end : -1);
     r->rec_fd = -1;
 }

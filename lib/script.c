@@ -14,17 +14,19 @@
  * which changes only its own meaning.
  *
  * The record is written after the group, or by the EXIT trap when the
- * command calls `exit` (or `set -e` ends the shell). The trap and the
- * epilogue first turn tracing off inside a group whose stderr is closed
- * (cheaper than opening /dev/null), so `set -x` shows nothing of theirs.
+ * command calls `exit` (or `set -e` ends the shell). Both run inside a
+ * group whose stderr is closed (cheaper than opening /dev/null), and the
+ * epilogue turns tracing off there before the `exit` that follows it, so
+ * `set -x` shows nothing of theirs.
  * A command that replaces the EXIT trap and then calls `exit`, and a
  * command that ends in `exec` (the shell is replaced), report nothing: the
  * session's directory stays.
  *
- * Local wrappers write the record ("status=N\0cwd=<pwd output>\0", see
- * record.h) to SHX_RECORD_FD, a file the library reads once the shell has
- * exited: the shell writes in as many pieces as it likes without waking
- * the host. Remote wrappers carry only stdin, stdout and
+ * Local wrappers write the record (see record.h) to SHX_RECORD_FD, a file
+ * the library reads once the shell has exited: the shell writes in as many
+ * pieces as it likes without waking the host. The library has already
+ * written the record's first bytes, "cwd=", so the shell's part is `pwd`'s
+ * output, then "\0status=N\0" and, with capture, the state's fields. Remote wrappers carry only stdin, stdout and
  * stderr: the script keeps a copy of the original stdout on the same
  * descriptor number and writes the tagged record there (TAG + directory +
  * NUL), after checking on the remote side that the directory exists.
@@ -69,24 +71,28 @@ static const char vars_prologue[] =
  * the shell's own idea of where it is (logical where valid), not the PWD
  * variable, which a command can assign.
  */
-#define REPORT_STATUS_CWD "command printf \"status=%s\\0cwd=\" \"$__shexec_s\"; command pwd; "
-/* the shell's state, listed by builtins: bash's variables and functions
+/* After the directory (the library wrote the "cwd=" that heads the record
+ * before the shell started: one command fewer here), the status, and with
+ * capture the state listed by builtins: bash's variables and functions
  * (its -c text, the whole script, left out), a POSIX shell's exports; which
- * one, the shell decides until the session has seen its first listing */
+ * one, the shell decides until the session has seen its first listing. Each
+ * printf ends one field and opens the next. */
+#define REPORT_CWD "command pwd; "
+#define STATUS_THEN(next) "command printf \"\\0status=%s\\0" next "\" \"$__shexec_s\"; "
 #define STATE_DECL                                                                                 \
-    "builtin unset BASH_EXECUTION_STRING; command printf \"\\0decl=\"; builtin declare -p; "       \
-    "command printf \"\\0funcs=\"; builtin declare -f; "
-#define STATE_EXPORT "command printf \"\\0env=\"; command export -p; "
-static const char *const report_state[] = {
+    STATUS_THEN("decl=") "builtin unset BASH_EXECUTION_STRING; builtin declare -p; "              \
+                         "command printf \"\\0funcs=\"; builtin declare -f; command printf \"\\0\"; "
+#define STATE_EXPORT STATUS_THEN("env=") "command export -p; command printf \"\\0\"; "
+static const char *const report_tail[] = {
+    [SHX_CAPTURE_NONE] = STATUS_THEN(""),
     [SHX_CAPTURE_ANY] = "case ${BASH_VERSION-} in \"\") " STATE_EXPORT ";; *) " STATE_DECL ";; esac; ",
     [SHX_CAPTURE_DECL] = STATE_DECL,
     [SHX_CAPTURE_EXPORT] = STATE_EXPORT,
 };
-#define REPORT_END "command printf \"\\0\"; "
 
-#define LOCAL_TRAP_HEAD "__shexec_r='__shexec_s=$?; set +x; exec >&3 && { "
+#define LOCAL_TRAP_HEAD "__shexec_r='__shexec_s=$?; exec >&3 && { "
 #define LOCAL_TRAP_TAIL "}'; "
-#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$?; set +x; __shexec_r=; "
+#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$? __shexec_r=; set +x; "
 #define LOCAL_EPILOGUE_TAIL "} 2>&- >&3; command exit \"$__shexec_s\"\n"
 
 static const char local_trap_line[] = "trap '{ command eval \"$__shexec_r\"; } 2>&-' EXIT; { ";
@@ -96,10 +102,8 @@ static const char local_trap_line[] = "trap '{ command eval \"$__shexec_r\"; } 2
 static void local_report(shx_buf *out, const char *head, const char *tail, int capture)
 {
     shx_buf_puts(out, head);
-    shx_buf_puts(out, REPORT_STATUS_CWD);
-    if (capture)
-        shx_buf_puts(out, report_state[capture]);
-    shx_buf_puts(out, REPORT_END);
+    shx_buf_puts(out, REPORT_CWD);
+    shx_buf_puts(out, report_tail[capture]);
     shx_buf_puts(out, tail);
 }
 

@@ -12,6 +12,10 @@
  * one a large script is read from. */
 #define SHX_RECORD_FD 3
 #define SHX_SCRIPT_FD 4
+/* The record's first bytes, written by the library before the shell
+ * starts; the local wrapper's report begins with `pwd`'s output. */
+#define SHX_RECORD_HEAD "cwd="
+#define SHX_RECORD_HEAD_LEN 4
 
 /* How the shell lists its state: as the shell finds (bash or not), or as
  * the session's shell is known to (by an earlier listing). */
