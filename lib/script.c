@@ -15,9 +15,11 @@
  *
  * The record is written after the group, or by the EXIT trap when the
  * command calls `exit` (or `set -e` ends the shell). Both run inside a
- * group whose stderr is closed (cheaper than opening /dev/null), and the
- * epilogue turns tracing off there before the `exit` that follows it, so
- * `set -x` shows nothing of theirs.
+ * group whose stderr is closed (cheaper than opening /dev/null), so
+ * `set -x` shows nothing of theirs; the epilogue's `exit` is inside its
+ * group too, and the shell (bash, dash) undoes the group's redirections
+ * before it runs an EXIT trap, so a command's own trap runs with its
+ * stdout and stderr, traced if it turned tracing on.
  * A command that replaces the EXIT trap and then calls `exit`, and a
  * command that ends in `exec` (the shell is replaced), report nothing: the
  * session's directory stays.
@@ -92,8 +94,8 @@ static const char *const report_tail[] = {
 
 #define LOCAL_TRAP_HEAD "__shexec_r='__shexec_s=$?; exec >&3 && { "
 #define LOCAL_TRAP_TAIL "}'; "
-#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$? __shexec_r=; set +x; "
-#define LOCAL_EPILOGUE_TAIL "} 2>&- >&3; command exit \"$__shexec_s\"\n"
+#define LOCAL_EPILOGUE_HEAD "\n} 3>&-\n{ __shexec_s=$? __shexec_r=; "
+#define LOCAL_EPILOGUE_TAIL "command exit \"$__shexec_s\"; } 2>&- >&3\n"
 
 static const char local_trap_line[] = "trap '{ command eval \"$__shexec_r\"; } 2>&-' EXIT; { ";
 

@@ -287,12 +287,21 @@ static void test_exit_reports_the_cwd(void **state)
             assert_string_equal(shexec_session_cwd(f->s), f->dir);
             shexec_run_free(r);
 
-            /* the command's own EXIT trap runs, and the cwd still moves */
+            /* the command's own EXIT trap runs after the report, with the
+             * command's status and its own stdout and stderr (the report's
+             * redirections undone), and the cwd still moves */
             assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
-            snprintf(cmd, sizeof cmd, "trap 'echo bye' EXIT; cd '%s'", f->dir);
+            snprintf(cmd, sizeof cmd, "trap 'echo bye $?; echo err >&2' EXIT; cd '%s'; false",
+                     f->dir);
             r = run_mode(f->s, cmd, pty);
+            assert_int_equal(shexec_run_exit_code(r), 1);
             assert_string_equal(shexec_session_cwd(f->s), f->dir);
-            assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bye"));
+            if (pty) {
+                assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bye 1"));
+            } else {
+                assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bye 1\n");
+                assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "err\n");
+            }
             shexec_run_free(r);
         }
     }
