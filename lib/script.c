@@ -28,7 +28,9 @@
  * the library reads once the shell has exited: the shell writes in as many
  * pieces as it likes without waking the host. The library has already
  * written the record's first bytes, "cwd=", so the shell's part is `pwd`'s
- * output, then "\0status=N\0" and, with capture, the state's fields. Remote wrappers carry only stdin, stdout and
+ * output, then "\0status=N\0" and, with capture, the state's fields.
+ *
+ * Remote wrappers carry only stdin, stdout and
  * stderr: the script keeps a copy of the original stdout on the same
  * descriptor number and writes the tagged record there (TAG + directory +
  * NUL), after checking on the remote side that the directory exists.
