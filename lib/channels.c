@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "platform.h"
-#include "script.h"
 #include "session.h"
 
 /* fd, moved to 10 or above when it is lower (it is closed either way), in
@@ -58,9 +57,8 @@ int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
 }
 
 /* The record channel: an anonymous file the shell gets at SHX_RECORD_FD
- * (the same open file, so its writes advance one offset from just after
- * the head this writes, SHX_RECORD_HEAD: where it ends is where the record
- * ends) and the library reads from its start once
+ * (the same open file, so its writes advance one offset from 0: where it
+ * ends is where the record ends) and the library reads from its start once
  * the shell has exited. A file, not a pipe: the shell's writes never wake
  * the host nor wait for it, whatever the record's size. Like every
  * descriptor the child gets at a fixed number, it is kept at 10 or above
@@ -76,12 +74,6 @@ int shx_record_file(shexec_session *s, int *out)
         return SHEXEC_OK;
     }
     int fd = shx_anon_file();
-    if (fd >= 0 && write(fd, SHX_RECORD_HEAD, SHX_RECORD_HEAD_LEN) != SHX_RECORD_HEAD_LEN) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        fd = -1;
-    }
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make the record file: %s", strerror(errno));
@@ -92,11 +84,10 @@ void shx_record_file_put(shexec_session *s, int fd, off_t used)
 {
     if (fd < 0)
         return;
-    int keep = s && used >= SHX_RECORD_HEAD_LEN && s->n_spare_records < SHX_SPARE_RECORDS;
-    /* the head stays where it is: the next shell writes after it */
-    if (keep && used > SHX_RECORD_KEEP_BYTES && ftruncate(fd, SHX_RECORD_HEAD_LEN) != 0)
+    int keep = s && used >= 0 && s->n_spare_records < SHX_SPARE_RECORDS;
+    if (keep && used > SHX_RECORD_KEEP_BYTES && ftruncate(fd, 0) != 0)
         keep = 0;
-    if (keep && lseek(fd, SHX_RECORD_HEAD_LEN, SEEK_SET) != SHX_RECORD_HEAD_LEN)
+    if (keep && lseek(fd, 0, SEEK_SET) != 0)
         keep = 0;
     if (keep)
         s->spare_records[s->n_spare_records++] = fd;

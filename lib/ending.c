@@ -167,7 +167,8 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
 
 /* Take what the shell wrote in its record file, from the start to where
  * its writes left the offset (the file may be one an earlier run used, with
- * more behind); no more than the record's bound is read. */
+ * more behind), after the record's first key, which the wrapper leaves to
+ * the library; no more than the record's bound is read. */
 void shx_run_read_record(shexec_run *r)
 {
     if (r->rec_fd < 0)
@@ -175,7 +176,7 @@ void shx_run_read_record(shexec_run *r)
     char buf[16384];
     off_t end = lseek(r->rec_fd, 0, SEEK_CUR);
     off_t at = 0;
-    int head_intact = 0;
+    shx_record_feed(&r->record, SHX_RECORD_HEAD, SHX_RECORD_HEAD_LEN);
     while (at < end && !r->record.over && !r->record.nomem) {
         size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
         ssize_t n = pread(r->rec_fd, buf, want, at);
@@ -183,14 +184,9 @@ void shx_run_read_record(shexec_run *r)
             continue;
         if (n <= 0)
             break;
-        if (at == 0)
-            head_intact = n >= SHX_RECORD_HEAD_LEN &&
-                          memcmp(buf, SHX_RECORD_HEAD, SHX_RECORD_HEAD_LEN) == 0;
         shx_record_feed(&r->record, buf, (size_t)n);
         at += n;
     }
-    /* a head something else overwrote would spoil later records: that
-     * file goes */
-    shx_record_file_put(r->s, r->rec_fd, head_intact ? end : -1);
+    shx_record_file_put(r->s, r->rec_fd, end);
     r->rec_fd = -1;
 }

@@ -14,8 +14,8 @@
  *   env     `export -p` of a POSIX shell (dash): the exported variables
  *   decl    bash's `declare -p`: every variable, with its attributes
  *   funcs   bash's `declare -f`: every function
- * A local wrapper's record starts with cwd, whose key the library wrote
- * before the shell started (SHX_RECORD_HEAD, script.h), then status.
+ * A local wrapper's record starts with cwd, whose key the library puts
+ * before what the shell wrote (SHX_RECORD_HEAD, script.h), then status.
  * The last three (the shell's state) are kept only when asked for
  * (want_state), and together only up to SHX_STATE_MAX bytes: past it they
  * are dropped and state_over is set (the state is not adopted).

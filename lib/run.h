@@ -93,14 +93,12 @@ void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
  * file), at 10 or above, in *out (channels.c). SHEXEC_OK or an error set. */
 int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
 /* The record channel: an anonymous file, close-on-exec, at 10 or above,
- * holding SHX_RECORD_HEAD with its offset just after: one the session kept,
- * else a new one (channels.c). SHEXEC_OK or an error set. */
+ * its offset at 0: one the session kept, else a new one (channels.c).
+ * SHEXEC_OK or an error set. */
 int shx_record_file(shexec_session *s, int *out);
 /* A record file read and done with: kept by s for a later run (offset back
- * to just after the head, emptied down to it when used held more than
- * SHX_RECORD_KEEP_BYTES), or closed (s NULL; used unknown: negative, or
- * shorter than the head, whose bytes are then not known to be intact; or s
- * keeps SHX_SPARE_RECORDS already). */
+ * to 0, emptied when used held more than SHX_RECORD_KEEP_BYTES), or closed
+ * (s NULL, used unknown: negative, or s keeps SHX_SPARE_RECORDS already). */
 void shx_record_file_put(shexec_session *s, int fd, off_t used);
 /* Close the record files s keeps. */
 void shx_record_files_close(shexec_session *s);

@@ -26,9 +26,10 @@
  *
  * Local wrappers write the record (see record.h) to SHX_RECORD_FD, a file
  * the library reads once the shell has exited: the shell writes in as many
- * pieces as it likes without waking the host. The library has already
- * written the record's first bytes, "cwd=", so the shell's part is `pwd`'s
- * output, then "\0status=N\0" and, with capture, the state's fields.
+ * pieces as it likes without waking the host. The record's first key,
+ * "cwd=", the library puts before what it reads, so the shell's part is
+ * `pwd`'s output, then "\0status=N\0" and, with capture, the state's
+ * fields.
  *
  * Remote wrappers carry only stdin, stdout and
  * stderr: the script keeps a copy of the original stdout on the same
@@ -75,8 +76,8 @@ static const char vars_prologue[] =
  * the shell's own idea of where it is (logical where valid), not the PWD
  * variable, which a command can assign.
  */
-/* After the directory (the library wrote the "cwd=" that heads the record
- * before the shell started: one command fewer here), the status, and with
+/* After the directory (the "cwd=" that heads the record is the library's:
+ * one command fewer here), the status, and with
  * capture the state listed by builtins: bash's variables and functions
  * (its -c text, the whole script, left out), a POSIX shell's exports; which
  * one, the shell decides until the session has seen its first listing. Each

@@ -12,8 +12,9 @@
  * one a large script is read from. */
 #define SHX_RECORD_FD 3
 #define SHX_SCRIPT_FD 4
-/* The record's first bytes, written by the library before the shell
- * starts; the local wrapper's report begins with `pwd`'s output. */
+/* The record's first key, which the local wrapper does not write (its
+ * report begins with `pwd`'s output): the library puts it before what it
+ * reads from the file. */
 #define SHX_RECORD_HEAD "cwd="
 #define SHX_RECORD_HEAD_LEN 4
 

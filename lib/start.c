@@ -364,7 +364,7 @@ int shx_run_begin(shexec_run *r)
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
     if (rc != SHEXEC_OK) {
-        shx_record_file_put(s, rec, SHX_RECORD_HEAD_LEN); /* the shell wrote nothing */
+        shx_record_file_put(s, rec, 0); /* unwritten */
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
         shx_buf_free(&err);
         launch_free(&l);
