@@ -693,9 +693,28 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * wrapper gets; one that replaces the environment (env -i) has the shell
  * report its own.
  *
+ * COMMANDS THAT CANNOT CHANGE IT are spared the listing, with bash and
+ * dash (another shell lists after every command): a command that holds no
+ * `$`, backquote, backslash, parenthesis, brace, unquoted `*` or `?`, `~`
+ * at a word's start, bracket other than a `[` word, no word that starts
+ * as an assignment (NAME= or NAME+=), and no word that, quotes removed, is
+ * a builtin or keyword that sets variables, runs text as code or changes
+ * directory (. alias bind builtin caller cd command compgen complete
+ * coproc declare enable eval exec export fc for function getopts hash
+ * history jobs let local mapfile popd printf pushd read readarray readonly
+ * select set shift shopt source trap typeset unalias unset wait) or a
+ * function the session keeps. `ls -la`, `git status`, `make -j4` qualify;
+ * a command that does not only costs the listing. This holds when the
+ * state is what the last listing gave: the first command, the one after
+ * a shexec_session_setenv() or a deny or allow list change, and a run
+ * with variables of its own are listed. The one difference sparing can
+ * make: an exported variable that the shell, not the command, would have
+ * changed keeps the session's value.
+ *
  * Read the state back with shexec_session_getenv() and
- * shexec_session_environ(). It costs each command one builtin listing and
- * its parse (the benchmark's row 1p measures it).
+ * shexec_session_environ(). It costs each command that is listed one
+ * builtin listing and its parse (the benchmark's rows 1p, 1bp and 1bx
+ * measure it).
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (on with a remote wrapper
  * kind: the in-band record carries only the directory; the setting is
  * unchanged). shexec_session_set_wrapper_kind() to a remote kind while it

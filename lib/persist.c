@@ -8,12 +8,16 @@
  * reaches the next command: the deny list, the wrapper's own names, and
  * the variables the shell keeps for itself.
  */
+#if !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE)
+#define _XOPEN_SOURCE 700 /* realpath: the XSI part of POSIX */
+#endif
 #include "persist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "inert.h"
 #include "session.h"
 #include "script.h"
 #include "shstate.h"
@@ -69,6 +73,18 @@ static int is_pwd(const char *name, size_t n)
     return n == 3 && memcmp(name, "PWD", 3) == 0;
 }
 
+
+/* The session's shell, as its path resolves, is dash: a POSIX shell whose
+ * ways to change its state inert.c knows (another one that lists by
+ * `export -p`, zsh, ksh or busybox's sh, may have more). */
+static int is_dash(const shexec_session *s)
+{
+    char *path = realpath(s->shell_path ? s->shell_path : s->default_shell, NULL);
+    const char *base = path ? strrchr(path, '/') : NULL;
+    int dash = base && strcmp(base, "/dash") == 0;
+    free(path);
+    return dash;
+}
 
 /* The value of name (n bytes) in a built environment, or NULL. */
 static const char *env_value(char *const *env, const char *name, size_t n)
@@ -242,7 +258,10 @@ void shx_persist_adopt(shexec_run *r)
     if (!shx_record_usable(rec) || (!rec->has_env && !rec->has_decl))
         return; /* nothing reported (the command ended in exec, or replaced the EXIT trap) */
     /* the session's shell lists this way from now on (another shell drops it) */
-    s->listing_kind = rec->has_decl ? SHX_CAPTURE_DECL : SHX_CAPTURE_EXPORT;
+    int kind = rec->has_decl ? SHX_CAPTURE_DECL : SHX_CAPTURE_EXPORT;
+    if (s->listing_kind != kind)
+        s->words_known = kind == SHX_CAPTURE_DECL || is_dash(s);
+    s->listing_kind = kind;
     /* Most commands change nothing: the same listing, taken by the same
      * rules from the state it gave, gives that state again. A run with
      * variables of its own is taken in full (they are reverted). */
@@ -292,6 +311,8 @@ void shx_persist_adopt(shexec_run *r)
     s->pvars = c.vars;
     s->pfuncs = funcs;
     s->penv_set = 1;
+    shx_envlist_free(&s->pfunc_names);
+    s->pfunc_names_ok = shx_func_names(&s->pfunc_names, funcs.data, funcs.len) == 0;
     /* kept to be compared with the next listing, when it gave the state by
      * itself (a run's own variables were reverted: taken in full again) */
     shx_buf_free(&s->plisting);
@@ -316,6 +337,17 @@ int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *ou
     return out->failed ? -1 : 0;
 }
 
+int shx_persist_lists(const shexec_session *s, const shexec_run *r)
+{
+    /* A command that cannot change the state leaves the one the session
+     * holds, when that is what the last listing gave (no host setenv, no
+     * rule change since; the run has no variables of its own to revert),
+     * and the shell is one whose words inert.c knows (bash, dash). */
+    return !(s->listing_kind && s->words_known && s->penv_set && s->plisting_ok &&
+             s->pfunc_names_ok && !r->env.n &&
+             shx_inert_command(r->command, r->command_len, &s->pfunc_names));
+}
+
 void shx_persist_rules_changed(shexec_session *s)
 {
     s->plisting_ok = 0;
@@ -326,8 +358,11 @@ void shx_persist_drop(shexec_session *s, int all)
     shx_buf_free(&s->plisting);
     s->plisting_ok = 0;
     s->listing_kind = 0;
+    s->words_known = 0;
     shx_envlist_free(&s->pvars);
     shx_buf_free(&s->pfuncs);
+    shx_envlist_free(&s->pfunc_names);
+    s->pfunc_names_ok = 0;
     if (all) {
         shx_envlist_free(&s->penv);
         s->penv_set = 0;

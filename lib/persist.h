@@ -22,6 +22,11 @@ void shx_persist_adopt(shexec_run *r);
  * appended to out; nothing when the session holds none. 0 or -1. */
 int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *out);
 
+/* Whether the run's shell must list its state after the command: 0 when
+ * the command cannot change it (inert.h) and the session holds what the
+ * last listing gave, else 1. */
+int shx_persist_lists(const shexec_session *s, const shexec_run *r);
+
 /* Forget the shell state (variables and functions; with all, the
  * environment too). */
 void shx_persist_drop(shexec_session *s, int all);

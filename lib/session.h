@@ -42,9 +42,12 @@ struct shexec_session {
     shx_envlist penv;             /* that environment, in the shell's order */
     shx_envlist pvars;            /* bash: shell variables, name -> their declaration */
     shx_buf pfuncs;               /* bash: the functions' definitions */
+    shx_envlist pfunc_names;      /* their names (values ""), when pfunc_names_ok */
+    int pfunc_names_ok;
     shx_buf plisting;             /* the listing the state was last taken from */
     int plisting_ok;              /* plisting is what gave the state as it is now */
     int listing_kind;             /* SHX_CAPTURE_DECL or _EXPORT once the shell has listed */
+    int words_known;              /* the shell is bash or dash: inert.c can spare listings */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];

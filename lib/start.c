@@ -162,9 +162,10 @@ static int build_tail(shx_launch *l, shexec_session *s, shexec_run *r, const cha
                       const shx_buf *vars, size_t nvars, int wrapped)
 {
     shx_script_opts o = {.remote = l->remote, .hex = NULL, .with_vars = wrapped};
-    /* a session that keeps the shell's state: a foreground run reports it,
-     * and every command starts with what the last one left */
-    if (s->persist_env && !r->task)
+    /* a session that keeps the shell's state: a foreground run reports it
+     * (unless its command cannot change it), and every command starts
+     * with what the last one left */
+    if (s->persist_env && !r->task && shx_persist_lists(s, r))
         o.capture = s->listing_kind ? s->listing_kind : SHX_CAPTURE_ANY;
     shx_buf replay = SHX_BUF_INIT;
     if (s->persist_env && shx_persist_replay(s, r, &replay) != 0) {

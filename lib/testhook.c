@@ -29,6 +29,11 @@ int shx_test_run_fd(const shexec_run *r, int stream)
     return stream == SHEXEC_STDOUT ? r->out.fd : r->err.fd;
 }
 
+int shx_test_run_listed(const shexec_run *r)
+{
+    return r->record.has_decl || r->record.has_env;
+}
+
 const char *shx_test_sentinel_tag(const shexec_session *s)
 {
     return s->tag;

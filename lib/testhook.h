@@ -21,6 +21,9 @@ int shx_test_uses_pidfd(const shexec_session *s);
 int shx_test_run_pidfd(const shexec_run *r);
 /* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1. */
 int shx_test_run_fd(const shexec_run *r, int stream);
+/* Whether the run's shell listed its state after the command (a session
+ * that keeps it), or was spared the listing. */
+int shx_test_run_listed(const shexec_run *r);
 /* The session's cwd sentinel tag, and its wrapper script. */
 const char *shx_test_sentinel_tag(const shexec_session *s);
 const char *shx_test_wrapper_script(shexec_session *s);
