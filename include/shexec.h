@@ -856,11 +856,12 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * host's memory) and maps a few MiB of address space the watchdog touches
  * only as it needs; the watchdog gives back the copy of the host's large
  * memory areas at once, so the host's later writes are not duplicated.
- * Each command costs the host two small writes to the pipe, and where
- * there is /proc one read of /proc/PID/stat.
+ * Each command costs the host one small write to the watchdog's channel
+ * (its end goes with the next command's start), and where there is /proc
+ * one read of /proc/PID/stat.
  *
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (the watchdog's tables
- * cannot be mapped), SHEXEC_ESYS (no pipe or no fork: the setting stays
+ * cannot be mapped), SHEXEC_ESYS (no channel or no fork: the setting stays
  * off). Turning it off, or on again, is always SHEXEC_OK.
  */
 SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on);

@@ -69,6 +69,9 @@ struct shexec_session {
     uint32_t n_spare_records;
     int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
     pid_t watchdog_pid;
+#define SHX_WD_FORGET_BATCH 8
+    pid_t watchdog_forget[SHX_WD_FORGET_BATCH]; /* ended groups not yet told */
+    size_t watchdog_nforget;
 };
 
 

@@ -6,15 +6,21 @@
  * the shared library (any FFI) has nothing else to execute, and a fork needs
  * no path. The host may be multithreaded, so the child runs only
  * async-signal-safe code (watchdog_proc.c) on an arena mapped before the
- * fork; the host unmaps its own view of the arena right after. The pipe's
- * host end is close-on-exec and every command is spawned with only 0-2
- * open, so neither the commands nor programs the host runs hold it: the
- * host's death (or its exit) is its last close.
+ * fork; the host unmaps its own view of the arena right after. The
+ * channel's host end is close-on-exec and every command is spawned with
+ * only 0-2 open, so neither the commands nor programs the host runs hold
+ * it: the host's death (or its exit) is its last close.
  *
- * Messages are written non-blocking; a watchdog slow enough to fill the
- * pipe (a thousand messages behind) gets up to a second before a message
- * is dropped. A message is a few microseconds, two per command (its group,
- * its end).
+ * The channel is a packet socket pair where send() takes MSG_NOSIGNAL (one
+ * system call a message, no SIGPIPE to block around it), else a pipe;
+ * either takes a small write whole or not at all. Messages are written
+ * non-blocking; a watchdog slow enough to fill the channel (thousands of
+ * messages behind) gets up to a second before a message is dropped. A
+ * command's end (FORGET) waits to go with the next message, in one write:
+ * one wake-up of the watchdog per command, not two. A group it has not yet
+ * been told is over can no longer be proven (its leader and anchors are
+ * reaped: a pid used again has another start time), so it is never
+ * signalled.
  */
 #include "watchdog.h"
 
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,13 +60,45 @@ static void reap(shexec_session *s, int patient)
     s->watchdog_pid = -1;
 }
 
+/* packets: a write is whole or not at all, as a pipe's small writes are */
+#if defined(MSG_NOSIGNAL) && defined(SOCK_CLOEXEC) && defined(SOCK_SEQPACKET)
+#define CHANNEL_SOCKET 1
+#endif
+
+static int channel(int fds[2])
+{
+#ifdef CHANNEL_SOCKET
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+#else
+    return shx_pipe_cloexec(fds);
+#endif
+}
+
+static ssize_t channel_write(int fd, const void *data, size_t len)
+{
+#ifdef CHANNEL_SOCKET
+    return send(fd, data, len, MSG_NOSIGNAL);
+#else
+    return shx_write_nosigpipe(fd, data, len);
+#endif
+}
+
+/* m, after the ends the watchdog has not been told of yet, in one write. */
 static void send_msg(shexec_session *s, const shx_wd_msg *m)
 {
     if (s->watchdog_fd < 0)
         return;
-    for (int tries = 0; tries < 2; tries++) {
-        ssize_t w = shx_write_nosigpipe(s->watchdog_fd, m, sizeof *m);
-        if (w == (ssize_t)sizeof *m)
+    shx_wd_msg batch[SHX_WD_FORGET_BATCH + 1];
+    size_t n = 0;
+    for (; n < s->watchdog_nforget; n++)
+        batch[n] = (shx_wd_msg){.type = SHX_WD_FORGET, .pgid = s->watchdog_forget[n]};
+    s->watchdog_nforget = 0;
+    if (m)
+        batch[n++] = *m;
+    size_t len = n * sizeof *batch;
+    for (int tries = 0; tries < 2 && n; tries++) {
+        ssize_t w = channel_write(s->watchdog_fd, batch, len);
+        if (w == (ssize_t)len)
             return;
         if (w < 0 && errno == EINTR) {
             tries--;
@@ -104,8 +143,11 @@ void shx_watchdog_anchors(shexec_session *s, const shx_group *g)
 
 void shx_watchdog_forget(shexec_session *s, pid_t pgid)
 {
-    shx_wd_msg m = {.type = SHX_WD_FORGET, .pgid = pgid};
-    send_msg(s, &m);
+    if (s->watchdog_fd < 0)
+        return;
+    s->watchdog_forget[s->watchdog_nforget++] = pgid;
+    if (s->watchdog_nforget == SHX_WD_FORGET_BATCH)
+        send_msg(s, NULL);
 }
 
 void shx_watchdog_grace(shexec_session *s)
@@ -155,10 +197,10 @@ int shx_watchdog_start(shexec_session *s)
         return shx_fail(s, SHEXEC_ENOMEM, "cannot map the watchdog's tables: %s",
                         strerror(errno));
     int fds[2];
-    if (shx_pipe_cloexec(fds) != 0) {
+    if (channel(fds) != 0) {
         int e = errno;
         munmap(a, sizeof *a);
-        return shx_fail(s, SHEXEC_ESYS, "cannot create the watchdog's pipe: %s", strerror(e));
+        return shx_fail(s, SHEXEC_ESYS, "cannot create the watchdog's channel: %s", strerror(e));
     }
     fds[0] = above_stdio(fds[0]);
     fds[1] = above_stdio(fds[1]);
@@ -181,6 +223,7 @@ int shx_watchdog_start(shexec_session *s)
     }
     fcntl(fds[1], F_SETFL, O_NONBLOCK);
     s->watchdog_fd = fds[1];
+    s->watchdog_nforget = 0;
     s->watchdog_pid = pid;
     /* commands already running are the session's too */
     for (shexec_run *r = s->active; r; r = r->next_active) {

@@ -2,7 +2,7 @@
  * watchdog.h - the helper process that ends a session's commands when the
  * host dies without freeing the session (shexec_session_set_watchdog()).
  *
- * The host side (watchdog.c) forks it and tells it, over a pipe whose host
+ * The host side (watchdog.c) forks it and tells it, over a channel whose host
  * end is close-on-exec, which process groups the session's commands lead
  * and which members hold a group once its leader is gone; the host's death
  * closes that end, and the watchdog reads EOF. The process side
