@@ -75,6 +75,19 @@ static double lib_loop(shexec_session *s, int n)
     return lib_loop_cmd(s, n, "true");
 }
 
+/* cmd n times in session on and in off, back to back; which goes first
+ * takes turns with the round k */
+static void on_off(shexec_session *on, shexec_session *off, const char *cmd, int n, int k,
+                   double *v_on, double *v_off)
+{
+    for (int turn = 0; turn < 2; turn++) {
+        if ((turn ^ k) & 1)
+            *v_on = lib_loop_cmd(on, n, cmd);
+        else
+            *v_off = lib_loop_cmd(off, n, cmd);
+    }
+}
+
 /* budget_s > 0: the peer stops after that many seconds (3 runs at least) */
 static double peer_spawn(peer_id p, const char *mode, const char *shell, int n, uint64_t host_mib,
                          double budget_s)
@@ -403,25 +416,13 @@ void sec_spawn(void)
             v[sh][V_RAW][k] = raw_loop(shells[sh], z->spawn_n);
             v[sh][V_LIB][k] = lib_loop(s[sh], z->spawn_n);
         }
-        for (int turn = 0; turn < 2; turn++) {
-            if ((turn ^ k) & 1)
-                vw[k] = lib_loop(sw, z->spawn_n);
-            else
-                vwo[k] = lib_loop(s[0], z->spawn_n);
-        }
-        /* persist on and off back to back, in turns first (the watchdog
-         * too): their ratio is a few per cent, below the drift across a
+        /* the watchdog and persistence on and off back to back, in turns
+         * first: their ratio is a few per cent, below the drift across a
          * round */
-        for (int sh = 0; sh < 2; sh++) {
-            for (int turn = 0; turn < 2; turn++) {
-                if ((turn ^ k) & 1)
-                    vp[sh][k] = lib_loop(sp[sh], z->spawn_n);
-                else
-                    vpo[sh][k] = lib_loop(s[sh], z->spawn_n);
-            }
-        }
-        for (int turn = 0; turn < 2; turn++)
-            vx[(turn ^ k) & 1][k] = lib_loop_cmd((turn ^ k) & 1 ? sp[1] : s[1], z->spawn_n, "x=1");
+        on_off(sw, s[0], "true", z->spawn_n, k, &vw[k], &vwo[k]);
+        for (int sh = 0; sh < 2; sh++)
+            on_off(sp[sh], s[sh], "true", z->spawn_n, k, &vp[sh][k], &vpo[sh][k]);
+        on_off(sp[1], s[1], "x=1", z->spawn_n, k, &vx[1][k], &vx[0][k]);
         for (int sh = 0; sh < 2; sh++) {
             v[sh][V_PY][k] = peer_spawn(PEER_PY, "run", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_PYNT][k] = peer_spawn(PEER_PY, "run-notimeout", shells[sh], z->spawn_n, 0, 0);
