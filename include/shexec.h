@@ -857,8 +857,10 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * only as it needs; the watchdog gives back the copy of the host's large
  * memory areas at once, so the host's later writes are not duplicated.
  * Each command costs the host one small write to the watchdog's channel
- * (its end goes with the next command's start), and where there is /proc
- * one read of /proc/PID/stat.
+ * (its end goes with the next command's start). The shell's start time,
+ * which proves its group, is taken from the clock read just before and
+ * after the spawn; a spawn that straddles one of the clock's 10 ms ticks
+ * (a few in a hundred) reads it from /proc/PID/stat instead.
  *
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (the watchdog's tables
  * cannot be mapped), SHEXEC_ESYS (no channel or no fork: the setting stays

@@ -41,6 +41,7 @@ void shx_test_procfs_children(int on)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A decimal int after optional white space at *s; *s moves past it. 0 or -1. */
@@ -110,6 +111,23 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     out->start = start;
     out->threads = threads > 0 && threads <= INT_MAX ? (int)threads : 1;
     return 0;
+}
+
+unsigned long long shx_procfs_boot_ticks(void)
+{
+#ifdef CLOCK_BOOTTIME
+    /* the kernel divides by the nanoseconds in a tick when that is a whole
+     * number (USER_HZ 100 and most others), and rounds otherwise: only the
+     * first is reproduced here */
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec ts;
+    if (hz <= 0 || 1000000000L % hz != 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return 0;
+    unsigned long long ns = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+    return ns / (unsigned long long)(1000000000L / hz);
+#else
+    return 0;
+#endif
 }
 
 int shx_procfs_in_group(pid_t pid, pid_t pgid)
@@ -284,6 +302,11 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     (void)pid;
     (void)out;
     return -1;
+}
+
+unsigned long long shx_procfs_boot_ticks(void)
+{
+    return 0;
 }
 
 int shx_procfs_in_group(pid_t pid, pid_t pgid)

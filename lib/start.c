@@ -372,7 +372,7 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     shx_buf_free(&err);
-    shx_watchdog_group(s, child.pid);
+    shx_watchdog_group(s, child.pid, child.start);
     r->rec_fd = rec;
     if (s->persist_env && !r->task && !l.remote) {
         r->persist = 1;
@@ -385,6 +385,7 @@ int shx_run_begin(shexec_run *r)
     }
 
     r->proc.pid = child.pid;
+    r->proc.start = child.start;
     r->proc.pidfd = child.pidfd;
     /* only a remote wrapper's record comes in-band, on stdout */
     shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, l.remote ? s->tag : NULL, l.limit,

@@ -29,6 +29,11 @@ int shx_test_run_fd(const shexec_run *r, int stream)
     return stream == SHEXEC_STDOUT ? r->out.fd : r->err.fd;
 }
 
+uint64_t shx_test_run_start(const shexec_run *r)
+{
+    return r->proc.start;
+}
+
 int shx_test_run_listed(const shexec_run *r)
 {
     return r->record.has_decl || r->record.has_env;

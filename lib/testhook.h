@@ -38,6 +38,9 @@ int64_t shx_test_watchdog_pid(const shexec_session *s);
 void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
 /* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
 uint64_t shx_test_start_time(int64_t pid);
+/* The start time of a started run's shell as its spawn pinned it (the same
+ * clock), 0 when the spawn could not. */
+uint64_t shx_test_run_start(const shexec_run *r);
 
 /* How many per-process /proc files (a stat, a children list) the library
  * has read in this process: what finding a command's processes costs. */

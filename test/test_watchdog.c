@@ -365,6 +365,37 @@ static void test_start_times_only_with_proc(void **state)
     assert_int_equal(start != 0, have_proc);
 }
 
+/* The start time a spawn pins from the clock read around it is the one
+ * /proc gives the shell: the watchdog proves the group by it without the
+ * host reading /proc for each command. */
+static void test_spawn_pins_the_start_time(void **state)
+{
+    (void)state;
+    int have_proc = (shx_test_platform() & SHX_PLATFORM_PROCFS) != 0;
+    const int rounds = 40;
+    int pinned = 0;
+    for (int i = 0; i < rounds; i++) {
+        shexec_session *s = NULL;
+        shexec_run *r = NULL;
+        shexec_task *t = NULL;
+        assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+        assert_int_equal(shexec_run_new(&r, s, "sleep 1000"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+        pid_t pid = (pid_t)shexec_run_pid(r);
+        uint64_t pin = shx_test_run_start(r);
+        if (pin) {
+            /* the shell is our unreaped child: the pid is still its own */
+            assert_int_equal(pin, shx_test_start_time(pid));
+            pinned++;
+        }
+        shexec_session_free(s);
+        assert_false(tu_pid_alive(pid));
+    }
+    print_message("start time pinned by the spawn in %d of %d (/proc in this build: %d)\n",
+                  pinned, rounds, have_proc);
+    assert_int_equal(pinned > 0, have_proc);
+}
+
 /* A watchdog killed from outside: the session goes on without one, and can
  * start a new one. */
 static void test_watchdog_killed_from_outside(void **state)
@@ -397,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_setting_errors_and_life),
         cmocka_unit_test(test_watchdog_killed_from_outside),
         cmocka_unit_test(test_start_times_only_with_proc),
+        cmocka_unit_test(test_spawn_pins_the_start_time),
         cmocka_unit_test(test_sigkill_ends_everything),
         cmocka_unit_test(test_crash_in_callback_ends_everything),
         cmocka_unit_test(test_exit_without_free_ends_everything),
