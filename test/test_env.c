@@ -11,6 +11,7 @@
 
 #include "env.h"
 #include "shexec.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,7 @@ typedef struct env_case {
  * valgrind everything runs 20-50 times slower, so they scale with it. */
 static double time_bound(double seconds)
 {
-    const char *v = getenv("VALGRIND");
-    return v && strcmp(v, "1") == 0 ? seconds * 20 : seconds;
+    return tu_under_valgrind() ? seconds * 20 : seconds;
 }
 
 static void fill_envlist(shx_envlist *l, const kv *kvs)

@@ -75,8 +75,7 @@ extern char **environ;
 /* 0 under valgrind: it is slow and does not know pidfd_open (3.19) */
 static int heavy_ok(void)
 {
-    const char *v = getenv("VALGRIND");
-    return !(v && strcmp(v, "1") == 0);
+    return !tu_under_valgrind();
 }
 
 /* A case's variant, chosen by the parent before the fork. */

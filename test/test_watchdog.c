@@ -372,9 +372,12 @@ static void test_spawn_pins_the_start_time(void **state)
 {
     (void)state;
     int have_proc = (shx_test_platform() & SHX_PLATFORM_PROCFS) != 0;
-    const int rounds = 40;
-    int pinned = 0;
-    for (int i = 0; i < rounds; i++) {
+    /* a spawn slower than a tick (10 ms) is never pinned: under valgrind
+     * nearly all are, so there only the pins made are checked; elsewhere a
+     * slow machine gets more spawns, up to 1000, to make one */
+    int expect_pins = have_proc && !tu_under_valgrind();
+    int rounds = 0, pinned = 0;
+    while (rounds < 1000 && (rounds < 40 || (expect_pins && pinned == 0))) {
         shexec_session *s = NULL;
         shexec_run *r = NULL;
         shexec_task *t = NULL;
@@ -390,10 +393,14 @@ static void test_spawn_pins_the_start_time(void **state)
         }
         shexec_session_free(s);
         assert_false(tu_pid_alive(pid));
+        rounds++;
     }
     print_message("start time pinned by the spawn in %d of %d (/proc in this build: %d)\n",
                   pinned, rounds, have_proc);
-    assert_int_equal(pinned > 0, have_proc);
+    if (!have_proc)
+        assert_int_equal(pinned, 0);
+    else if (expect_pins)
+        assert_true(pinned > 0);
 }
 
 /* A watchdog killed from outside: the session goes on without one, and can

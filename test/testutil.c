@@ -71,6 +71,12 @@ int tu_count_children(void)
     return n;
 }
 
+int tu_under_valgrind(void)
+{
+    const char *v = getenv("VALGRIND");
+    return v && strcmp(v, "1") == 0;
+}
+
 int tu_pid_alive(pid_t pid)
 {
     char path[64], buf[512];
