@@ -45,6 +45,9 @@ uint64_t shx_test_run_start(const shexec_run *r);
 /* How many per-process /proc files (a stat, a children list) the library
  * has read in this process: what finding a command's processes costs. */
 unsigned long shx_test_procfs_reads(void);
+/* How many times this process listed the reapers an orphaned member can
+ * have (itself, its ancestors, init): once, unless one of them died. */
+unsigned long shx_test_reaper_listings(void);
 /* Whether the kernel's children lists are used (1, where there are any) or
  * ignored (0), to test the way that reads every /proc entry instead. */
 void shx_test_procfs_children(int on);

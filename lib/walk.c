@@ -5,8 +5,13 @@
  */
 #include "walk.h"
 
+#include "testhook.h"
+
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Pids met in one walk: open addressing, 0 is a free slot. */
@@ -66,35 +71,95 @@ int shx_walk_push(shx_walk *q, pid_t pid, unsigned long long start)
     return 0;
 }
 
-/* The reapers a member that lost its parent can have: this process, its
- * ancestors, init (see walk.h). */
+/*
+ * The reapers a member that lost its parent can have: this process, its
+ * ancestors, init (see walk.h). They are listed once and kept while this
+ * process is the one that listed them: a reaper only ever leaves the list
+ * (when one dies, its orphans go to one further up, already in it), so the
+ * list stays whole without reading each one's stat again.
+ */
+#define REAPERS_MAX 64
+static pthread_mutex_t reapers_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t reapers_of; /* getpid() when they were listed; 0: not listed */
+static pid_t reapers[REAPERS_MAX];
+static int reapers_n;
+
+/* 0, or -1 when one cannot be read (a dead one shows as a zombie: the stat
+ * fails) or the chain is longer than the bound (a cycle of reused pids) */
+static atomic_ulong reaper_listings; /* for the tests (testhook.h) */
+
+unsigned long shx_test_reaper_listings(void)
+{
+    return atomic_load_explicit(&reaper_listings, memory_order_relaxed);
+}
+
+static int list_reapers(void)
+{
+    atomic_fetch_add_explicit(&reaper_listings, 1, memory_order_relaxed);
+    pid_t p = getpid();
+    reapers_n = 0;
+    while (reapers_n < REAPERS_MAX) {
+        shx_pstat st;
+        if (shx_procfs_stat(p, &st) != 0)
+            return -1;
+        reapers[reapers_n++] = p;
+        if (p == 1)
+            return 0;
+        /* ancestors end at init, or at 0 where the parent is outside our
+         * pid namespace: init last, also under a parent we cannot see */
+        p = st.ppid > 0 ? st.ppid : 1;
+    }
+    return -1;
+}
+
+/* A copy of the reapers into v; how many, 0 when they cannot be listed. */
+static int reapers_now(pid_t *v)
+{
+    int n = 0;
+    pid_t self = getpid();
+    pthread_mutex_lock(&reapers_lock);
+    if (reapers_of != self)
+        reapers_of = list_reapers() == 0 ? self : 0;
+    if (reapers_of == self) {
+        n = reapers_n;
+        memcpy(v, reapers, (size_t)n * sizeof *v);
+    }
+    pthread_mutex_unlock(&reapers_lock);
+    return n;
+}
+
+static void reapers_forget(void)
+{
+    pthread_mutex_lock(&reapers_lock);
+    reapers_of = 0;
+    pthread_mutex_unlock(&reapers_lock);
+}
+
 int shx_walk_push_orphans(shx_walk *q, pid_t pgid)
 {
+    pid_t chain[REAPERS_MAX];
+    int n = reapers_now(chain);
+    if (n == 0)
+        return -1;
     pid_t *kids = NULL;
     size_t cap = 0;
-    int rc = -1;
-    pid_t p = getpid();
-    /* ancestors end at init, or at 0 where the parent is outside our pid
-     * namespace; the bound is only against a cycle of reused pids */
-    for (int depth = 0; depth < 64; depth++) {
-        shx_pstat st;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         size_t nkids = 0;
         /* orphans are handed to the reaper's first live thread, its main
-         * thread while that lives (a dead one shows as a zombie: the stat
-         * fails): one list, however many threads it has */
-        if (shx_procfs_stat(p, &st) != 0 || shx_procfs_children(p, 1, &kids, &nkids, &cap) != 0)
-            break;
-        int failed = 0;
-        for (size_t i = 0; i < nkids && !failed; i++)
-            if (getpgid(kids[i]) == pgid)
-                failed = shx_walk_push(q, kids[i], 0) != 0;
-        if (failed)
-            break;
-        if (p == 1) {
-            rc = 0;
-            break;
+         * thread while that lives: one list, however many threads it has */
+        if (shx_procfs_children(chain[i], 1, &kids, &nkids, &cap) != 0) {
+            if (errno != ENOENT && errno != ESRCH) {
+                rc = -1; /* unreadable or no memory: the caller scans /proc */
+                break;
+            }
+            /* gone: what it held went further up the list; list again next time */
+            reapers_forget();
+            continue;
         }
-        p = st.ppid > 0 ? st.ppid : 1; /* init last, also under a parent we cannot see */
+        for (size_t k = 0; k < nkids && rc == 0; k++)
+            if (getpgid(kids[k]) == pgid)
+                rc = shx_walk_push(q, kids[k], 0);
     }
     free(kids);
     return rc;

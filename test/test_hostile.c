@@ -1256,6 +1256,34 @@ static void count_reads(unsigned long reads[2])
 }
 
 /*
+ * The reapers an orphaned member can have (this process, its ancestors,
+ * init) are listed once per process, not by every search: three timeouts,
+ * each searched twice, list them once.
+ */
+static void case_reapers_listed_once(void)
+{
+    shexec_session *s = new_session(heavy_ok());
+    unsigned long before = shx_test_reaper_listings();
+    for (int i = 0; i < 3; i++) {
+        shexec_run *r = xrun(s, "sleep 100", 300);
+        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+        shexec_run_free(r);
+    }
+    shexec_session_free(s);
+    unsigned long listed = shx_test_reaper_listings() - before;
+    if (listed != 1) {
+        fprintf(stderr, "reapers listed %lu times for three timeouts\n", listed);
+        CHECK(0);
+    }
+}
+
+static void test_reapers_listed_once(void **state)
+{
+    (void)state;
+    run_escapee_case(case_reapers_listed_once, 0);
+}
+
+/*
  * Finding what to signal and what is left reads the command's own
  * processes, not the whole process table: 200 more processes on the
  * machine, unrelated to the session, add (almost) nothing to what is read.
@@ -1568,6 +1596,7 @@ int main(void)
         cmocka_unit_test(test_escaped_processes),
         cmocka_unit_test(test_escaped_processes_scanning_proc),
         cmocka_unit_test(test_find_reads_candidates_only),
+        cmocka_unit_test(test_reapers_listed_once),
         cmocka_unit_test(test_escapee_under_orphaned_member),
         cmocka_unit_test(test_escapee_past_first_page),
         cmocka_unit_test(test_late_pump_after_kill),
