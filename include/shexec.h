@@ -156,8 +156,9 @@
  *   pid is never hit. Where the kernel lists each process's children
  *   (/proc/PID/task/TID/children) only the command's own processes are
  *   read (members that lost their parent are found among the children of
- *   init and of the host's ancestors), so the cost follows the size of the
- *   command, not of the machine; elsewhere every process in /proc is read.
+ *   init and of the host's ancestors, which are listed once per process),
+ *   so the cost follows the size of the command, not of the machine;
+ *   elsewhere every process in /proc is read.
  *   A process whose parent has already exited cannot be
  *   found: it has passed to init (or a subreaper) and nothing links it to
  *   the command any more. So a daemon that detaches properly (`setsid -f`,

@@ -26,7 +26,9 @@ int shx_walk_push(shx_walk *w, pid_t pid, unsigned long long start);
  * Queue the members of pgid whose parent exited: they were passed to the
  * nearest subreaper among their ancestors, which are this process and its
  * ancestors, or else to init, so those lists are read and each child is
- * asked its group by getpgid() (a system call, no file). 0, or -1 when a
+ * asked its group by getpgid() (a system call, no file). Who those reapers
+ * are is read once per process and kept (one that dies is skipped, and
+ * they are read again next time). 0, or -1 when they cannot be listed or a
  * list cannot be read (/proc mounted with hidepid, an ancestor exiting, no
  * memory): a walk would miss members, and the caller reads all of /proc.
  */
