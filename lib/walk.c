@@ -84,8 +84,6 @@ static pid_t reapers_of; /* getpid() when they were listed; 0: not listed */
 static pid_t reapers[REAPERS_MAX];
 static int reapers_n;
 
-/* 0, or -1 when one cannot be read (a dead one shows as a zombie: the stat
- * fails) or the chain is longer than the bound (a cycle of reused pids) */
 static atomic_ulong reaper_listings; /* for the tests (testhook.h) */
 
 unsigned long shx_test_reaper_listings(void)
@@ -93,6 +91,8 @@ unsigned long shx_test_reaper_listings(void)
     return atomic_load_explicit(&reaper_listings, memory_order_relaxed);
 }
 
+/* 0, or -1 when one cannot be read (a dead one shows as a zombie: the stat
+ * fails) or the chain is longer than the bound (a cycle of reused pids) */
 static int list_reapers(void)
 {
     atomic_fetch_add_explicit(&reaper_listings, 1, memory_order_relaxed);
