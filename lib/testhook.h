@@ -36,6 +36,9 @@ int64_t shx_test_watchdog_pid(const shexec_session *s);
 /* Tell the watchdog that the group pgid is a command's, its leader started
  * at `start` (a forged claim: the watchdog must prove it before signalling). */
 void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
+/* Watchdogs started from now on wait ms between finding what to signal at
+ * the host's death and signalling it (0: not at all). */
+void shx_test_watchdog_pause(uint32_t ms);
 /* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
 uint64_t shx_test_start_time(int64_t pid);
 /* The start time of a started run's shell as its spawn pinned it (the same

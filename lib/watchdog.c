@@ -190,6 +190,14 @@ static pid_t fork_watchdog(void)
 #endif
 }
 
+/* for the tests (testhook.h) */
+static _Atomic uint32_t test_pause_ms;
+
+void shx_test_watchdog_pause(uint32_t ms)
+{
+    test_pause_ms = ms;
+}
+
 int shx_watchdog_start(shexec_session *s)
 {
     if (s->watchdog_fd >= 0)
@@ -211,6 +219,7 @@ int shx_watchdog_start(shexec_session *s)
     a->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur
                                                                            : 65536;
     a->grace_ms = s->kill_grace_ms;
+    a->test_pause_ms = test_pause_ms;
     pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
     if (pid == 0)
         shx_wd_main(a);

@@ -277,7 +277,11 @@ static void signal_marked(shx_wd_arena *a, int sig)
             kill(-a->groups[g].pgid, sig);
     for (size_t i = 0; i < a->nprocs; i++) {
         const shx_wd_proc *p = &a->procs[i];
-        if (!p->mark || in_proven_group(a, p->pgrp))
+        if (!p->mark)
+            continue;
+        /* a member the group's signal reached, unless it left the group
+         * (setsid, setpgid) since the snapshot: then it goes on its own */
+        if (in_proven_group(a, p->pgrp) && getpgid(p->pid) == p->pgrp)
             continue;
         /* the same process still: its start time, read once more */
         if (shx_wd_start_time(p->pid) == p->start)
@@ -307,6 +311,8 @@ static void __attribute__((noreturn)) terminate_all(shx_wd_arena *a)
     }
     if (look(a) == 0)
         _exit(0);
+    if (a->test_pause_ms)
+        poll(NULL, 0, (int)a->test_pause_ms);
     signal_marked(a, SIGTERM);
     signal_marked(a, SIGCONT); /* a stopped process acts on SIGTERM only when continued */
     int64_t kill_at = now_ms() + a->grace_ms;

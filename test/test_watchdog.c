@@ -403,6 +403,29 @@ static void test_spawn_pins_the_start_time(void **state)
         assert_true(pinned > 0);
 }
 
+/* A member that leaves its group (setsid) after the watchdog has looked at
+ * the processes, and before it signals them, is signalled on its own: the
+ * group's signal no longer reaches it. */
+static void test_member_leaving_late_is_signalled(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find what left the group"))
+        skip();
+    const char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    pid_t host = start_host("late-setsid", dir);
+    pid_t member;
+    assert_int_equal(read_pids(dir, &member, 1), 1);
+    kill(host, SIGKILL);
+    int st;
+    host_dead(host, &st);
+    int gone = tu_wait_pid_gone(member, POLL_MS);
+    if (!gone)
+        kill_all(&member, 1);
+    tu_rmtree(dir);
+    assert_true(gone);
+}
+
 /* A watchdog killed from outside: the session goes on without one, and can
  * start a new one. */
 static void test_watchdog_killed_from_outside(void **state)
@@ -437,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_start_times_only_with_proc),
         cmocka_unit_test(test_spawn_pins_the_start_time),
         cmocka_unit_test(test_sigkill_ends_everything),
+        cmocka_unit_test(test_member_leaving_late_is_signalled),
         cmocka_unit_test(test_crash_in_callback_ends_everything),
         cmocka_unit_test(test_exit_without_free_ends_everything),
         cmocka_unit_test(test_turned_on_late_ends_everything),

@@ -24,6 +24,10 @@
  *              (DIR/unrelated) and tell the watchdog it is one of the
  *              session's groups, with a start time that is not its own /
  *              that is; then wait to be killed
+ *   late-setsid
+ *              only a task whose one member (DIR/pids) leaves the group
+ *              (setsid) 1 s after it starts, with the watchdog made to
+ *              wait 2 s between looking and signalling; wait to be killed
  * DIR/ready appears when all is in place; segv and exit then wait for
  * DIR/go. Exit status 2: a setup failure.
  */
@@ -140,8 +144,27 @@ int main(int argc, char **argv)
         die("shexec_session_new", NULL);
     if (shexec_session_set_kill_grace_ms(s, 300) != SHEXEC_OK)
         die("grace", s);
+    int late_setsid = strcmp(mode, "late-setsid") == 0;
+    if (late_setsid)
+        shx_test_watchdog_pause(2000);
     if (watch && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
         die("shexec_session_set_watchdog", s);
+    if (late_setsid) {
+        /* one member, which leaves its group 1 s after it starts: after the
+         * watchdog has looked, before it signals */
+        shexec_task *t = NULL;
+        shexec_run *r = new_run(s, "(sleep 1; exec setsid sleep 1000) & echo $! >> %s/pids; wait");
+        if (shexec_run_start_task(&t, r) != SHEXEC_OK)
+            die("shexec_run_start_task", s);
+        while (count_pids() < 1)
+            if (shexec_session_wait(s, 20) < 0)
+                die("shexec_session_wait", s);
+        write_file("watchdog", (long long)shx_test_watchdog_pid(s));
+        write_file("ready", 1);
+        for (;;)
+            if (shexec_session_wait(s, 1000) < 0)
+                die("shexec_session_wait", s);
+    }
 
     for (int i = 0; i < 2; i++) {
         shexec_task *t = NULL;
