@@ -973,7 +973,12 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
  * at the terminal (not echoed); "\x03" interrupts (SIGINT) and
  * shexec_run_close_stdin() sends ^D (end of input). Line endings are not
  * translated: "\n" stays "\n". When the command's shell exits, the terminal
- * hangs up: processes it left running get SIGHUP, as in a closed terminal.
+ * hangs up: processes it left running get SIGHUP, as in a closed terminal
+ * (those that survive it are leftovers like any other). A child the shell
+ * had just forked can take the hangup in the shell's handler and lose it
+ * when it execs; where /proc shows a leftover alive with SIGHUP neither
+ * blocked, ignored nor caught, it is sent SIGHUP again (five looks, from
+ * 5 ms to 1.7 s after the exit, while the host drives the loop).
  * Errors: SHEXEC_EINVAL (unknown mode), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);

@@ -127,9 +127,14 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
      * wrapper's) handles SIGHUP itself, and a child it has just forked can
      * take the signal in that handler before it resets its signals and
      * execs, and so lose it. The group gets it again from here, while the
-     * shell's zombie still holds the group id. */
-    if (r->pty && !r->proc.reaped)
+     * shell's zombie still holds the group id; a child still short of its
+     * exec loses that one too, so members left in the group are looked at
+     * again later (loop.c). */
+    if (r->pty && !r->proc.reaped) {
         kill(-r->proc.pid, SIGHUP);
+        r->hangup_checks = SHX_HANGUP_CHECKS;
+        r->hangup_check_ns = now + SHX_HANGUP_FIRST_NS;
+    }
     if (!r->proc.reaped && !s->procfs_seen && !(s->procfs_seen = shx_group_can_list()))
         return shell_exited_unlisted(s, r, now, born);
     shx_proc_reap(&r->proc);

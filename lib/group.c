@@ -148,6 +148,20 @@ int shx_group_signal(shx_group *g, int sig, int use_pidfd)
     return 1;
 }
 
+int shx_group_signal_missed(shx_group *g, int sig)
+{
+    int sent = 0;
+    for (int i = 0; i < g->n; i++) {
+        if (!shx_procfs_signal_default(g->pid[i], g->pgid, sig))
+            continue;
+        /* a pidfd reaches only the process it was taken on; without one the
+         * pid was just seen alive in the group, which pins the id */
+        int rc = g->pidfd[i] >= 0 ? shx_pidfd_send_signal(g->pidfd[i], sig) : kill(g->pid[i], sig);
+        sent += rc == 0;
+    }
+    return sent;
+}
+
 int shx_group_can_list(void)
 {
     return shx_procfs_available();

@@ -35,6 +35,15 @@ int shx_group_prune(shx_group *g);
 /* Signal the group if it provably still exists (re-anchoring when every
  * anchor is gone). Returns 1 when signalled, 0 when the group is empty. */
 int shx_group_signal(shx_group *g, int sig, int use_pidfd);
+/*
+ * Send sig to each anchor still in the group on which it would take its
+ * default action (neither blocked, ignored nor caught); returns how many
+ * were sent. After a terminal's hangup, a member alive with SIGHUP at its
+ * default missed it: a shell's child that had not yet exec'd took it in
+ * the shell's handler, then reset its signals and exec'd. Without /proc
+ * nothing can tell, and nothing is sent.
+ */
+int shx_group_signal_missed(shx_group *g, int sig);
 void shx_group_release(shx_group *g);
 /* 1 when /proc lists processes, so members can be found and anchored; 0 in
  * a container, chroot or hardened system without it. */

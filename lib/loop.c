@@ -91,6 +91,8 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
              * look for other members or finish the run */
             if (r->proc.group_phase && !r->proc.pinned && r->proc.group.n == 0)
                 min_deadline(&next, now);
+            if (r->proc.group_phase && !r->proc.pinned && r->hangup_checks > 0)
+                min_deadline(&next, r->hangup_check_ns);
         }
         if (r->out.fd >= 0)
             add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
@@ -269,6 +271,11 @@ int shx_loop_settle(shexec_session *s, int look_now)
         } else if (r->proc.group_phase) {
             if (due && shx_group_unwatched(&r->proc.group))
                 shx_group_prune(&r->proc.group);
+            if (r->hangup_checks > 0 && now >= r->hangup_check_ns) {
+                shx_group_signal_missed(&r->proc.group, SIGHUP);
+                r->hangup_checks--;
+                r->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - r->hangup_checks)));
+            }
             /* every anchor ended: look for members they left behind */
             if (r->proc.group.n == 0) {
                 if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {

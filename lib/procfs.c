@@ -23,6 +23,11 @@ static inline void count_read(void)
     atomic_fetch_add_explicit(&procfs_reads, 1, memory_order_relaxed);
 }
 
+int shx_test_signal_default(int64_t pid, int64_t pgid, int sig)
+{
+    return shx_procfs_signal_default((pid_t)pid, (pid_t)pgid, sig);
+}
+
 /* 0: children lists ignored, for the tests (testhook.h) */
 static atomic_int children_on = 1;
 
@@ -62,24 +67,42 @@ int shx_procfs_available(void)
     return access("/proc/self/stat", R_OK) == 0;
 }
 
-int shx_procfs_stat(pid_t pid, shx_pstat *out)
+/* pid's stat line into buf; a pointer just past the command name's last ')'
+ * (the name may contain spaces and parentheses), or NULL. */
+static const char *read_stat(pid_t pid, char *buf, size_t cap)
 {
-    char path[64], buf[512];
+    char path[64];
     (void)snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     count_read();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+        return NULL;
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
     if (n <= 0)
-        return -1;
+        return NULL;
     buf[n] = '\0';
-    /* the command name may contain spaces and parentheses: skip to the last ')' */
     const char *p = strrchr(buf, ')');
+    return p ? p + 1 : NULL;
+}
+
+/* Past n more single spaces (stat's fields after the name are separated
+ * by one): from field k to field k + n. NULL if the line is shorter. */
+static const char *skip_fields(const char *f, int n)
+{
+    while (n-- > 0 && f)
+        if ((f = strchr(f, ' ')))
+            f++;
+    return f;
+}
+
+int shx_procfs_stat(pid_t pid, shx_pstat *out)
+{
+    char buf[512];
+    const char *p = read_stat(pid, buf, sizeof buf);
     if (!p)
         return -1;
-    const char *q = p + 1;
+    const char *q = p;
     while (isspace((unsigned char)*q))
         q++;
     char state = *q;
@@ -91,16 +114,11 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
         return -1;
     if (state == 'Z' || state == 'X')
         return -1;
-    /* the thread count is field 20 and the start time field 22: eighteen
-     * and twenty single spaces after the ')' */
-    const char *f = p + 1;
-    long threads = 0;
-    for (int i = 0; i < 20 && f; i++) {
-        if ((f = strchr(f, ' ')))
-            f++;
-        if (i == 17 && f)
-            threads = strtol(f, NULL, 10);
-    }
+    /* the thread count is field 20, the start time field 22 (the text after
+     * the name starts with the space before field 3) */
+    const char *f = skip_fields(p, 18);
+    long threads = f ? strtol(f, NULL, 10) : 0;
+    f = skip_fields(f, 2);
     char *end;
     unsigned long long start = f ? strtoull(f, &end, 10) : 0;
     if (!f || end == f)
@@ -111,6 +129,27 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     out->start = start;
     out->threads = threads > 0 && threads <= INT_MAX ? (int)threads : 1;
     return 0;
+}
+
+int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
+{
+    char buf[512];
+    const char *p = read_stat(pid, buf, sizeof buf);
+    const char *state = p ? skip_fields(p, 1) : NULL;
+    const char *group = skip_fields(state, 2);
+    if (!group || *state == 'Z' || *state == 'X' || strtol(group, NULL, 10) != (long)pgid ||
+        sig < 1 || sig > 31)
+        return 0;
+    /* fields 32 to 34: the blocked, ignored and caught signals, as decimal
+     * masks with signal n at bit n - 1 (only the first 32 signals) */
+    const char *f = skip_fields(group, 27);
+    unsigned long long bit = 1ull << (sig - 1), any = 0;
+    for (int i = 0; i < 3 && f; i++) {
+        char *end;
+        any |= strtoull(f, &end, 10);
+        f = end == f ? NULL : skip_fields(f, 1);
+    }
+    return f != NULL && !(any & bit);
 }
 
 unsigned long long shx_procfs_boot_ticks(void)
@@ -306,6 +345,14 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
 
 unsigned long long shx_procfs_boot_ticks(void)
 {
+    return 0;
+}
+
+int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
+{
+    (void)pid;
+    (void)pgid;
+    (void)sig;
     return 0;
 }
 

@@ -51,6 +51,9 @@ struct shexec_run {
                                      NULL when the run has none (start_env then) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
+    int hangup_checks;            /* looks left for members that missed the
+                                     terminal's hangup (loop.c) */
+    int64_t hangup_check_ns;      /* when the next look is due */
     uint16_t cols, rows;
     int ansi;                     /* SHEXEC_ANSI_* */
     int free_pending;             /* freed: no callback any more; released once ended */
@@ -62,6 +65,12 @@ struct shexec_run {
     size_t stdin_off;
     int stdin_close;              /* close once stdin_buf is written */
 };
+
+/* After a terminal's hangup, members that missed it are looked for this
+ * many times, the first SHX_HANGUP_FIRST_NS after it, each wait four times
+ * the one before (5 ms to 1.7 s after). */
+#define SHX_HANGUP_CHECKS 5
+#define SHX_HANGUP_FIRST_NS 5000000
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 int shx_run_begin(shexec_run *r);

@@ -186,6 +186,8 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     r->proc.reaped = 1;
     r->proc.no_timeout = 1;
     r->proc.exit_code = -1; /* the leftovers are not our children: no status */
+    r->hangup_checks = from->hangup_checks;
+    r->hangup_check_ns = from->hangup_check_ns;
     r->start_ns = shx_now_ns();
     r->proc.check_backoff_ns = 1000000;
     r->proc.next_check_ns = r->start_ns + r->proc.check_backoff_ns;

@@ -51,6 +51,9 @@ unsigned long shx_test_procfs_reads(void);
 /* How many times this process listed the reapers an orphaned member can
  * have (itself, its ancestors, init): once, unless one of them died. */
 unsigned long shx_test_reaper_listings(void);
+/* 1 when /proc shows pid alive in group pgid with signal sig taking its
+ * default action (neither blocked, ignored nor caught). */
+int shx_test_signal_default(int64_t pid, int64_t pgid, int sig);
 /* Whether the kernel's children lists are used (1, where there are any) or
  * ignored (0), to test the way that reads every /proc entry instead. */
 void shx_test_procfs_children(int on);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -187,6 +188,92 @@ static void test_engine_guarantees_on_a_pty(void **state)
     assert_true(tu_wait_pid_gone(child, 3000));
 }
 
+static void on_signal(int sig)
+{
+    (void)sig;
+}
+
+/* What /proc says a process does with a signal: only a signal neither
+ * blocked, ignored nor caught counts as taking its default action. */
+static void test_signal_default_read_from_proc(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to read a process's signal dispositions"))
+        skip();
+    pid_t me = getpid(), group = getpgrp();
+    struct sigaction dfl, old;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    assert_int_equal(sigaction(SIGHUP, &dfl, &old), 0);
+    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 1);
+    assert_int_equal(shx_test_signal_default(me, group + 1, SIGHUP), 0); /* not in that group */
+    assert_int_equal(shx_test_signal_default(me, group, 0), 0);
+    assert_int_equal(shx_test_signal_default(me, group, 32), 0);
+
+    sigset_t hup, was;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    assert_int_equal(sigprocmask(SIG_BLOCK, &hup, &was), 0);
+    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 0);
+    assert_int_equal(shx_test_signal_default(me, group, SIGUSR2), 1); /* the others stay */
+    assert_int_equal(sigprocmask(SIG_SETMASK, &was, NULL), 0);
+
+    struct sigaction other = dfl;
+    other.sa_handler = SIG_IGN;
+    assert_int_equal(sigaction(SIGHUP, &other, NULL), 0);
+    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 0);
+    other.sa_handler = on_signal;
+    assert_int_equal(sigaction(SIGHUP, &other, NULL), 0);
+    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 0);
+    assert_int_equal(sigaction(SIGHUP, &old, NULL), 0);
+
+    /* a zombie takes nothing */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    while (tu_pid_alive(child))
+        usleep(1000);
+    assert_int_equal(shx_test_signal_default(child, group, SIGHUP), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
+/*
+ * A leftover that took the terminal's hangup in a handler and then set
+ * SIGHUP back to its default, as a shell's child between its fork and its
+ * exec does, is alive with a hangup that would end it: it is sent one
+ * again while the host drives the loop.
+ */
+static void test_missed_hangup_is_sent_again(void **state)
+{
+    shexec_session *s = *state;
+    if (!tu_platform_has(SHX_PLATFORM_SETSID, "POSIX_SPAWN_SETSID, for a controlling terminal") ||
+        !tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to read what a member does with SIGHUP"))
+        skip();
+    const char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    char ready[300], cmd[1200];
+    snprintf(ready, sizeof ready, "%s/ready", dir);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' & until [ -e '%s' ]; do sleep 0.01; done; echo $!",
+             tu_helper("hup_late"), ready, ready);
+    shexec_run *r = run_mode(s, cmd, 1, 0);
+    int child = atoi(out_of(r));
+    assert_true(child > 0);
+    /* it outlived the hangup (its handler took it): the group is adopted */
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_run_free(r);
+    int64_t end = tu_now_ms() + 10000;
+    while (tu_pid_alive(child) && tu_now_ms() < end)
+        shexec_session_wait(s, 50);
+    int gone = !tu_pid_alive(child);
+    if (!gone)
+        kill(child, SIGKILL);
+    unlink(ready);
+    rmdir(dir);
+    assert_true(gone);
+}
+
 static void wait_for(shexec_session *s, shexec_task *t, const char *text)
 {
     shexec_run *tr = shexec_task_run(t);
@@ -336,6 +423,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_colours_only_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strip_equals_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_guarantees_on_a_pty, setup, teardown),
+        cmocka_unit_test(test_signal_default_read_from_proc),
+        cmocka_unit_test_setup_teardown(test_missed_hangup_is_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_a_prompt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drive_a_repl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt_a_command, setup, teardown),
