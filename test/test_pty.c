@@ -201,12 +201,14 @@ static void test_signal_default_read_from_proc(void **state)
     if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to read a process's signal dispositions"))
         skip();
     pid_t me = getpid(), group = getpgrp();
+    /* valgrind catches every signal itself: a default action shows as caught */
+    int native = !tu_under_valgrind();
     struct sigaction dfl, old;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     assert_int_equal(sigaction(SIGHUP, &dfl, &old), 0);
-    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 1);
+    assert_int_equal(shx_test_signal_default(me, group, SIGHUP), native);
     assert_int_equal(shx_test_signal_default(me, group + 1, SIGHUP), 0); /* not in that group */
     assert_int_equal(shx_test_signal_default(me, group, 0), 0);
     assert_int_equal(shx_test_signal_default(me, group, 32), 0);
@@ -216,7 +218,7 @@ static void test_signal_default_read_from_proc(void **state)
     sigaddset(&hup, SIGHUP);
     assert_int_equal(sigprocmask(SIG_BLOCK, &hup, &was), 0);
     assert_int_equal(shx_test_signal_default(me, group, SIGHUP), 0);
-    assert_int_equal(shx_test_signal_default(me, group, SIGUSR2), 1); /* the others stay */
+    assert_int_equal(shx_test_signal_default(me, group, SIGUSR2), native); /* the others stay */
     assert_int_equal(sigprocmask(SIG_SETMASK, &was, NULL), 0);
 
     struct sigaction other = dfl;
