@@ -820,7 +820,10 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * of every run, task and adopted leftover of the session gets SIGTERM (and
  * SIGCONT), then after the session's kill grace SIGKILL, including those
  * that left their command's process group while their parent was alive
- * (setsid, `set -m`), found as described in HOW A COMMAND IS RUN.
+ * (setsid, `set -m`), found as described in HOW A COMMAND IS RUN. Such a
+ * process signalled on its own is remembered (pid and start time, up to
+ * 4096 of them) for the SIGKILL: one that ignores SIGTERM is still ended
+ * after the SIGTERM has killed its parent and so unlinked it.
  *
  * The watchdog is a fork() of the host made when the setting is turned on
  * (commands already running are included); it runs only async-signal-safe

@@ -45,6 +45,7 @@ enum {
 #define SHX_WD_ANCHORS 4
 #define SHX_WD_PROCS (1 << 17)
 #define SHX_WD_DROPS 512
+#define SHX_WD_SENT 4096 /* processes signalled one by one, remembered */
 #define SHX_WD_SLOTS ((size_t)2 * SHX_WD_PROCS) /* the pid hash */
 
 typedef struct shx_wd_anchor {
@@ -63,7 +64,8 @@ typedef struct shx_wd_group {
 typedef struct shx_wd_proc {
     pid_t pid, ppid, pgrp;
     int zombie;
-    int mark;            /* a proven group's member or one of their descendants */
+    int mark;            /* a proven group's member or one of their descendants
+                            (1), or one signalled on its own before (2) */
     uint64_t start;
 } shx_wd_proc;
 
@@ -82,6 +84,11 @@ typedef struct shx_wd_arena {
     size_t nprocs;
     shx_wd_proc procs[SHX_WD_PROCS];
     int32_t index[SHX_WD_SLOTS]; /* procs index + 1 by pid hash, 0 empty */
+    /* processes signalled one by one (they had left their group): once
+     * their parent dies nothing links them to the command any more, so the
+     * later rounds find them by pid and start time */
+    int nsent;
+    shx_wd_anchor sent[SHX_WD_SENT];
     char dents[32768];
     uintptr_t drop[SHX_WD_DROPS][2]; /* the host's mappings the watchdog gives back */
     unsigned char inbuf[4096];

@@ -15,7 +15,8 @@
  * anchored (pid and start time) is still alive in it; a pid whose start
  * time differs is someone else's and is never signalled. Descendants of a
  * proven group's members that left the group (setsid, `set -m`) are
- * signalled one by one, each after checking its start time again.
+ * signalled one by one, each after checking its start time again, and
+ * remembered: a SIGTERM that ends its parent unlinks it from the command.
  *
  * Without /proc (or off Linux) nothing can be proven after the host is
  * gone, only until then: while the host lives, the library keeps every
@@ -218,10 +219,17 @@ static int matches(shx_wd_arena *a, pid_t pid, uint64_t start, pid_t pgid, int z
 /*
  * Prove each group (its leader, or an anchor, is still the same process in
  * it), mark its members and their descendants, and anchor each proven group
- * anew on the members seen now. Returns how many processes are marked.
+ * anew on the members seen now; mark too the processes signalled on their
+ * own in an earlier round that still live, and their descendants. Returns
+ * how many processes are marked.
  */
 static size_t look(shx_wd_arena *a)
 {
+    for (int i = 0; i < a->nsent; i++) {
+        shx_wd_proc *p = lookup(a, a->sent[i].pid);
+        if (p && p->start == a->sent[i].start && !p->zombie)
+            p->mark = 2;
+    }
     for (int g = 0; g < a->ngroups; g++) {
         shx_wd_group *gr = &a->groups[g];
         gr->proven = 0;
@@ -276,7 +284,7 @@ static void signal_marked(shx_wd_arena *a, int sig)
         if (a->groups[g].proven)
             kill(-a->groups[g].pgid, sig);
     for (size_t i = 0; i < a->nprocs; i++) {
-        const shx_wd_proc *p = &a->procs[i];
+        shx_wd_proc *p = &a->procs[i];
         if (!p->mark)
             continue;
         /* a member the group's signal reached, unless it left the group
@@ -284,8 +292,13 @@ static void signal_marked(shx_wd_arena *a, int sig)
         if (in_proven_group(a, p->pgrp) && getpgid(p->pid) == p->pgrp)
             continue;
         /* the same process still: its start time, read once more */
-        if (shx_wd_start_time(p->pid) == p->start)
-            kill(p->pid, sig);
+        if (shx_wd_start_time(p->pid) != p->start)
+            continue;
+        kill(p->pid, sig);
+        if (p->mark == 1 && a->nsent < SHX_WD_SENT) {
+            a->sent[a->nsent++] = (shx_wd_anchor){p->pid, p->start};
+            p->mark = 2;
+        }
     }
 }
 

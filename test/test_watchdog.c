@@ -426,6 +426,29 @@ static void test_member_leaving_late_is_signalled(void **state)
     assert_true(gone);
 }
 
+/* A process that left the group and ignores SIGTERM, whose parent the
+ * SIGTERM ends: nothing links it to the command in the later looks, but
+ * the watchdog remembers it signalled it and sends it SIGKILL too. */
+static void test_orphan_ignoring_term_is_killed(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find what left the group"))
+        skip();
+    const char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    pid_t host = start_host("term-ignored", dir);
+    pid_t orphan;
+    assert_int_equal(read_pids(dir, &orphan, 1), 1);
+    kill(host, SIGKILL);
+    int st;
+    host_dead(host, &st);
+    int gone = tu_wait_pid_gone(orphan, POLL_MS);
+    if (!gone)
+        kill_all(&orphan, 1);
+    tu_rmtree(dir);
+    assert_true(gone);
+}
+
 /* A watchdog killed from outside: the session goes on without one, and can
  * start a new one. */
 static void test_watchdog_killed_from_outside(void **state)
@@ -461,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_spawn_pins_the_start_time),
         cmocka_unit_test(test_sigkill_ends_everything),
         cmocka_unit_test(test_member_leaving_late_is_signalled),
+        cmocka_unit_test(test_orphan_ignoring_term_is_killed),
         cmocka_unit_test(test_crash_in_callback_ends_everything),
         cmocka_unit_test(test_exit_without_free_ends_everything),
         cmocka_unit_test(test_turned_on_late_ends_everything),

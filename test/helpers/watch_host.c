@@ -28,6 +28,11 @@
  *              only a task whose one member (DIR/pids) leaves the group
  *              (setsid) 1 s after it starts, with the watchdog made to
  *              wait 2 s between looking and signalling; wait to be killed
+ *   term-ignored
+ *              only a task whose shell starts one process that leaves the
+ *              group (setsid) and ignores SIGTERM (its pid in DIR/pids): its
+ *              parent dies of the watchdog's SIGTERM, which leaves it
+ *              linked to the command by nothing; wait to be killed
  * DIR/ready appears when all is in place; segv and exit then wait for
  * DIR/go. Exit status 2: a setup failure.
  */
@@ -145,15 +150,19 @@ int main(int argc, char **argv)
     if (shexec_session_set_kill_grace_ms(s, 300) != SHEXEC_OK)
         die("grace", s);
     int late_setsid = strcmp(mode, "late-setsid") == 0;
+    int term_ignored = strcmp(mode, "term-ignored") == 0;
     if (late_setsid)
         shx_test_watchdog_pause(2000);
     if (watch && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
         die("shexec_session_set_watchdog", s);
-    if (late_setsid) {
-        /* one member, which leaves its group 1 s after it starts: after the
-         * watchdog has looked, before it signals */
+    if (late_setsid || term_ignored) {
+        /* late-setsid: one member, which leaves its group 1 s after it
+         * starts: after the watchdog has looked, before it signals.
+         * term-ignored: the pid is written once the process is in place */
         shexec_task *t = NULL;
-        shexec_run *r = new_run(s, "(sleep 1; exec setsid sleep 1000) & echo $! >> %s/pids; wait");
+        shexec_run *r = new_run(s, late_setsid ? "(sleep 1; exec setsid sleep 1000) & echo $! >> %s/pids; wait"
+                                               : "setsid sh -c 'trap \"\" TERM; echo $$ >> %s/pids; "
+                                                 "exec sleep 1000' & wait");
         if (shexec_run_start_task(&t, r) != SHEXEC_OK)
             die("shexec_run_start_task", s);
         while (count_pids() < 1)
