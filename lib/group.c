@@ -34,6 +34,7 @@ void shx_group_drop(shx_group *g, int i)
     g->n--;
     g->pid[i] = g->pid[g->n];
     g->pidfd[i] = g->pidfd[g->n];
+    g->start[i] = g->start[g->n];
 }
 
 /* ---- members ---------------------------------------------------------------- */
@@ -51,14 +52,17 @@ static void anchor_one(shx_group *g, pid_t pid, int use_pidfd)
             return; /* it just ended */
         /* no pidfds here: its end is looked for */
     }
-    /* re-check after taking the pidfd: the pid is now pinned to that process */
-    if (!shx_procfs_in_group(pid, g->pgid)) {
+    /* re-check after taking the pidfd: the pid is now pinned to that
+     * process, and the start time read is its own (the watchdog's proof) */
+    shx_pstat st;
+    if (getpgid(pid) != g->pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != g->pgid) {
         if (fd >= 0)
             close(fd);
         return;
     }
     g->pid[g->n] = pid;
     g->pidfd[g->n] = fd;
+    g->start[g->n] = st.start;
     g->n++;
 }
 

@@ -18,6 +18,7 @@ typedef struct shx_group {
     int n;
     pid_t pid[SHX_GROUP_ANCHORS];
     int pidfd[SHX_GROUP_ANCHORS]; /* -1 when pidfds are unavailable */
+    unsigned long long start[SHX_GROUP_ANCHORS]; /* as /proc gave it when anchored */
 } shx_group;
 
 /* Find members of pgid (up to SHX_GROUP_ANCHORS) other than its leader (the

@@ -133,7 +133,7 @@ void shx_watchdog_group(shexec_session *s, pid_t pgid, unsigned long long start)
 void shx_watchdog_anchors(shexec_session *s, const shx_group *g)
 {
     for (int i = 0; i < g->n && s->watchdog_fd >= 0; i++) {
-        uint64_t start = shx_wd_start_time(g->pid[i]);
+        uint64_t start = g->start[i];
         /* with a pidfd, proof that the start time read was the anchor's */
         struct pollfd p = {.fd = g->pidfd[i], .events = POLLIN};
         if (!start || (g->pidfd[i] >= 0 && poll(&p, 1, 0) != 0))
