@@ -778,7 +778,9 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
  * deadlines and reaps; call it also when the timeout expires (the same
  * entries with no revents, or n = 0). Entries are matched by descriptor, so
  * call shexec_session_process() before any other call on the session (which
- * could end a command and let its descriptor number be reused). The set
+ * could end a command and let its descriptor number be reused); they may
+ * come in any order, mixed with the host's own (which are ignored), at a
+ * cost of O(k log k) for the k entries with revents, not one per pair. The set
  * changes as commands start and end: fill it anew each round.
  * shexec_session_pollfds() only lists: it changes nothing, signals nothing.
  * shexec_session_process() is the step that acts: it enforces every

@@ -140,6 +140,18 @@ SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t 
     return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
+/* A host entry with events, by descriptor. */
+typedef struct ready_fd {
+    int fd;
+    short revents;
+} ready_fd;
+
+static int by_fd(const void *a, const void *b)
+{
+    int x = ((const ready_fd *)a)->fd, y = ((const ready_fd *)b)->fd;
+    return (x > y) - (x < y);
+}
+
 SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fds, uint32_t n)
 {
     if (!s || (!fds && n))
@@ -148,32 +160,44 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
         return shx_fail(s, SHEXEC_ESTATE, "shexec_session_process called from a callback");
     shx_ok(s);
     s->in_loop = 1;
-    /* match the host's entries against the current set by descriptor */
+    /* match the host's entries against the current set by descriptor: the
+     * host's entries with events, sorted, are searched (the host's array
+     * and ours may both hold thousands) */
     int64_t next;
     size_t have = shx_loop_collect(s, NULL, NULL, 0, &next);
+    size_t nready = 0;
+    for (uint32_t j = 0; j < n; j++)
+        nready += fds[j].revents != 0;
     struct pollfd *cur = have ? malloc(have * sizeof *cur) : NULL;
     shx_fd_owner *own = have ? malloc(have * sizeof *own) : NULL;
-    if (have && (!cur || !own)) {
+    ready_fd *ready = have && nready ? malloc(nready * sizeof *ready) : NULL;
+    if (have && (!cur || !own || (nready && !ready))) {
         free(cur);
         free(own);
+        free(ready);
         s->in_loop = 0;
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    }
+    if (ready) {
+        size_t k = 0;
+        for (uint32_t j = 0; j < n; j++)
+            if (fds[j].revents)
+                ready[k++] = (ready_fd){fds[j].fd, fds[j].revents};
+        qsort(ready, nready, sizeof *ready, by_fd);
     }
     if (have)
         have = shx_loop_collect(s, cur, own, have, &next);
     for (size_t i = 0; i < have; i++) {
-        cur[i].revents = 0;
-        for (uint32_t j = 0; j < n; j++)
-            if (fds[j].fd == cur[i].fd && fds[j].revents) {
-                cur[i].revents = fds[j].revents;
-                break;
-            }
+        ready_fd key = {cur[i].fd, 0};
+        const ready_fd *hit = ready ? bsearch(&key, ready, nready, sizeof *ready, by_fd) : NULL;
+        cur[i].revents = hit ? hit->revents : 0;
     }
     shx_loop_dispatch(s, cur, own, have);
     shx_loop_enforce(s);
     int finished = shx_loop_settle(s, 0);
     free(cur);
     free(own);
+    free(ready);
     s->in_loop = 0;
     shx_release_deferred(s);
     return finished;

@@ -660,7 +660,19 @@ static void test_host_poll_loop(void **state)
             assert_int_equal(read(host_pipe[0], &c, 1), 1);
             host_events++;
         }
-        int rc = shexec_session_process(s, fds + 1, (uint32_t)n);
+        /* every other round the host hands over its whole array, its own
+         * entry too, in the reverse order: entries are matched by descriptor */
+        int rc;
+        if (rounds % 2) {
+            for (int i = 0, j = n; i < j; i++, j--) {
+                struct pollfd tmp = fds[i];
+                fds[i] = fds[j];
+                fds[j] = tmp;
+            }
+            rc = shexec_session_process(s, fds, (uint32_t)n + 1);
+        } else {
+            rc = shexec_session_process(s, fds + 1, (uint32_t)n);
+        }
         assert_true(rc >= 0);
         finished += rc;
     }
