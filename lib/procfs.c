@@ -136,6 +136,8 @@ int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
     char buf[512];
     const char *p = read_stat(pid, buf, sizeof buf);
     const char *state = p ? skip_fields(p, 1) : NULL;
+    if (!state)
+        return 0;
     const char *group = skip_fields(state, 2);
     if (!group || *state == 'Z' || *state == 'X' || strtol(group, NULL, 10) != (long)pgid ||
         sig < 1 || sig > 31)

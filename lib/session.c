@@ -190,7 +190,9 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
     for (size_t i = 0; i < have; i++) {
         ready_fd key = {cur[i].fd, 0};
         const ready_fd *hit = ready ? bsearch(&key, ready, nready, sizeof *ready, by_fd) : NULL;
-        cur[i].revents = hit ? hit->revents : 0;
+        cur[i].revents = 0;
+        if (hit)
+            cur[i].revents = hit->revents;
     }
     shx_loop_dispatch(s, cur, own, have);
     shx_loop_enforce(s);
