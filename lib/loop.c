@@ -273,8 +273,9 @@ int shx_loop_settle(shexec_session *s, int look_now)
                 shx_group_prune(&r->proc.group);
             if (r->hangup_checks > 0 && now >= r->hangup_check_ns) {
                 shx_group_signal_missed(&r->proc.group, SIGHUP);
-                r->hangup_checks--;
-                r->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - r->hangup_checks)));
+                /* the k-th look waits 4^k times the first */
+                if (--r->hangup_checks > 0)
+                    r->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - r->hangup_checks)));
             }
             /* every anchor ended: look for members they left behind */
             if (r->proc.group.n == 0) {

@@ -70,7 +70,7 @@ struct shexec_run {
  * many times, the first SHX_HANGUP_FIRST_NS after it, each wait four times
  * the one before (5 ms to 1.7 s after). */
 #define SHX_HANGUP_CHECKS 5
-#define SHX_HANGUP_FIRST_NS 5000000
+#define SHX_HANGUP_FIRST_NS ((int64_t)5000000)
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 int shx_run_begin(shexec_run *r);

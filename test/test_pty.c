@@ -280,6 +280,27 @@ static void test_missed_hangup_is_sent_again(void **state)
     assert_true(gone);
 }
 
+/* A leftover that ignores SIGHUP outlives the hangup and every later look
+ * (none of which signals it): it is adopted, and still runs after them. */
+static void test_hangup_ignored_is_left_alone(void **state)
+{
+    shexec_session *s = *state;
+    if (!tu_platform_has(SHX_PLATFORM_SETSID, "POSIX_SPAWN_SETSID, for a controlling terminal"))
+        skip();
+    shexec_run *r = run_mode(s, "trap '' HUP; sleep 30 & echo $!", 1, 0);
+    int child = atoi(out_of(r));
+    assert_true(child > 0);
+    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_run_free(r);
+    /* past the last look, 1.7 s after the exit */
+    int64_t end = tu_now_ms() + 2200;
+    while (tu_now_ms() < end)
+        shexec_session_wait(s, 100);
+    int alive = tu_pid_alive(child);
+    kill(child, SIGKILL);
+    assert_true(alive);
+}
+
 static void wait_for(shexec_session *s, shexec_task *t, const char *text)
 {
     shexec_run *tr = shexec_task_run(t);
@@ -431,6 +452,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_engine_guarantees_on_a_pty, setup, teardown),
         cmocka_unit_test(test_signal_default_read_from_proc),
         cmocka_unit_test_setup_teardown(test_missed_hangup_is_sent_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hangup_ignored_is_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_a_prompt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drive_a_repl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt_a_command, setup, teardown),
