@@ -54,15 +54,13 @@ static void anchor_one(shx_group *g, pid_t pid, int use_pidfd)
     }
     /* re-check after taking the pidfd: the pid is now pinned to that
      * process, and the start time read is its own (the watchdog's proof) */
-    shx_pstat st;
-    if (getpgid(pid) != g->pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != g->pgid) {
+    if (!shx_procfs_in_group(pid, g->pgid, &g->start[g->n])) {
         if (fd >= 0)
             close(fd);
         return;
     }
     g->pid[g->n] = pid;
     g->pidfd[g->n] = fd;
-    g->start[g->n] = st.start;
     g->n++;
 }
 
@@ -130,7 +128,7 @@ static int ended(const shx_group *g, int i)
         if (poll(&p, 1, 0) > 0)
             return 1;
     }
-    return !shx_procfs_in_group(g->pid[i], g->pgid);
+    return !shx_procfs_in_group(g->pid[i], g->pgid, NULL);
 }
 
 int shx_group_prune(shx_group *g)

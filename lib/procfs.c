@@ -171,11 +171,15 @@ unsigned long long shx_procfs_boot_ticks(void)
 #endif
 }
 
-int shx_procfs_in_group(pid_t pid, pid_t pgid)
+int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start)
 {
     /* getpgid() first: one system call rules most processes out */
     shx_pstat st;
-    return getpgid(pid) == pgid && shx_procfs_stat(pid, &st) == 0 && st.pgrp == pgid;
+    if (getpgid(pid) != pgid || shx_procfs_stat(pid, &st) != 0 || st.pgrp != pgid)
+        return 0;
+    if (start)
+        *start = st.start;
+    return 1;
 }
 
 int shx_procfs_children_available(void)
@@ -358,10 +362,11 @@ int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
     return 0;
 }
 
-int shx_procfs_in_group(pid_t pid, pid_t pgid)
+int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start)
 {
     (void)pid;
     (void)pgid;
+    (void)start;
     return 0;
 }
 

@@ -28,8 +28,9 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out);
  * time is known without reading /proc.
  */
 unsigned long long shx_procfs_boot_ticks(void);
-/* 1 when pid lives (not a zombie) in process group pgid. */
-int shx_procfs_in_group(pid_t pid, pid_t pgid);
+/* 1 when pid lives (not a zombie) in process group pgid; its start time
+ * then goes to *start unless start is NULL. */
+int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start);
 /* 1 when pid lives in process group pgid and signal sig (1 to 31) would
  * take its default action there: neither blocked, ignored nor caught. */
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig);
