@@ -56,6 +56,16 @@ static const char *out_of(shexec_run *r)
     return shexec_run_output(r, SHEXEC_STDOUT, NULL);
 }
 
+/* Drive the session's loop, as a host does, until pid is gone or ms pass;
+ * 1 when it is gone. */
+static int drive_until_gone(shexec_session *s, pid_t pid, int ms)
+{
+    int64_t end = tu_now_ms() + ms;
+    while (tu_pid_alive(pid) && tu_now_ms() < end)
+        shexec_session_wait(s, 50);
+    return !tu_pid_alive(pid);
+}
+
 static void test_tty_or_not(void **state)
 {
     shexec_session *s = *state;
@@ -186,10 +196,7 @@ static void test_engine_guarantees_on_a_pty(void **state)
     shexec_run_free(r);
     /* the host drives the loop meanwhile: a child that lost the hangup
      * before its exec is sent it again from there */
-    int64_t end = tu_now_ms() + 3000;
-    while (tu_pid_alive(child) && tu_now_ms() < end)
-        shexec_session_wait(s, 50);
-    assert_true(tu_wait_pid_gone(child, 100));
+    assert_true(drive_until_gone(s, child, 3000));
 }
 
 static void on_signal(int sig)
@@ -269,10 +276,7 @@ static void test_missed_hangup_is_sent_again(void **state)
     /* it outlived the hangup (its handler took it): the group is adopted */
     assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
-    int64_t end = tu_now_ms() + 10000;
-    while (tu_pid_alive(child) && tu_now_ms() < end)
-        shexec_session_wait(s, 50);
-    int gone = !tu_pid_alive(child);
+    int gone = drive_until_gone(s, child, 10000);
     if (!gone)
         kill(child, SIGKILL);
     unlink(ready);

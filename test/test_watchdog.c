@@ -403,27 +403,34 @@ static void test_spawn_pins_the_start_time(void **state)
         assert_true(pinned > 0);
 }
 
+/* watch_host MODE runs one process of interest (DIR/pids); the host is
+ * killed, and that process must be gone. */
+static void one_process_ends_with_host(const char *mode)
+{
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find what left the group"))
+        skip();
+    const char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    pid_t host = start_host(mode, dir);
+    pid_t pid;
+    assert_int_equal(read_pids(dir, &pid, 1), 1);
+    kill(host, SIGKILL);
+    int st;
+    host_dead(host, &st);
+    int gone = tu_wait_pid_gone(pid, POLL_MS);
+    if (!gone)
+        kill_all(&pid, 1);
+    tu_rmtree(dir);
+    assert_true(gone);
+}
+
 /* A member that leaves its group (setsid) after the watchdog has looked at
  * the processes, and before it signals them, is signalled on its own: the
  * group's signal no longer reaches it. */
 static void test_member_leaving_late_is_signalled(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find what left the group"))
-        skip();
-    const char *dir = tu_mkdtemp();
-    assert_non_null(dir);
-    pid_t host = start_host("late-setsid", dir);
-    pid_t member;
-    assert_int_equal(read_pids(dir, &member, 1), 1);
-    kill(host, SIGKILL);
-    int st;
-    host_dead(host, &st);
-    int gone = tu_wait_pid_gone(member, POLL_MS);
-    if (!gone)
-        kill_all(&member, 1);
-    tu_rmtree(dir);
-    assert_true(gone);
+    one_process_ends_with_host("late-setsid");
 }
 
 /* A process that left the group and ignores SIGTERM, whose parent the
@@ -432,21 +439,7 @@ static void test_member_leaving_late_is_signalled(void **state)
 static void test_orphan_ignoring_term_is_killed(void **state)
 {
     (void)state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to find what left the group"))
-        skip();
-    const char *dir = tu_mkdtemp();
-    assert_non_null(dir);
-    pid_t host = start_host("term-ignored", dir);
-    pid_t orphan;
-    assert_int_equal(read_pids(dir, &orphan, 1), 1);
-    kill(host, SIGKILL);
-    int st;
-    host_dead(host, &st);
-    int gone = tu_wait_pid_gone(orphan, POLL_MS);
-    if (!gone)
-        kill_all(&orphan, 1);
-    tu_rmtree(dir);
-    assert_true(gone);
+    one_process_ends_with_host("term-ignored");
 }
 
 /* A watchdog killed from outside: the session goes on without one, and can
