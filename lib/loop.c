@@ -179,9 +179,10 @@ static void flush_stdin(shexec_run *r)
         shx_run_input_close(r);
 }
 
-void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
-                       size_t n)
+int shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
+                      size_t n)
 {
+    int output = 0;
     /* what reads pushed out since the last round goes to the callbacks
      * first: it came before anything read now */
     for (shexec_run *r = s->active; r; r = r->next_active) {
@@ -194,10 +195,10 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
         shexec_run *r = own[i].run;
         switch (own[i].kind) {
         case FD_OUT:
-            shx_stream_read(&r->out);
+            output |= shx_stream_read(&r->out) == SHX_STREAM_DATA;
             break;
         case FD_ERR:
-            shx_stream_read(&r->err);
+            output |= shx_stream_read(&r->err) == SHX_STREAM_DATA;
             break;
         case FD_PID:
             shx_proc_check(&r->proc);
@@ -218,6 +219,7 @@ void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd
             break;
         }
     }
+    return output;
 }
 
 /*
@@ -325,6 +327,39 @@ static void end_round(shexec_session *s, int outer)
 }
 
 /*
+ * Output that has just come is likely to go on: a writer filling its pipe
+ * in small writes (coreutils writes 8 KiB at a time) would wake this thread
+ * for each one, and waking a processor that went idle costs more than the
+ * read, most of all on a virtual machine. So after a round that read
+ * output, the loop looks again without sleeping, yielding the processor in
+ * between (a writer on this one runs), for at most OUTPUT_SPIN_NS before it
+ * sleeps in poll(). Rounds that read nothing never spin: an idle command
+ * wakes the host no more often.
+ */
+#define OUTPUT_SPIN_NS 10000
+
+/* How long until next (-1: no deadline), to the nanosecond where the
+ * platform can: a deadline rounded up to whole milliseconds would be kept
+ * up to 1 ms late. */
+static int64_t wait_for(int64_t next)
+{
+    int64_t wait_ns = next >= 0 ? next - shx_now_ns() : -1;
+    return next >= 0 && wait_ns < 0 ? 0 : wait_ns;
+}
+
+/* poll() without sleeping until an event, for OUTPUT_SPIN_NS or wait_ns if shorter */
+static int poll_briefly(shexec_session *s, struct pollfd *fds, nfds_t n, int64_t wait_ns)
+{
+    int64_t spin = wait_ns >= 0 && wait_ns < OUTPUT_SPIN_NS ? wait_ns : OUTPUT_SPIN_NS;
+    int64_t until = shx_now_ns() + spin;
+    int got;
+    s->output_spins++;
+    while ((got = shx_poll_ns(fds, n, 0)) == 0 && shx_now_ns() < until)
+        sched_yield();
+    return got;
+}
+
+/*
  * `until` is held for the whole call: a callback may free it (or the run
  * of a task being waited for), and its release must wait until nothing
  * looks at it any more; the caller then finds free_pending set.
@@ -348,6 +383,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
     /* without a pidfd, an exit is otherwise seen only when its backed-off
      * check falls due: a call made after the shell ended sees it ended */
     int look_now = 1;
+    int output = 0; /* the last round read output */
     for (;;) {
         if (until && until->state != SHEXEC_STATE_RUNNING)
             break;
@@ -377,15 +413,9 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         }
         if (end >= 0)
             min_deadline(&next, end);
-        int64_t wait_ns = -1;
-        if (next >= 0) {
-            /* to the nanosecond where the platform can: a deadline rounded
-             * up to whole milliseconds would be kept up to 1 ms late */
-            wait_ns = next - shx_now_ns();
-            if (wait_ns < 0)
-                wait_ns = 0;
-        }
-        int got = shx_poll_ns(fds, (nfds_t)n, wait_ns);
+        int got = output ? poll_briefly(s, fds, (nfds_t)n, wait_for(next)) : 0;
+        if (got == 0)
+            got = shx_poll_ns(fds, (nfds_t)n, wait_for(next));
         if (got < 0) {
             if (errno == EINTR)
                 continue; /* deadlines are absolute: the next round waits what remains */
@@ -393,7 +423,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
             break;
         }
         /* also without events: queued output may wait for a callback */
-        shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
+        output = shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
         int finished = shx_loop_settle(s, look_now);
         look_now = 0;
         finished_total += finished;

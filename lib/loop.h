@@ -39,13 +39,14 @@ typedef struct shx_fd_owner {
  * One round of the loop, split for host integration: list the descriptors
  * to watch (returns how many are needed; fills at most cap) with the
  * nearest deadline in *next_ns (-1: none; a past one when it is due); then
- * handle what poll() reported; then enforce deadlines (shx_loop_enforce);
- * then finish what ended (returns how many runs finished).
+ * handle what poll() reported (returns 1 when a stream read output); then
+ * enforce deadlines (shx_loop_enforce); then finish what ended (returns how
+ * many runs finished).
  */
 size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
                         int64_t *next_ns);
-void shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
-                       size_t n);
+int shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
+                      size_t n);
 /* look_now: also ask, without a pidfd, whether shells not yet known to
  * have exited have (otherwise only as their backed-off checks fall due) */
 int shx_loop_settle(shexec_session *s, int look_now);

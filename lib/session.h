@@ -21,9 +21,10 @@
 #include "tool.h"
 
 /* Record files a session keeps between runs: one per run alive at once,
- * up to this many; a kept one holding more than SHX_RECORD_KEEP_BYTES is
- * emptied first. */
-#define SHX_SPARE_RECORDS 8
+ * up to this many (the default task limit, a foreground run, and room for
+ * hosts that raise the limit a little); a kept one holding more than
+ * SHX_RECORD_KEEP_BYTES is emptied first. */
+#define SHX_SPARE_RECORDS 16
 #define SHX_RECORD_KEEP_BYTES 65536
 
 struct shexec_session {
@@ -61,6 +62,7 @@ struct shexec_session {
     int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
+    uint64_t output_spins; /* loop rounds that looked again before sleeping (loop.c) */
     int procfs_seen;              /* /proc listed processes once: not asked again */
     shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */

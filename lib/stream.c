@@ -218,18 +218,21 @@ int shx_stream_read(shx_stream *st)
 {
     char buf[READ_CHUNK];
     if (st->fd < 0)
-        return 1;
+        return SHX_STREAM_EOF;
+    int got = 0;
     /* keep reading while reads come back full: the writer is ahead of us */
     for (int round = 0; round < 16; round++) {
         ssize_t n = read_once(st, buf, sizeof buf);
         if (n == 0) {
             close_fd(st);
-            return 1;
+            return SHX_STREAM_EOF;
         }
+        if (n > 0)
+            got = 1;
         if (n < (ssize_t)sizeof buf)
             break;
     }
-    return 0;
+    return got ? SHX_STREAM_DATA : SHX_STREAM_EMPTY;
 }
 
 void shx_stream_drain(shx_stream *st, size_t max)

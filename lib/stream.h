@@ -51,9 +51,12 @@ void shx_stream_set_fn(shx_stream *st, shexec_output_fn fn, void *user);
 
 void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t limit, int unit,
                      int keep, shexec_output_fn fn, void *user);
+/* What shx_stream_read() found. */
+enum { SHX_STREAM_EMPTY, SHX_STREAM_DATA, SHX_STREAM_EOF };
 /*
  * Read what the pipe has (up to a few buffers) and push it down the pipeline.
- * Returns 1 at EOF (the descriptor is then closed), 0 otherwise.
+ * SHX_STREAM_EOF at end of input (the descriptor is then closed), otherwise
+ * SHX_STREAM_DATA when bytes came, SHX_STREAM_EMPTY when none did.
  */
 int shx_stream_read(shx_stream *st);
 /* Read until the pipe is empty or at EOF, at most `max` bytes. */

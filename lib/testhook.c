@@ -34,6 +34,11 @@ uint64_t shx_test_run_start(const shexec_run *r)
     return r->proc.start;
 }
 
+uint64_t shx_test_output_spins(const shexec_session *s)
+{
+    return s->output_spins;
+}
+
 int shx_test_run_listed(const shexec_run *r)
 {
     return r->record.has_decl || r->record.has_env;

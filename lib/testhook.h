@@ -45,6 +45,10 @@ uint64_t shx_test_start_time(int64_t pid);
  * clock), 0 when the spawn could not. */
 uint64_t shx_test_run_start(const shexec_run *r);
 
+/* How many loop rounds of s looked for more output without sleeping, each
+ * after a round that read some (loop.c). */
+uint64_t shx_test_output_spins(const shexec_session *s);
+
 /* How many per-process /proc files (a stat, a children list) the library
  * has read in this process: what finding a command's processes costs. */
 unsigned long shx_test_procfs_reads(void);

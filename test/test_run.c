@@ -1043,6 +1043,39 @@ static void test_streaming_chunks(void **state)
     collected_free(&c);
 }
 
+/* After a round that read output the loop looks for more before it
+ * sleeps; a command that prints nothing never makes it look so, and the
+ * output is the same either way. */
+static void test_loop_spins_only_after_output(void **state)
+{
+    shexec_session *s = *state;
+    uint64_t before = shx_test_output_spins(s);
+    shexec_run *r = run_cmd(s, "sleep 0.2");
+    assert_string_equal(out_of(r), "");
+    assert_true(shx_test_output_spins(s) == before);
+    shexec_run_free(r);
+
+    /* the output comes while sleep keeps the pipe open: a round reads it,
+     * and the next looks again before it sleeps */
+    r = run_cmd(s, "echo hi; sleep 0.2; echo there >&2");
+    assert_string_equal(out_of(r), "hi\n");
+    assert_string_equal(err_of(r), "there\n");
+    uint64_t spins = shx_test_output_spins(s) - before;
+    assert_true(spins >= 1);
+    shexec_run_free(r);
+
+    /* a bulk stream arrives whole */
+    collected c = {SHX_BUF_INIT, SHX_BUF_INIT, 0, 0};
+    assert_int_equal(shexec_run_new(&r, s, "head -c 3000000 /dev/zero | tr '\\0' x"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, collect, &c), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(c.out.len, 3000000);
+    assert_null(memchr(c.out.data, '\0', c.out.len)); /* every byte went through tr */
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 3000000);
+    shexec_run_free(r);
+    collected_free(&c);
+}
+
 static void test_streaming_long_line_and_binary(void **state)
 {
     collected c = {SHX_BUF_INIT, SHX_BUF_INIT, 0, 0};
@@ -1425,6 +1458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_from_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_running_run_and_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_spins_only_after_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_long_line_and_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_memory_bounded, setup, teardown),
