@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,56 @@ static double lib_loop_cmd(shexec_session *s, int n, const char *cmd)
 static double lib_loop(shexec_session *s, int n)
 {
     return lib_loop_cmd(s, n, "true");
+}
+
+/*
+ * Where a contender's time per run goes, from getrusage around its loop:
+ * CPU of this process (the caller: spawning, waiting, reading, reaping),
+ * CPU of the shells it reaped, and the context switches of the calling
+ * thread. The CPU totals are exact (the kernel scales them to the
+ * scheduler's runtime), so they tell apart host-side and shell-side
+ * overhead where wall times are too noisy to.
+ */
+typedef struct {
+    struct rusage self, kids, thread;
+} usage_mark;
+
+static void usage_take(usage_mark *m)
+{
+    if (getrusage(RUSAGE_SELF, &m->self) != 0 || getrusage(RUSAGE_CHILDREN, &m->kids) != 0 ||
+        getrusage(RUSAGE_THREAD, &m->thread) != 0)
+        die("getrusage: %s", strerror(errno));
+}
+
+static double cpu_us(const struct rusage *a, const struct rusage *b)
+{
+    double before = a->ru_utime.tv_sec * 1e6 + a->ru_utime.tv_usec + a->ru_stime.tv_sec * 1e6 +
+                    a->ru_stime.tv_usec;
+    double after = b->ru_utime.tv_sec * 1e6 + b->ru_utime.tv_usec + b->ru_stime.tv_sec * 1e6 +
+                   b->ru_stime.tv_usec;
+    return after - before;
+}
+
+enum { U_HOST, U_KIDS, U_VCSW, U_IVCSW, NU };
+
+/* per run between two marks, into u[NU][round] */
+static void usage_per_run(const usage_mark *a, const usage_mark *b, int n, double u[NU][16],
+                          int round)
+{
+    u[U_HOST][round] = cpu_us(&a->self, &b->self) / n;
+    u[U_KIDS][round] = cpu_us(&a->kids, &b->kids) / n;
+    u[U_VCSW][round] = (double)(b->thread.ru_nvcsw - a->thread.ru_nvcsw) / n;
+    u[U_IVCSW][round] = (double)(b->thread.ru_nivcsw - a->thread.ru_nivcsw) / n;
+}
+
+static void usage_footnote(const char *id, double raw[NU][16], double lib[NU][16], int rounds)
+{
+    footnote("%s per run (medians): host CPU raw %.0f us, lib %.0f us; shell CPU raw %.0f us, lib "
+             "%.0f us; host context switches raw %.2f+%.2f, lib %.2f+%.2f (voluntary+involuntary)",
+             id, median(raw[U_HOST], rounds), median(lib[U_HOST], rounds),
+             median(raw[U_KIDS], rounds), median(lib[U_KIDS], rounds), median(raw[U_VCSW], rounds),
+             median(raw[U_IVCSW], rounds), median(lib[U_VCSW], rounds),
+             median(lib[U_IVCSW], rounds));
 }
 
 /* cmd n times in session on and in off, back to back; which goes first
@@ -408,13 +459,20 @@ void sec_spawn(void)
     lib_loop(sp[1], 10);
 
     double v[2][NV][16];
+    double use_raw[2][NU][16], use_lib[2][NU][16];
     double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
         for (int sh = 0; sh < 2; sh++) {
+            usage_mark m0, m1, m2;
+            usage_take(&m0);
             v[sh][V_RAW][k] = raw_loop(shells[sh], z->spawn_n);
+            usage_take(&m1);
             v[sh][V_LIB][k] = lib_loop(s[sh], z->spawn_n);
+            usage_take(&m2);
+            usage_per_run(&m0, &m1, z->spawn_n, use_raw[sh], k);
+            usage_per_run(&m1, &m2, z->spawn_n, use_lib[sh], k);
         }
         /* the watchdog and persistence on and off back to back, in turns
          * first: their ratio is a few per cent, below the drift across a
@@ -439,6 +497,8 @@ void sec_spawn(void)
 
     spawn_rows(shells[0], "1", SPAWN_TARGET_SH, v[0], rounds);
     spawn_rows(shells[1], "1b", SPAWN_TARGET_BASH, v[1], rounds);
+    usage_footnote("1", use_raw[0], use_lib[0], rounds);
+    usage_footnote("1b", use_raw[1], use_lib[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], vwo, vw, rounds, watchdog_start_ms);
     persist_row("1p", shells[0], v[0][V_RAW], vpo[0], vp[0], rounds);
     persist_row("1bp", shells[1], v[1][V_RAW], vpo[1], vp[1], rounds);
