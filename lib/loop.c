@@ -413,9 +413,10 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         }
         if (end >= 0)
             min_deadline(&next, end);
-        int got = output ? poll_briefly(s, fds, (nfds_t)n, wait_for(next)) : 0;
+        int64_t wait_ns = wait_for(next);
+        int got = output && wait_ns != 0 ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
         if (got == 0)
-            got = shx_poll_ns(fds, (nfds_t)n, wait_for(next));
+            got = shx_poll_ns(fds, (nfds_t)n, output ? wait_for(next) : wait_ns);
         if (got < 0) {
             if (errno == EINTR)
                 continue; /* deadlines are absolute: the next round waits what remains */
