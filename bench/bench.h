@@ -85,6 +85,10 @@ long thread_nvcsw(void);  /* voluntary context switches of the calling thread */
 pid_t raw_spawn_sh(const char *cmd, int out_fd);
 /* posix_spawn path argv, stdout to out_fd unless -1, stderr to err_fd unless -1. */
 pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd);
+/* The same, the child leading a process group of its own; stdio inherited. */
+pid_t raw_spawn_own_group(const char *path, char *const argv[]);
+/* Reap pid (EINTR retried); its wait status. */
+int raw_reap(pid_t pid);
 /* Reap pid; die unless it exited 0. */
 void raw_wait_ok(pid_t pid, const char *what);
 /* Raw spawn of `sh -c cmd` with stdout on a pipe: everything it prints. */

@@ -159,9 +159,17 @@ long thread_nvcsw(void)
  * raw spawning
  * ------------------------------------------------------------------------ */
 
-pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd)
+static pid_t spawn_as(const char *path, char *const argv[], int out_fd, int err_fd,
+                      int own_group)
 {
     posix_spawn_file_actions_t fa, *fap = NULL;
+    posix_spawnattr_t attr, *attrp = NULL;
+    if (own_group) {
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
+        attrp = &attr;
+    }
     if (out_fd >= 0 || err_fd >= 0) {
         posix_spawn_file_actions_init(&fa);
         if (out_fd >= 0)
@@ -171,12 +179,24 @@ pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd)
         fap = &fa;
     }
     pid_t pid;
-    int rc = posix_spawn(&pid, path, fap, NULL, argv, environ);
+    int rc = posix_spawn(&pid, path, fap, attrp, argv, environ);
     if (fap)
         posix_spawn_file_actions_destroy(fap);
+    if (attrp)
+        posix_spawnattr_destroy(attrp);
     if (rc != 0)
         die("posix_spawn %s: %s", path, strerror(rc));
     return pid;
+}
+
+pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd)
+{
+    return spawn_as(path, argv, out_fd, err_fd, 0);
+}
+
+pid_t raw_spawn_own_group(const char *path, char *const argv[])
+{
+    return spawn_as(path, argv, -1, -1, 1);
 }
 
 pid_t raw_spawn_sh(const char *cmd, int out_fd)
@@ -185,7 +205,7 @@ pid_t raw_spawn_sh(const char *cmd, int out_fd)
     return raw_spawn(BENCH_SHELL, argv, out_fd, -1);
 }
 
-static int reap(pid_t pid)
+int raw_reap(pid_t pid)
 {
     int status;
     while (waitpid(pid, &status, 0) < 0)
@@ -196,7 +216,7 @@ static int reap(pid_t pid)
 
 void raw_wait_ok(pid_t pid, const char *what)
 {
-    int status = reap(pid);
+    int status = raw_reap(pid);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         die("%s did not exit 0 (status 0x%x)", what, status);
 }
@@ -227,7 +247,7 @@ char *raw_capture(const char *path, char *const argv[], size_t *len, int *status
     }
     close(p[0]);
     buf[n] = '\0';
-    *status = reap(pid);
+    *status = raw_reap(pid);
     if (len)
         *len = n;
     return buf;

@@ -95,13 +95,16 @@ static void usage_take(usage_mark *m)
         die("getrusage: %s", strerror(errno));
 }
 
+/* user + system CPU in microseconds */
+static double cpu_of(const struct rusage *u)
+{
+    return (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1e6 +
+           (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec);
+}
+
 static double cpu_us(const struct rusage *a, const struct rusage *b)
 {
-    double before = a->ru_utime.tv_sec * 1e6 + a->ru_utime.tv_usec + a->ru_stime.tv_sec * 1e6 +
-                    a->ru_stime.tv_usec;
-    double after = b->ru_utime.tv_sec * 1e6 + b->ru_utime.tv_usec + b->ru_stime.tv_sec * 1e6 +
-                   b->ru_stime.tv_usec;
-    return after - before;
+    return cpu_of(b) - cpu_of(a);
 }
 
 enum { U_HOST, U_KIDS, U_VCSW, U_IVCSW, NU };

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +23,6 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-extern char **environ;
 
 #define TIMEOUT_MS 500u
 #define GRACE_MS 200u
@@ -290,17 +287,9 @@ static tree_result raw_tree(int procs, uint32_t ms, int round)
 {
     char file[512], cmd[1024];
     tree_cmd(cmd, sizeof cmd, file, sizeof file, procs, "raw", round);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
     char *argv[] = {(char *)"sh", (char *)"-c", cmd, NULL};
     int64_t t0 = now_ns();
-    pid_t pid;
-    int rc = posix_spawn(&pid, BENCH_SHELL, NULL, &attr, argv, environ);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0)
-        die("posix_spawn %s: %s", BENCH_SHELL, strerror(rc));
+    pid_t pid = raw_spawn_own_group(BENCH_SHELL, argv);
     int64_t deadline = t0 + (int64_t)ms * 1000000;
     struct timespec at = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
@@ -311,10 +300,7 @@ static tree_result raw_tree(int procs, uint32_t ms, int round)
         if (errno != EINTR)
             die("waitid: %s", strerror(errno));
     kill(-pid, SIGKILL);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            die("waitpid: %s", strerror(errno));
+    int status = raw_reap(pid);
     int64_t t_ret = now_ns();
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
         die("the raw tree's shell did not end by SIGTERM (status 0x%x)", status);

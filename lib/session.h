@@ -62,7 +62,7 @@ struct shexec_session {
     int leftovers_policy;
     int in_loop;                  /* inside the loop (callbacks run there) */
     int use_pidfd;
-    uint64_t output_spins; /* loop rounds that looked again before sleeping (loop.c) */
+    uint64_t output_spins;        /* rounds that looked again before sleeping (loop.c) */
     int procfs_seen;              /* /proc listed processes once: not asked again */
     shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
