@@ -1,14 +1,21 @@
 /*
- * channels.c - the descriptors a command's shell gets besides its pipes:
- * the record channel (a file it gets at SHX_RECORD_FD) and,
- * for a command too large for one argument, the file its script is read
- * from.
+ * channels.c - the run's channel: the one descriptor a command's shell gets
+ * besides its standard ones. It is a file of the run's own, made for it and
+ * closed once read: the prelude the library wrote at its start, then
+ * (opened for appending) whatever the shell reports. A file, not a pipe:
+ * the shell's writes never wake the host nor wait for it, whatever their
+ * size. A new one per run, never reused: the shell's children inherit it,
+ * so a process left behind by one run holds that run's file and nothing of
+ * a later one. Also: whether /dev/fd/N opens the file behind descriptor N
+ * here (a shell reads the prelude that way).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "channels.h"
 
 #include "platform.h"
 #include "session.h"
@@ -31,72 +38,72 @@ static int move_high(shexec_session *s, int fd, int *out)
     return SHEXEC_OK;
 }
 
-/* A descriptor holding the script, read from its start by whoever opens
- * /dev/fd/N: a memfd where there is one, else an unlinked temporary file. */
-int shx_script_file(shexec_session *s, const shx_buf *script, int *out)
+static int write_all(int fd, const char *p, size_t n)
 {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : ENOSPC;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int shx_channel_open(shexec_session *s, const shx_buf *prelude, int *out)
+{
+    *out = -1;
     int fd = shx_anon_file();
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                        "cannot make a file for a large command: %s", strerror(errno));
-    size_t done = 0;
-    while (done < script->len) {
-        ssize_t w = write(fd, script->data + done, script->len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            close(fd);
-            return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                            "cannot write a large command to its file: %s", strerror(e));
-        }
-        done += (size_t)w;
+                        "cannot make the run's channel: %s", strerror(errno));
+    int e = prelude->len ? write_all(fd, prelude->data, prelude->len) : 0;
+    /* the shell reads the prelude from the start (a loader through this
+     * very file offset); what it writes goes after it, whatever offset */
+    if (e == 0 && lseek(fd, 0, SEEK_SET) != 0)
+        e = errno;
+    int fl = e == 0 ? fcntl(fd, F_GETFL) : -1;
+    if (e == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl | O_APPEND) != 0))
+        e = errno;
+    if (e != 0) {
+        close(fd);
+        return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot write the run's channel: %s", strerror(e));
     }
     /* passed from 10 up, like every descriptor the child gets at a fixed number */
     return move_high(s, fd, out);
 }
 
-/* The record channel: an anonymous file the shell gets at SHX_RECORD_FD
- * (the same open file, so its writes advance one offset from 0: where it
- * ends is where the record ends) and the library reads from its start once
- * the shell has exited. A file, not a pipe: the shell's writes never wake
- * the host nor wait for it, whatever the record's size. Like every
- * descriptor the child gets at a fixed number, it is kept at 10 or above
- * (spawn.h). The session keeps the files of finished runs for the next
- * ones: making and destroying a memfd per run costs more than the rest of
- * the host's system calls around a run together. Only the wrapper holds
- * the file while a command runs (the command's group has descriptor 3
- * closed), so a file handed back is no one else's. */
-int shx_record_file(shexec_session *s, int *out)
+int shx_channel_read(int fd, size_t from, shx_record *rec)
 {
-    if (s->n_spare_records) {
-        *out = s->spare_records[--s->n_spare_records];
-        return SHEXEC_OK;
+    /* its size (lseek, not fstat: glibc before 2.33 has no fstat symbol) */
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end < 0)
+        return -1;
+    char buf[16384];
+    off_t at = (off_t)from;
+    while (at < end && !rec->over && !rec->nomem) {
+        size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        shx_record_feed(rec, buf, (size_t)n);
+        at += n;
     }
-    int fd = shx_anon_file();
-    if (fd < 0)
-        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
-                        "cannot make the record file: %s", strerror(errno));
-    return move_high(s, fd, out);
+    return 0;
 }
 
-void shx_record_file_put(shexec_session *s, int fd, off_t used)
+int shx_devfd_works(int fd)
 {
-    if (fd < 0)
-        return;
-    int keep = s && used >= 0 && s->n_spare_records < SHX_SPARE_RECORDS;
-    if (keep && used > SHX_RECORD_KEEP_BYTES && ftruncate(fd, 0) != 0)
-        keep = 0;
-    if (keep && lseek(fd, 0, SEEK_SET) != 0)
-        keep = 0;
-    if (keep)
-        s->spare_records[s->n_spare_records++] = fd;
-    else
-        close(fd);
-}
-
-void shx_record_files_close(shexec_session *s)
-{
-    while (s->n_spare_records)
-        close(s->spare_records[--s->n_spare_records]);
+    char path[32];
+    (void)snprintf(path, sizeof path, "/dev/fd/%d", fd);
+    int again = open(path, O_RDONLY | O_CLOEXEC);
+    if (again < 0)
+        return 0;
+    close(again);
+    return 1;
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "script.h"
+#include "channels.h"
 #include "session.h"
 #include "watchdog.h"
 
@@ -108,11 +108,52 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
 }
 
 /*
+ * The shell of a command being ended (timeout, cancel, kill) has exited
+ * within the grace: the grace is every process's, not the shell's alone. A
+ * program that handles SIGTERM (node, python under `npm test`) is still
+ * cleaning up, its output still coming: the group is followed, as a task
+ * follows its leftovers, until it is empty (1: the run is finished) or the
+ * grace is over and SIGKILL ends it (shx_proc_enforce). Returns 0 while it
+ * is followed.
+ */
+static int shell_exited_in_grace(shexec_session *s, shexec_run *r, int64_t now)
+{
+    shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
+    if (!r->proc.reaped && !s->procfs_seen && !(s->procfs_seen = shx_group_can_list())) {
+        /* without /proc the shell's zombie holds the group id, and the
+         * group is followed through its pipes (loop.c: pinned) */
+        if (r->out.fd < 0 && r->err.fd < 0)
+            return 1;
+        r->proc.group_phase = 1;
+        r->proc.pinned = 1;
+        return 0;
+    }
+    if (!r->proc.reaped)
+        shx_proc_reap(&r->proc);
+    (void)now;
+    if (kill(-r->proc.pid, 0) != 0 || shx_group_anchor(&r->proc.group, r->proc.pid,
+                                                        s->use_pidfd) == 0)
+        return 1;
+    r->proc.group_phase = 1;
+    shx_watchdog_anchors(s, &r->proc.group);
+    return 0;
+}
+
+/*
  * The shell has exited. Returns 1 when the run is finished, 0 when it stays
- * active to follow processes left in its group (tasks only).
+ * active to follow processes left in its group (a task's, or any command's
+ * during the grace of its ending).
  */
 int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
 {
+    if (s && r->proc.end_reason != SHX_END_NONE && !r->proc.kill_sent &&
+        !(r->proc.reaped && !r->proc.status_lost)) {
+        if (!shell_exited_in_grace(s, r, now))
+            return 0;
+        shx_run_finish(r, now);
+        return 1;
+    }
     /* a status lost to the host (r->proc.reaped already) still leaves the group
      * to check: the members pin its id as they would after our own reap */
     if (r->proc.end_reason != SHX_END_NONE || (r->proc.reaped && !r->proc.status_lost) || !s) {
@@ -170,28 +211,15 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
     return 1;
 }
 
-/* Take what the shell wrote in its record file, from the start to where
- * its writes left the offset (the file may be one an earlier run used, with
- * more behind), after the record's first key, which the wrapper leaves to
- * the library; no more than the record's bound is read. */
+/* Take what the shell reported on the run's channel (after the prelude),
+ * up to the record's bound, and close it: the run's channel is never used
+ * again. */
 void shx_run_read_record(shexec_run *r)
 {
     if (r->rec_fd < 0)
         return;
-    char buf[16384];
-    off_t end = lseek(r->rec_fd, 0, SEEK_CUR);
-    off_t at = 0;
-    shx_record_feed(&r->record, SHX_RECORD_HEAD, SHX_RECORD_HEAD_LEN);
-    while (at < end && !r->record.over && !r->record.nomem) {
-        size_t want = end - at < (off_t)sizeof buf ? (size_t)(end - at) : sizeof buf;
-        ssize_t n = pread(r->rec_fd, buf, want, at);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        shx_record_feed(&r->record, buf, (size_t)n);
-        at += n;
-    }
-    shx_record_file_put(r->s, r->rec_fd, end);
+    if (shx_channel_read(r->rec_fd, r->rec_from, &r->record) != 0)
+        r->record.nomem = 1; /* unread: not believed */
+    close(r->rec_fd);
     r->rec_fd = -1;
 }

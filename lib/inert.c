@@ -32,7 +32,7 @@
 
 /* Sorted for bsearch. */
 static const char *const state_words[] = {
-    ".",       "alias",    "bind",     "builtin",   "caller",   "cd",      "command",
+    ".",       "alias",    "bind",     "builtin",   "caller",   "cd",      "chdir",  "command",
     "compgen", "complete", "coproc",   "declare",   "enable",   "eval",    "exec",
     "export",  "fc",       "for",      "function",  "getopts",  "hash",    "history",
     "jobs",    "let",      "local",    "mapfile",   "popd",     "printf",  "pushd",

@@ -3,14 +3,16 @@
  * shexec_session_set_persist_env() in shexec.h).
  *
  * The state a run reports comes from inside the command, which can write
- * anything there: it is parsed whole (a listing that does not parse is not
- * taken), bounded (record.h), and filtered by name before anything of it
- * reaches the next command: the deny list, the wrapper's own names, and
- * the variables the shell keeps for itself.
+ * anything there: it is read only from a run whose shell was asked to list
+ * it, parsed whole (a listing that does not parse is not taken), bounded
+ * (record.h), and filtered by name before anything of it reaches the next
+ * command: the deny list, the library's own names, the variables the shell
+ * keeps for itself, functions named like builtins. What is kept is what the
+ * next shell gets in the library's own words (replay.h): exported
+ * variables as its environment, other variables as `declare` lines the
+ * library quoted, functions through the environment bash imports them
+ * from. Nothing of it goes on a command line.
  */
-#if !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE)
-#define _XOPEN_SOURCE 700 /* realpath: the XSI part of POSIX */
-#endif
 #include "persist.h"
 
 #include <stdio.h>
@@ -18,8 +20,9 @@
 #include <string.h>
 
 #include "inert.h"
+#include "replay.h"
 #include "session.h"
-#include "script.h"
+#include "shfuncs.h"
 #include "shstate.h"
 
 extern char **environ;
@@ -74,18 +77,6 @@ static int is_pwd(const char *name, size_t n)
 }
 
 
-/* The session's shell, as its path resolves, is dash: a POSIX shell whose
- * ways to change its state inert.c knows (another one that lists by
- * `export -p`, zsh, ksh or busybox's sh, may have more). */
-static int is_dash(const shexec_session *s)
-{
-    char *path = realpath(s->shell_path ? s->shell_path : s->default_shell, NULL);
-    const char *base = path ? strrchr(path, '/') : NULL;
-    int dash = base && strcmp(base, "/dash") == 0;
-    free(path);
-    return dash;
-}
-
 /* The value of name (n bytes) in a built environment, or NULL. */
 static const char *env_value(char *const *env, const char *name, size_t n)
 {
@@ -103,8 +94,20 @@ typedef struct adopt_ctx {
     shx_buf name;
     shx_namefilter filter; /* the session's deny and allow lists, compiled once */
     int from_decl; /* bash's declare -p: it lists shell variables too */
+    shx_buf skipped; /* "NAME (why)" of what is not kept, for the notice */
+    int nskipped;
     int nomem;
 } adopt_ctx;
+
+/* Note a name that is not kept (the first few, for the notice). */
+static void skip_note(adopt_ctx *c, const char *name, size_t n, const char *why)
+{
+    if (c->nskipped++ >= 8)
+        return;
+    if (c->skipped.len)
+        shx_buf_puts(&c->skipped, ", ");
+    shx_buf_printf(&c->skipped, "%.*s (%s)", n > 64 ? 64 : (int)n, name, why);
+}
 
 static int set_n(adopt_ctx *c, shx_envlist *l, const char *name, size_t n, const char *value)
 {
@@ -135,17 +138,55 @@ static int take_decl(void *user, const shx_decl *d)
         }
         return set_n(c, &c->env, d->name, d->name_len, d->value);
     }
-    if (!c->from_decl || d->readonly || den || shells_own(d->name, d->name_len))
+    if (!c->from_decl || den || shells_own(d->name, d->name_len))
         return 0;
-    /* the declaration as the shell printed it, replayed as it is */
-    shx_buf text = SHX_BUF_INIT;
-    if (shx_buf_append(&text, d->text, d->text_len) != 0) {
+    if (d->readonly)
+        return 0; /* the documented rule: readonly shell variables stay with their shell */
+    /* the declaration in the library's own words, never the listing's text */
+    shx_buf line = SHX_BUF_INIT;
+    const char *why = NULL;
+    int rc = shx_replay_var(&line, d, &why);
+    if (rc == SHX_REPLAY_NOMEM || (rc == SHX_REPLAY_OK && !line.data)) {
+        shx_buf_free(&line);
         c->nomem = 1;
         return -1;
     }
-    int rc = set_n(c, &c->vars, d->name, d->name_len, text.data);
-    shx_buf_free(&text);
+    if (rc == SHX_REPLAY_SKIP) {
+        skip_note(c, d->name, d->name_len, why);
+        return 0;
+    }
+    rc = set_n(c, &c->vars, d->name, d->name_len, line.data);
+    shx_buf_free(&line);
     return rc;
+}
+
+typedef struct funcs_ctx {
+    adopt_ctx *c;
+    shx_envlist *funcs;
+    shx_buf name, value;
+} funcs_ctx;
+
+static int take_func(void *user, const char *name, size_t n, const char *body, size_t blen)
+{
+    funcs_ctx *f = user;
+    const char *why = NULL;
+    if (!shx_replay_func_name_ok(name, n, &why)) {
+        skip_note(f->c, name, n, why);
+        return 0;
+    }
+    shx_buf_clear(&f->value);
+    int rc = shx_replay_func_value(&f->value, body, blen, &why);
+    if (rc == SHX_REPLAY_SKIP) {
+        skip_note(f->c, name, n, why);
+        return 0;
+    }
+    shx_buf_clear(&f->name);
+    if (rc != SHX_REPLAY_OK || shx_buf_append(&f->name, name, n) != 0 ||
+        shx_envlist_set(f->funcs, f->name.data, f->value.data) != SHEXEC_OK) {
+        f->c->nomem = 1;
+        return -1;
+    }
+    return 0;
 }
 
 static void notice(shexec_run *r, const char *fmt, const char *detail)
@@ -242,12 +283,18 @@ static int listing_key(const shx_record *rec, shx_buf *key)
     return key->failed ? -1 : 0;
 }
 
+/* A decl listing bash could have printed: bash always has variables. */
+static int listing_possible(const shx_record *rec)
+{
+    return !rec->has_decl || rec->decl.len > 0;
+}
+
 void shx_persist_adopt(shexec_run *r)
 {
     shexec_session *s = r->s;
     const shx_record *rec = &r->record;
-    if (!s || !s->persist_env)
-        return;
+    if (!s || !s->persist_env || !rec->want_state)
+        return; /* state is read only from a run whose shell was asked to list it */
     if (rec->over || rec->state_over) {
         char bound[64];
         (void)snprintf(bound, sizeof bound, "%u", SHEXEC_MAX_PERSIST_BYTES);
@@ -257,11 +304,15 @@ void shx_persist_adopt(shexec_run *r)
     }
     if (!shx_record_usable(rec) || (!rec->has_env && !rec->has_decl))
         return; /* nothing reported (the command ended in exec, or replaced the EXIT trap) */
-    /* the session's shell lists this way from now on (another shell drops it) */
-    int kind = rec->has_decl ? SHX_CAPTURE_DECL : SHX_CAPTURE_EXPORT;
-    if (s->listing_kind != kind)
-        s->words_known = kind == SHX_CAPTURE_DECL || is_dash(s);
-    s->listing_kind = kind;
+    /* a listing of the other kind than the session's shell gives is not
+     * one its shell wrote */
+    if ((rec->has_decl && !s->shell_bash) || (!rec->has_decl && s->shell_bash) ||
+        !listing_possible(rec)) {
+        notice(r, "the shell state the command reported is not one its shell lists: the "
+                  "session's environment stays as it was%s", "");
+        return;
+    }
+    s->listing_kind = rec->has_decl ? 1 : 2;
     /* Most commands change nothing: the same listing, taken by the same
      * rules from the state it gave, gives that state again. A run with
      * variables of its own is taken in full (they are reverted). */
@@ -269,8 +320,10 @@ void shx_persist_adopt(shexec_run *r)
         return;
     s->plisting_ok = 0;
     adopt_ctx c = {.r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
-                   .name = SHX_BUF_INIT, .from_decl = rec->has_decl};
+                   .name = SHX_BUF_INIT, .skipped = SHX_BUF_INIT, .from_decl = rec->has_decl};
     c.env.max = c.vars.max = (size_t)1 << 24; /* the byte bound is the bound */
+    shx_envlist funcs = SHX_ENVLIST_INIT;
+    funcs.max = (size_t)1 << 24;
     shx_buf scratch = SHX_BUF_INIT;
     const shx_buf *listing = rec->has_decl ? &rec->decl : &rec->env;
     size_t bad_at = 0;
@@ -280,6 +333,19 @@ void shx_persist_adopt(shexec_run *r)
                                  take_decl, &c, &bad_at);
     if (rc == SHX_DECL_OK && !c.nomem && (carry_over(&c) != 0 || revert_run_vars(&c) != 0))
         rc = SHX_DECL_NOMEM;
+    int funcs_bad = 0;
+    if (rc == SHX_DECL_OK && !c.nomem && rec->has_decl && rec->has_funcs && rec->funcs.len) {
+        funcs_ctx f = {.c = &c, .funcs = &funcs, .name = SHX_BUF_INIT, .value = SHX_BUF_INIT};
+        int frc = shx_funcs_each(rec->funcs.data, rec->funcs.len, take_func, &f);
+        shx_buf_free(&f.name);
+        shx_buf_free(&f.value);
+        if (frc == SHX_DECL_MALFORMED) {
+            funcs_bad = 1; /* not a listing of functions: none is taken */
+            shx_envlist_free(&funcs);
+        } else if (frc != SHX_DECL_OK) {
+            c.nomem = 1;
+        }
+    }
     shx_namefilter_free(&c.filter);
     shx_buf_free(&scratch);
     shx_buf_free(&c.name);
@@ -294,25 +360,25 @@ void shx_persist_adopt(shexec_run *r)
         }
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
+        shx_envlist_free(&funcs);
+        shx_buf_free(&c.skipped);
         return;
     }
-    shx_buf funcs = SHX_BUF_INIT;
-    if (rec->has_decl && rec->has_funcs && rec->funcs.len &&
-        shx_buf_append(&funcs, rec->funcs.data, rec->funcs.len) != 0) {
-        notice(r, "out of memory: the session's environment stays as it was%s", "");
-        shx_envlist_free(&c.env);
-        shx_envlist_free(&c.vars);
-        return;
+    if (funcs_bad)
+        notice(r, "the functions the shell listed could not be read: none is kept%s", "");
+    if (c.nskipped) {
+        if (c.nskipped > 8)
+            shx_buf_printf(&c.skipped, " and %d more", c.nskipped - 8);
+        notice(r, "not kept for the next commands: %s", c.skipped.data ? c.skipped.data : "");
     }
+    shx_buf_free(&c.skipped);
     shx_envlist_free(&s->penv);
     shx_envlist_free(&s->pvars);
-    shx_buf_free(&s->pfuncs);
+    shx_envlist_free(&s->pfuncs);
     s->penv = c.env;
     s->pvars = c.vars;
     s->pfuncs = funcs;
     s->penv_set = 1;
-    shx_envlist_free(&s->pfunc_names);
-    s->pfunc_names_ok = shx_func_names(&s->pfunc_names, funcs.data, funcs.len) == 0;
     /* kept to be compared with the next listing, when it gave the state by
      * itself (a run's own variables were reverted: taken in full again) */
     shx_buf_free(&s->plisting);
@@ -321,73 +387,30 @@ void shx_persist_adopt(shexec_run *r)
         shx_buf_free(&s->plisting);
 }
 
-int shx_persist_replay(const shexec_session *s, const shexec_run *r, shx_buf *out)
+void shx_persist_forget_lost(shexec_run *r)
 {
-    for (size_t i = 0; i < s->pvars.n; i++) {
-        const char *name = s->pvars.names[i];
-        const char *v;
-        /* the run's own variable of that name is what the command gets */
-        if (!s->pvars.values[i] || shx_envlist_find(&r->env, name, strlen(name), &v))
+    shexec_session *s = r->s;
+    const shx_buf *lost = &r->record.lost;
+    if (!s || !lost->len)
+        return;
+    shx_buf names = SHX_BUF_INIT;
+    int n = 0;
+    for (size_t off = 0; off < lost->len; off += strlen(lost->data + off) + 1) {
+        const char *name = lost->data + off, *v;
+        /* only a function the session gave this shell: the report is untrusted */
+        if (!shx_envlist_find(&s->pfuncs, name, strlen(name), &v) || !v)
             continue;
-        shx_buf_puts(out, s->pvars.values[i]);
-        shx_buf_putc(out, '\n');
+        if (shx_envlist_set(&s->pfuncs, name, NULL) != SHEXEC_OK)
+            continue;
+        if (n++ < 8)
+            shx_buf_printf(&names, "%s%.64s", names.len ? ", " : "", name);
     }
-    if (s->pfuncs.len)
-        shx_buf_append(out, s->pfuncs.data, s->pfuncs.len);
-    return out->failed ? -1 : 0;
-}
-
-int shx_persist_lists(const shexec_session *s, const shexec_run *r)
-{
-    /* A command that cannot change the state leaves the one the session
-     * holds, when that is what the last listing gave (no host setenv, no
-     * rule change since; the run has no variables of its own to revert),
-     * and the shell is one whose words inert.c knows (bash, dash). */
-    return !(s->listing_kind && s->words_known && s->penv_set && s->plisting_ok &&
-             s->pfunc_names_ok && !r->env.n &&
-             shx_inert_command(r->command, r->command_len, &s->pfunc_names));
-}
-
-void shx_persist_rules_changed(shexec_session *s)
-{
-    s->plisting_ok = 0;
-}
-
-void shx_persist_drop(shexec_session *s, int all)
-{
-    shx_buf_free(&s->plisting);
-    s->plisting_ok = 0;
-    s->listing_kind = 0;
-    s->words_known = 0;
-    shx_envlist_free(&s->pvars);
-    shx_buf_free(&s->pfuncs);
-    shx_envlist_free(&s->pfunc_names);
-    s->pfunc_names_ok = 0;
-    if (all) {
-        shx_envlist_free(&s->penv);
-        s->penv_set = 0;
+    if (n) {
+        /* the next listing is taken in full: the state it was compared
+         * with is not the session's any more */
+        s->plisting_ok = 0;
+        notice(r, "bash could not define the kept function(s) %s: they are dropped",
+               names.data ? names.data : "");
     }
-    shx_env_free(s->env_view);
-    s->env_view = NULL;
-}
-
-int shx_persist_setenv(shexec_session *s, const char *name, const char *value)
-{
-    s->plisting_ok = 0;
-    if (!s->penv_set)
-        return SHEXEC_OK;
-    const char *v;
-    if (shx_envlist_find(&s->pvars, name, strlen(name), &v) && v &&
-        shx_envlist_set(&s->pvars, name, NULL) != SHEXEC_OK)
-        return SHEXEC_ENOMEM;
-    int rc = shx_envlist_set(&s->penv, name, value);
-    return rc == SHEXEC_EINVAL ? SHEXEC_OK : rc;
-}
-
-int shx_persist_env_build(const shexec_session *s, char ***out, const shx_envlist *run_ov)
-{
-    if (s->penv_set)
-        return shx_env_build(out, NULL, &s->penv, run_ov, &s->deny, &s->allow);
-    return shx_env_build(out, s->env_inherit ? (const char *const *)environ : NULL, &s->env, run_ov,
-                         &s->deny, &s->allow);
+    shx_buf_free(&names);
 }

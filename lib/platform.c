@@ -136,6 +136,22 @@ int shx_path_mode(const char *path, mode_t *mode)
 #endif
 }
 
+int shx_fd_identity(int fd, unsigned long long id[2])
+{
+#if SHX_HAVE_GLIBC && SHX_HAVE_STATX
+    struct statx sx = {0};
+    int rc = statx(fd, "", AT_EMPTY_PATH, STATX_INO, &sx);
+    id[0] = ((unsigned long long)sx.stx_dev_major << 32) | sx.stx_dev_minor;
+    id[1] = sx.stx_ino;
+#else
+    struct stat st = {0};
+    int rc = fstat(fd, &st);
+    id[0] = (unsigned long long)st.st_dev;
+    id[1] = (unsigned long long)st.st_ino;
+#endif
+    return rc == 0 ? 0 : -1;
+}
+
 /* Append fd to the malloc'd list; -1 (ENOMEM). */
 static int push_fd(int **fds, size_t *n, size_t *cap, int fd)
 {

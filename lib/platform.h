@@ -44,6 +44,9 @@ int shx_pipe_cloexec(int fds[2]);
 void shx_pipe_grow(int fd, int bytes);
 /* stat()'s st_mode for path; 0, or -1 with errno. */
 int shx_path_mode(const char *path, mode_t *mode);
+/* What the file open at fd is (device and inode), to tell later whether the
+ * descriptor still holds it: 0, or -1 (fd not open). */
+int shx_fd_identity(int fd, unsigned long long id[2]);
 /*
  * The calling process's descriptors >= from that an exec would pass on (open
  * and without FD_CLOEXEC), for a spawn without closefrom: into a malloc'd

@@ -10,7 +10,7 @@ void shx_record_init(shx_record *r)
     memset(r, 0, sizeof *r);
     r->field = (shx_buf)SHX_BUF_INIT;
     r->cwd = (shx_buf)SHX_BUF_INIT;
-    r->env = r->decl = r->funcs = (shx_buf)SHX_BUF_INIT;
+    r->env = r->decl = r->funcs = r->lost = (shx_buf)SHX_BUF_INIT;
 }
 
 /* One of the state fields (env, decl, funcs): kept when asked for, within
@@ -68,6 +68,8 @@ static int parse_status(const char *v, size_t n)
 /* One complete field (its NUL not included). */
 static void take_field(shx_record *r, const char *f, size_t n)
 {
+    if (n == 0)
+        return; /* between two NULs: the report's start */
     const char *eq = memchr(f, '=', n);
     if (!eq || !key_valid(f, (size_t)(eq - f))) {
         r->malformed++;
@@ -103,6 +105,9 @@ static void take_field(shx_record *r, const char *f, size_t n)
         take_state(r, &r->has_decl, &r->decl, v, vl);
     } else if (kl == 5 && memcmp(f, "funcs", 5) == 0) {
         take_state(r, &r->has_funcs, &r->funcs, v, vl);
+    } else if (kl == 4 && memcmp(f, "lost", 4) == 0) {
+        if (vl && (shx_buf_append(&r->lost, v, vl) != 0 || shx_buf_putc(&r->lost, '\0') != 0))
+            r->nomem = 1;
     }
     r->fields++;
 }
@@ -152,4 +157,5 @@ void shx_record_free(shx_record *r)
     shx_buf_free(&r->env);
     shx_buf_free(&r->decl);
     shx_buf_free(&r->funcs);
+    shx_buf_free(&r->lost);
 }

@@ -1,6 +1,8 @@
 /*
- * record.h - the parser for what the wrapper script reports back on its
- * private channel (the record). Pure: bytes in, fields out, any chunking.
+ * record.h - the parser for what a command's shell reports back on the
+ * run's channel (the record; script.h writes it). Pure: bytes in, fields
+ * out, any chunking. The record comes from inside the command, which can
+ * write it too: every field is checked here or where it is used.
  *
  * The record is a sequence of fields, each "key=value" followed by a NUL:
  *   key   one to 32 of [a-z0-9_], starting with a letter or '_'
@@ -14,9 +16,11 @@
  *   env     `export -p` of a POSIX shell (dash): the exported variables
  *   decl    bash's `declare -p`: every variable, with its attributes
  *   funcs   bash's `declare -f`: every function
- * A local wrapper's record starts with cwd, whose key the library puts
- * before what the shell wrote (SHX_RECORD_HEAD, script.h), then status.
- * The last three (the shell's state) are kept only when asked for
+ *   lost    the name of a function given to bash that it did not define
+ *           (one field each; kept in `lost`, NUL-separated)
+ * Empty fields (the report starts with a NUL, ending whatever came
+ * before) are skipped.
+ * env, decl and funcs (the shell's state) are kept only when asked for
  * (want_state), and together only up to SHX_STATE_MAX bytes: past it they
  * are dropped and state_over is set (the state is not adopted).
  * A malformed field (no '=', a bad key, a bad status) is skipped and
@@ -55,6 +59,7 @@ typedef struct shx_record {
     size_t state_bytes;
     int has_env, has_decl, has_funcs;
     shx_buf env, decl, funcs;
+    shx_buf lost;    /* names, each with its NUL */
 } shx_record;
 
 void shx_record_init(shx_record *r);

@@ -316,68 +316,6 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
     return run ? shx_run_end_input(run) : SHEXEC_EINVAL;
 }
 
-static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the session cwd */
-{
-    char *copy = malloc(len + 1);
-    if (!copy) {
-        shx_buf_clear(&r->notice);
-        shx_buf_puts(&r->notice, "out of memory: the working directory the shell reported was not adopted");
-        return;
-    }
-    memcpy(copy, dir, len + 1);
-    free(r->s->cwd);
-    r->s->cwd = copy;
-}
-
-/* The notice for a reported directory the session does not take. */
-static void refuse_cwd(shexec_run *r, const char *dir, size_t len, const char *why)
-{
-    shx_buf_clear(&r->notice);
-    shx_buf_printf(&r->notice, "the working directory the shell reported (\"%.*s\") %s: "
-                   "the session stays in %s", len > 512 ? 512 : (int)len, dir, why, r->s->cwd);
-}
-
-/*
- * The record comes from inside the command, which can forge it (it runs in
- * the same shell): a directory that does not exist, or a relative path that
- * would be taken against the host's own cwd, would break every later
- * command, so neither is adopted.
- */
-void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
-{
-    shexec_session *s = r->s;
-    if (strlen(s->cwd) == len && memcmp(s->cwd, dir, len) == 0)
-        return; /* where the session is already (most commands): nothing to do */
-    mode_t mode;
-    const char *why = NULL;
-    if (len == 0 || dir[0] != '/')
-        why = "is not an absolute path";
-    else if (memchr(dir, '\0', len))
-        why = "contains a NUL byte";
-    else if (len >= PATH_MAX)
-        why = "is longer than the kernel's path limit";
-    else if (shx_path_mode(dir, &mode) != 0)
-        why = errno == ENAMETOOLONG ? "is longer than the kernel's path limit" : "does not exist";
-    else if (!S_ISDIR(mode))
-        why = "is not a directory";
-    if (why)
-        refuse_cwd(r, dir, len, why);
-    else
-        take_cwd(r, dir, len);
-}
-
-/*
- * A remote wrapper's record names a directory on the other side, which the
- * wrapper script checked there: here it must only be an absolute path.
- */
-void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len)
-{
-    if (len == 0 || dir[0] != '/')
-        refuse_cwd(r, dir, len, "is not an absolute path");
-    else
-        take_cwd(r, dir, len);
-}
-
 void shx_run_ended(shexec_run *r)
 {
     if (r->proc.end_reason == SHX_END_TIMEOUT)
@@ -396,6 +334,10 @@ void shx_run_ended(shexec_run *r)
         r->proc.exit_code = r->record.status;
     /* the shell's state, like its cwd, only from a foreground shell that
      * exited by itself; also for a run with its own cwd */
+    /* any run's shell may say it could not define a function it was given
+     * (first: the state the run may adopt next no longer has it) */
+    if (usable)
+        shx_persist_forget_lost(r);
     if (r->persist && !r->task && r->state == SHEXEC_STATE_EXITED)
         shx_persist_adopt(r);
     /* a run with its own cwd, and a task, never move the session; nor does a
@@ -409,6 +351,12 @@ void shx_run_ended(shexec_run *r)
                                      r->out.sentinel.path.len);
     } else if (usable && r->record.has_cwd) {
         shx_run_adopt_cwd(r, r->record.cwd.data ? r->record.cwd.data : "", r->record.cwd.len);
+    } else if (usable) {
+        if (r->notice.len)
+            shx_buf_puts(&r->notice, "; ");
+        shx_buf_printf(&r->notice, "the shell reported no working directory (the command "
+                       "replaced the EXIT trap, or ended in exec): the session stays in %s",
+                       r->s->cwd);
     }
 }
 

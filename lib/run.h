@@ -43,8 +43,9 @@ struct shexec_run {
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
-    int rec_fd;                   /* the record file; -1 when read or none */
-    shx_record record;            /* what the wrapper reported on it */
+    int rec_fd;                   /* the run's channel (channels.c); -1 when read or none */
+    size_t rec_from;              /* where the report starts in it (after the prelude) */
+    shx_record record;            /* what the shell reported on it */
     int persist;                  /* its shell reports its state (persist_env, foreground) */
     char **start_env;             /* persist: the environment the shell got */
     char **prior_env;             /* persist: the same without the run's own variables;
@@ -74,7 +75,7 @@ struct shexec_run {
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 int shx_run_begin(shexec_run *r);
-/* The one rule for a run's timeout (start.c): a task has its own or none,
+/* The one rule for a run's timeout (launch.c): a task has its own or none,
  * a foreground run its own or the session's, clamped to the maximum. */
 uint32_t shx_run_effective_timeout(const shexec_run *r);
 /* Take r off the session's list of runs (it became a task's). */
@@ -89,28 +90,16 @@ void shx_run_input_written(shexec_run *r);
 /* No more callbacks for this run (it is being freed). */
 void shx_run_detach(shexec_run *r);
 const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
-/* Make dir (len bytes, NUL-terminated) the session cwd if it is an absolute
- * path naming an existing directory now; else keep the cwd and say why in
- * the run's notice. */
+/* Make dir (len bytes) the session cwd if it is an absolute path naming an
+ * existing directory now; else keep the cwd and say why in the run's
+ * notice (cwd.c). */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
-/* Read the record file (the shell has exited), up to the record's bound,
- * and hand it back to the session (shx_record_file_put). */
-void shx_run_read_record(shexec_run *r);
-/* The same for a remote wrapper: only absolute (checked on the other side). */
+/* The same for a remote wrapper's report (a directory on the other side, as
+ * `pwd` printed it there): only absolute (cwd.c). */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
-/* A descriptor holding the script (a memfd, else an unlinked temporary
- * file), at 10 or above, in *out (channels.c). SHEXEC_OK or an error set. */
-int shx_script_file(shexec_session *s, const shx_buf *script, int *out);
-/* The record channel: an anonymous file, close-on-exec, at 10 or above,
- * its offset at 0: one the session kept, else a new one (channels.c).
- * SHEXEC_OK or an error set. */
-int shx_record_file(shexec_session *s, int *out);
-/* A record file read and done with: kept by s for a later run (offset back
- * to 0, emptied when used held more than SHX_RECORD_KEEP_BYTES), or closed
- * (s NULL, used unknown: negative, or s keeps SHX_SPARE_RECORDS already). */
-void shx_record_file_put(shexec_session *s, int fd, off_t used);
-/* Close the record files s keeps. */
-void shx_record_files_close(shexec_session *s);
+/* Read the run's channel (the shell has exited), up to the record's bound,
+ * and close it (ending.c). */
+void shx_run_read_record(shexec_run *r);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

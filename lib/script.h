@@ -1,5 +1,32 @@
 /*
- * script.h - the wrapper script around one command (script.c).
+ * script.h - what a command's shell is given besides the command itself
+ * (script.c): the prelude it runs first, out of the command's way, and the
+ * report its EXIT trap writes on the run's channel.
+ *
+ * The command's text is never edited. How the prelude reaches the shell
+ * depends on the shell and on what carries it (shx_launch_mode):
+ *   BASH_ENV   bash started directly: `bash -c CMD bash`, the prelude read
+ *              by bash itself before the command, from BASH_ENV=/dev/fd/K
+ *              (K: the channel, a file that holds the prelude and, after
+ *              it, the report). The command is exactly bash's -c string.
+ *   BASH_LOAD  bash through a local wrapper, or where /dev/fd does not
+ *              work: the -c string is a loader (`read` of the prelude from
+ *              descriptor K, `eval`) on the command's first line, then the
+ *              command.
+ *   POSIX      any other shell: the trap (and, when the run has variables
+ *              to pass through a wrapper, `. /dev/fd/K`) on the first line,
+ *              then the command; the report is appended to /dev/fd/K.
+ *   POSIX_FD9  the same where /dev/fd does not work: the report goes to
+ *              descriptor 9 (a POSIX shell addresses 0-9 only).
+ *   REMOTE     through a remote wrapper (only stdin, stdout and stderr
+ *              cross): the first line takes the directory and the run's
+ *              variables from its arguments, keeps a copy of stdout on
+ *              descriptor 9, and its trap writes the record there, tagged.
+ * Everything is on the command's first line (or before it), so the shell
+ * parses and runs the command as `SHELL -c CMD` would: line by line, with
+ * its own line numbers, aliases and options in force from the line after
+ * the one that set them, and a syntax error ending the command where it
+ * stands.
  */
 #ifndef SHX_SCRIPT_H
 #define SHX_SCRIPT_H
@@ -8,32 +35,43 @@
 
 #include "buf.h"
 
-/* The descriptor the wrapper writes its record to (local wrappers), and the
- * one a large script is read from. */
-#define SHX_RECORD_FD 3
-#define SHX_SCRIPT_FD 4
-/* The record's first key, which the local wrapper does not write (its
- * report begins with `pwd`'s output): the library puts it before what it
- * reads from the file. */
-#define SHX_RECORD_HEAD "cwd="
-#define SHX_RECORD_HEAD_LEN 4
+/* The channel's descriptor in the shell: one no ordinary script uses (a
+ * POSIX shell cannot address it at all); lowered below the open-files
+ * limit where that is smaller. POSIX_FD9 uses 9. */
+#define SHX_CHANNEL_FD 173
+#define SHX_CHANNEL_FD_LOW 9
 
-/* How the shell lists its state: as the shell finds (bash or not), or as
- * the session's shell is known to (by an earlier listing). */
-enum { SHX_CAPTURE_NONE, SHX_CAPTURE_ANY, SHX_CAPTURE_DECL, SHX_CAPTURE_EXPORT };
+enum shx_launch_mode {
+    SHX_LAUNCH_BASH_ENV = 1,
+    SHX_LAUNCH_BASH_LOAD = 2,
+    SHX_LAUNCH_POSIX = 3,
+    SHX_LAUNCH_POSIX_FD9 = 4,
+    SHX_LAUNCH_REMOTE = 5
+};
 
 typedef struct shx_script_opts {
-    int remote;          /* the record goes in-band on stdout, tagged with hex */
-    const char *hex;     /* the session's nonce, for remote */
-    int with_vars;       /* the run's variables follow as NAME=VALUE / NAME arguments */
-    int from_fd;         /* the script is read from SHX_SCRIPT_FD, which it closes */
-    int capture;         /* local: the record also carries the shell's state (SHX_CAPTURE_*) */
-    const char *replay;  /* bash text run (quietly) before the command, or NULL */
-    size_t replay_len;
+    int mode;               /* SHX_LAUNCH_* */
+    int channel_fd;         /* K: the channel's number in the shell */
+    int capture;            /* the report also lists the shell's state */
+    const char *hex;        /* REMOTE: the session's nonce (16 hex digits) */
+    /* bash: functions given through the environment, NUL-separated names
+     * (n of them): made unexported, and each one bash did not define is
+     * reported ("lost") */
+    const char *funcs;
+    size_t nfuncs;
+    /* what else the prelude runs: bash's replayed variables, a wrapped run's
+     * exports (bash or POSIX syntax, as the mode), built by the caller */
+    const char *extra;
+    size_t extra_len;
 } shx_script_opts;
 
-/* Append the wrapper script for the command (len bytes) to out. 0 or -1. */
-int shx_script_build(shx_buf *out, const char *cmd, size_t len, const shx_script_opts *o);
+/* Append the prelude file's text (BASH_ENV, BASH_LOAD; POSIX when extra is
+ * not empty: the exports), to be read by the shell from the channel. 0 or -1. */
+int shx_script_prelude(shx_buf *out, const shx_script_opts *o);
+
+/* Append what goes before the command on its first line (every mode but
+ * BASH_ENV: nothing). 0 or -1. */
+int shx_script_line(shx_buf *out, const shx_script_opts *o);
 
 /* Append s as one single-quoted word for a POSIX shell. 0 or -1. */
 int shx_script_quote(shx_buf *out, const char *s);

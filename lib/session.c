@@ -100,7 +100,6 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
         }
     }
     shx_watchdog_stop(s); /* every command is over: it exits without signalling */
-    shx_record_files_close(s);
     shx_settings_free(s);
     shx_buf_free(&s->errmsg);
     free(s);

@@ -20,13 +20,6 @@
 #include "task.h"
 #include "tool.h"
 
-/* Record files a session keeps between runs: one per run alive at once,
- * up to this many (the default task limit, a foreground run, and room for
- * hosts that raise the limit a little); a kept one holding more than
- * SHX_RECORD_KEEP_BYTES is emptied first. */
-#define SHX_SPARE_RECORDS 16
-#define SHX_RECORD_KEEP_BYTES 65536
-
 struct shexec_session {
     const shx_loop_hooks *hooks;
     char *cwd;
@@ -41,19 +34,19 @@ struct shexec_session {
     int persist_env;              /* shexec_session_set_persist_env() */
     int penv_set;                 /* penv holds the environment a run left (else: base + env) */
     shx_envlist penv;             /* that environment, in the shell's order */
-    shx_envlist pvars;            /* bash: shell variables, name -> their declaration */
-    shx_buf pfuncs;               /* bash: the functions' definitions */
-    shx_envlist pfunc_names;      /* their names (values ""), when pfunc_names_ok */
-    int pfunc_names_ok;
+    shx_envlist pvars;            /* bash: shell variables, name -> the `declare` line replaying it */
+    shx_envlist pfuncs;           /* bash: functions, name -> "() { ...}" (NULL: dropped) */
     shx_buf plisting;             /* the listing the state was last taken from */
     int plisting_ok;              /* plisting is what gave the state as it is now */
-    int listing_kind;             /* SHX_CAPTURE_DECL or _EXPORT once the shell has listed */
-    int words_known;              /* the shell is bash or dash: inert.c can spare listings */
+    int listing_kind;             /* once the shell has listed: 1 declare -p, 2 export -p */
+    int shell_bash;               /* the shell is bash, not in POSIX mode (settings.c) */
+    int shell_dash;               /* the shell is dash: inert.c knows its words */
+    int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];
     int wrapper_kind;             /* SHEXEC_WRAPPER_*: how the record comes back */
-    shx_buf test_script;          /* a sample script, for the tests' hook */
+    shx_buf test_script;          /* a sample prelude, for the tests' hook */
     shx_buf errmsg;
     shexec_run *runs;             /* every run not yet freed */
     shexec_run *active;           /* runs with a live process */
@@ -67,9 +60,8 @@ struct shexec_session {
     shx_tool_registry tools;      /* tooldef.c's */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
-    int spare_records[SHX_SPARE_RECORDS]; /* record files kept for the next runs (channels.c) */
-    uint32_t n_spare_records;
     int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
+    unsigned long long watchdog_id[2]; /* what it is (shx_fd_identity): a host may close it */
     pid_t watchdog_pid;
 #define SHX_WD_FORGET_BATCH 8
     pid_t watchdog_forget[SHX_WD_FORGET_BATCH]; /* ended groups not yet told */

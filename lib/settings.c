@@ -14,12 +14,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "persist.h"
+#include "pstate.h"
 #include "platform.h"
 #include "spawn.h"
 #include "watchdog.h"
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
+
+/* What the session's shell is (spawn.h): the last word of the program's
+ * argv, or the default shell, as its path resolves where it runs
+ * directly. */
+static void learn_shell(shexec_session *s)
+{
+    size_t n = 0;
+    while (s->shell_argv && s->shell_argv[n])
+        n++;
+    shx_shell_kind(n ? s->shell_argv[n - 1] : s->default_shell,
+                   n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell) : NULL,
+                   &s->shell_bash, &s->shell_dash);
+}
 
 static void free_argv(char **argv)
 {
@@ -51,6 +64,7 @@ int shx_settings_init(shexec_session *s)
     if (shx_random64(&nonce) != 0)
         return SHEXEC_ESYS;
     shx_sentinel_make_tag(s->tag, nonce);
+    learn_shell(s);
     s->cwd = getcwd(NULL, 0);
     if (!s->cwd)
         return errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ENOCWD;
@@ -179,6 +193,7 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
         free(s->shell_path);
         s->shell_path = NULL;
         shx_persist_drop(s, 0);
+        learn_shell(s);
         return SHEXEC_OK;
     }
     if (!argv[0] || !argv[0][0])
@@ -208,6 +223,7 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
     free(s->shell_path);
     s->shell_path = path;
     shx_persist_drop(s, 0); /* another shell: its variables and functions are its own */
+    learn_shell(s);
     return SHEXEC_OK;
 }
 
@@ -381,68 +397,4 @@ SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
         return SHEXEC_OK;
     }
     return shx_watchdog_start(s);
-}
-
-SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (on && s->wrapper_kind != SHEXEC_WRAPPER_LOCAL)
-        return shx_fail(s, SHEXEC_ESTATE, "a remote wrapper cannot report the shell's state: "
-                        "persisting it needs SHEXEC_WRAPPER_LOCAL");
-    if (!on)
-        shx_persist_drop(s, 1);
-    s->persist_env = on ? 1 : 0;
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_session_persist_env(const shexec_session *s)
-{
-    return s ? s->persist_env : 0;
-}
-
-/* The environment the session's next command starts with, before its run's
- * own variables, without PWD (always the session cwd): built anew. */
-static int env_view(shexec_session *s)
-{
-    char **env = NULL;
-    if (shx_persist_env_build(s, &env, NULL) != SHEXEC_OK)
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    size_t k = 0;
-    for (size_t i = 0; env[i]; i++)
-        if (strncmp(env[i], "PWD=", 4) != 0)
-            env[k++] = env[i];
-    env[k] = NULL;
-    shx_env_free(s->env_view);
-    s->env_view = env;
-    return SHEXEC_OK;
-}
-
-SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name)
-{
-    if (!s)
-        return NULL;
-    shx_ok(s);
-    if (!shx_env_name_valid(name)) {
-        shx_fail(s, SHEXEC_EINVAL, "invalid environment variable name \"%s\"",
-                 name ? name : "(null)");
-        return NULL;
-    }
-    if (env_view(s) != SHEXEC_OK)
-        return NULL;
-    return shx_env_get(s->env_view, name);
-}
-
-SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s)
-{
-    if (out)
-        *out = NULL;
-    if (!out || !s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    int rc = env_view(s);
-    if (rc == SHEXEC_OK)
-        *out = (const char *const *)s->env_view;
-    return rc;
 }

@@ -263,6 +263,18 @@ static int one_decl(const char *t, size_t end, size_t *p, shx_buf *scratch, shx_
                     d->array = 1;
                 else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-'))
                     return SHX_DECL_MALFORMED;
+                if (c == 'A')
+                    d->assoc = 1;
+                else if (c == 'i')
+                    d->integer = 1;
+                else if (c == 'n')
+                    d->nameref = 1;
+                else if (c == 'l')
+                    d->lower = 1;
+                else if (c == 'u')
+                    d->upper = 1;
+                else if (c != 'x' && c != 'r' && c != 'a' && c != '-')
+                    d->other_flags = 1;
             }
             continue;
         }
@@ -283,7 +295,10 @@ static int one_decl(const char *t, size_t end, size_t *p, shx_buf *scratch, shx_
         int rc;
         if (d->array || (i < end && t[i] == '(')) {
             d->array = 1;
+            size_t from = i;
             rc = array_word(t, end, &i, scratch);
+            d->array_text = t + from;
+            d->array_len = i - from;
         } else {
             rc = scalar_word(t, end, &i, scratch);
             if (rc == SHX_DECL_OK && shx_buf_putc(scratch, '\0') == 0) {
@@ -344,4 +359,88 @@ int shx_ansi_c_quote(shx_buf *out, const char *s, size_t n)
     if (shx_buf_append(out, s + from, n - from) != 0 || shx_buf_putc(out, '\'') != 0)
         return -1;
     return 0;
+}
+
+/* ---- array elements ------------------------------------------------------ */
+
+/* One word of an array element (a subscript or a value) from *p, decoded
+ * into b, up to an unquoted byte of stop; *p is left on it. Bash quotes
+ * what needs it; a byte a shell would read as syntax is refused. */
+static int elem_word(const char *t, size_t end, size_t *p, shx_buf *b, const char *stop)
+{
+    size_t i = *p;
+    while (i < end && (t[i] == '\0' || !strchr(stop, t[i]))) {
+        char c = t[i];
+        int rc = SHX_DECL_OK;
+        if (c == '\'') {
+            const char *q = memchr(t + i + 1, '\'', end - i - 1);
+            if (!q)
+                return SHX_DECL_MALFORMED;
+            if (shx_buf_append(b, t + i + 1, (size_t)(q - t) - i - 1) != 0)
+                return SHX_DECL_NOMEM;
+            i = (size_t)(q - t) + 1;
+        } else if (c == '$' && i + 1 < end && t[i + 1] == '\'') {
+            i += 2;
+            rc = ansi_c(t, end, &i, b);
+        } else if (c == '"') {
+            i++;
+            rc = double_quoted(t, end, &i, b);
+        } else if (c == '\\') {
+            if (i + 1 >= end || t[i + 1] == '\n')
+                return SHX_DECL_MALFORMED;
+            if (shx_buf_putc(b, t[i + 1]) != 0)
+                return SHX_DECL_NOMEM;
+            i += 2;
+        } else if (c == '\0' || strchr(" \t\n;&|<>()`$[]", c)) {
+            return SHX_DECL_MALFORMED;
+        } else {
+            if (shx_buf_putc(b, c) != 0)
+                return SHX_DECL_NOMEM;
+            i++;
+        }
+        if (rc != SHX_DECL_OK)
+            return rc;
+    }
+    if (i >= end)
+        return SHX_DECL_MALFORMED;
+    *p = i;
+    return SHX_DECL_OK;
+}
+
+int shx_array_each(const char *t, size_t len, shx_buf *key, shx_buf *val, shx_elem_fn fn,
+                   void *user)
+{
+    if (len < 2 || t[0] != '(' || t[len - 1] != ')')
+        return SHX_DECL_MALFORMED;
+    size_t i = 1, end = len - 1;
+    for (;;) {
+        while (i < end && t[i] == ' ')
+            i++;
+        if (i == end)
+            return SHX_DECL_OK;
+        if (t[i] != '[')
+            return SHX_DECL_MALFORMED;
+        i++;
+        shx_buf_clear(key);
+        shx_buf_clear(val);
+        int rc = elem_word(t, end, &i, key, "]");
+        if (rc != SHX_DECL_OK)
+            return rc;
+        if (i + 1 >= end || t[i] != ']' || t[i + 1] != '=')
+            return SHX_DECL_MALFORMED;
+        i += 2;
+        /* the value runs to a space or the closing parenthesis */
+        rc = elem_word(t, len, &i, val, " )");
+        if (rc != SHX_DECL_OK)
+            return rc;
+        if (i > end)
+            return SHX_DECL_MALFORMED;
+        if (shx_buf_putc(key, '\0') != 0 || shx_buf_putc(val, '\0') != 0)
+            return SHX_DECL_NOMEM;
+        key->len--;
+        val->len--;
+        rc = fn(user, key->data, key->len, val->data, val->len);
+        if (rc != 0)
+            return rc;
+    }
 }

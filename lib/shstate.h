@@ -31,6 +31,11 @@ typedef struct shx_decl {
     int exported;       /* export keyword or the x flag */
     int readonly;       /* readonly keyword or the r flag */
     int array;          /* the a or A flag, or a "(...)" value */
+    int assoc;          /* the A flag */
+    int integer, nameref, lower, upper; /* the i, n, l and u flags */
+    int other_flags;    /* a flag letter not named above (t, ...) */
+    const char *array_text; /* an array's "(...)" WORD as listed, within text, or NULL */
+    size_t array_len;
     int has_value;      /* NAME=WORD, not a bare NAME */
     const char *value;  /* the decoded scalar value (NUL-terminated, may hold any byte
                            but NUL), or NULL for an array or a bare NAME */
@@ -52,6 +57,21 @@ enum { SHX_DECL_OK = 0, SHX_DECL_MALFORMED = -1, SHX_DECL_NOMEM = -2 };
  */
 int shx_decl_each(const char *text, size_t len, shx_buf *scratch, shx_decl_fn fn, void *user,
                   size_t *bad_at);
+
+/* Called for each element of an array: its subscript and its value, both
+ * decoded (NUL-terminated, no NUL inside); non-zero stops the walk. */
+typedef int (*shx_elem_fn)(void *user, const char *key, size_t key_len, const char *value,
+                           size_t value_len);
+
+/*
+ * Walk an array's "(...)" WORD as `declare -p` lists it (len bytes):
+ * elements "[KEY]=VALUE" separated by spaces, KEY and VALUE shell-quoted.
+ * key and val are scratch buffers. SHX_DECL_OK, SHX_DECL_MALFORMED (a
+ * shape bash does not print, or a byte a shell would read as syntax
+ * unquoted), SHX_DECL_NOMEM, or what fn returned.
+ */
+int shx_array_each(const char *text, size_t len, shx_buf *key, shx_buf *val, shx_elem_fn fn,
+                   void *user);
 
 /* 1 when s (n bytes) is a shell identifier: [A-Za-z_][A-Za-z0-9_]*. */
 int shx_shell_name(const char *s, size_t n);

@@ -13,6 +13,9 @@
  * inherit (spawnfa.c: shx_spawn_add_hygiene), how it is detached (detach_flags), and the
  * pidfd to wait on (open_pidfd).
  */
+#if !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE)
+#define _XOPEN_SOURCE 700 /* realpath: the XSI part of POSIX */
+#endif
 #include "spawn.h"
 
 #include <errno.h>
@@ -70,6 +73,22 @@ const char *shx_pick_shell(const char *const *candidates)
             return *candidates;
     }
     return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+void shx_shell_kind(const char *name, const char *path, int *bash, int *dash)
+{
+    char *real = path ? realpath(path, NULL) : NULL;
+    const char *base = base_name(real ? real : name);
+    /* bash run as "sh" is bash in POSIX mode: no BASH_ENV, POSIX listings */
+    *bash = strncmp(base, "bash", 4) == 0 && strcmp(base_name(name), "sh") != 0;
+    *dash = strcmp(base, "dash") == 0;
+    free(real);
 }
 
 int shx_find_program(const char *name, const char *path_var, shx_buf *out)
@@ -144,15 +163,27 @@ static void close_ends(int outp[2], int errp[2], int inp[2], int master, int mas
 }
 
 /*
- * The descriptors the request passes, at 3, 4, ... in the child (every
- * other one above them is closed by add_descriptor_hygiene). The sources
- * are at 10 or above, so no dup2 here clobbers another source.
+ * The descriptors the request passes go first to 3, 4, ... (their sources
+ * are at 10 or above, so no dup2 here clobbers another source), then every
+ * descriptor above those is closed (the hygiene), then each is moved to its
+ * number (9 and up: above the parked ones) and its parking place closed.
  */
-static int add_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
+static int park_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
 {
     int rc = 0;
     for (int i = 0; rc == 0 && i < req->n_pass; i++)
         rc = posix_spawn_file_actions_adddup2(fa, req->pass_fds[i], 3 + i);
+    return rc;
+}
+
+static int place_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < req->n_pass; i++) {
+        rc = posix_spawn_file_actions_adddup2(fa, 3 + i, req->pass_at[i]);
+        if (rc == 0)
+            rc = posix_spawn_file_actions_addclose(fa, 3 + i);
+    }
     return rc;
 }
 
@@ -306,11 +337,13 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
             rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     }
     if (rc == 0)
-        rc = add_passed_fds(&fa, req);
+        rc = park_passed_fds(&fa, req);
     /* the host may hold descriptors without O_CLOEXEC; none may leak (after
      * the dup2s: a closefrom would take their sources with it) */
     if (rc == 0)
         rc = shx_spawn_add_hygiene(&fa, 3 + req->n_pass);
+    if (rc == 0)
+        rc = place_passed_fds(&fa, req);
     shx_workdir_plan wd = {0};
     int wd_rc = 0;
     if (rc == 0)

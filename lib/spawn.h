@@ -2,7 +2,7 @@
  * spawn.h - starting one command: its pipes, posix_spawn with a new process
  * group, default signal dispositions, an empty signal mask, stdin from
  * /dev/null, only descriptors 0-2 inherited (and those passed at fixed
- * numbers from 3 on), and a pidfd to wait on.
+ * numbers), and a pidfd to wait on.
  */
 #ifndef SHX_SPAWN_H
 #define SHX_SPAWN_H
@@ -17,8 +17,9 @@ typedef struct shx_spawn_req {
     char *const *argv;
     char *const *envp;
     const char *cwd;         /* directory the child starts in; NULL: the host's */
-    const int *pass_fds;     /* descriptors the child gets at 3, 4, ... (each >= 10) */
-    int n_pass;
+    const int *pass_fds;     /* descriptors the child gets (each >= 10) ... */
+    const int *pass_at;      /* ... at these numbers (each >= 9, distinct) */
+    int n_pass;              /* at most 2 */
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
@@ -55,6 +56,14 @@ ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len);
 
 /* The first of the NULL-terminated candidate paths that is an executable file, or NULL. */
 const char *shx_pick_shell(const char *const *candidates);
+
+/*
+ * What shell `name` is (the word a program's argv runs it by; path: its
+ * file, resolved through symlinks, when known here, else NULL): *bash 1
+ * for bash not in POSIX mode (not run as "sh"), which reads a prelude from
+ * BASH_ENV; *dash 1 for dash.
+ */
+void shx_shell_kind(const char *name, const char *path, int *bash, int *dash);
 
 /*
  * Resolve a program name the way execvp would, using `path_var` (the PATH of

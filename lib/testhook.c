@@ -54,12 +54,14 @@ const char *shx_test_wrapper_script(shexec_session *s)
     char hex[17];
     memcpy(hex, s->tag + strlen("__SHEXEC_CWD_"), 16);
     hex[16] = '\0';
-    shx_script_opts o = {.remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL, .hex = hex,
-                         .with_vars = 1};
+    int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
+    shx_script_opts o = {.mode = remote ? SHX_LAUNCH_REMOTE
+                                 : s->shell_bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX,
+                         .channel_fd = SHX_CHANNEL_FD, .hex = hex};
     shx_buf_clear(&s->test_script);
-    if (shx_script_build(&s->test_script, "true", 4, &o) != 0)
+    if (shx_script_prelude(&s->test_script, &o) != 0 || shx_script_line(&s->test_script, &o) != 0)
         return "";
-    return s->test_script.data;
+    return s->test_script.data ? s->test_script.data : "";
 }
 
 size_t shx_test_runs(const shexec_session *s)

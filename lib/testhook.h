@@ -24,7 +24,8 @@ int shx_test_run_fd(const shexec_run *r, int stream);
 /* Whether the run's shell listed its state after the command (a session
  * that keeps it), or was spared the listing. */
 int shx_test_run_listed(const shexec_run *r);
-/* The session's cwd sentinel tag, and its wrapper script. */
+/* The session's cwd sentinel tag, and the prelude and first line a command
+ * of it gets (its launch mode as the session's shell gives it). */
 const char *shx_test_sentinel_tag(const shexec_session *s);
 const char *shx_test_wrapper_script(shexec_session *s);
 /* Runs not yet freed, tasks not yet released, commands the loop drives. */

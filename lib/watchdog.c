@@ -83,10 +83,34 @@ static ssize_t channel_write(int fd, const void *data, size_t len)
 #endif
 }
 
+/*
+ * The channel is still the one the watchdog reads. A host may close every
+ * descriptor it did not open itself (closefrom) and open files of its own
+ * at their numbers: the library then must neither write to nor close that
+ * number. The watchdog, whose parent the host still is, waits for the
+ * host's end instead of acting on the channel's (watchdog_proc.c); it is
+ * told to go (it is our unreaped child: its pid is its own), and the next
+ * command starts a new one.
+ */
+static int channel_intact(shexec_session *s)
+{
+    if (s->watchdog_fd < 0)
+        return 0;
+    unsigned long long id[2];
+    if (shx_fd_identity(s->watchdog_fd, id) == 0 && id[0] == s->watchdog_id[0] &&
+        id[1] == s->watchdog_id[1])
+        return 1;
+    s->watchdog_fd = -1;
+    if (s->watchdog_pid > 0)
+        kill(s->watchdog_pid, SIGKILL);
+    reap(s, 0);
+    return 0;
+}
+
 /* m, after the ends the watchdog has not been told of yet, in one write. */
 static void send_msg(shexec_session *s, const shx_wd_msg *m)
 {
-    if (s->watchdog_fd < 0)
+    if (!channel_intact(s))
         return;
     shx_wd_msg batch[SHX_WD_FORGET_BATCH + 1];
     size_t n = 0;
@@ -121,7 +145,10 @@ static void send_msg(shexec_session *s, const shx_wd_msg *m)
 
 void shx_watchdog_group(shexec_session *s, pid_t pgid, unsigned long long start)
 {
-    if (s->watchdog_fd < 0)
+    if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
+        return;
+    /* a channel the host closed: a new watchdog, told what runs now */
+    if (!channel_intact(s) && shx_watchdog_start(s) != SHEXEC_OK)
         return;
     /* the spawn pins most start times (spawn.c); the others are read while
      * the leader is our unreaped child, whose pid is its own */
@@ -219,6 +246,7 @@ int shx_watchdog_start(shexec_session *s)
     a->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur
                                                                            : 65536;
     a->grace_ms = s->kill_grace_ms;
+    a->host = getpid();
     a->test_pause_ms = test_pause_ms;
     pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
     if (pid == 0)
@@ -233,6 +261,8 @@ int shx_watchdog_start(shexec_session *s)
         return shx_fail(s, SHEXEC_ESYS, "cannot start the watchdog: %s", strerror(e));
     }
     fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    if (shx_fd_identity(fds[1], s->watchdog_id) != 0)
+        s->watchdog_id[0] = s->watchdog_id[1] = 0;
     s->watchdog_fd = fds[1];
     s->watchdog_nforget = 0;
     s->watchdog_pid = pid;
@@ -251,7 +281,7 @@ void shx_watchdog_stop(shexec_session *s)
     if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
         return;
     shx_wd_msg m = {.type = SHX_WD_QUIT};
-    send_msg(s, &m);
+    send_msg(s, &m); /* checks the channel: one the host closed is not ours to close */
     if (s->watchdog_fd >= 0)
         close(s->watchdog_fd);
     s->watchdog_fd = -1;

@@ -78,6 +78,7 @@ typedef struct shx_wd_arena {
     int fd;              /* the read end */
     int max_fd;          /* the highest descriptor to close without close_range */
     uint32_t grace_ms;
+    pid_t host;          /* the host: the watchdog's parent while it lives */
     uint32_t test_pause_ms; /* the tests' pause between its look and its signals */
     int ngroups;         /* slots in use, some freed (pgid 0) */
     shx_wd_group groups[SHX_WD_GROUPS];

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
+
 /* ---- reading /proc without allocating ------------------------------------ */
 
 #if SHX_HAVE_PROCFS
@@ -400,6 +402,28 @@ static void handle(shx_wd_arena *a, const shx_wd_msg *m)
     }
 }
 
+/*
+ * The channel ended but the host is still our parent: it closed the
+ * descriptor itself (a host that closes every descriptor it did not open,
+ * closefrom), it did not die. Its end, not the channel's, is what ends the
+ * commands: wait for it (a pidfd of our parent is safely its own; without
+ * pidfds, a look every 100 ms, only in this case).
+ */
+static void await_host(shx_wd_arena *a)
+{
+    if (getppid() != a->host)
+        return;
+    int fd = shx_pidfd_open(a->host);
+    if (fd >= 0 && getppid() == a->host) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0 && errno == EINTR)
+            ;
+        return;
+    }
+    while (getppid() == a->host)
+        poll(NULL, 0, 100);
+}
+
 void shx_wd_main(shx_wd_arena *a)
 {
     shx_wd_become(a);
@@ -407,8 +431,10 @@ void shx_wd_main(shx_wd_arena *a)
         ssize_t n = read(a->fd, a->inbuf + a->inlen, sizeof a->inbuf - a->inlen);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            await_host(a);
             terminate_all(a);
+        }
         a->inlen += (size_t)n;
         size_t off = 0;
         for (; a->inlen - off >= sizeof(shx_wd_msg); off += sizeof(shx_wd_msg)) {

@@ -287,15 +287,17 @@ static void test_exit_reports_the_cwd(void **state)
             assert_string_equal(shexec_session_cwd(f->s), f->dir);
             shexec_run_free(r);
 
-            /* the command's own EXIT trap runs after the report, with the
-             * command's status and its own stdout and stderr (the report's
-             * redirections undone), and the cwd still moves */
+            /* the command's own EXIT trap replaces the library's (the shell
+             * has one): it runs as in a plain shell, with the command's
+             * status and its own stdout and stderr; the shell then reports
+             * nothing, so the cwd stays, and the notice says why */
             assert_int_equal(shexec_session_set_cwd(f->s, "/"), SHEXEC_OK);
             snprintf(cmd, sizeof cmd, "trap 'echo bye $?; echo err >&2' EXIT; cd '%s'; false",
                      f->dir);
             r = run_mode(f->s, cmd, pty);
             assert_int_equal(shexec_run_exit_code(r), 1);
-            assert_string_equal(shexec_session_cwd(f->s), f->dir);
+            assert_string_equal(shexec_session_cwd(f->s), "/");
+            assert_non_null(strstr(shexec_run_notice(r), "EXIT trap"));
             if (pty) {
                 assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), "bye 1"));
             } else {
@@ -348,54 +350,12 @@ static void test_large_commands(void **state)
     free(big);
 }
 
-/* The session keeps its record file for the next run: a record shorter
- * than the one before is read to its own end, not to the file's; a large
- * one is read whole and the file emptied; runs one after another hold one
- * file between them, not one per run. */
-static void test_record_file_reused(void **state)
-{
-    fixture *f = *state;
-    for (int sh = 0; sh < 2; sh++) {
-        use_shell(f->s, g_shells[sh]);
-        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
-        char sub[PATH_MAX + 512], mk[2 * PATH_MAX + 1100];
-        snprintf(sub, sizeof sub, "%s/%0200d/%0200d", f->dir, sh, sh);
-        snprintf(mk, sizeof mk, "mkdir -p '%s' && cd '%s'", sub, sub);
-        shexec_run_free(run(f->s, mk));
-        assert_string_equal(shexec_session_cwd(f->s), sub);
-        shexec_run *r = run(f->s, "cd / && exit 3");
-        assert_int_equal(shexec_run_exit_code(r), 3);
-        assert_string_equal(shexec_session_cwd(f->s), "/");
-        shexec_run_free(r);
-        assert_int_equal(tu_count_record_files(), 1);
-        for (int i = 0; i < 10; i++)
-            shexec_run_free(run(f->s, "true"));
-        assert_int_equal(tu_count_record_files(), 1);
-
-        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
-        r = run(f->s, "BIG=$(head -c 100000 /dev/zero | tr '\\0' x); export BIG; cd /tmp");
-        assert_int_equal(shexec_run_exit_code(r), 0);
-        shexec_run_free(r);
-        const char *big = shexec_session_getenv(f->s, "BIG");
-        assert_non_null(big);
-        assert_int_equal(strlen(big), 100000);
-        assert_string_equal(shexec_session_cwd(f->s), "/tmp");
-        r = run(f->s, "unset BIG; cd / && exit 4");
-        assert_int_equal(shexec_run_exit_code(r), 4);
-        shexec_run_free(r);
-        assert_null(shexec_session_getenv(f->s, "BIG"));
-        assert_string_equal(shexec_session_cwd(f->s), "/");
-        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
-    }
-}
-
-/* A command that reopens the record file through /proc (the shell holds
- * it at 10 while the command runs) and writes at its start spoils nothing:
- * the file holds no bytes of the library's (the record's first key is put
- * before what is read), and the shell's own report, written from the
- * start, covers what the command wrote there; later runs, which reuse the
- * file, report as usual. */
-static void test_record_start_overwritten(void **state)
+/* Each run has a channel of its own, made for it and closed once read:
+ * after a run the session holds none; a later command sees nothing of an
+ * earlier one's report (its channel holds only what the library wrote for
+ * it), and a process an earlier run left behind, holding that run's
+ * channel, cannot write into a later one's. */
+static void test_channel_per_run(void **state)
 {
     fixture *f = *state;
     if (access("/proc/self/fd", F_OK) != 0)
@@ -403,7 +363,44 @@ static void test_record_start_overwritten(void **state)
     for (int sh = 0; sh < 2; sh++) {
         use_shell(f->s, g_shells[sh]);
         assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
-        shexec_run *r = run(f->s, "printf XXXX 1<>/proc/self/fd/10; cd /tmp");
+        shexec_run *r = run(f->s, "export HOST_TOKEN=secret-1; cd /usr");
+        shexec_run_free(r);
+        assert_int_equal(tu_count_record_files(), 0);
+        /* what the channel holds when the command runs: no earlier report */
+        r = run(f->s, "cat /proc/self/fd/173 | tr '\\0' '|'; cd /");
+        const char *seen = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+        assert_null(strstr(seen, "/usr"));
+        assert_null(strstr(seen, "secret-1"));
+        assert_string_equal(shexec_session_cwd(f->s), "/");
+        shexec_run_free(r);
+        /* a leftover writes a forged report into its own run's channel, late */
+        r = run(f->s, "(sleep 0.3; printf '\\0status=0\\0cwd=/etc\\n\\0' >>/dev/fd/173) & cd /tmp");
+        assert_string_equal(shexec_session_cwd(f->s), "/tmp");
+        shexec_task *left = NULL;
+        if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED)
+            assert_int_equal(shexec_session_find_task(&left, f->s, shexec_run_leftover_task(r)),
+                             SHEXEC_OK);
+        shexec_run_free(r);
+        for (int i = 0; i < 4; i++) {
+            r = run(f->s, "sleep 0.2; cd /usr");
+            assert_string_equal(shexec_session_cwd(f->s), "/usr");
+            shexec_run_free(r);
+        }
+        shexec_task_free(left);
+        assert_int_equal(tu_count_record_files(), 0);
+    }
+}
+
+/* A command that writes into its own channel (it can: it runs in the shell
+ * that holds it) forges nothing the shell's report does not cover: the
+ * report comes last, and its fields are the ones taken. */
+static void test_record_written_by_the_command(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        shexec_run *r = run(f->s, "printf '\\0status=7\\0cwd=/etc\\n\\0' >>/dev/fd/173; cd /tmp");
         assert_int_equal(shexec_run_exit_code(r), 0);
         assert_string_equal(shexec_session_cwd(f->s), "/tmp");
         shexec_run_free(r);
@@ -412,7 +409,6 @@ static void test_record_start_overwritten(void **state)
             assert_string_equal(shexec_session_cwd(f->s), i ? "/" : "/usr");
             shexec_run_free(r);
         }
-        assert_int_equal(tu_count_record_files(), 1);
     }
 }
 
@@ -426,8 +422,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record_not_forged_by_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_reports_the_cwd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_commands, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_record_file_reused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_record_start_overwritten, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_channel_per_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_written_by_the_command, setup, teardown),
     };
     return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
 }

@@ -544,15 +544,14 @@ static void case_many_inheritable_fds(void)
 
     for (int use_pidfd = 1; use_pidfd >= 0; use_pidfd--) {
         shexec_session *s = new_session(use_pidfd);
-        /* 3 is ls's own handle on the directory it lists */
+        /* 3 is ls's own handle on the directory it lists, 173 the run's
+         * channel (script.h) */
         shexec_run *r = xrun(s, "ls /proc/self/fd", 0);
-        CHECK_STR(out_of(r), "0\n1\n2\n3\n");
+        CHECK_STR(out_of(r), "0\n1\n173\n2\n3\n");
         shexec_run_free(r);
-        /* the shell's own table, listed by its globbing (3 is the listing;
-         * 10 the record channel, which the shell keeps close-on-exec while
-         * the command runs) */
+        /* the shell's own table, listed by its globbing (3 is the listing) */
         r = xrun(s, "for f in /proc/$$/fd/*; do echo ${f##*/}; done", 0);
-        CHECK_STR(out_of(r), "0\n1\n10\n2\n3\n");
+        CHECK_STR(out_of(r), "0\n1\n173\n2\n3\n");
         shexec_run_free(r);
 
         /* the same through a terminal, a task and stdin */
@@ -560,7 +559,7 @@ static void case_many_inheritable_fds(void)
         CHECK_INT(shexec_run_new(&r, s, "ls /proc/self/fd | tr '\\n' ' '"), SHEXEC_OK);
         CHECK_INT(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
         CHECK_INT(shexec_run_exec(r), SHEXEC_OK);
-        CHECK_STR(out_of(r), "0 1 2 3 ");
+        CHECK_STR(out_of(r), "0 1 173 2 3 ");
         shexec_run_free(r);
         shexec_task *t = NULL;
         CHECK_INT(shexec_run_new(&r, s, "cat >/dev/null; ls /proc/self/fd"), SHEXEC_OK);
@@ -568,7 +567,7 @@ static void case_many_inheritable_fds(void)
         CHECK_INT(shexec_run_start_task(&t, r), SHEXEC_OK);
         CHECK_INT(shexec_run_close_stdin(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
-        CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "0\n1\n2\n3\n");
+        CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "0\n1\n173\n2\n3\n");
         shexec_task_free(t);
 
         /* the proof a reader sees: had the write end of a host pipe leaked

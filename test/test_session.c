@@ -14,6 +14,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,9 +212,9 @@ static void test_forged_sentinels_untouched(void **state)
 }
 
 /* A command can write a record of its own (it runs in the shell that holds
- * the channel, whose copy is at 10 while the command runs, and it can empty
- * the variable that holds the wrapper's report): only an absolute path naming an
- * existing directory is adopted; anything else leaves the cwd and says why. */
+ * the channel, at 173, and it can remove the trap that reports): only an
+ * absolute path naming an existing directory is adopted; anything else
+ * leaves the cwd and says why. */
 static void test_forged_record_validated(void **state)
 {
     shexec_session *s = *state;
@@ -221,8 +222,8 @@ static void test_forged_record_validated(void **state)
     const char *bad[] = {"/nonexistent/dir", "usr", "/etc/passwd", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "__shexec_r=; printf 'status=0\\000cwd=%s\\n\\000' >&10; exit 0",
-                 bad[i]);
+        snprintf(cmd, sizeof cmd,
+                 "trap - EXIT; printf '\\000status=0\\000cwd=%s\\n\\000' >&173; exit 0", bad[i]);
         shexec_run *r = run_cmd(s, cmd);
         assert_int_equal(shexec_run_exit_code(r), 0);
         assert_string_equal(shexec_session_cwd(s), "/tmp");
@@ -264,20 +265,41 @@ static void test_weird_directory_names(void **state)
     tu_rmtree(base);
 }
 
-static void test_deleted_cwd_is_an_error(void **state)
+/* A session whose directory was removed (by a command, or by anyone) is
+ * not locked: the next command starts in the nearest existing ancestor,
+ * the session moves there and the run's notice says so. A run's own cwd
+ * that does not exist is still an error before anything runs. */
+static void test_deleted_cwd_falls_back(void **state)
 {
     shexec_session *s = *state;
     const char *base = tu_mkdtemp();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "cd '%s'", base);
-    expect(s, cmd, "", 0, base);
-    expect(s, "rmdir \"$PWD\"", "", 0, base);
-    shexec_run *r = NULL;
+    char dir[PATH_MAX], cmd[2 * PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/a/b/c", base);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cd '%s'", dir, dir);
+    expect(s, cmd, "", 0, dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/a/b'", base);
+    shexec_run_free(run_cmd(s, cmd));
+    char want[PATH_MAX + 8];
+    snprintf(want, sizeof want, "%s/a\n", base);
+    shexec_run *r = run_cmd(s, "pwd");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want);
+    assert_non_null(strstr(shexec_run_notice(r), dir));
+    assert_non_null(strstr(shexec_run_notice(r), "no longer exists"));
+    want[strlen(want) - 1] = '\0';
+    assert_string_equal(shexec_session_cwd(s), want);
+    shexec_run_free(r);
+    r = run_cmd(s, "pwd"); /* settled: no notice */
+    assert_string_equal(shexec_run_notice(r), "");
+    shexec_run_free(r);
+    /* a run's own missing cwd: nothing runs */
+    r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "echo should not run"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_cwd(r, dir), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_ENOCWD);
-    assert_non_null(strstr(shexec_session_errmsg(s), base));
+    assert_non_null(strstr(shexec_session_errmsg(s), dir));
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
     shexec_run_free(r);
+    tu_rmtree(base);
 }
 
 static void test_sentinel_split_across_reads(void **state)
@@ -801,7 +823,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forged_sentinels_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_record_validated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weird_directory_names, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deleted_cwd_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_cwd_falls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sentinel_split_across_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_tag_does_not_hold_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sentinel_before_truncation, setup, teardown),

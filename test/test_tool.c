@@ -772,8 +772,8 @@ static void test_result_renders_like_call(void **state)
                      SHEXEC_OK);
     /* a record the command forged on the channel (whose copy the shell
      * holds at 10), naming no directory: declined, with a notice */
-    const char *forged = "{\"command\":\"__shexec_r=; printf 'status=0\\\\000cwd=/nonexistent"
-                         "\\\\n\\\\000' >&10; exit 0\"}";
+    const char *forged = "{\"command\":\"trap - EXIT; printf '\\\\000status=0\\\\000cwd=/nonexistent"
+                         "\\\\n\\\\000' >&173; exit 0\"}";
     /* each with the part of the result it is about */
     const char *cases[][2] = {
         {"{\"command\":\"echo out; printf 'a\\\\377b' >&2; cd /tmp; exit 3\"}",

@@ -82,17 +82,23 @@ describe('bash (seed scenarios)', () => {
     }
   });
 
-  test('what the tool could not do stays an error: the working directory is gone', async () => {
+  test('what the tool could not do stays an error: a cwd argument that does not exist', async () => {
+    const r = await bash(client, { command: 'echo should not run', cwd: '/nonexistent-shexec-dir' });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /does not exist/);
+    assert.doesNotMatch(text(r), /should not run/);
+  });
+
+  test('a session directory removed since: the command starts in the nearest existing ancestor', async () => {
     const dir = realpathSync(tempDir());
     try {
-      assert.equal((await bash(client, { command: `cd '${dir}'` })).isError, false);
-      rmSync(dir, { recursive: true, force: true });
+      assert.equal((await bash(client, { command: `mkdir -p '${dir}/a/b' && cd '${dir}/a/b'` })).isError, false);
+      rmSync(`${dir}/a`, { recursive: true, force: true });
       const r = await bash(client, { command: 'pwd' });
-      assert.equal(r.isError, true);
-      assert.match(text(r), /does not exist/);
+      assert.equal(r.isError, false);
+      assert.match(text(r), new RegExp(`^stdout:\n${dir}\n`));
+      assert.match(text(r), /notice: the session's working directory .* no longer exists/);
     } finally {
-      // the session is still in the missing directory: bring it back to leave
-      mkdirSync(dir, { recursive: true });
       await bash(client, { command: 'cd /' });
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,41 @@
+/*
+ * launch.h - what a run's shell is given (launch.c), resolved once when the
+ * run starts, for start.c to spawn.
+ */
+#ifndef SHX_LAUNCH_H
+#define SHX_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "shexec.h"
+
+typedef struct shx_launch {
+    char *dir;                /* absolute working directory, checked to exist */
+    char **env;               /* the built environment (shx_env_build) */
+    char **envp;              /* the same with PWD set to dir, and the library's entries */
+    shx_buf added;            /* those entries, NUL-separated: PWD, BASH_ENV, functions */
+    const char *path;         /* the program: the resolved shell or wrapper */
+    const char **argv;        /* its argv: prefix, then tail */
+    shx_buf tail;             /* what follows the prefix, NUL-separated */
+    int mode;                 /* SHX_LAUNCH_* (script.h) */
+    int capture;              /* the shell lists its state in its report */
+    int channel;              /* the run's channel (local modes), -1: none */
+    int channel_at;           /* its number in the shell */
+    size_t prelude_len;       /* where the shell's report starts in it */
+    int script_fd;            /* a command too long for an argument, -1: none */
+    int script_at;
+    uint64_t limit;           /* output limit, unit, keep */
+    int unit, keep;
+    uint32_t timeout_ms;      /* 0: none */
+} shx_launch;
+
+/* Every setting the run starts with, the run's own over the session's,
+ * into l. SHEXEC_OK, or an error with the session's message set and
+ * nothing left to free. */
+int shx_launch_resolve(shx_launch *l, shexec_run *r);
+/* Close and free what l holds (its channel too, unless taken: -1). */
+void shx_launch_free(shx_launch *l);
+
+#endif
