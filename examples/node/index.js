@@ -31,7 +31,10 @@
 // fast), the main thread takes it without the helper: a poll() with timeout
 // 0, then the next round after setImmediate(), so timers and I/O of the host
 // run between rounds. All library calls happen on the main thread; the
-// helper only calls poll().
+// helper only calls poll(). A poll() result goes to shexec_session_process()
+// only if no library call that may change a session's descriptors (a start,
+// a kill, a free, a tool call...) came after the shexec_session_pollfds() it
+// was taken for; otherwise it is dropped and the round is done again.
 'use strict';
 
 const fs = require('node:fs');
@@ -83,6 +86,36 @@ function loadLibc() {
 // --------------------------------------------------------------------------
 // Prototypes (include/shexec.h)
 // --------------------------------------------------------------------------
+
+// The loop's own two calls: shexec_session_pollfds() lists the descriptors,
+// shexec_session_process() acts on the poll() results of that list.
+const LOOP_CALLS = new Set(['shexec_session_pollfds', 'shexec_session_process']);
+
+// Calls that only read: they neither start nor end a command, nor open or
+// close a descriptor, nor move a deadline. Every other call may change what
+// a session waits for (a start, a kill, a free, input queued or closed, a
+// tool call that waits for a task to end, a read that queues an ANSI
+// partial line for the next round, a setting), so the binding treats it
+// as a change: see pump.changed().
+const READ_ONLY = new Set([
+  'shexec_version', 'shexec_strerror', 'shexec_free',
+  'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
+  'shexec_run_done', 'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
+  'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
+  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_leftover_task', 'shexec_run_notice',
+  'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
+]);
+
+/** `fn`, then pump.changed(): a poll() result taken before it is not handed on. */
+function changing(fn) {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } finally {
+      pump.changed();
+    }
+  };
+}
 
 const OutputFn = koffi.proto('void shexec_output_fn(void *user, int stream, const void *data, size_t len)');
 
@@ -156,7 +189,8 @@ for (const decl of [
   'void shexec_free(void *p)',
 ]) {
   const fn = lib.func(decl);
-  C[decl.match(/(shexec_\w+)\(/)[1]] = fn;
+  const name = decl.match(/(shexec_\w+)\(/)[1];
+  C[name] = LOOP_CALLS.has(name) || READ_ONLY.has(name) ? fn : changing(fn);
 }
 
 // --------------------------------------------------------------------------
@@ -332,8 +366,16 @@ const pump = {
   sessions: new Set(), // open sessions
   worker: null,
   wakeFds: null, // [read, write]
-  inFlight: null, // {segments, woken}
-  scheduled: false,
+  inFlight: null, // {segments, woken, generation, seq}
+  scheduled: false, // a round is coming (a kick needs no other)
+  // Bumped by every library call that may change what a session waits for
+  // (see READ_ONLY). A poll() result is handed to shexec_session_process()
+  // only when no such call came between shexec_session_pollfds() and then:
+  // the library matches entries by descriptor, and a descriptor closed in
+  // between (a task_kill that waited for its task, a free) may already be
+  // another command's (its stdin closed by the old one's POLLERR).
+  generation: 0,
+  seq: 0, // numbers the helper's polls: a reply must be for the poll in flight
   refs: 0, // pending things that keep the process alive
   directRounds: 0,
   exiting: false,
@@ -365,6 +407,12 @@ const pump = {
     this.updateRef();
   },
 
+  /** A library call may have changed a session's set: results taken before are stale. */
+  changed() {
+    this.generation++;
+    this.kick();
+  },
+
   /** Something changed (a start, input, a cancel): look again soon. */
   kick() {
     if (this.exiting) return;
@@ -384,16 +432,29 @@ const pump = {
   round() {
     this.scheduled = false;
     if (this.inFlight || this.exiting) return;
+    // listing settles idle sessions, whose listeners may call anything; a
+    // change made meanwhile is caught by the generation check below
+    const generation = this.generation;
     const segments = [];
     let total = 0;
     let timeout = -1;
-    for (const s of this.sessions) {
-      const seg = s._pollSegment();
-      if (!seg) continue;
-      segments.push(seg);
-      total += seg.n;
-      if (seg.timeout >= 0 && (timeout < 0 || seg.timeout < timeout)) timeout = seg.timeout;
+    this.scheduled = true;
+    try {
+      for (const s of this.sessions) {
+        const seg = s._pollSegment();
+        if (!seg) continue;
+        segments.push(seg);
+        total += seg.n;
+        if (seg.timeout >= 0 && (timeout < 0 || seg.timeout < timeout)) timeout = seg.timeout;
+      }
+    } finally {
+      // a listener started, killed or freed something (and maybe threw)
+      // after some sessions were listed: those lists may name descriptors
+      // that are gone or reused. List again, after the host's pending I/O.
+      if (this.generation !== generation) setImmediate(() => this.round());
+      else this.scheduled = false;
     }
+    if (this.scheduled) return;
     if (segments.length === 0) return; // nothing runs: idle, no thread waits
     const fds = Buffer.alloc((total + 1) * POLLFD_SIZE);
     let off = POLLFD_SIZE;
@@ -409,9 +470,11 @@ const pump = {
       const got = c_poll(fds, total + 1, 0);
       if (got > 0 || timeout === 0) {
         this.directRounds++;
-        this.dispatch(segments, fds);
+        // the next round is coming (also if a listener throws): the
+        // listeners' kicks need no other
         this.scheduled = true;
         setImmediate(() => this.round());
+        this.dispatch(segments, fds, generation);
         return;
       }
     }
@@ -420,22 +483,38 @@ const pump = {
     fds.writeInt32LE(this.wakeFds[0], 0);
     fds.writeInt16LE(1, 4); // POLLIN
     fds.writeInt16LE(0, 6);
-    this.inFlight = { segments, woken: false };
+    const seq = ++this.seq;
+    this.inFlight = { segments, woken: false, generation, seq };
     const ab = fds.buffer.slice(fds.byteOffset, fds.byteOffset + fds.byteLength);
-    this.worker.postMessage({ fds: new Uint8Array(ab), n: total + 1, timeout }, [ab]);
+    this.worker.postMessage({ fds: new Uint8Array(ab), n: total + 1, timeout, seq }, [ab]);
   },
 
   onPolled(msg) {
     const flight = this.inFlight;
+    if (!flight || msg.seq !== flight.seq) return; // not the poll in flight
     this.inFlight = null;
-    if (!flight || this.exiting) return;
-    const fds = Buffer.from(msg.fds.buffer, msg.fds.byteOffset, msg.fds.byteLength);
-    this.dispatch(flight.segments, fds);
-    this.round();
+    if (this.exiting) return;
+    this.scheduled = true; // the listeners' kicks: round() follows
+    try {
+      if (flight.generation === this.generation) {
+        const fds = Buffer.from(msg.fds.buffer, msg.fds.byteOffset, msg.fds.byteLength);
+        this.dispatch(flight.segments, fds, flight.generation);
+      }
+      // else: the sets changed while the helper waited (the kick that came
+      // with the change woke it); its results are dropped unread, and the
+      // round below lists the sets anew and looks again (poll() is level-
+      // triggered: nothing ready is lost, a deadline passed is seen)
+    } finally {
+      this.round(); // also when a listener threw
+    }
   },
 
-  dispatch(segments, fds) {
+  /** Hand each session its part of `fds`, polled for the sets of `generation`. */
+  dispatch(segments, fds, generation) {
     for (const seg of segments) {
+      // the output callbacks only copy, so nothing here changes a set;
+      // checked all the same, as what follows relies on it
+      if (this.generation !== generation) break;
       seg.session._process(fds.subarray(seg.offset, seg.offset + seg.n * POLLFD_SIZE), seg.n);
     }
     for (const seg of segments) seg.session._afterProcess();
