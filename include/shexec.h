@@ -71,8 +71,11 @@
  *   kernel reap every child the moment it exits, so how a shell ended is
  *   lost before the library can look. Such runs and tasks still complete
  *   with all their output and the cwd tracked; they report
- *   SHEXEC_STATE_EXITED with exit code -1 and signal 0 (or TIMED_OUT,
- *   CANCELLED, KILLED when the library ended them), and what they leave
+ *   SHEXEC_STATE_EXITED with the exit code the shell's report gives (the
+ *   status its EXIT trap saw), or -1 and signal 0 when it reported none
+ *   (a command that replaced the trap, or ended in exec, or was killed by
+ *   a signal), or TIMED_OUT, CANCELLED, KILLED when the library ended
+ *   them; and what they leave
  *   running is adopted or killed as usual. A host that reaps with
  *   waitpid(-1) (say, in a SIGCHLD handler) takes statuses the same way,
  *   at random, and narrows the pid-reuse guarantee described below to the
@@ -81,55 +84,81 @@
  *
  * HOW A COMMAND IS RUN
  *
- *   The shell runs a small wrapper script with the command's text inside a
- *   brace group of its own, starting on the script's first line: trailing
- *   `&`, here-documents and `# comments` behave as they would typed at a
- *   prompt, the shell's messages give the command's own line numbers, and
- *   `set -x` traces the command's lines as "+ cmd" and nothing of the
- *   wrapper. The group is parsed whole before it runs, so a command with a
- *   syntax error (an unbalanced quote) runs none of it, with the shell's
- *   message and status 2. The shell is /bin/bash when it is executable, else
- *   /bin/sh (see shexec_session_set_shell_argv()). Commands up to
- *   SHEXEC_MAX_COMMAND_BYTES run; a large one is read by the shell from a
- *   descriptor (/dev/fd/4, so its $0 is that path).
+ *   A command means what it means in the shell: its text is given to the
+ *   shell untouched, and runs as `SHELL -c TEXT` would run it, line by line,
+ *   with the shell's own line numbers, error messages, $0 and xtrace
+ *   (`+ cmd`); a here-document without its terminator, a final backslash, a
+ *   command of comments only, a stray `}`, an alias or `shopt -s extglob`
+ *   used on a later line, and a syntax error late in a command (the lines
+ *   before it run) all behave as in the plain shell. The shell is /bin/bash
+ *   when it is executable, else /bin/sh (see
+ *   shexec_session_set_shell_argv()).
  *
- *   When the command ends, the wrapper reports back on a channel of its own,
- *   an anonymous file at descriptor 3 of the shell that the command does not
- *   have (the shell keeps it close-on-exec while the command runs; the
- *   library reads it once the shell has exited, and the session keeps the
- *   file open for its next runs, one per run alive at once, up to 8,
- *   closed by shexec_session_free()): the command's
- *   exit status and the shell's working directory as its `pwd` builtin says
- *   (the logical path where it is valid; not the PWD variable). stdout and
- *   stderr carry exactly what the command wrote, whatever it does with its
- *   descriptors (`exec >file`, `exec 1>&-`), with pipes and with a terminal.
- *   The directory becomes the session's cwd when the shell exited by itself
- *   (not a timeout, cancel or signal) and it is an absolute path naming an
- *   existing directory within the kernel's path limit; otherwise the
- *   session stays, and for a directory it declined shexec_run_notice() says
- *   why. The record is also
- *   written on `exit N` and when `set -e` ends the shell (by an EXIT trap).
- *   Two cases report nothing and leave the cwd where it was: a command that
- *   ends in `exec cmd` (the shell is replaced), and one that sets its own
- *   EXIT trap and then calls `exit` (its trap replaced the wrapper's; one
- *   that sets an EXIT trap and ends normally still reports, and its trap
- *   runs). The exit code comes from the shell's exit status, and from the
- *   record when the host's SIGCHLD setting took that status away. With the
- *   EXIT trap set, bash handles SIGTERM itself (it runs the trap, then dies
- *   of the signal as before); a SIGTERM that reaches it while it is just
- *   starting a command, before the command is in the group to get it too,
- *   can leave bash waiting for that command until the grace period's
- *   SIGKILL.
+ *   The library's own work (reporting the working directory and status,
+ *   replaying kept state) is a prelude the shell runs before the command,
+ *   out of its way. bash started directly runs exactly `bash -c TEXT bash`
+ *   and reads the prelude itself from BASH_ENV (which the prelude removes,
+ *   so the command's own bash scripts never see it); other shells (dash,
+ *   bash run as "sh"), and bash through a local wrapper program, get the
+ *   prelude on the command's first line, before its text. The prelude sets
+ *   an EXIT trap that reports, when the shell exits by itself (the last
+ *   line, `exit N`, `set -e`), the command's status and the directory the
+ *   shell's `pwd` builtin names (the logical path where it is valid; not
+ *   the PWD variable). The report goes to the run's channel: an anonymous
+ *   file (a memfd; elsewhere an unlinked temporary file) made for the run,
+ *   at descriptor 173 in the shell, read once the shell has exited and
+ *   closed, never reused. It is the one descriptor the command's processes
+ *   get besides 0, 1 and 2 (a POSIX shell cannot address it; no ordinary
+ *   script uses its number); stdout and stderr carry exactly what the
+ *   command wrote.
+ *
+ *   What still differs from the plain shell, each for a reason that cannot
+ *   go (the README lists them with the cases that show them):
+ *     - descriptor 173 is open in the command's processes;
+ *     - `trap -p` (dash: `trap`) lists the library's EXIT trap; a command
+ *       that sets an EXIT trap of its own replaces it, so that command
+ *       reports nothing: the session's directory stays where it was and
+ *       shexec_run_notice() says so (its trap runs as in the plain shell);
+ *       a command that ends in `exec cmd` reports nothing either;
+ *     - bash runs the last command in a child of its own, as it does while
+ *       any trap is set: a last command that dies of a signal gives exit
+ *       code 128+N and bash's job message ("Segmentation fault") on stderr,
+ *       where a plain `bash -c` would exec it and die of the signal;
+ *     - under `set -v` the shell echoes the trap's text as it runs it; a
+ *       DEBUG trap runs once more, for the trap's first command; in an EXIT
+ *       trap of the command's own, bash's $BASH_COMMAND names the prelude's
+ *       last command (bash restores it after a -c string when a startup
+ *       file ran one);
+ *     - a command longer than one argument can be (Linux: 128 KiB), which
+ *       a plain `bash -c` cannot run at all, is read by the shell as a
+ *       script from /dev/fd/172: its messages name that path, and $0 is it.
+ *   Commands up to SHEXEC_MAX_COMMAND_BYTES run.
+ *
+ *   The report is untrusted input: the command runs in the same shell and
+ *   can write the channel itself. Each run's channel is its own, so no
+ *   process of an earlier run can write a later run's report, and no
+ *   command can read an earlier one's. The directory becomes the session's
+ *   cwd when the shell exited by itself (not a timeout, cancel or signal)
+ *   and it is an absolute path naming an existing directory within the
+ *   kernel's path limit; otherwise the session stays, and
+ *   shexec_run_notice() says why. A session cwd that no longer exists when
+ *   a command starts (removed since) does not lock the session: the
+ *   command starts in its nearest existing ancestor, the session moves
+ *   there, and shexec_run_notice() says so. The exit code comes from the
+ *   shell's exit status, and from the report when the host's SIGCHLD
+ *   setting took that status away (see THREADS AND PROCESS-WIDE STATE).
+ *   On a timeout or cancel, bash runs the EXIT trap as it dies of the
+ *   SIGTERM; what it reports then is not taken.
  *
  *   A wrapper program that cannot pass descriptors (ssh, docker exec) is
- *   declared with shexec_session_set_wrapper_kind(): the record then comes
+ *   declared with shexec_session_set_wrapper_kind(): the report then comes
  *   in-band, at the end of stdout, as a per-session random tag and the
  *   directory, which the library strips from the output.
  *
  *   Each command gets its own process group, stdin from /dev/null, default
  *   signal dispositions, an empty signal mask, and no descriptor but 0, 1, 2
- *   (even those the host opened without O_CLOEXEC); the shell itself also
- *   has its record channel, which the command's processes do not get.
+ *   and its channel (even those the host opened without O_CLOEXEC are
+ *   closed).
  *
  *   A run completes when its shell exits, not when its pipes close: a command
  *   that leaves processes running (`server &`, `sleep 100 & echo started`)
@@ -139,8 +168,12 @@
  *   killed at once (shexec_session_set_on_leftovers()).
  *
  *   On timeout or cancel the whole process group gets SIGTERM, then, after
- *   the session's grace period, SIGKILL. A command that handles SIGTERM and
- *   exits has its cleanup output captured. The group is only ever signalled
+ *   the session's grace period, SIGKILL. The grace is every process's, not
+ *   the shell's alone: a program that handles SIGTERM (node or python under
+ *   `npm test`, `pytest`) is not killed when its shell dies of the SIGTERM;
+ *   the run ends when every process of the group is gone or the grace is
+ *   over, whichever comes first, and their cleanup output is captured. The
+ *   group is only ever signalled
  *   while its id provably belongs to us: while the command's shell is not yet
  *   reaped, or, for a group that outlives its shell, while a member we hold a
  *   pidfd on is still in it.
@@ -182,7 +215,7 @@
  *
  * WHAT PERSISTS IN A SESSION
  *
- *   The working directory persists (by the record). By default nothing else
+ *   The working directory persists (by the shell's report). By default nothing else
  *   does: shell variables, aliases, functions, `export`s and `set` options
  *   made inside a command last only for that command, as with separate
  *   `bash -c` calls. Set persistent variables with shexec_session_setenv(),
@@ -303,9 +336,9 @@ enum {
 /* What a wrapper program carries (shexec_session_set_wrapper_kind()). */
 enum {
     SHEXEC_WRAPPER_LOCAL = 0,       /* default: passes descriptors (bwrap, unshare, nsenter,
-                                       env, or no wrapper): the record has a channel of its own */
+                                       env, or no wrapper): the report has a channel of its own */
     SHEXEC_WRAPPER_REMOTE = 1,      /* only stdin/stdout/stderr, arguments passed as they are
-                                       (docker exec -i, kubectl exec -i --): the record comes
+                                       (docker exec -i, kubectl exec -i --): the report comes
                                        in-band on stdout */
     SHEXEC_WRAPPER_REMOTE_SHELL = 2 /* as REMOTE, and the wrapper joins its arguments into one
                                        string that a remote POSIX shell parses again (ssh): the
@@ -314,12 +347,13 @@ enum {
 
 /*
  * The largest command a run takes, in bytes: 16 MiB. A command is passed to
- * the shell as an argument while it is small, and through a descriptor when
- * it is larger than one argument can be (so an agent's 200 KB here-document
- * runs). A larger command fails to start with SHEXEC_E2BIG. Through a
- * remote wrapper the command travels as one argument on the other side, so
- * there the bound is 120 KiB for the command, the wrapper script (under 1 KiB)
- * and the run's variables together (Linux caps one argument at 128 KiB).
+ * the shell as its -c argument while it fits in one (Linux: 128 KiB), and as
+ * a script file it reads from a descriptor when it is larger (so an agent's
+ * 200 KB here-document runs; see HOW A COMMAND IS RUN). A larger command
+ * fails to start with SHEXEC_E2BIG. Through a remote wrapper the command
+ * travels as one argument on the other side, so there the bound is 120 KiB
+ * for the command, the prelude (under 1 KiB) and the run's variables
+ * together.
  */
 #define SHEXEC_MAX_COMMAND_BYTES (16u << 20)
 
@@ -551,7 +585,9 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
 
 /*
  * Set the program and leading arguments that run each command: the library
- * appends "-c", its wrapper script, "shexec" and the command. argv is a
+ * appends "-c", the command (after its prelude's first line, except for
+ * bash started directly: see HOW A COMMAND IS RUN) and $0, the shell's
+ * name (the last element's base name: "bash", "sh"). argv is a
  * NULL-terminated array, copied. With a prefix such as
  *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
  *   {"docker", "exec", "-i", "ctr", "bash", NULL}
@@ -560,9 +596,11 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * carries only stdin, stdout and stderr (ssh, docker exec, kubectl exec)
  * must be declared with shexec_session_set_wrapper_kind(). The shell inside
  * must be POSIX (bash, dash, ash, ksh, zsh in sh mode). {path, NULL} makes `path` the
- * shell (run as `path -c SCRIPT`; it must be POSIX-compatible, as it runs
- * the wrapper script); NULL restores the default: /bin/bash when it is
- * executable, else /bin/sh.
+ * shell (run as `path -c TEXT NAME`; it must be POSIX-compatible, as it runs
+ * the prelude); NULL restores the default: /bin/bash when it is
+ * executable, else /bin/sh. A shell whose name (resolved through symlinks
+ * where it runs directly) starts with "bash", and is not run as "sh",
+ * reads the prelude from BASH_ENV.
  *
  * The program is the host's choice and nothing else can change it: argv[0]
  * is resolved here, once, as the host's own execvp() would (a name without
@@ -576,10 +614,14 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * gets the session's environment (the base, the session's overrides, the
  * deny list: choose it with shexec_session_set_env_inherit() and
  * shexec_session_setenv()). The run's own variables (shexec_run_setenv(),
- * a tool call's "env") never reach the wrapper: they are passed after the
- * command as "NAME=VALUE" ("NAME" to unset) arguments, and the wrapper
- * script exports them inside the wrapper, in the shell that runs the
- * command, after the deny list has removed what it names. Such names must
+ * a tool call's "env") never reach the wrapper: the prelude exports them
+ * inside the wrapper, in the shell that runs the command, after the deny
+ * list has removed what it names; locally they travel in the run's
+ * channel, never on a command line (a POSIX shell reads them through
+ * /dev/fd/173, so the wrapper must give it /dev/fd, that is /proc; where
+ * the host has no /dev/fd such a run fails with SHEXEC_ESTATE), and
+ * through a remote wrapper as "NAME=VALUE" ("NAME" to unset) arguments,
+ * the only way across. Such names must
  * be shell identifiers (ASCII letters, digits, '_'; starting with a letter
  * or '_'; whatever the host's locale): another name fails the run with
  * SHEXEC_EINVAL. A wrapper that
@@ -596,29 +638,31 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
  * carries (SHEXEC_WRAPPER_*); the default is SHEXEC_WRAPPER_LOCAL.
  *
  * LOCAL: the wrapper passes descriptors (bubblewrap, unshare, nsenter,
- * env, sudo without closefrom): the record comes back on descriptor 3 (see
- * HOW A COMMAND IS RUN) and the session cwd is a directory of the host,
- * checked there.
+ * env, sudo without closefrom): the report comes back on the run's channel,
+ * descriptor 173 (see HOW A COMMAND IS RUN), and the session cwd is a
+ * directory of the host, checked there. A POSIX shell through the wrapper
+ * appends its report to /dev/fd/173, so the wrapper must give it /dev/fd
+ * (/proc), else its commands report nothing.
  *
  * REMOTE, REMOTE_SHELL: the command runs on another machine or in another
- * container, and only stdin, stdout and stderr cross. The record then comes
- * in-band: the wrapper script keeps a copy of the shell's original stdout
- * and writes a per-session random tag and the directory there at the end
- * (so `exec >file` still keeps it out of the file), and the library strips
- * it from stdout. The command can read the tag (it is in the script), so it
- * could print a record of its own: the remote side checks that the
- * directory exists before reporting it, and the host takes only an
+ * container, and only stdin, stdout and stderr cross. The report then comes
+ * in-band: the prelude keeps a copy of the shell's original stdout at
+ * descriptor 9 and its EXIT trap writes a per-session random tag and the
+ * directory there (so `exec >file` still keeps it out of the file), and the
+ * library strips it from stdout. The command can read the tag (it is in the
+ * prelude), so it could print a report of its own: the host takes only an
  * absolute path. The session cwd names a directory on the other side: it
- * is passed to the wrapper script, which changes to it there (a missing
- * one ends the command with status 1 and a message on stderr, and the
- * session cwd stays); shexec_session_set_cwd() and shexec_run_set_cwd()
- * only make it absolute. Switching between LOCAL and a remote kind resets
+ * is passed to the prelude, which changes to it there; one that no longer
+ * exists there is replaced by its nearest existing ancestor, with a line
+ * on stderr saying so. shexec_session_set_cwd() and shexec_run_set_cwd()
+ * only make it absolute. Through a remote wrapper, descriptor 9 is open in
+ * the command (a command's own use of it loses the report). Switching between LOCAL and a remote kind resets
  * the session cwd: to "" (the remote shell's starting directory, until the
  * first command reports one) or to the host's current directory. The exit
  * code is the wrapper's (ssh and docker pass the remote one on). Commands
  * are bounded by the remote exec limit (see SHEXEC_MAX_COMMAND_BYTES).
- * REMOTE passes the arguments the library adds (-c, the script, $0, the
- * directory, the run's variables) as they are (docker exec -i ctr sh,
+ * REMOTE passes the arguments the library adds (-c, the prelude and the
+ * command, $0, the directory, the run's variables) as they are (docker exec -i ctr sh,
  * kubectl exec -i pod -- sh); REMOTE_SHELL single-quotes each of them for a
  * wrapper that joins its arguments into one string for a POSIX login shell
  * on the other side to parse (ssh host sh). A timeout or cancel signals the
@@ -642,21 +686,41 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  *
  * WHAT IS KEPT. When a foreground run ends by itself (state EXITED: not a
  * timeout, cancel or signal), its shell lists its state with builtins only
- * (no process is started) on the record channel, and the library takes it:
+ * (no process is started) on the run's channel, and the library takes it.
+ * The listing comes from inside the command, which can write it too, so it
+ * is read only from a run whose shell the library asked to list it, and
+ * what is taken is parsed into names, attributes and values and given to
+ * the next command in the library's own words, never as the listing's
+ * text:
  *   - the exported environment: the session's environment becomes the one
  *     the command's shell left, new and changed variables kept, `unset`
  *     honoured, in the shell's order (bash and dash list by name). Names a
  *     shell cannot list (not identifiers) keep their value;
  *   - with bash, also the shell variables that are not exported
- *     (`_OLD_VIRTUAL_PATH`) and the functions (`deactivate`, `nvm`),
- *     replayed at the start of each later command, on its first line,
- *     silently: no trace under `set -x`, no message, and the command's own
- *     line numbers. Variables and functions the command removed are gone.
+ *     (`_OLD_VIRTUAL_PATH`) and the functions (`deactivate`, `nvm`), given
+ *     to each later command by its prelude, silently (no trace under
+ *     `set -x`, no message, the command's own line numbers): each variable
+ *     as one `declare` line the library quotes (attributes a, A, i, l, u,
+ *     n; an integer whose value is not a number, a reference to anything
+ *     but a plain name, or an array bash would not have listed is not
+ *     kept, and shexec_run_notice() names it); each function through
+ *     bash's import of functions from its environment (BASH_FUNC_NAME%%),
+ *     which defines exactly that one function and runs nothing around it,
+ *     and then made unexported, so the command's own programs do not
+ *     inherit it. A function bash cannot define again as it starts is
+ *     dropped alone, named in the notice: one that needs `shopt -s
+ *     extglob` (known before it is given), and one bash refuses (its shell
+ *     reports it). Variables and functions the command removed are gone.
  *     With a shell that cannot list them (dash, a POSIX sh), only the
  *     exported environment is kept.
  * Never kept: what the deny list removes (shexec_session_env_deny(): the
  * defaults LD_PRELOAD, BASH_ENV, BASH_FUNC_*, ...), exported or not; the
- * wrapper's own variables (__shexec_*); PWD (always the session cwd);
+ * library's own variables and functions (__shexec*); functions named like
+ * a builtin or keyword of bash or dash (cd, printf, trap, builtin, ...:
+ * they would take over what the prelude and the report call), or with a
+ * character other than letters, digits, '_', '.', ':', '-' (all named in
+ * shexec_run_notice()); a function larger than 120 KiB (what one
+ * environment entry can carry); PWD (always the session cwd);
  * SHLVL and _ (they keep the session's value: each shell changes them);
  * variables bash sets or keeps up itself, when not exported (BASH_*,
  * BASH, BASHOPTS, BASHPID, COLUMNS, COMP_WORDBREAKS, DIRSTACK,
@@ -700,7 +764,7 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * at a word's start, bracket other than a `[` word, no word that starts
  * as an assignment (NAME= or NAME+=), and no word that, quotes removed, is
  * a builtin or keyword that sets variables, runs text as code or changes
- * directory (. alias bind builtin caller cd command compgen complete
+ * directory (. alias bind builtin caller cd chdir command compgen complete
  * coproc declare enable eval exec export fc for function getopts hash
  * history jobs let local mapfile popd printf pushd read readarray readonly
  * select set shift shopt source trap typeset unalias unset wait) or a
@@ -711,6 +775,12 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * with variables of its own are listed. The one difference sparing can
  * make: an exported variable that the shell, not the command, would have
  * changed keeps the session's value.
+ *
+ * NOTHING KEPT IS ON A COMMAND LINE: the environment is the command's
+ * environment, the rest travels in its channel and in its environment,
+ * which only the same user can read (/proc/PID/environ). A listing that is
+ * not one the session's shell writes (bash's for dash, an empty one) is
+ * not taken.
  *
  * Read the state back with shexec_session_getenv() and
  * shexec_session_environ(). It costs each command that is listed one
@@ -1064,10 +1134,10 @@ SHEXEC_API int shexec_run_state(const shexec_run *run);
 /*
  * The shell's exit status (0-255) when the state is EXITED, else -1 (also
  * when the library ended the run and the shell exited by itself on the way,
- * e.g. `trap 'exit 7' TERM` after a timeout: TIMED_OUT, exit code -1). Also -1
- * in state EXITED when the status was lost because the host reaped the
- * shell itself (SIGCHLD ignored, SA_NOCLDWAIT, waitpid(-1): see THREADS AND
- * PROCESS-WIDE STATE).
+ * e.g. `trap 'exit 7' TERM` after a timeout: TIMED_OUT, exit code -1). When
+ * the host reaped the shell itself (SIGCHLD ignored, SA_NOCLDWAIT,
+ * waitpid(-1): see THREADS AND PROCESS-WIDE STATE), the status the shell's
+ * report gives, or -1 in state EXITED when it reported none.
  */
 SHEXEC_API int shexec_run_exit_code(const shexec_run *run);
 

@@ -325,8 +325,10 @@ static int start_dir(shx_launch *l, shexec_run *r, int remote)
         if (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode))
             break;
     }
-    if (n <= 1)
-        strcpy(l->dir, "/");
+    if (n <= 1) {
+        l->dir[0] = '/';
+        l->dir[1] = '\0';
+    }
     shx_buf_clear(&r->notice);
     shx_buf_printf(&r->notice, "the session's working directory \"%s\" no longer exists: the "
                    "command started in \"%s\"", s->cwd, l->dir);

@@ -17,7 +17,7 @@ static int func_header(const char *t, size_t n, size_t *name_len)
         if (t[i] == ' ' || t[i] == '\t' || t[i] == '(' || t[i] == ')' || t[i] == '\0')
             return 0;
     *name_len = k;
-    return k > 0;
+    return 1;
 }
 
 /* The line at *p (len bytes in all): its length, and *next past its newline. */

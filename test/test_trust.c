@@ -147,7 +147,7 @@ static void test_state_read_only_when_asked(void **state)
                    "[1][][]\nnone\n");
         assert_string_equal(shexec_session_cwd(f->s), f->dir);
         for (int i = 1; i <= 6; i++) {
-            char name[16];
+            char name[32];
             snprintf(name, sizeof name, "PWNED%d", i);
             assert_false(exists(f->dir, name));
         }
@@ -190,7 +190,7 @@ static void test_forged_listing_runs_nothing(void **state)
     assert_string_equal(shexec_session_cwd(f->s), "/usr");
     shexec_run_free(r);
     for (int i = 1; i <= 6; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "PWNED%d", i);
         assert_false(exists(f->dir, name));
         assert_false(exists("/usr", name));

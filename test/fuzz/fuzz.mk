@@ -18,7 +18,7 @@ FUZZ_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FUZZ_CC          ?= clang
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 10
-FUZZ_ALL         := json tool record sentinel capture ansi env mcp_json shstate inert
+FUZZ_ALL         := json tool record sentinel capture ansi env mcp_json shstate inert replay
 FUZZ_TARGETS     ?= $(FUZZ_ALL)
 FUZZ_OUT         := build/fuzz
 FUZZ_DIR         := test/fuzz
@@ -40,6 +40,7 @@ FUZZ_LIB_ansi     := lib/ansi.c lib/buf.c
 FUZZ_LIB_env      := lib/env.c lib/glob.c
 FUZZ_LIB_shstate  := lib/shstate.c lib/buf.c
 FUZZ_LIB_inert    := lib/inert.c lib/env.c lib/glob.c lib/buf.c
+FUZZ_LIB_replay   := lib/replay.c lib/shstate.c lib/shfuncs.c lib/buf.c
 # not the library: the MCP example server's parser of client messages
 FUZZ_LIB_mcp_json := examples/shexec-mcp/mcp_json.c
 
@@ -61,6 +62,7 @@ FUZZ_MAXLEN_env      := 4096
 FUZZ_MAXLEN_mcp_json := 8192
 FUZZ_MAXLEN_shstate  := 4096
 FUZZ_MAXLEN_inert    := 4096
+FUZZ_MAXLEN_replay   := 4096
 
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SPECS = $(foreach t,$(FUZZ_TARGETS),$(t):$(FUZZ_MAXLEN_$(t)))

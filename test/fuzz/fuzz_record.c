@@ -55,6 +55,8 @@ static void model_parse(const char *s, size_t n, model *m)
         const char *f = s + i;
         size_t fl = (size_t)(nul - f);
         i += fl + 1;
+        if (fl == 0)
+            continue; /* an empty field: skipped (the report starts with a NUL) */
         const char *eq = memchr(f, '=', fl);
         if (!eq || !key_ok(f, (size_t)(eq - f))) {
             m->malformed++;

@@ -173,6 +173,24 @@ describe('bash (seed scenarios)', () => {
     assert.match(t, /timed_out: true/);
   });
 
+  test('a program that handles SIGTERM gets the grace: its cleanup output is kept (bash and sh)', async () => {
+    const py = "/usr/bin/python3 -c 'import signal, sys, time\n" +
+      "def h(*a):\n    time.sleep(0.5); print(\"cleaned\", flush=True); sys.exit(0)\n" +
+      "signal.signal(signal.SIGTERM, h)\nprint(\"ready\", flush=True); time.sleep(30)'";
+    const check = async (c) => {
+      const t = text(await bash(c, { command: py, timeout: 1500 }));
+      assert.match(t, /^stdout:\nready\ncleaned\n/);
+      assert.match(t, /timed_out: true/);
+    };
+    await check(client);
+    const { client: sh } = await connect(['--', '/bin/sh']);
+    try {
+      await check(sh);
+    } finally {
+      await sh.close();
+    }
+  });
+
   test('stdout and stderr are cut at 30,000 characters each, with the total', async () => {
     let r = await bash(client, { command: "head -c 50000 /dev/zero | tr '\\0' x" });
     let t = text(r);
