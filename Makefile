@@ -144,6 +144,11 @@ $(B)/test/test_%: test/test_%.c $(B)/test/testutil.o $(STATIC) | cmocka-present
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(B)/test/testutil.o $(STATIC) $(TEST_LIBS) $(LDFLAGS)
 
+# the differential fidelity judge (test/diff/README.md), run by test_differential.sh
+$(B)/test/diffrun: test/diff/diffrun.c include/shexec.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS)
+
 # a host program on the library, which test_watchdog kills
 $(B)/test/helpers/watch_host: test/helpers/watch_host.c $(STATIC) include/shexec.h lib/testhook.h
 	@mkdir -p $(@D)
@@ -175,9 +180,10 @@ check-musl:
 
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
 SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh test/test_makefile.sh test/test_install.sh \
-  test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh
+  test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh \
+  test/test_differential.sh
 
-check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER))
+check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
 	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS))
 

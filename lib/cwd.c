@@ -67,15 +67,12 @@ void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len)
 }
 
 /*
- * A remote wrapper's record names a directory on the other side, as `pwd`
- * printed it there (with its newline): here it must only be an absolute
- * path. A directory removed later is dealt with there, when the next
- * command starts (the nearest existing ancestor).
+ * A remote wrapper's record names a directory on the other side: here it
+ * must only be an absolute path. A directory removed later is dealt with
+ * there, when the next command starts (the nearest existing ancestor).
  */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len)
 {
-    if (len && dir[len - 1] == '\n')
-        len--;
     if (len == 0 || dir[0] != '/' || memchr(dir, '\0', len))
         refuse_cwd(r, dir, len, "is not an absolute path");
     else

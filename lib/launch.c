@@ -177,7 +177,7 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int bash = !remote && s->shell_bash;
     int mode = remote ? SHX_LAUNCH_REMOTE : bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX;
-    shx_script_opts o = {.mode = mode, .channel_fd = channel_number()};
+    shx_script_opts o = {.mode = mode, .channel_fd = channel_number(), .marker = bash && wrapped};
     if (!remote && o.channel_fd < 0)
         return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                         "for the run's channel");
@@ -204,7 +204,10 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
             s->devfd = shx_devfd_works(l->channel) ? 1 : -1;
     }
     if (rc == SHEXEC_OK && !remote) {
-        if (bash && (wrapped || s->devfd < 0))
+        /* through a wrapper BASH_ENV reaches bash unless the wrapper clears
+         * the environment (env -i, sudo): the first run that shows it did
+         * (its prelude never ran) turns the loader on for the session */
+        if (bash && (s->devfd < 0 || (wrapped && s->wrapper_drops_bash_env)))
             mode = SHX_LAUNCH_BASH_LOAD;
         else if (!bash && s->devfd < 0)
             mode = SHX_LAUNCH_POSIX_FD9;
@@ -212,6 +215,7 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
             rc = shx_fail(s, SHEXEC_ESTATE, "the run's variables cannot be passed through the "
                           "wrapper program: /dev/fd does not work here");
         o.mode = l->mode = mode;
+        l->marker = o.marker && mode == SHX_LAUNCH_BASH_ENV;
         l->channel_at = mode == SHX_LAUNCH_POSIX_FD9 ? SHX_CHANNEL_FD_LOW : o.channel_fd;
         l->prelude_len = mode == SHX_LAUNCH_POSIX_FD9 ? 0 : prelude.len;
     }

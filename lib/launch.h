@@ -21,6 +21,7 @@ typedef struct shx_launch {
     shx_buf tail;             /* what follows the prefix, NUL-separated */
     int mode;                 /* SHX_LAUNCH_* (script.h) */
     int capture;              /* the shell lists its state in its report */
+    int marker;               /* its prelude says it ran (bash through a wrapper) */
     int channel;              /* the run's channel (local modes), -1: none */
     int channel_at;           /* its number in the shell */
     size_t prelude_len;       /* where the shell's report starts in it */

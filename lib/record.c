@@ -105,6 +105,8 @@ static void take_field(shx_record *r, const char *f, size_t n)
         take_state(r, &r->has_decl, &r->decl, v, vl);
     } else if (kl == 5 && memcmp(f, "funcs", 5) == 0) {
         take_state(r, &r->has_funcs, &r->funcs, v, vl);
+    } else if (kl == 7 && memcmp(f, "prelude", 7) == 0) {
+        r->has_prelude = 1;
     } else if (kl == 4 && memcmp(f, "lost", 4) == 0) {
         if (vl && (shx_buf_append(&r->lost, v, vl) != 0 || shx_buf_putc(&r->lost, '\0') != 0))
             r->nomem = 1;

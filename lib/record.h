@@ -18,6 +18,7 @@
  *   funcs   bash's `declare -f`: every function
  *   lost    the name of a function given to bash that it did not define
  *           (one field each; kept in `lost`, NUL-separated)
+ *   prelude the prelude ran (written first, where the library asks)
  * Empty fields (the report starts with a NUL, ending whatever came
  * before) are skipped.
  * env, decl and funcs (the shell's state) are kept only when asked for
@@ -60,6 +61,7 @@ typedef struct shx_record {
     int has_env, has_decl, has_funcs;
     shx_buf env, decl, funcs;
     shx_buf lost;    /* names, each with its NUL */
+    int has_prelude;
 } shx_record;
 
 void shx_record_init(shx_record *r);

@@ -329,6 +329,16 @@ void shx_run_ended(shexec_run *r)
     else
         r->state = SHEXEC_STATE_EXITED;
     int usable = shx_record_usable(&r->record);
+    /* bash through a wrapper never ran its prelude: the wrapper cleared
+     * BASH_ENV, so later runs get the prelude on their first line */
+    if (r->prelude_marked && r->s && usable && !r->record.has_prelude &&
+        r->state == SHEXEC_STATE_EXITED) {
+        r->s->wrapper_drops_bash_env = 1;
+        shx_buf_puts(&r->notice, "the wrapper program did not pass BASH_ENV to bash, so the "
+                                 "shell reported nothing; later commands get the library's "
+                                 "prelude on their first line");
+        return;
+    }
     /* the status the shell reported stands in for one the host took away */
     if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
         r->proc.exit_code = r->record.status;

@@ -47,6 +47,7 @@ struct shexec_run {
     size_t rec_from;              /* where the report starts in it (after the prelude) */
     shx_record record;            /* what the shell reported on it */
     int persist;                  /* its shell reports its state (persist_env, foreground) */
+    int prelude_marked;           /* its prelude says it ran (BASH_ENV through a wrapper) */
     char **start_env;             /* persist: the environment the shell got */
     char **prior_env;             /* persist: the same without the run's own variables;
                                      NULL when the run has none (start_env then) */
@@ -94,8 +95,8 @@ const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
  * existing directory now; else keep the cwd and say why in the run's
  * notice (cwd.c). */
 void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
-/* The same for a remote wrapper's report (a directory on the other side, as
- * `pwd` printed it there): only absolute (cwd.c). */
+/* The same for a remote wrapper's report (a directory on the other side):
+ * only absolute (cwd.c). */
 void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
 /* Read the run's channel (the shell has exited), up to the record's bound,
  * and close it (ending.c). */

@@ -78,6 +78,8 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
      * comes first, so that the report works whatever follows */
     if (o->mode == SHX_LAUNCH_BASH_ENV)
         shx_buf_puts(out, "builtin unset BASH_ENV\n");
+    if (o->marker)
+        shx_buf_printf(out, "builtin printf '\\0prelude=1\\0' >&%d\n", o->channel_fd);
     bash_trap(out, o);
     if (o->nfuncs || o->extra_len) {
         shx_buf_puts(out, "{\n");
@@ -104,17 +106,26 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     return out->failed ? -1 : 0;
 }
 
+/* remote: $1 the directory, then the run's variables; the directory (or,
+ * gone, its nearest existing ancestor) is entered with OLDPWD left as the
+ * shell had it; the trap drops a DEBUG trap first (bash; dash refuses it:
+ * `command` and `|| :` keep that from ending the trap under `set -e`),
+ * with what that DEBUG trap prints, once, thrown away; and it reports the
+ * directory without a newline (a terminal on the way would turn it into
+ * CRLF) */
 static const char remote_line_fmt[] =
     "exec 9>&1; __shexec_d=$1; shift; for __shexec_v do case $__shexec_v in *=*) "
     "command export \"$__shexec_v\";; *) command unset \"$__shexec_v\";; esac 2>&-; done; set --; "
+    "__shexec_x=${OLDPWD+x}; __shexec_p=${OLDPWD-}; "
     "case $__shexec_d in '') ;; *) command cd -- \"$__shexec_d\" 2>/dev/null || { "
     "__shexec_o=$__shexec_d; while :; do __shexec_d=${__shexec_d%%/*}; case $__shexec_d in '') "
     "__shexec_d=/;; esac; command cd -- \"$__shexec_d\" 2>/dev/null && break; "
     "case $__shexec_d in /) break;; esac; done; command printf 'shexec: working directory "
     "\"%%s\" does not exist on the remote side: starting in \"%%s\"\\n' \"$__shexec_o\" "
-    "\"$PWD\" >&2; };; esac; unset __shexec_d __shexec_v __shexec_o; "
-    "trap '{ command printf \"__SHEXEC_CWD_%%s__\" %s; command pwd; command printf \"\\0\"; } "
-    "2>&- >&9' EXIT; ";
+    "\"$PWD\" >&2; }; case $__shexec_x in x) OLDPWD=$__shexec_p;; *) unset OLDPWD;; esac;; esac; "
+    "unset __shexec_d __shexec_v __shexec_o __shexec_x __shexec_p; "
+    "trap '{ { command trap - DEBUG || :; } >/dev/null; __shexec_p=$(command pwd) && "
+    "command printf \"__SHEXEC_CWD_%%s__%%s\\0\" %s \"$__shexec_p\"; } 2>&- >&9' EXIT; ";
 
 int shx_script_line(shx_buf *out, const shx_script_opts *o)
 {

@@ -53,6 +53,7 @@ typedef struct shx_script_opts {
     int mode;               /* SHX_LAUNCH_* */
     int channel_fd;         /* K: the channel's number in the shell */
     int capture;            /* the report also lists the shell's state */
+    int marker;             /* bash: the prelude's first act says it ran ("prelude=1") */
     const char *hex;        /* REMOTE: the session's nonce (16 hex digits) */
     /* bash: functions given through the environment, NUL-separated names
      * (n of them): made unexported, and each one bash did not define is

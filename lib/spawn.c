@@ -91,6 +91,19 @@ void shx_shell_kind(const char *name, const char *path, int *bash, int *dash)
     free(real);
 }
 
+int shx_is_script(const char *path)
+{
+    char head[2];
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
+    ssize_t n;
+    while ((n = read(fd, head, sizeof head)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    return n == 2 && head[0] == '#' && head[1] == '!';
+}
+
 int shx_find_program(const char *name, const char *path_var, shx_buf *out)
 {
     shx_buf_clear(out);

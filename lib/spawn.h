@@ -65,6 +65,9 @@ const char *shx_pick_shell(const char *const *candidates);
  */
 void shx_shell_kind(const char *name, const char *path, int *bash, int *dash);
 
+/* 1 when the file at path starts with "#!" (an interpreter runs it). */
+int shx_is_script(const char *path);
+
 /*
  * Resolve a program name the way execvp would, using `path_var` (the PATH of
  * the child's environment; NULL means "/usr/bin:/bin"). A name containing a

@@ -55,6 +55,7 @@ int shx_run_begin(shexec_run *r)
     shx_watchdog_group(s, child.pid, child.start);
     r->rec_fd = l.channel;
     r->rec_from = l.prelude_len;
+    r->prelude_marked = l.marker;
     l.channel = -1;
     if (s->persist_env && !r->task && !remote) {
         r->persist = 1;

@@ -279,6 +279,44 @@ static void common_checks(shexec_session *s, const char *work, int shell_is_bash
     (void)shell_is_bash;
 }
 
+/* bash through a local wrapper reads the prelude from BASH_ENV, as it does
+ * when it runs directly (its -c string is the command alone). A wrapper
+ * that clears the environment (env -i, sudo) drops BASH_ENV: the first run
+ * that shows it (its prelude never ran) reports nothing and says so, and
+ * the session's later runs get the prelude on their first line. */
+static void test_wrapper_that_clears_the_environment(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    const char *keeps[] = {"env", "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, keeps), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
+    shexec_run *r = run_in(s, "printf '%s|' \"$BASH_EXECUTION_STRING\" \"${BASH_ENV-unset}\"; cd /usr", 0);
+    expect_out(r, "printf '%s|' \"$BASH_EXECUTION_STRING\" \"${BASH_ENV-unset}\"; cd /usr|unset|",
+               strlen("printf '%s|' \"$BASH_EXECUTION_STRING\" \"${BASH_ENV-unset}\"; cd /usr|unset|"),
+               "");
+    assert_string_equal(shexec_session_cwd(s), "/usr");
+    shexec_run_free(r);
+
+    const char *clears[] = {"env", "-i", "/bin/bash", NULL};
+    assert_int_equal(shexec_session_set_shell_argv(s, clears), SHEXEC_OK);
+    r = run_in(s, "cd /tmp", 0);
+    assert_string_equal(shexec_session_cwd(s), "/usr");
+    assert_non_null(strstr(shexec_run_notice(r), "did not pass BASH_ENV"));
+    shexec_run_free(r);
+    for (int i = 0; i < 2; i++) {
+        r = run_in(s, i ? "cd /" : "cd /tmp; exit 4", 0);
+        assert_int_equal(shexec_run_exit_code(r), i ? 0 : 4);
+        assert_string_equal(shexec_session_cwd(s), i ? "/" : "/tmp");
+        assert_string_equal(shexec_run_notice(r), "");
+        shexec_run_free(r);
+    }
+    shexec_session_free(s);
+    tu_leak_end();
+}
+
 static void test_bubblewrap_passes_the_channel(void **state)
 {
     (void)state;
@@ -385,13 +423,15 @@ static void test_ssh_in_band(void **state)
         assert_int_equal(shexec_session_set_cwd(s, work), SHEXEC_OK);
         common_checks(s, work, k == 1);
 
-        /* a directory that does not exist on the other side: checked there */
+        /* a directory that does not exist on the other side (removed, or a
+         * forged report) locks nothing: the command starts in its nearest
+         * existing ancestor there, and says so on stderr */
         assert_int_equal(shexec_session_set_cwd(s, "/nonexistent/remote dir"), SHEXEC_OK);
-        r = run_in(s, "echo never", 0);
-        assert_int_equal(shexec_run_exit_code(r), 1);
-        expect_out(r, "", 0, NULL);
+        r = run_in(s, "pwd", 0);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        expect_out(r, "/\n", 2, NULL);
         assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDERR, NULL), "does not exist"));
-        assert_string_equal(shexec_session_cwd(s), "/nonexistent/remote dir");
+        assert_string_equal(shexec_session_cwd(s), "/");
         shexec_run_free(r);
 
         /* the PWD variable does not move it */
@@ -468,6 +508,7 @@ static void test_ssh_timeout_ends_remote_command(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wrapper_that_clears_the_environment),
         cmocka_unit_test(test_bubblewrap_passes_the_channel),
         cmocka_unit_test(test_ssh_in_band),
         cmocka_unit_test(test_ssh_timeout_ends_remote_command),
