@@ -96,11 +96,13 @@
  *
  *   The library's own work (reporting the working directory and status,
  *   replaying kept state) is a prelude the shell runs before the command,
- *   out of its way. bash started directly runs exactly `bash -c TEXT bash`
- *   and reads the prelude itself from BASH_ENV (which the prelude removes,
- *   so the command's own bash scripts never see it); other shells (dash,
- *   bash run as "sh"), and bash through a local wrapper program, get the
- *   prelude on the command's first line, before its text. The prelude sets
+ *   out of its way. bash runs exactly `bash -c TEXT bash` and reads the
+ *   prelude itself from BASH_ENV (which the prelude removes, so the
+ *   command's own bash scripts never see it); other shells (dash, bash run
+ *   as "sh") get the prelude on the command's first line, before its text,
+ *   and so does bash behind a wrapper program that clears the environment
+ *   (env -i, sudo: the first run through it shows it, reports nothing and
+ *   says so in its notice) or is a script itself. The prelude sets
  *   an EXIT trap that reports, when the shell exits by itself (the last
  *   line, `exit N`, `set -e`), the command's status and the directory the
  *   shell's `pwd` builtin names (the logical path where it is valid; not
