@@ -190,7 +190,7 @@ static int pids_gone(const char *file, int ms)
 /*
  * The kernel reaps the shells the moment they exit, so their status is
  * lost: a run still completes with all its output and the exact exit code
- * (the shell reports it on its record channel), a run the library ended
+ * (the shell reports it on its channel), a run the library ended
  * reports -1 (and no signal) instead of a made-up status, and what the
  * command left in its group is still adopted or killed.
  */

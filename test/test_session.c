@@ -692,7 +692,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
 }
 
 /* A session whose shell is test/data/wrap.sh around bash: the run's own
- * variables reach the command through the wrapper script. */
+ * variables reach the command through the prelude. */
 static void set_test_wrapper(shexec_session *s)
 {
     char here[4096], wrap[4200];
