@@ -38,18 +38,24 @@ static int move_high(shexec_session *s, int fd, int *out)
     return SHEXEC_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n)
+/* The prelude at the file's start, written without moving the file's
+ * offset: the shell reads it from there (a loader, through this very
+ * offset); what the shell writes goes after it, whatever the offset, as the
+ * file is opened for appending. */
+static int write_prelude(int fd, const char *p, size_t n)
 {
+    off_t at = 0;
     while (n > 0) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = pwrite(fd, p, n, at);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return w < 0 ? errno : ENOSPC;
         p += w;
         n -= (size_t)w;
+        at += w;
     }
-    return 0;
+    return fcntl(fd, F_SETFL, O_APPEND) == 0 ? 0 : errno;
 }
 
 int shx_channel_open(shexec_session *s, const shx_buf *prelude, int *out)
@@ -59,14 +65,7 @@ int shx_channel_open(shexec_session *s, const shx_buf *prelude, int *out)
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make the run's channel: %s", strerror(errno));
-    int e = prelude->len ? write_all(fd, prelude->data, prelude->len) : 0;
-    /* the shell reads the prelude from the start (a loader through this
-     * very file offset); what it writes goes after it, whatever offset */
-    if (e == 0 && lseek(fd, 0, SEEK_SET) != 0)
-        e = errno;
-    int fl = e == 0 ? fcntl(fd, F_GETFL) : -1;
-    if (e == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl | O_APPEND) != 0))
-        e = errno;
+    int e = write_prelude(fd, prelude->data ? prelude->data : "", prelude->len);
     if (e != 0) {
         close(fd);
         return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
