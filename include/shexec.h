@@ -712,7 +712,8 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  *     inherit it. A function bash cannot define again as it starts is
  *     dropped alone, named in the notice: one that needs `shopt -s
  *     extglob` (known before it is given), and one bash refuses (its shell
- *     reports it). Variables and functions the command removed are gone.
+ *     reports it); where posix_spawn cannot change directory and the
+ *     /bin/sh trampoline is dash, every function (dash drops the entries). Variables and functions the command removed are gone.
  *     With a shell that cannot list them (dash, a POSIX sh), only the
  *     exported environment is kept.
  * Never kept: what the deny list removes (shexec_session_env_deny(): the

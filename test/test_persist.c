@@ -29,6 +29,15 @@
 
 static const char *const g_shells[] = {"/bin/bash", "/bin/sh"};
 
+/* Kept functions reach bash through its environment; where posix_spawn
+ * cannot change directory, a /bin/sh trampoline starts the shell, and dash
+ * drops entries that are not shell names (BASH_FUNC_f%%): functions are
+ * then dropped, with a notice (the README says so). */
+static int functions_kept(void)
+{
+    return (shx_test_platform() & SHX_PLATFORM_CHDIR_NP) != 0;
+}
+
 typedef struct fixture {
     shexec_session *s;
     char dir[PATH_MAX];
@@ -127,7 +136,7 @@ static void test_repeated_listings(void **state)
         assert_string_equal(out_of(f->s, "echo $A"), "1\n");
         assert_string_equal(out_of(f->s, "export A=2"), "");
         assert_string_equal(out_of(f->s, "echo $A"), "2\n");
-        if (i == 0) { /* bash keeps shell variables */
+        if (i == 0 && functions_kept()) { /* bash keeps shell variables and functions */
             assert_string_equal(out_of(f->s, "echo ${MYVAR-gone}"), "kept\n");
             assert_int_equal(shexec_session_env_deny(f->s, "MYVAR"), SHEXEC_OK);
             assert_string_equal(out_of(f->s, "true"), "");
@@ -206,6 +215,8 @@ static void test_virtualenv_across_commands(void **state)
     if (strcmp(out, want) != 0)
         assert_string_equal(out, want_real);
     assert_non_null(shexec_session_getenv(f->s, "VIRTUAL_ENV"));
+    if (!functions_kept())
+        return; /* deactivate is a function */
     assert_int_equal(run_full(f->s, "deactivate", out, sizeof out, err, sizeof err, NULL, 0), 0);
     assert_string_equal(err, "");
     assert_string_equal(out_of(f->s, "printf '%s' \"$PATH\""), path_before);
@@ -295,8 +306,10 @@ static void test_bash_variables_and_functions(void **state)
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     out_of(f->s, "SV=$'two\\nlines'; declare -a ARR=(x 'y z'); declare -i N=41; "
                  "greet() { echo \"hi $1\"; }");
-    assert_string_equal(out_of(f->s, "echo \"$SV\"; echo \"${ARR[1]}\"; N+=1; echo $N; greet you"),
-                        "two\nlines\ny z\n42\nhi you\n");
+    assert_string_equal(out_of(f->s, "echo \"$SV\"; echo \"${ARR[1]}\"; N+=1; echo $N; "
+                                     "greet you 2>/dev/null || echo no greet"),
+                        functions_kept() ? "two\nlines\ny z\n42\nhi you\n"
+                                         : "two\nlines\ny z\n42\nno greet\n");
     /* non-exported: the environment does not have it */
     assert_null(shexec_session_getenv(f->s, "SV"));
     char out[4096], err[4096];
@@ -349,8 +362,10 @@ static void test_inert_commands_not_listed(void **state)
     assert_int_equal(listed_after(f->s, "echo \"$A $SV\"", out, sizeof out), 1);
     assert_string_equal(out, "1 2\n");
     /* a kept function can change anything: calling it is listed */
-    assert_int_equal(listed_after(f->s, "g 3", out, sizeof out), 1);
-    assert_string_equal(out_of(f->s, "echo $B"), "3\n");
+    if (functions_kept()) {
+        assert_int_equal(listed_after(f->s, "g 3", out, sizeof out), 1);
+        assert_string_equal(out_of(f->s, "echo $B"), "3\n");
+    }
     /* changes no keyword names: each is listed and persists */
     static const struct {
         const char *cmd, *check, *want;

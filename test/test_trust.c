@@ -33,6 +33,14 @@
 
 static const char *const g_shells[] = {"/bin/bash", "/bin/sh"};
 
+/* Kept functions reach bash through its environment, which a /bin/sh
+ * trampoline (no posix_spawn_file_actions_addchdir_np) that is dash drops:
+ * there they are dropped with a notice (test_persist.c). */
+static int functions_kept(void)
+{
+    return (shx_test_platform() & SHX_PLATFORM_CHDIR_NP) != 0;
+}
+
 typedef struct fixture {
     shexec_session *s;
     char dir[PATH_MAX];
@@ -181,9 +189,11 @@ static void test_forged_listing_runs_nothing(void **state)
     assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
     assert_null(shexec_session_getenv(f->s, "LD_PRELOAD"));
     /* the values are data: printed as written, nothing ran */
-    r = run(f->s, "printf '%s|' \"$EVIL\" \"${ARR[1]}\" \"${NUM-unset}\" \"$LD_PRELOAD\"; ok; "
-                  "type -t trap builtin");
-    assert_string_equal(out_of(r), "$(touch PWNED1)|$(touch PWNED2)|unset||ok-ran\nbuiltin\nbuiltin\n");
+    r = run(f->s, "printf '%s|' \"$EVIL\" \"${ARR[1]}\" \"${NUM-unset}\" \"$LD_PRELOAD\"; "
+                  "ok 2>/dev/null || echo no-ok; type -t trap builtin");
+    assert_string_equal(out_of(r), functions_kept()
+                                       ? "$(touch PWNED1)|$(touch PWNED2)|unset||ok-ran\nbuiltin\nbuiltin\n"
+                                       : "$(touch PWNED1)|$(touch PWNED2)|unset||no-ok\nbuiltin\nbuiltin\n");
     /* evil was refused by bash's import and is dropped, with a notice */
     assert_non_null(strstr(shexec_run_notice(r), "evil"));
     shexec_run_free(r);
@@ -218,9 +228,12 @@ static void test_builtin_named_functions_not_kept(void **state)
     assert_string_equal(shexec_session_cwd(f->s), "/tmp"); /* builtin pwd, not its own */
     assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
     shexec_run_free(r);
-    expect_out(f->s, "type -t builtin trap pwd cd mine; cd /usr", "builtin\nbuiltin\nbuiltin\nbuiltin\nfunction\n");
+    expect_out(f->s, "type -t builtin trap pwd cd mine; cd /usr",
+               functions_kept() ? "builtin\nbuiltin\nbuiltin\nbuiltin\nfunction\n"
+                                : "builtin\nbuiltin\nbuiltin\nbuiltin\n");
     assert_string_equal(shexec_session_cwd(f->s), "/usr");
-    expect_out(f->s, "mine", "mine\n");
+    if (functions_kept())
+        expect_out(f->s, "mine", "mine\n");
 }
 
 /* Item: nothing persisted or host-supplied appears on a command line: the
@@ -254,7 +267,10 @@ static void test_nothing_on_the_command_line(void **state)
                          SHEXEC_OK);
         assert_int_equal(shexec_run_setenv(r, "HOST_TOKEN", "s3cret-host"), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_string_equal(out_of(r), "s3cret-exported s3cret-var s3cret-host\ns3cret-function\n");
+        if (functions_kept())
+            assert_string_equal(out_of(r), "s3cret-exported s3cret-var s3cret-host\ns3cret-function\n");
+        else
+            assert_string_equal(out_of(r), "s3cret-exported s3cret-var s3cret-host\n");
         shexec_run_free(r);
     }
 }
@@ -264,6 +280,8 @@ static void test_nothing_on_the_command_line(void **state)
 static void test_one_function_does_not_wipe_the_others(void **state)
 {
     fixture *f = *state;
+    if (!functions_kept())
+        skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     shexec_run *r = run(f->s, "shopt -s extglob\n"
                               "pick() { case $1 in @(a|b)) echo ab;; *) echo other;; esac; }\n"
