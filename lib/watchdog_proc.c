@@ -403,16 +403,24 @@ static void handle(shx_wd_arena *a, const shx_wd_msg *m)
 }
 
 /*
- * The channel ended but the host is still our parent: it closed the
- * descriptor itself (a host that closes every descriptor it did not open,
- * closefrom), it did not die. Its end, not the channel's, is what ends the
- * commands: wait for it (a pidfd of our parent is safely its own; without
- * pidfds, a look every 100 ms, only in this case).
+ * The channel ended but the host is still our parent: either it is dying
+ * (the kernel closes a process's descriptors before it hands its children
+ * to init, so for a moment both hold), or it closed the descriptor itself
+ * (a host that closes every descriptor it did not open, closefrom) and
+ * lives on. A dying host is gone within milliseconds: looked for every
+ * 2 ms for 100 ms, so that the groups are still signalled at once (without
+ * /proc, before init reaps their leaders). A host still there after that
+ * closed the channel: its end, not the channel's, is what ends the
+ * commands (a pidfd of our parent is safely its own; without pidfds, a
+ * look every 100 ms, only in this case).
  */
 static void await_host(shx_wd_arena *a)
 {
-    if (getppid() != a->host)
-        return;
+    for (int i = 0; i < 50; i++) {
+        if (getppid() != a->host)
+            return;
+        poll(NULL, 0, 2);
+    }
     int fd = shx_pidfd_open(a->host);
     if (fd >= 0 && getppid() == a->host) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
