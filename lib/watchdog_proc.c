@@ -403,25 +403,19 @@ static void handle(shx_wd_arena *a, const shx_wd_msg *m)
 }
 
 /*
- * The channel ended but the host is still our parent: either it is dying
- * (the kernel closes a process's descriptors before it hands its children
- * to init, so for a moment both hold), or it closed the descriptor itself
- * (a host that closes every descriptor it did not open, closefrom) and
- * lives on. A dying host is gone within milliseconds: looked for every
- * 2 ms for 100 ms, so that the groups are still signalled at once (without
- * /proc, before init reaps their leaders). A host still there after that
- * closed the channel: its end, not the channel's, is what ends the
- * commands (a pidfd of our parent is safely its own; without pidfds, a
- * look every 100 ms, only in this case).
+ * The channel ended but the host is still our parent: it is dying (the
+ * kernel closes its descriptors before it hands its children to init) or
+ * it closed the descriptor itself (closefrom) and lives on. A dying host is
+ * gone within milliseconds: looked for every 2 ms for 100 ms, so the groups
+ * are still signalled at once. One still there closed the channel: its end
+ * is what ends the commands (a pidfd of our parent is its own; without
+ * pidfds, a look every 100 ms, only in this case).
  */
 static void await_host(shx_wd_arena *a)
 {
-    for (int i = 0; i < 50; i++) {
-        if (getppid() != a->host)
-            return;
+    for (int i = 0; i < 50 && getppid() == a->host; i++)
         poll(NULL, 0, 2);
-    }
-    int fd = shx_pidfd_open(a->host);
+    int fd = getppid() == a->host ? shx_pidfd_open(a->host) : -1;
     if (fd >= 0 && getppid() == a->host) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         while (poll(&p, 1, -1) < 0 && errno == EINTR)
