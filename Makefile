@@ -1,10 +1,12 @@
 # libshexec - build, test, install, demo, bench. GNU make; no other build system.
 #
 #   make                 build/libshexec.so.1.0.0 (+ .so.1, .so links) and build/libshexec.a
-#                        (every build product goes under build/; the source tree stays clean)
+#                        (every build product goes under build/; make check adds only the npm
+#                        packages it installs: node_modules in examples/node and test/mcp)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
-#                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir)
+#                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
+#                        one line per suite, VERBOSE=1: every suite's whole log)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
 #   make demo            build and run examples/demo
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
@@ -12,6 +14,7 @@
 #   make abi-check       compare the built libshexec.so.1 with the committed abi/ baseline
 #   make lint            cppcheck and clang-tidy on lib/ and examples/ (fails on any finding)
 #   make bench           benchmarks (they report; they never fail the build)
+#   make bench-heuristics  the agent-like session with each heuristic compiled out
 #   make install         PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 
 PREFIX     ?= /usr/local
@@ -66,6 +69,13 @@ ifneq ($(CC_TAG),)
   VARIANT  := $(if $(filter default,$(VARIANT)),$(CC_TAG),$(VARIANT)-$(CC_TAG))
 endif
 
+# BENCH_NO=INERT, SPIN or SPAWN_CLOCK: the library with that heuristic
+# compiled out, in a build dir of its own (make bench-heuristics)
+ifneq ($(BENCH_NO),)
+  VARIANT  := $(VARIANT)-no-$(BENCH_NO)
+  LIB_FEATURES += -DSHX_BENCH_NO_$(BENCH_NO)
+endif
+
 B          := build/$(VARIANT)
 LIB_SRCS   := $(sort $(wildcard lib/*.c))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
@@ -103,7 +113,7 @@ ifeq ($(CC_TAG),musl)
   TEST_LIBS  := $(CMOCKA_MUSL)/libcmocka.a
 endif
 
-.PHONY: all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
+.PHONY: FORCE bench-heuristics all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
@@ -127,10 +137,18 @@ $(SO_MAJOR): $(SO_REAL)
 $(SO_DEV): $(SO_MAJOR)
 	ln -sf libshexec.so.$(SOMAJOR) $@
 
-$(STATIC): $(LIB_OBJS)
+# the archive is linked with the libc it is built against (also -static,
+# where libc.a has no versioned dlsym): libc_ext.c links the extensions
+# directly there
+ARCHIVE_OBJS := $(filter-out $(B)/lib/libc_ext.o,$(LIB_OBJS)) $(B)/lib/libc_ext-archive.o
+$(B)/lib/libc_ext-archive.o: lib/libc_ext.c $(CONFIG_H)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -DSHX_ARCHIVE -MMD -MP -c $< -o $@
+
+$(STATIC): $(ARCHIVE_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
-	ar rcs $@ $(LIB_OBJS)
+	ar rcs $@ $(ARCHIVE_OBJS)
 
 # --- tests -------------------------------------------------------------------
 
@@ -184,7 +202,7 @@ SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh 
   test/test_differential.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
-	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) \
+	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) VERBOSE=$(VERBOSE) \
 	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS))
 
 # --- examples ----------------------------------------------------------------
@@ -231,6 +249,17 @@ build/bench/%: bench/helpers/%.c
 bench: all build/bench/shexec_bench $(BENCH_HELPERS)
 	build/bench/shexec_bench
 
+# section 8 (the agent-like session) against the library with each heuristic
+# compiled out, alternating with the library as it is (bench/README.md)
+HEURISTICS := INERT SPIN SPAWN_CLOCK
+build/bench/shexec_bench-no-%: $(BENCH_SRCS) bench/bench.h include/shexec.h FORCE
+	@$(MAKE) --no-print-directory BENCH_NO=$* build/default-no-$*/libshexec.a
+	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) build/default-no-$*/libshexec.a -lm
+
+bench-heuristics: all build/bench/shexec_bench $(BENCH_HELPERS) \
+    $(HEURISTICS:%=build/bench/shexec_bench-no-%)
+	sh bench/heuristics.sh $(HEURISTICS)
+
 # --- ABI -------------------------------------------------------------------------
 
 # abi/libshexec.abi is the committed ABI of libshexec.so.1 (abidw, public types
@@ -271,12 +300,14 @@ lint: $(CONFIG_H)
 
 # --- install -----------------------------------------------------------------
 
-# a static link needs libdl where the library reaches dlsym through it (glibc)
-build/shexec.pc: pkgconfig/shexec.pc.in Makefile $(CONFIG_H)
+# written on every install (`make install PREFIX=/a` after an earlier build
+# must not install the earlier prefix), replaced only when its text changes
+build/shexec.pc: pkgconfig/shexec.pc.in Makefile FORCE
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' \
-	    -e "s|@LIBS_PRIVATE@|$$(grep -q '^/\* link: ' $(CONFIG_H) && echo -ldl)|" $< > $@
+	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
 
 install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
@@ -297,7 +328,7 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(B)/lib/libc_ext-archive.d
 
 # fuzz, fuzz-ci, fuzz-build, fuzz-regress (libFuzzer, clang)
 include test/fuzz/fuzz.mk

@@ -87,6 +87,8 @@ pid_t raw_spawn_sh(const char *cmd, int out_fd);
 pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd);
 /* The same, the child leading a process group of its own; stdio inherited. */
 pid_t raw_spawn_own_group(const char *path, char *const argv[]);
+/* In a group of its own, stdout to out_fd and stderr to err_fd. */
+pid_t raw_spawn_own_group_io(const char *path, char *const argv[], int out_fd, int err_fd);
 /* Reap pid (EINTR retried); its wait status. */
 int raw_reap(pid_t pid);
 /* Reap pid; die unless it exited 0. */
@@ -128,6 +130,7 @@ void sec_idle(void);         /* 4 */
 void sec_timeouts(void);     /* 5 */
 void sec_latency(void);      /* 6 */
 void sec_concurrency(void);  /* 7 */
+void sec_workload(void);     /* 8 */
 
 /* child modes of this executable (argv[1]) */
 int child_host_size(int argc, char **argv); /* --host-size MIB N FORK_N */

@@ -199,6 +199,11 @@ pid_t raw_spawn_own_group(const char *path, char *const argv[])
     return spawn_as(path, argv, -1, -1, 1);
 }
 
+pid_t raw_spawn_own_group_io(const char *path, char *const argv[], int out_fd, int err_fd)
+{
+    return spawn_as(path, argv, out_fd, err_fd, 1);
+}
+
 pid_t raw_spawn_sh(const char *cmd, int out_fd)
 {
     char *argv[] = {(char *)"sh", (char *)"-c", (char *)cmd, NULL};

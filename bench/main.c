@@ -1,6 +1,6 @@
 /*
  * main.c - the libshexec benchmark driver: picks the sizes (full or
- * BENCH_QUICK), finds the helper and the Python/Node peers, runs the seven
+ * BENCH_QUICK), finds the helper and the Python/Node peers, runs the eight
  * sections in order and prints the one result table. Also the entry point
  * of the child modes the sections start this executable in.
  *
@@ -176,11 +176,11 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--host-size") == 0)
         return child_host_size(argc, argv);
     /* optional section numbers: run only those (the table then has only their rows) */
-    int want[8] = {0}, any = 0;
+    int want[9] = {0}, any = 0;
     for (int i = 1; i < argc; i++) {
         int n = atoi(argv[i]);
-        if (n < 1 || n > 7 || strspn(argv[i], "0123456789") != strlen(argv[i])) {
-            fprintf(stderr, "usage: %s [SECTION 1-7]...   (BENCH_QUICK=1: smoke run)\n",
+        if (n < 1 || n > 8 || strspn(argv[i], "0123456789") != strlen(argv[i])) {
+            fprintf(stderr, "usage: %s [SECTION 1-8]...   (BENCH_QUICK=1: smoke run)\n",
                     argv[0]);
             return 2;
         }
@@ -235,6 +235,7 @@ int main(int argc, char **argv)
         {"5 timeout precision", sec_timeouts},
         {"6 streaming latency", sec_latency},
         {"7 concurrency", sec_concurrency},
+        {"8 agent-like session", sec_workload},
     };
     double t_all = now_s(), load_start = loadavg1();
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {

@@ -1280,8 +1280,9 @@ SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, v
 /*
  * Only the output of `stream` that arrived since the previous read (bounded
  * by the same limit, with the notice when more arrived than the limit), and
- * mark it read. Owned by the task; valid until the next call on the task.
- * All output so far: shexec_run_output(shexec_task_run(t), ...).
+ * mark it read. Owned by the task; valid until the next read of the same
+ * stream or the task is freed (a stdout read leaves the last stderr read
+ * valid, and the other way round). All output so far: shexec_run_output(shexec_task_run(t), ...).
  */
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
 

@@ -6,16 +6,13 @@
  * own pid. The same round is exposed to hosts that run their own loop
  * (shexec_session_pollfds / shexec_session_process).
  *
- * The loop drives processes (proc.c: signalling, deadlines, reaping) and
- * streams (stream.c); what a shell's exit leaves behind and how a command
- * is finished is ending.c's. What an ending means (a run's state, the
- * session cwd, adopting leftovers as a task, task callbacks, releasing
- * what callbacks freed) is not the loop's: it reports through the
- * session's hooks (shx_loop_hooks).
- *
- * Without pidfds (old kernels, valgrind, or forced for testing) a shell's
- * exit is noticed by waitid(WNOHANG) at pipe EOF and on a backoff schedule
- * (1 ms doubling to 50 ms) while it runs; anchors likewise.
+ * The loop drives processes (proc.c: signals, deadlines, reaping) and
+ * streams (stream.c); a shell's exit's leftovers and a command's finish are
+ * ending.c's. What an ending means (run state, session cwd, leftovers as a
+ * task, task callbacks, releasing what callbacks freed) is reported through
+ * the session's hooks (shx_loop_hooks). Without pidfds (old kernels,
+ * valgrind, or forced for testing) an exit is noticed by waitid(WNOHANG)
+ * at pipe EOF and on a backoff (1 ms doubling to 50 ms); anchors likewise.
  */
 #include <errno.h>
 #include <poll.h>
@@ -231,6 +228,12 @@ int shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_
  * Only for a run alone in the loop: with others, their events come first.
  */
 #define EXIT_AWAIT_NS 50000
+/* both brief spins, off only to measure what they save (bench/heuristics.sh) */
+#ifdef SHX_BENCH_NO_SPIN
+#define SHX_SPIN 0
+#else
+#define SHX_SPIN 1
+#endif
 
 static void await_exit_briefly(shx_proc *p)
 {
@@ -260,7 +263,7 @@ int shx_loop_settle(shexec_session *s, int look_now)
             (due || look_now || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
         else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
-                 s->active == r && !r->next_active)
+                 s->active == r && !r->next_active && SHX_SPIN)
             await_exit_briefly(&r->proc);
         int end = 0;
         if (r->proc.pinned) {
@@ -414,7 +417,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (end >= 0)
             min_deadline(&next, end);
         int64_t wait_ns = wait_for(next);
-        int got = output && wait_ns != 0 ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
+        int got = output && wait_ns != 0 && SHX_SPIN ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
         if (got == 0)
             got = shx_poll_ns(fds, (nfds_t)n, output ? wait_for(next) : wait_ns);
         if (got < 0) {

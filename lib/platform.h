@@ -9,7 +9,7 @@
  * glibc versions its symbols, and the library must load on glibc 2.28: a
  * function newer than that is either avoided (stat, pthread_sigmask: see
  * platform.c) or referenced weakly and used only when the running glibc
- * has it (the *_np file actions in spawn.c).
+ * has it (the *_np file actions and _Fork: libc_ext.c).
  */
 #ifndef SHX_PLATFORM_H
 #define SHX_PLATFORM_H
@@ -56,14 +56,6 @@ int shx_fd_identity(int fd, unsigned long long id[2]);
  */
 int shx_inheritable_fds(int from, int **fds, size_t *n);
 
-/* ---- posix_spawn file actions beyond POSIX.1-2008 ------------------------- */
-
-/* Each adds its file action where the libc has it (probed at build time,
- * and on glibc present at run time); ENOSYS where not, for the caller's
- * plain POSIX way. Otherwise posix_spawn_file_actions_*'s result. */
-int shx_fa_closefrom(posix_spawn_file_actions_t *fa, int from);
-int shx_fa_chdir(posix_spawn_file_actions_t *fa, const char *dir);
-
 /* An anonymous file (close-on-exec, no name left in any directory) to
  * write and hand on: a memfd where there is one, else a file made in /tmp
  * and unlinked at once. -1 with errno. */
@@ -73,13 +65,6 @@ int shx_anon_file(void);
  * the system allows; MAP_FAILED with errno. Anonymous mappings are
  * POSIX.1-2024; before it, a private mapping of /dev/zero. */
 void *shx_map_zeroed(size_t len);
-
-/*
- * fork() without running the process's pthread_atfork handlers where the
- * libc offers it (glibc 2.34's _Fork, looked up at run time), else fork().
- * For a child that runs only async-signal-safe code of the library's own.
- */
-pid_t shx_fork_bare(void);
 
 /*
  * poll() with the timeout in nanoseconds (negative: none): ppoll where

@@ -68,6 +68,9 @@ int main(void) { posix_spawn_file_actions_t fa; posix_spawn_file_actions_init(&f
 probe ADDCHDIR_NP 1 '#include <spawn.h>
 int main(void) { posix_spawn_file_actions_t fa; posix_spawn_file_actions_init(&fa);
   return posix_spawn_file_actions_addchdir_np(&fa, "/"); }'
+# a fork without the atfork handlers (glibc 2.34, musl 1.2.3)
+probe BARE_FORK 1 '#include <unistd.h>
+int main(void) { return _Fork() < 0; }'
 probe STATX 1 '#include <fcntl.h>
 #include <sys/stat.h>
 int main(void) { struct statx sx; return statx(AT_FDCWD, "/", 0, STATX_TYPE, &sx); }'

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "libc_ext.h"
 #include "platform.h"
 
 /*

@@ -309,11 +309,12 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
     shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->out : &t->run->err;
     if (!shexec_run_done(t->run))
         shx_stream_flush_strip(st); /* show a pending prompt line */
-    if (shx_stream_take_fresh(st, &t->read_out) != 0)
+    shx_buf *out = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
+    if (shx_stream_take_fresh(st, out) != 0)
         return "";
     if (len)
-        *len = t->read_out.len;
-    return t->read_out.data ? t->read_out.data : "";
+        *len = out->len;
+    return out->data ? out->data : "";
 }
 
 SHEXEC_API int shexec_task_kill(shexec_task *t)
@@ -351,6 +352,7 @@ void shx_task_release(shexec_task *t)
     shx_run_release(t->run); /* a running task: holds it while it is ended */
     if (t->s)
         unlink_task(t->s, t);
-    shx_buf_free(&t->read_out);
+    shx_buf_free(&t->read_out[0]);
+    shx_buf_free(&t->read_out[1]);
     free(t);
 }

@@ -18,7 +18,7 @@ struct shexec_task {
     shexec_run *run;              /* the engine: a run in background mode */
     shexec_task_done_fn done_fn;
     void *done_user;
-    shx_buf read_out;             /* last shexec_task_read() result */
+    shx_buf read_out[2];          /* last shexec_task_read() of stdout, stderr */
     int free_pending;             /* freed: no callback any more; released once ended */
     int host_held;                /* the host has its pointer (shexec_run_start_task,
                                      shexec_session_find_task): the library never frees it */

@@ -55,9 +55,18 @@ static int check_fields(shexec_session *s, const shx_json *args, const field *fi
         for (f = 0; f < n; f++)
             if (strlen(fields[f].name) == klen && memcmp(fields[f].name, key, klen) == 0)
                 break;
-        if (f == n)
-            return error_result(s, SHEXEC_EINVAL, out, "unknown argument \"%.*s\"",
-                                (int)(klen > 64 ? 64 : klen), key);
+        if (f == n) { /* named with the ones there are: "cmd" is meant as "command" */
+            shx_buf known = SHX_BUF_INIT;
+            for (f = 0; f < n; f++) {
+                shx_buf_puts(&known, f ? ", " : "");
+                shx_buf_puts(&known, fields[f].name);
+            }
+            int rc = error_result(s, SHEXEC_EINVAL, out,
+                                  "unknown argument \"%.*s\" (the arguments are: %s)",
+                                  (int)(klen > 64 ? 64 : klen), key, known.data ? known.data : "");
+            shx_buf_free(&known);
+            return rc;
+        }
         if (!shx_json_is(v, fields[f].type)) {
             static const char *const tn[] = {"null", "boolean", "number", "string", "array",
                                              "object"};

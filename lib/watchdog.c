@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "libc_ext.h"
 #include "platform.h"
 #include "session.h"
 #include "spawn.h"

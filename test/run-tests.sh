@@ -1,6 +1,8 @@
 #!/bin/sh
-# Run each cmocka test binary (under valgrind when VALGRIND=1), add up the
-# cmocka summaries and print one closing line: "check: N passed, N failed"
+# Run each cmocka test binary (under valgrind when VALGRIND=1) and each
+# script suite, print one line per suite ("ok", "FAIL" or "skip", its counts
+# and seconds), the whole log of a suite only when it failed (or every log
+# with VERBOSE=1), and one closing line: "check: N passed, N failed"
 # (", N skipped" added when a build lacks what some tests need).
 passed=0
 failed=0
@@ -9,6 +11,7 @@ broken=""
 for t in "$@"; do
     name=$(basename "$t")
     log=$(mktemp)
+    start=$(date +%s%N)
     case "$t" in
     *.sh) sh "$t" >"$log" 2>&1 ;;
     *)
@@ -20,18 +23,32 @@ for t in "$@"; do
     fi ;;
     esac
     rc=$?
-    cat "$log"
+    ms=$((($(date +%s%N) - start) / 1000000))
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-    rm -f "$log"
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-0}))
     skipped=$((skipped + ${k:-0}))
+    status=ok
     if [ "$rc" != 0 ]; then
         broken="$broken $name(exit $rc)"
         [ -z "$f" ] && failed=$((failed + 1))
+        status=FAIL
+    elif [ "${f:-0}" != 0 ]; then
+        status=FAIL
+    elif [ -z "$p" ] && [ -n "$k" ]; then
+        status=skip
     fi
+    if [ "$status" = FAIL ] || [ "$VERBOSE" = 1 ]; then
+        cat "$log"
+    fi
+    rm -f "$log"
+    extra=""
+    [ -n "$k" ] && [ "$k" != 0 ] && extra=", $k skipped"
+    [ "$rc" != 0 ] && extra="$extra, exit $rc"
+    printf '%-4s %-28s %4s passed, %s failed%s (%d.%d s)\n' "$status" "$name" "${p:-0}" \
+        "${f:-0}" "$extra" $((ms / 1000)) $((ms % 1000 / 100))
 done
 echo
 [ -n "$broken" ] && echo "failing binaries:$broken"

@@ -41,9 +41,34 @@ out=$(LD_LIBRARY_PATH="$stage/usr/local/lib" "$app/app") || fail "installed prog
 LD_LIBRARY_PATH="$stage/usr/local/lib" ldd "$app/app" | grep -q "$stage/usr/local/lib/libshexec.so.1" \
     || fail "not linked against the installed libshexec.so.1"
 
+# a fully static program: the archive needs nothing libc.a lacks
+sflags=$(pkg-config --static --cflags --libs shexec) || fail "pkg-config --static fails"
+if ls /usr/lib/libc.a /usr/lib/*/libc.a >/dev/null 2>&1; then  # libc6-dev has it
+    cc -static -o "$app/app-static" "$app/app.c" $sflags 2>"$app/static.log" \
+        || fail "static link fails: $(cat "$app/static.log")"
+    out=$("$app/app-static") || fail "static program failed: $out"
+    [ "$out" = "1.0.0 installed" ] || fail "static program printed '$out'"
+fi
+
 make -s -C "$top" uninstall DESTDIR="$stage" PREFIX=/usr/local >/dev/null || fail "make uninstall failed"
 left=$(find "$stage" -type f -o -type l)
 [ -z "$left" ] || fail "uninstall left: $left"
+
+# another prefix after the first install: the .pc names the new one, and a
+# program linked with its libdir as rpath runs without LD_LIBRARY_PATH
+make -s -C "$top" install DESTDIR="$stage" PREFIX=/opt/shexec >/dev/null || fail "make install PREFIX=/opt/shexec failed"
+export PKG_CONFIG_PATH="$stage/opt/shexec/lib/pkgconfig"
+grep -qx 'prefix=/opt/shexec' "$stage/opt/shexec/lib/pkgconfig/shexec.pc" \
+    || fail "shexec.pc names another prefix: $(grep prefix= "$stage/opt/shexec/lib/pkgconfig/shexec.pc")"
+libdir=$(pkg-config --variable=libdir shexec)
+[ "$libdir" = "$stage/opt/shexec/lib" ] || fail "pkg-config libdir is '$libdir'"
+cc -o "$app/app-rpath" "$app/app.c" $(pkg-config --cflags --libs shexec) -Wl,-rpath,"$libdir" \
+    || fail "cannot build against the library in /opt/shexec"
+out=$(env -u LD_LIBRARY_PATH "$app/app-rpath") || fail "rpath program failed: $out"
+[ "$out" = "1.0.0 installed" ] || fail "rpath program printed '$out'"
+make -s -C "$top" uninstall DESTDIR="$stage" PREFIX=/opt/shexec >/dev/null || fail "make uninstall PREFIX=/opt/shexec failed"
+left=$(find "$stage" -type f -o -type l)
+[ -z "$left" ] || fail "uninstall left: $left"
 rm -rf "$stage" "$app"
-echo "test_install: install, pkg-config build, run, uninstall: ok"
+echo "test_install: install, pkg-config build (shared, static, another prefix with rpath), run, uninstall: ok"
 echo "[  PASSED  ] 1 test(s)."

@@ -42,6 +42,24 @@ if command -v git >/dev/null 2>&1 && git -C "$top" rev-parse --git-dir >/dev/nul
         fail=1
     fi
 fi
+# make check's runner: one line per suite, a failed suite's whole log, the total
+printf '#!/bin/sh\necho noise-of-a-passing-suite\necho "[  PASSED  ] 3 test(s)."\n' >"$tmp/good.sh"
+printf '#!/bin/sh\necho why-it-failed\necho "[  PASSED  ] 1 test(s)."\necho "[  FAILED  ] 2 test(s)"\nexit 1\n' >"$tmp/bad.sh"
+report=$(VERBOSE= sh "$top/test/run-tests.sh" "$tmp/good.sh" "$tmp/bad.sh")
+rc=$?
+expect_line() {
+    printf '%s\n' "$report" | grep -q -e "$1" || { echo "test_makefile: runner output lacks /$1/: $report"; fail=1; }
+}
+expect_line '^ok   good.sh  *3 passed, 0 failed ('
+expect_line '^FAIL bad.sh  *1 passed, 2 failed, exit 1 ('
+expect_line '^why-it-failed$'
+expect_line '^check: 4 passed, 2 failed$'
+if printf '%s\n' "$report" | grep -q noise-of-a-passing-suite; then
+    echo "test_makefile: the runner printed a passing suite's log"
+    fail=1
+fi
+[ "$rc" != 0 ] || { echo "test_makefile: the runner exited 0 with a failed suite"; fail=1; }
+
 if [ "$fail" = 0 ]; then
     echo "[  PASSED  ] 1 test(s)."
 else

@@ -347,6 +347,23 @@ static void test_read_only_new_output(void **state)
     shexec_task_free(t);
 }
 
+/* A stdout read stays valid across a stderr read: each stream keeps its own
+ * last result, so reading both streams in turn is not a use after free. */
+static void test_read_both_streams_in_turn(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "echo out; echo err >&2");
+    wait_done(s, t);
+    size_t on, en;
+    const char *out = shexec_task_read(t, SHEXEC_STDOUT, &on);
+    const char *err = shexec_task_read(t, SHEXEC_STDERR, &en);
+    assert_int_equal(on, 4);
+    assert_memory_equal(out, "out\n", 4);
+    assert_int_equal(en, 4);
+    assert_memory_equal(err, "err\n", 4);
+    shexec_task_free(t);
+}
+
 typedef struct {
     shx_buf out;
 } sink;
@@ -1053,6 +1070,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_does_not_move_cwd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_and_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_new_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_both_streams_in_turn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_five_tasks_stream_concurrently, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpumped_task_blocks_without_loss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_input, setup, teardown),

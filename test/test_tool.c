@@ -241,6 +241,7 @@ static const struct {
     {"{\"command\":\"x\",\"env\":{\"A\":1}}", "env values must be strings"},
     {"{\"command\":\"x\",\"env\":{\"A=B\":\"1\"}}", "invalid environment variable name"},
     {"{\"command\":\"x\",\"rm\":true}", "unknown argument \"rm\""},
+    {"{\"cmd\":\"ls\"}", "unknown argument \"cmd\" (the arguments are: command, timeout,"},
     {"{\"command\":\"a\\u0000b\"}", "NUL"},
     {"{\"command\":\"x\",\"command\":\"y\"}", "invalid JSON"},
     {"{\"command\":\"x\"", "invalid JSON"},

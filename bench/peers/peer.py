@@ -13,6 +13,9 @@ read) raises, so the interpreter exits non-zero and the driver stops.
     peer.py idle CMD                     context switches over one run
     peer.py latency CMD N                readline latency of timestamped lines
     peer.py concurrency K CMD            K asyncio subprocesses at once
+    peer.py workload SHELL DIR N LIST    N commands of the agent-like list (the
+                                         file LIST, one per line, repeated), each
+                                         run like an agent in DIR
 """
 import asyncio
 import mmap
@@ -159,9 +162,24 @@ def t_concurrency(k, cmd):
     result(seconds=f"{dt:.6f}", min_bytes=min(got), max_bytes=max(got))
 
 
+def t_workload(shell, cwd, n, listing):
+    with open(listing) as f:
+        cmds = [c for c in f.read().split("\n") if c]
+    t0 = time.perf_counter()
+    for i in range(int(n)):
+        cmd = cmds[i % len(cmds)]
+        p = subprocess.Popen(cmd, shell=True, executable=shell, text=True, cwd=cwd,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        p.communicate(timeout=120)
+        if p.returncode != 0:
+            raise SystemExit(f"`{cmd}` exited {p.returncode}")
+    result(seconds=f"{time.perf_counter() - t0:.6f}")
+
+
 def main(argv):
     tests = {"spawn": t_spawn, "stream": t_stream, "idle": t_idle, "latency": t_latency,
-             "concurrency": t_concurrency}
+             "concurrency": t_concurrency, "workload": t_workload}
     if argv and argv[0] == "version":
         result(version=sys.version.split()[0], exe=sys.executable)
     elif argv and argv[0] in tests:

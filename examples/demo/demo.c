@@ -107,7 +107,7 @@ int main(void)
     printf("libshexec %s demo: one session, like an agent's terminal\n", shexec_version());
 
     step(s, "where are we?", "pwd", 0, 0);
-    step(s, "cd persists across commands (tracked by a sentinel the output never shows)",
+    step(s, "cd persists across commands (the shell reports its directory apart from the output)",
          "mkdir -p /tmp/shexec-demo && cd /tmp/shexec-demo && printf 'alpha\\nbeta\\n' > notes.txt",
          0, 0);
     step(s, "the next command starts where the last one left off", "pwd; ls; wc -l notes.txt", 0,

@@ -287,9 +287,13 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     int state = shexec_run_state(r);
     int code = shexec_run_exit_code(r);
     if (state == SHEXEC_STATE_TIMED_OUT) {
+        int printed = shexec_run_output_total(r, SHEXEC_STDOUT) ||
+                      shexec_run_output_total(r, SHEXEC_STDERR);
         mj_printf(t, "timed_out: true (Command timed out after %u ms; its process group was "
-                     "terminated, the output above is what it printed before)\n",
-                  shexec_run_timeout_ms(r));
+                     "terminated, %s)\n",
+                  shexec_run_timeout_ms(r),
+                  printed ? "the output above is what it printed before"
+                          : "it printed nothing before");
         code = -1;
     }
     mj_printf(t, "exit_code: %d\n", code);
@@ -624,6 +628,8 @@ static int parse_task_args(const mj_value *args, int with_new_only, const char *
         } else {
             mj_puts(err, "unknown argument ");
             put_name(err, args->keys[i], args->key_lens[i]);
+            mj_puts(err, with_new_only ? " (the arguments are: task_id, new_only)"
+                                       : " (the arguments are: task_id)");
             return -1;
         }
     }

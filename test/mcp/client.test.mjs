@@ -156,11 +156,16 @@ describe('bash (seed scenarios)', () => {
     assert.equal(r.isError, true);
     const t = text(r);
     assert.match(t, /^stdout:\npartial\n/);
-    assert.match(t, /timed_out: true \(Command timed out after 1000 ms/);
+    assert.match(t, /timed_out: true \(Command timed out after 1000 ms.*the output above is what it printed/);
     assert.match(t, /exit_code: -1/);
     const pids = await readPids(pidfile, 2);
     assert.deepEqual(await waitGone(pids, 3000), []);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a timeout with no output says so, not "the output above"', async () => {
+    const t = text(await bash(client, { command: 'sleep 30', timeout: 300 }));
+    assert.match(t, /^\(no output\)\ntimed_out: true \(.*it printed nothing before\)\nexit_code: -1\n/);
   });
 
   test('a SIGTERM trap runs and its output is kept', async () => {
@@ -225,6 +230,7 @@ describe('bash (seed scenarios)', () => {
       [{ command: 'true', timeout: 0 }, /timeout/],
       [{ command: 'true', timeout: 1.5 }, /timeout/],
       [{ command: 'true', bogus: 1 }, /unknown argument "bogus"/],
+      [{ cmd: 'ls' }, /unknown argument "cmd" \(the arguments are: command, /],
       [{ command: 42 }, /must be a string/],
       [{ command: 'true', cwd: '/nonexistent-dir' }, /nonexistent-dir/],
     ]) {
