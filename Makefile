@@ -220,10 +220,12 @@ $(POLL_HOST): examples/poll-host/poll_host.c include/shexec.h build/libshexec.a
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< build/libshexec.a
 
-MCP_SRCS := examples/shexec-mcp/shexec-mcp.c examples/shexec-mcp/mcp_json.c
-$(MCP_SERVER): $(MCP_SRCS) examples/shexec-mcp/mcp_json.h include/shexec.h build/libshexec.a
+# the server parses and writes JSON with the library's own json.c and buf.c,
+# compiled in (their symbols are not exported by libshexec.so)
+MCP_SRCS := examples/shexec-mcp/shexec-mcp.c lib/json.c lib/buf.c
+$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h build/libshexec.a
 	@mkdir -p $(@D)
-	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(MCP_SRCS) build/libshexec.a -lm
+	$(CC) $(EXAMPLE_CFLAGS) -iquote lib -o $@ $(MCP_SRCS) build/libshexec.a -lm
 
 examples: $(DEMO) $(POLL_HOST) $(MCP_SERVER)
 
@@ -291,10 +293,10 @@ lint: $(CONFIG_H)
 	@command -v cppcheck >/dev/null && command -v clang-tidy >/dev/null || \
 	  { echo "install cppcheck clang-tidy" >&2; exit 1; }
 	cppcheck $(CPPCHECK_FLAGS) $(LINT_DEFS) -Ilib lib/
-	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Iexamples/shexec-mcp $(EXAMPLE_SRCS)
+	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Ilib $(EXAMPLE_SRCS)
 	@echo "clang-tidy --quiet lib/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
 	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) $(EXAMPLE_SRCS) -- -std=c11 \
-	  $(LINT_DEFS) -iquote lib -iquote examples/shexec-mcp 2>&1); \
+	  $(LINT_DEFS) -iquote lib 2>&1); \
 	rc=$$?; printf '%s\n' "$$out" | grep -v -e '^[0-9]* warnings\{0,1\} generated\.$$' -e '^$$'; \
 	exit $$rc
 

@@ -100,6 +100,8 @@ typedef struct parser {
     size_t depth, cap_frames;
     const pending **sorted; /* scratch for the duplicate-key check */
     size_t cap_sorted;
+    int keep_duplicates;
+    size_t dup_index; /* check_duplicates' finding, when duplicates are kept */
     shx_buf *err;
 } parser;
 
@@ -508,6 +510,10 @@ static int check_duplicates(parser *p, size_t start, size_t cnt)
                 dup = b;
         }
     }
+    if (dup && p->keep_duplicates) {
+        p->dup_index = (size_t)(dup - m) + 1;
+        return SHEXEC_OK;
+    }
     return dup ? fail_duplicate(p, dup) : SHEXEC_OK;
 }
 
@@ -517,6 +523,7 @@ static int close_container(parser *p, shx_json **out)
     frame *f = &p->frames[p->depth - 1];
     size_t cnt = p->npend - f->start;
     const pending *m = cnt ? p->pend + f->start : NULL; /* pend may still be NULL */
+    p->dup_index = 0;
     if (f->is_object && cnt > 1) {
         int rc = check_duplicates(p, f->start, cnt);
         if (rc)
@@ -525,6 +532,7 @@ static int close_container(parser *p, shx_json **out)
     shx_json *v = new_node(p, f->is_object ? SHX_JSON_OBJECT : SHX_JSON_ARRAY);
     if (!v)
         return oom(p);
+    v->dup_key = p->dup_index;
     if (cnt) {
         if (cnt > SIZE_MAX / sizeof(shx_json_str))
             return oom(p);
@@ -632,6 +640,7 @@ int shx_json_parse(shx_json **out, const char *text, size_t len, const shx_json_
         .max_items = lim && lim->max_items ? lim->max_items : SHX_JSON_DEFAULT_MAX_ITEMS,
         .scratch = SHX_BUF_INIT,
         .err = err,
+        .keep_duplicates = lim && lim->keep_duplicate_keys,
     };
     size_t max_size = lim && lim->max_size ? lim->max_size : SHX_JSON_DEFAULT_MAX_SIZE;
     if (len > max_size)
@@ -716,6 +725,56 @@ const shx_json *shx_json_get(const shx_json *obj, const char *key)
         if (obj->keys[i].len == n && memcmp(obj->keys[i].str, key, n) == 0)
             return obj->items[i];
     return NULL;
+}
+
+const char *shx_json_duplicate_key(const shx_json *v, int deep, size_t *len)
+{
+    if (len)
+        *len = 0;
+    if (!v)
+        return NULL;
+    if (v->type == SHX_JSON_OBJECT && v->dup_key) {
+        if (len)
+            *len = v->keys[v->dup_key - 1].len;
+        return v->keys[v->dup_key - 1].str;
+    }
+    if (!deep || (v->type != SHX_JSON_OBJECT && v->type != SHX_JSON_ARRAY))
+        return NULL;
+    /* depth first, one (container, next item) pair per open container */
+    typedef struct {
+        const shx_json *c;
+        size_t i;
+    } level;
+    size_t cap = 16, top = 0;
+    level *st = malloc(cap * sizeof *st);
+    if (!st)
+        return NULL;
+    st[top++] = (level){v, 0};
+    const char *found = NULL;
+    while (top && !found) {
+        level *l = &st[top - 1];
+        if (l->i == l->c->count) {
+            top--;
+            continue;
+        }
+        const shx_json *c = l->c->items[l->i++];
+        if (c->type == SHX_JSON_OBJECT && c->dup_key) {
+            found = c->keys[c->dup_key - 1].str;
+            if (len)
+                *len = c->keys[c->dup_key - 1].len;
+        } else if ((c->type == SHX_JSON_OBJECT || c->type == SHX_JSON_ARRAY) && c->count) {
+            if (top == cap) {
+                level *grown = realloc(st, 2 * cap * sizeof *st);
+                if (!grown)
+                    break;
+                st = grown;
+                cap *= 2;
+            }
+            st[top++] = (level){c, 0};
+        }
+    }
+    free(st);
+    return found;
 }
 
 /*

@@ -48,7 +48,11 @@ struct shx_json {
     size_t len;        /* STRING, NUMBER: bytes in str */
     size_t count;      /* ARRAY: items; OBJECT: members */
     shx_json **items;  /* ARRAY: the items; OBJECT: the values, in document order */
-    shx_json_str *keys; /* OBJECT: keys[i] names items[i]; keys are unique */
+    shx_json_str *keys; /* OBJECT: keys[i] names items[i]; keys are unique
+                           unless the parse kept duplicate keys */
+    size_t dup_key;    /* OBJECT parsed with keep_duplicate_keys: 1 + the index
+                          of the first key that repeats an earlier one, 0 when
+                          all differ */
     void *arena_;      /* private: non-NULL on the root only */
 };
 
@@ -62,6 +66,10 @@ typedef struct shx_json_limits {
     size_t max_depth; /* default 64 */
     size_t max_size;  /* default 16 MiB */
     size_t max_items; /* default 1,000,000 */
+    /* 1: an object that repeats a key is kept (RFC 8259 allows it) and
+     * marked in dup_key, for a caller that must still answer such a
+     * message (a JSON-RPC server echoes its id); 0: it is an error */
+    int keep_duplicate_keys;
 } shx_json_limits;
 
 #define SHX_JSON_DEFAULT_MAX_DEPTH 64u
@@ -109,9 +117,18 @@ const char *shx_json_key(const shx_json *v, size_t i, size_t *len);
 /*
  * The member `key` (a C string, compared byte for byte with the decoded key)
  * of an object; NULL when absent or obj is not an object. Linear in the
- * number of members.
+ * number of members. With duplicate keys kept: the first of them.
  */
 const shx_json *shx_json_get(const shx_json *obj, const char *key);
+/*
+ * A key that an object names twice (documents parsed with
+ * keep_duplicate_keys): in v itself (v an object) and, with `deep`, in any
+ * object nested in v at any depth, arrays included. The key (decoded,
+ * NUL-terminated, may contain NUL) with its length in *len, or NULL when
+ * every object looked at has distinct keys. Not recursive; for deep, it
+ * allocates a stack of the document's depth (NULL when that fails).
+ */
+const char *shx_json_duplicate_key(const shx_json *v, int deep, size_t *len);
 /*
  * SHEXEC_OK when v is a number whose value is an exact integer in int64
  * range, judged on the exact decimal text (never through a double): 1, -0,

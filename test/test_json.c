@@ -388,6 +388,51 @@ static void test_error_message_hostile_key(void **state)
 }
 
 /* Objects past the small-object path check duplicates by sorting. */
+/* Kept duplicate keys (a JSON-RPC server answers such a message, with its
+ * id): the object is marked with its first repeated key, found shallow or
+ * deep, small objects and large (sorted) ones alike. */
+static void test_duplicate_keys_kept(void **state)
+{
+    (void)state;
+    const shx_json_limits keep = {.keep_duplicate_keys = 1};
+    shx_json *v = NULL;
+    const char *doc = "{\"id\":1,\"p\":{\"a\":[{\"x\":1,\"y\":2,\"x\":3}]},\"id\":2}";
+    assert_int_equal(shx_json_parse(&v, doc, strlen(doc), &keep, NULL), SHEXEC_OK);
+    size_t len;
+    assert_string_equal(shx_json_duplicate_key(v, 0, &len), "id");
+    assert_int_equal(len, 2);
+    assert_int_equal(v->dup_key, 3);
+    const shx_json *p = shx_json_get(v, "p");
+    assert_null(shx_json_duplicate_key(p, 0, &len));
+    assert_string_equal(shx_json_duplicate_key(p, 1, &len), "x");
+    shx_json_free(v);
+
+    /* the strict parse refuses the same text */
+    shx_buf err = SHX_BUF_INIT;
+    assert_int_equal(shx_json_parse(&v, doc, strlen(doc), NULL, &err), SHEXEC_EINVAL);
+    assert_non_null(strstr(err.data, "duplicate key \"x\""));
+    shx_buf_free(&err);
+
+    /* no repeat: nothing found, deep or not */
+    doc = "[{\"a\":1,\"b\":[{\"a\":2}]},{\"a\":3}]";
+    assert_int_equal(shx_json_parse(&v, doc, strlen(doc), &keep, NULL), SHEXEC_OK);
+    assert_null(shx_json_duplicate_key(v, 1, &len));
+    assert_int_equal(len, 0);
+    shx_json_free(v);
+
+    /* a large object, keys 0..99 then 50 again: found by the sorted check */
+    shx_buf big = SHX_BUF_INIT;
+    shx_buf_putc(&big, '{');
+    for (int i = 0; i < 100; i++)
+        shx_buf_printf(&big, "\"k%d\":%d,", i, i);
+    shx_buf_puts(&big, "\"k50\":0,\"k7\":0}");
+    assert_int_equal(shx_json_parse(&v, big.data, big.len, &keep, NULL), SHEXEC_OK);
+    assert_string_equal(shx_json_duplicate_key(v, 0, &len), "k50");
+    assert_int_equal(v->dup_key, 101);
+    shx_json_free(v);
+    shx_buf_free(&big);
+}
+
 static void test_duplicate_keys_large_object(void **state)
 {
     (void)state;
@@ -632,7 +677,7 @@ static void test_depth_limit(void **state)
     free(msg);
     free(deep);
     /* a zeroed limits struct means the defaults */
-    shx_json_limits zero = {0, 0, 0};
+    shx_json_limits zero = {0, 0, 0, 0};
     deep = repeat("{\"a\":", 65, "1", "}");
     msg = parse_bad_lim(deep, strlen(deep), &zero);
     assert_int_equal(msg_offset(msg), 64 * 5);
@@ -1076,6 +1121,7 @@ int main(void)
         cmocka_unit_test(test_unicode_escapes),
         cmocka_unit_test(test_int64),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_duplicate_keys_kept),
         cmocka_unit_test(test_depth_100000),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_items_limit),

@@ -9,8 +9,9 @@
  * calls, cancellations) while commands run or a task_kill waits for its task
  * to end, and never blocks on a slow client. The bash tool's arguments are
  * checked by the library (shexec_tool_prepare), exactly as its own tool
- * layer checks them; the server starts the run and formats the result. Foreground commands stream their output as notifications/progress
- * when the request carried a progress token. At stdin EOF or a termination
+ * layer checks them; the server starts the run and formats the result.
+ * Foreground commands stream their output as notifications/progress when
+ * the request carried a progress token. At stdin EOF or a termination
  * signal every command still running is stopped (SIGTERM to its process
  * group, a grace period, SIGKILL) before the server exits.
  * If the server itself dies without that chance (SIGKILL, an OOM kill, a
@@ -24,7 +25,9 @@
  * NUL inside a method name is refused, never half-matched, and every message
  * that needs an answer gets exactly one.
  *
- * Uses only the public API (include/shexec.h).
+ * Uses only the public API (include/shexec.h), and the library's strict
+ * JSON parser and writer (lib/json.c, lib/buf.c) compiled into it: one
+ * JSON reading for the tool arguments and the messages around them.
  */
 #include <shexec.h>
 
@@ -41,7 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mcp_json.h"
+#include "buf.h"
+#include "json.h"
+#include "utf8.h"
 
 #define SERVER_NAME "shexec-mcp"
 #define LATEST_PROTOCOL "2025-11-25"
@@ -76,7 +81,7 @@ struct call {
     int cancelled;     /* the client cancelled: stop, send nothing more */
     int64_t start_ms;
     /* live output not yet sent as progress */
-    mj_buf pending;
+    shx_buf pending;
     int64_t pending_since_ms;
     int64_t last_sent_ms;
     double last_progress;
@@ -87,7 +92,7 @@ struct call {
 typedef struct {
     shexec_session *s;
     call *calls;
-    mj_buf outq;          /* serialized messages waiting for stdout */
+    shx_buf outq;          /* serialized messages waiting for stdout */
     size_t outq_off;
     int out_nonblock;
     int stdin_open;
@@ -162,15 +167,58 @@ static void flush_out(server *sv, int block)
     }
 }
 
+/* A value as JSON text (malloc'd): ids and progress tokens are echoed in
+ * this form, the same value as the client's (numbers exactly as written,
+ * strings escaped anew); a tool's arguments are handed on in it. */
+static char *json_text(const shx_json *v)
+{
+    shx_buf b = SHX_BUF_INIT;
+    if (shx_json_write(&b, v) != 0) {
+        shx_buf_free(&b);
+        return NULL;
+    }
+    return shx_buf_steal(&b, NULL);
+}
+
+/* 1 when v is a string of exactly the bytes of s (a NUL inside v differs) */
+static int str_eq(const shx_json *v, const char *s)
+{
+    size_t n = strlen(s);
+    return shx_json_is(v, SHX_JSON_STRING) && v->len == n && memcmp(v->str, s, n) == 0;
+}
+
+/* How many members of obj are named key (repeated keys are kept) */
+static size_t count_key(const shx_json *obj, const char *key)
+{
+    size_t klen = strlen(key), n = 0;
+    for (size_t i = 0; shx_json_is(obj, SHX_JSON_OBJECT) && i < obj->count; i++)
+        n += obj->keys[i].len == klen && memcmp(obj->keys[i].str, key, klen) == 0;
+    return n;
+}
+
+/* Length of the longest prefix of s[0..n) that does not end inside a UTF-8
+ * character the next bytes could still complete: progress is sent in whole
+ * characters. */
+static size_t complete_prefix(const char *s, size_t n)
+{
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        const unsigned char *p = (const unsigned char *)s + n - back;
+        if ((*p & 0xC0) == 0x80)
+            continue; /* a continuation byte: look further back for the lead */
+        return shx_utf8_char_len(p, back, 0) == 0 ? n - back : n;
+    }
+    return n;
+}
+
 /* Queue one message; `body` is the JSON object text without the newline. */
-static void send_msg(server *sv, const mj_buf *body)
+static void send_msg(server *sv, const shx_buf *body)
 {
     if (body->failed) {
         log_msg("out of memory building a reply");
         return;
     }
-    mj_putn(&sv->outq, body->data, body->len);
-    mj_putn(&sv->outq, "\n", 1);
+    shx_buf_append(&sv->outq, body->data, body->len);
+    shx_buf_append(&sv->outq, "\n", 1);
     if (sv->outq.failed) {
         log_msg("out of memory queueing a reply");
         sv->stop = 1;
@@ -179,23 +227,23 @@ static void send_msg(server *sv, const mj_buf *body)
 
 static void send_result(server *sv, const char *id, const char *result_json)
 {
-    mj_buf b = {0};
-    mj_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result_json);
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result_json);
     send_msg(sv, &b);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
 }
 
 /* An error response; the message is n bytes and may hold client text with
  * NUL in it (a method or key name), escaped on output. */
 static void send_error_n(server *sv, const char *id, int code, const char *message, size_t n)
 {
-    mj_buf b = {0};
-    mj_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":",
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":",
               id ? id : "null", code);
-    mj_put_string(&b, message, n);
-    mj_puts(&b, "}}");
+    (void)shx_json_put_string(&b, message, n);
+    shx_buf_puts(&b, "}}");
     send_msg(sv, &b);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
 }
 
 static void send_error(server *sv, const char *id, int code, const char *message)
@@ -204,7 +252,7 @@ static void send_error(server *sv, const char *id, int code, const char *message
 }
 
 /* An error whose message was built in m; a generic one if that failed. */
-static void send_error_buf(server *sv, const char *id, int code, const mj_buf *m,
+static void send_error_buf(server *sv, const char *id, int code, const shx_buf *m,
                            const char *fallback)
 {
     if (m->failed || !m->data)
@@ -214,36 +262,36 @@ static void send_error_buf(server *sv, const char *id, int code, const mj_buf *m
 }
 
 /* Up to 64 bytes of a client's name (a key, a method) for a message, quoted. */
-static void put_name(mj_buf *m, const char *name, size_t len)
+static void put_name(shx_buf *m, const char *name, size_t len)
 {
-    mj_puts(m, "\"");
-    mj_putn(m, name, len > 64 ? 64 : len);
-    mj_puts(m, len > 64 ? "...\"" : "\"");
+    shx_buf_puts(m, "\"");
+    shx_buf_append(m, name, len > 64 ? 64 : len);
+    shx_buf_puts(m, len > 64 ? "...\"" : "\"");
 }
 
 /* A tools/call result: one text content block, isError as given. */
-static void send_tool_text(server *sv, const char *id, const mj_buf *text, int is_error)
+static void send_tool_text(server *sv, const char *id, const shx_buf *text, int is_error)
 {
-    mj_buf b = {0};
-    mj_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
                   "\"text\":",
               id);
-    mj_put_string(&b, text->data ? text->data : "", text->len);
-    mj_printf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
+    (void)shx_json_put_string(&b, text->data ? text->data : "", text->len);
+    shx_buf_printf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
     if (text->failed)
         b.failed = 1;
     send_msg(sv, &b);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
 }
 
 /* A tool error whose message was built in m (it may hold NUL). */
-static void send_tool_error_buf(server *sv, const char *id, const mj_buf *m, const char *fallback)
+static void send_tool_error_buf(server *sv, const char *id, const shx_buf *m, const char *fallback)
 {
     if (m->failed || !m->data) {
-        mj_buf t = {0};
-        mj_puts(&t, fallback);
+        shx_buf t = {0};
+        shx_buf_puts(&t, fallback);
         send_tool_text(sv, id, &t, 1);
-        mj_buf_free(&t);
+        shx_buf_free(&t);
     } else {
         send_tool_text(sv, id, m, 1);
     }
@@ -251,25 +299,25 @@ static void send_tool_error_buf(server *sv, const char *id, const mj_buf *m, con
 
 static void send_tool_error(server *sv, const char *id, const char *message)
 {
-    mj_buf t = {0};
-    mj_puts(&t, message);
+    shx_buf t = {0};
+    shx_buf_puts(&t, message);
     send_tool_text(sv, id, &t, 1);
-    mj_buf_free(&t);
+    shx_buf_free(&t);
 }
 
 /* ---- formatting results for a model ------------------------------------ */
 
-static void put_section(mj_buf *t, const char *name, const char *data, size_t len)
+static void put_section(shx_buf *t, const char *name, const char *data, size_t len)
 {
     if (!len)
         return;
-    mj_printf(t, "%s:\n", name);
-    mj_putn(t, data, len);
+    shx_buf_printf(t, "%s:\n", name);
+    shx_buf_append(t, data, len);
     if (data[len - 1] != '\n')
-        mj_printf(t, "\n\\ no newline at end of %s\n", name);
+        shx_buf_printf(t, "\n\\ no newline at end of %s\n", name);
 }
 
-static void put_output(mj_buf *t, shexec_run *r)
+static void put_output(shx_buf *t, shexec_run *r)
 {
     size_t olen, elen;
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &olen);
@@ -277,10 +325,10 @@ static void put_output(mj_buf *t, shexec_run *r)
     put_section(t, "stdout", out, olen);
     put_section(t, "stderr", err, elen);
     if (!olen && !elen)
-        mj_puts(t, "(no output)\n");
+        shx_buf_puts(t, "(no output)\n");
 }
 
-static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
+static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
 {
     shexec_run *r = c->run;
     put_output(t, r);
@@ -289,35 +337,35 @@ static void format_run(server *sv, const call *c, mj_buf *t, int *is_error)
     if (state == SHEXEC_STATE_TIMED_OUT) {
         int printed = shexec_run_output_total(r, SHEXEC_STDOUT) ||
                       shexec_run_output_total(r, SHEXEC_STDERR);
-        mj_printf(t, "timed_out: true (Command timed out after %u ms; its process group was "
+        shx_buf_printf(t, "timed_out: true (Command timed out after %u ms; its process group was "
                      "terminated, %s)\n",
                   shexec_run_timeout_ms(r),
                   printed ? "the output above is what it printed before"
                           : "it printed nothing before");
         code = -1;
     }
-    mj_printf(t, "exit_code: %d\n", code);
+    shx_buf_printf(t, "exit_code: %d\n", code);
     int sig = shexec_run_signal(r);
     if (sig && state != SHEXEC_STATE_TIMED_OUT) {
         const char *name = sigabbrev_np(sig);
-        mj_printf(t, "signal: %d (SIG%s)\n", sig, name ? name : "?");
+        shx_buf_printf(t, "signal: %d (SIG%s)\n", sig, name ? name : "?");
     }
-    mj_puts(t, "cwd: ");
-    mj_puts(t, shexec_session_cwd(sv->s));
-    mj_puts(t, "\n");
+    shx_buf_puts(t, "cwd: ");
+    shx_buf_puts(t, shexec_session_cwd(sv->s));
+    shx_buf_puts(t, "\n");
     const char *left = shexec_run_leftover_task(r);
     if (left)
-        mj_printf(t, "leftover_task_id: %s (processes the command left running keep running as "
+        shx_buf_printf(t, "leftover_task_id: %s (processes the command left running keep running as "
                      "this background task: read their output with task_output, stop them with "
                      "task_kill)\n",
                   left);
     else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
-        mj_puts(t, "leftovers: killed (the command left processes running that could not be "
+        shx_buf_puts(t, "leftovers: killed (the command left processes running that could not be "
                    "kept as a background task: the task table was full or they could not be "
                    "tracked)\n");
     const char *notice = shexec_run_notice(r);
     if (*notice)
-        mj_printf(t, "notice: %s\n", notice);
+        shx_buf_printf(t, "notice: %s\n", notice);
     /* A command that ran and ended is a result, whatever its status: an exit
      * code, or a signal it got from elsewhere (kill, the OOM killer, its own
      * abort()) is what the command did, for the model to read. What the tool
@@ -345,14 +393,14 @@ static const char *state_word(int state)
 
 /* A task's status and output as text: all output so far, or with new_only
  * what arrived since the previous read. `status` NULL: running or completed. */
-static void format_task(shexec_task *t, int new_only, const char *status, mj_buf *text)
+static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text)
 {
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_done(r);
-    mj_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
+    shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
               status ? status : done ? "completed" : "running");
     if (done)
-        mj_printf(text, "exit_code: %d\nstate: %s\n", shexec_run_exit_code(r),
+        shx_buf_printf(text, "exit_code: %d\nstate: %s\n", shexec_run_exit_code(r),
                   state_word(shexec_run_state(r)));
     if (!new_only) {
         put_output(text, r);
@@ -364,7 +412,7 @@ static void format_task(shexec_task *t, int new_only, const char *status, mj_buf
     const char *err = shexec_task_read(t, SHEXEC_STDERR, &elen);
     put_section(text, "stderr", err, elen);
     if (!olen && !elen)
-        mj_puts(text, "(no output)\n");
+        shx_buf_puts(text, "(no output)\n");
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -374,7 +422,7 @@ static void send_progress(server *sv, call *c, int final)
     int64_t now = now_ms();
     size_t n = c->pending.len;
     if (!final)
-        n = mj_utf8_complete_prefix(c->pending.data ? c->pending.data : "", n);
+        n = complete_prefix(c->pending.data ? c->pending.data : "", n);
     if (sv->outq.len - sv->outq_off > OUTQ_SOFT_LIMIT) {
         c->pending.len = 0; /* the client is not reading: do not pile up more */
         return;
@@ -384,17 +432,17 @@ static void send_progress(server *sv, call *c, int final)
     if (progress <= c->last_progress)
         progress = c->last_progress + 1;
     c->last_progress = progress;
-    mj_buf b = {0};
-    mj_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
                   "\"progressToken\":%s,\"progress\":%.0f",
               c->token, progress);
     if (n) {
-        mj_puts(&b, ",\"message\":");
-        mj_put_string(&b, c->pending.data, n);
+        shx_buf_puts(&b, ",\"message\":");
+        (void)shx_json_put_string(&b, c->pending.data, n);
     }
-    mj_puts(&b, "}}");
+    shx_buf_puts(&b, "}}");
     send_msg(sv, &b);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
     c->streamed += n;
     if (n && c->pending.data) /* nothing taken: nothing to move, maybe no buffer */
         memmove(c->pending.data, c->pending.data + n, c->pending.len - n);
@@ -413,9 +461,9 @@ static void on_output(void *user, int stream, const char *data, size_t len)
         static const char note[] =
             "\n[live output stops here: the result of the call holds the output]\n";
         c->budget_spent = 1;
-        mj_puts(&c->pending, note);
+        shx_buf_puts(&c->pending, note);
     } else {
-        mj_putn(&c->pending, data, len);
+        shx_buf_append(&c->pending, data, len);
     }
     if (!c->pending_since_ms)
         c->pending_since_ms = now_ms();
@@ -448,21 +496,12 @@ static void call_free(call *c)
 {
     if (!c->killed)
         shexec_run_free(c->run); /* a task's run goes with its task */
-    mj_buf_free(&c->pending);
+    shx_buf_free(&c->pending);
     free(c->id);
     free(c->token);
     free(c);
 }
 
-static char *dup_raw(const mj_value *v)
-{
-    char *s = malloc(v->raw_len + 1);
-    if (s) {
-        memcpy(s, v->raw, v->raw_len);
-        s[v->raw_len] = '\0';
-    }
-    return s;
-}
 
 /* 1 when a pending task_kill still needs t: it must not be freed yet. */
 static int task_in_use(const server *sv, const shexec_task *t)
@@ -487,21 +526,21 @@ static void finish_calls(server *sv)
             /* the task it stopped has ended: its final output, once; a
              * second task_kill of it still waiting answers next, then frees */
             if (!c->cancelled) {
-                mj_buf t = {0};
+                shx_buf t = {0};
                 format_task(c->killed, 0, "killed", &t);
                 send_tool_text(sv, c->id, &t, 0);
-                mj_buf_free(&t);
+                shx_buf_free(&t);
             }
             if (!task_in_use(sv, c->killed))
                 shexec_task_free(c->killed);
         } else if (!c->cancelled) {
             if (c->token && c->pending.len)
                 send_progress(sv, c, 1); /* progress always precedes the result */
-            mj_buf t = {0};
+            shx_buf t = {0};
             int is_error;
             format_run(sv, c, &t, &is_error);
             send_tool_text(sv, c->id, &t, is_error);
-            mj_buf_free(&t);
+            shx_buf_free(&t);
         }
         call_free(c);
     }
@@ -509,10 +548,10 @@ static void finish_calls(server *sv)
 
 /* A pending call for request `id`, not yet linked in; NULL (and answered)
  * when out of memory. */
-static call *call_new(server *sv, const char *id, const mj_value *token)
+static call *call_new(server *sv, const char *id, const shx_json *token)
 {
     call *c = calloc(1, sizeof *c);
-    if (!c || !(c->id = strdup(id)) || (token && !(c->token = dup_raw(token)))) {
+    if (!c || !(c->id = strdup(id)) || (token && !(c->token = json_text(token)))) {
         if (c) {
             free(c->id);
             free(c);
@@ -526,9 +565,9 @@ static call *call_new(server *sv, const char *id, const mj_value *token)
 
 /* The library checks the arguments (shexec_tool_prepare(): the same rules and
  * messages as its own bash tool); the server starts the run and streams it. */
-static void tool_bash(server *sv, const char *id, const mj_value *args, const mj_value *token)
+static void tool_bash(server *sv, const char *id, const shx_json *args, const shx_json *token)
 {
-    char *args_json = args ? dup_raw(args) : NULL;
+    char *args_json = args ? json_text(args) : NULL;
     if (args && !args_json) {
         send_error(sv, id, -32603, "out of memory");
         return;
@@ -545,7 +584,7 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
     if (background) {
         /* a model that gave no timeout gets the server's limit, if any
          * (the arguments were checked: a "timeout" member is the model's) */
-        if (sv->task_timeout_ms && !mj_get(args, "timeout"))
+        if (sv->task_timeout_ms && !shx_json_get(args, "timeout"))
             rc = shexec_run_set_timeout_ms(run, sv->task_timeout_ms);
         shexec_task *t = NULL;
         if (rc == SHEXEC_OK)
@@ -562,12 +601,12 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
         }
         /* the task is ours (host-held) until task_output reads it to the
          * end, task_kill stops it, or the session ends */
-        mj_buf text = {0};
-        mj_printf(&text, "task_id: %s\nstatus: running\nThe command runs in the background: read "
+        shx_buf text = {0};
+        shx_buf_printf(&text, "task_id: %s\nstatus: running\nThe command runs in the background: read "
                          "its output with task_output, stop it with task_kill.\n",
                   shexec_task_id(t));
         send_tool_text(sv, id, &text, 0);
-        mj_buf_free(&text);
+        shx_buf_free(&text);
         return;
     }
 
@@ -592,49 +631,49 @@ static void tool_bash(server *sv, const char *id, const mj_value *args, const mj
 
 /* The arguments of task_output ({task_id, new_only}) or task_kill
  * ({task_id}), checked as their schemas say; a message in err otherwise. */
-static int parse_task_args(const mj_value *args, int with_new_only, const char **task_id,
-                           int *new_only, mj_buf *err)
+static int parse_task_args(const shx_json *args, int with_new_only, const char **task_id,
+                           int *new_only, shx_buf *err)
 {
     *task_id = NULL;
     *new_only = 0;
     size_t dup_len;
-    const char *dup = mj_duplicate_key(args, 0, &dup_len);
+    const char *dup = shx_json_duplicate_key(args, 0, &dup_len);
     if (dup) {
-        mj_puts(err, "argument ");
+        shx_buf_puts(err, "argument ");
         put_name(err, dup, dup_len);
-        mj_puts(err, " given twice");
+        shx_buf_puts(err, " given twice");
         return -1;
     }
     for (size_t i = 0; args && i < args->count; i++) {
-        const mj_value *v = &args->items[i];
+        const shx_json *v = args->items[i];
         /* compared with the key's full length: "task_id\u0000x" is unknown */
-        if (args->key_lens[i] == 7 && memcmp(args->keys[i], "task_id", 7) == 0) {
-            if (v->type != MJ_STRING) {
-                mj_puts(err, "argument \"task_id\" must be a string");
+        if (args->keys[i].len == 7 && memcmp(args->keys[i].str, "task_id", 7) == 0) {
+            if (v->type != SHX_JSON_STRING) {
+                shx_buf_puts(err, "argument \"task_id\" must be a string");
                 return -1;
             }
-            if (memchr(v->str, '\0', v->str_len)) {
-                mj_puts(err, "argument \"task_id\" contains a NUL character");
+            if (memchr(v->str, '\0', v->len)) {
+                shx_buf_puts(err, "argument \"task_id\" contains a NUL character");
                 return -1;
             }
             *task_id = v->str;
-        } else if (with_new_only && args->key_lens[i] == 8 &&
-                   memcmp(args->keys[i], "new_only", 8) == 0) {
-            if (v->type != MJ_BOOL) {
-                mj_puts(err, "argument \"new_only\" must be a boolean");
+        } else if (with_new_only && args->keys[i].len == 8 &&
+                   memcmp(args->keys[i].str, "new_only", 8) == 0) {
+            if (v->type != SHX_JSON_BOOL) {
+                shx_buf_puts(err, "argument \"new_only\" must be a boolean");
                 return -1;
             }
             *new_only = v->boolean;
         } else {
-            mj_puts(err, "unknown argument ");
-            put_name(err, args->keys[i], args->key_lens[i]);
-            mj_puts(err, with_new_only ? " (the arguments are: task_id, new_only)"
+            shx_buf_puts(err, "unknown argument ");
+            put_name(err, args->keys[i].str, args->keys[i].len);
+            shx_buf_puts(err, with_new_only ? " (the arguments are: task_id, new_only)"
                                        : " (the arguments are: task_id)");
             return -1;
         }
     }
     if (!*task_id) {
-        mj_puts(err, "missing required argument \"task_id\"");
+        shx_buf_puts(err, "missing required argument \"task_id\"");
         return -1;
     }
     return 0;
@@ -648,31 +687,31 @@ static shexec_task *find_task(server *sv, const char *id, const char *task_id)
     int rc = shexec_session_find_task(&t, sv->s, task_id);
     if (rc == SHEXEC_OK)
         return t;
-    mj_buf m = {0};
+    shx_buf m = {0};
     if (rc == SHEXEC_ENOTASK && strstr(shexec_session_errmsg(sv->s), "released unread"))
         /* leftovers nobody looked up make room for new tasks once finished */
-        mj_printf(&m, "Task %.64s finished and was released unread (retention limit: the "
+        shx_buf_printf(&m, "Task %.64s finished and was released unread (retention limit: the "
                       "session keeps at most %u tasks; read finished tasks with task_output)",
                   task_id, SHEXEC_DEFAULT_MAX_TASKS);
     else if (rc == SHEXEC_ENOTASK)
-        mj_printf(&m, "Task not found: %.64s", task_id);
+        shx_buf_printf(&m, "Task not found: %.64s", task_id);
     else
-        mj_puts(&m, shexec_session_errmsg(sv->s));
+        shx_buf_puts(&m, shexec_session_errmsg(sv->s));
     send_tool_error_buf(sv, id, &m, "Task not found");
-    mj_buf_free(&m);
+    shx_buf_free(&m);
     return NULL;
 }
 
 /* The task a task tool names, its arguments checked; NULL once the error
  * has been answered. */
-static shexec_task *task_of_call(server *sv, const char *id, const mj_value *args,
+static shexec_task *task_of_call(server *sv, const char *id, const shx_json *args,
                                  int with_new_only, int *new_only)
 {
     const char *task_id;
-    mj_buf err = {0};
+    shx_buf err = {0};
     if (parse_task_args(args, with_new_only, &task_id, new_only, &err) != 0) {
         send_tool_error_buf(sv, id, &err, "invalid arguments");
-        mj_buf_free(&err);
+        shx_buf_free(&err);
         return NULL;
     }
     return find_task(sv, id, task_id);
@@ -680,7 +719,7 @@ static shexec_task *task_of_call(server *sv, const char *id, const mj_value *arg
 
 /* task_output: the task's status and output; a finished task is reported
  * once, then freed. */
-static void tool_task_output(server *sv, const char *id, const mj_value *args)
+static void tool_task_output(server *sv, const char *id, const shx_json *args)
 {
     int new_only;
     shexec_task *t = task_of_call(sv, id, args, 1, &new_only);
@@ -688,10 +727,10 @@ static void tool_task_output(server *sv, const char *id, const mj_value *args)
         return;
     /* take in what has already arrived (no done callbacks: t stays valid) */
     shexec_session_wait(sv->s, 0);
-    mj_buf text = {0};
+    shx_buf text = {0};
     format_task(t, new_only, NULL, &text);
     send_tool_text(sv, id, &text, 0);
-    mj_buf_free(&text);
+    shx_buf_free(&text);
     /* a task a pending task_kill waits for is freed by that call */
     if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t))
         shexec_task_free(t);
@@ -700,17 +739,17 @@ static void tool_task_output(server *sv, const char *id, const mj_value *args)
 /* task_kill: SIGTERM to the task's group now, SIGKILL after the grace; the
  * answer waits (as a pending call) for the task to end, while the loop
  * keeps serving. A task that had already finished is reported at once. */
-static void tool_task_kill(server *sv, const char *id, const mj_value *args)
+static void tool_task_kill(server *sv, const char *id, const shx_json *args)
 {
     int new_only;
     shexec_task *t = task_of_call(sv, id, args, 0, &new_only);
     if (!t)
         return;
     if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t)) {
-        mj_buf text = {0};
+        shx_buf text = {0};
         format_task(t, 0, "completed", &text);
         send_tool_text(sv, id, &text, 0);
-        mj_buf_free(&text);
+        shx_buf_free(&text);
         shexec_task_free(t);
         return;
     }
@@ -726,25 +765,25 @@ static void tool_task_kill(server *sv, const char *id, const mj_value *args)
 
 /* ---- methods ----------------------------------------------------------------- */
 
-static void method_initialize(server *sv, const char *id, const mj_value *params)
+static void method_initialize(server *sv, const char *id, const shx_json *params)
 {
-    const mj_value *pv = mj_get(params, "protocolVersion");
+    const shx_json *pv = shx_json_get(params, "protocolVersion");
     const char *version = LATEST_PROTOCOL;
     for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++)
-        if (mj_str_eq(pv, protocols[i]))
+        if (str_eq(pv, protocols[i]))
             version = protocols[i];
-    mj_buf b = {0};
-    mj_printf(&b,
+    shx_buf b = {0};
+    shx_buf_printf(&b,
               "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
               "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"version\":",
               version);
-    mj_put_string(&b, shexec_version(), strlen(shexec_version()));
-    mj_puts(&b, "},\"instructions\":\"A shell on this machine. `bash` runs a command and returns "
+    (void)shx_json_put_string(&b, shexec_version(), strlen(shexec_version()));
+    shx_buf_puts(&b, "},\"instructions\":\"A shell on this machine. `bash` runs a command and returns "
                 "its output and exit code; the working directory persists between calls. Long "
                 "or never-ending commands (servers, watchers) belong in the background "
                 "(run_in_background), read with task_output, stopped with task_kill.\"}");
     send_result(sv, id, b.failed ? "{}" : b.data);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
 }
 
 static void method_tools_list(server *sv, const char *id)
@@ -754,85 +793,86 @@ static void method_tools_list(server *sv, const char *id)
         send_error(sv, id, -32603, shexec_session_errmsg(sv->s));
         return;
     }
-    mj_buf b = {0};
-    mj_printf(&b, "{\"tools\":%s}", tools);
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"tools\":%s}", tools);
     send_result(sv, id, b.failed ? "{\"tools\":[]}" : b.data);
-    mj_buf_free(&b);
+    shx_buf_free(&b);
     shexec_free(tools);
 }
 
-static void method_tools_call(server *sv, const char *id, const mj_value *params)
+static void method_tools_call(server *sv, const char *id, const shx_json *params)
 {
-    const mj_value *name = mj_get(params, "name");
-    if (!name || name->type != MJ_STRING) {
+    const shx_json *name = shx_json_get(params, "name");
+    if (!name || name->type != SHX_JSON_STRING) {
         send_error(sv, id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
         return;
     }
     /* the library takes C strings: a name with NUL inside names no tool */
-    if (memchr(name->str, '\0', name->str_len) || !shexec_tool_is_enabled(sv->s, name->str)) {
-        mj_buf m = {0};
-        mj_puts(&m, "Unknown tool: ");
-        mj_putn(&m, name->str, name->str_len > 64 ? 64 : name->str_len);
+    if (memchr(name->str, '\0', name->len) || !shexec_tool_is_enabled(sv->s, name->str)) {
+        shx_buf m = {0};
+        shx_buf_puts(&m, "Unknown tool: ");
+        shx_buf_append(&m, name->str, name->len > 64 ? 64 : name->len);
         send_error_buf(sv, id, RPC_INVALID_PARAMS, &m, "Unknown tool");
-        mj_buf_free(&m);
+        shx_buf_free(&m);
         return;
     }
-    const mj_value *args = mj_get(params, "arguments");
-    if (args && args->type == MJ_NULL)
+    const shx_json *args = shx_json_get(params, "arguments");
+    if (args && args->type == SHX_JSON_NULL)
         args = NULL;
-    if (args && args->type != MJ_OBJECT) {
+    if (args && args->type != SHX_JSON_OBJECT) {
         send_tool_error(sv, id, "arguments must be a JSON object");
         return;
     }
     /* no tool has an argument with NUL in its name; said here, where the
      * name can be quoted whole (the library's messages are C strings) */
     for (size_t i = 0; args && i < args->count; i++)
-        if (memchr(args->keys[i], '\0', args->key_lens[i])) {
-            mj_buf m = {0};
-            mj_puts(&m, "unknown argument ");
-            put_name(&m, args->keys[i], args->key_lens[i]);
+        if (memchr(args->keys[i].str, '\0', args->keys[i].len)) {
+            shx_buf m = {0};
+            shx_buf_puts(&m, "unknown argument ");
+            put_name(&m, args->keys[i].str, args->keys[i].len);
             send_tool_error_buf(sv, id, &m, "unknown argument");
-            mj_buf_free(&m);
+            shx_buf_free(&m);
             return;
         }
-    const mj_value *token = mj_get(mj_get(params, "_meta"), "progressToken");
-    if (token && token->type != MJ_STRING && token->type != MJ_NUMBER)
+    const shx_json *token = shx_json_get(shx_json_get(params, "_meta"), "progressToken");
+    if (token && token->type != SHX_JSON_STRING && token->type != SHX_JSON_NUMBER)
         token = NULL;
-    if (mj_str_eq(name, "bash"))
+    if (str_eq(name, "bash"))
         tool_bash(sv, id, args, token);
-    else if (mj_str_eq(name, "task_output"))
+    else if (str_eq(name, "task_output"))
         tool_task_output(sv, id, args);
     else
         tool_task_kill(sv, id, args);
 }
 
-static void cancel_call(server *sv, const mj_value *params)
+static void cancel_call(server *sv, const shx_json *params)
 {
-    const mj_value *rid = mj_get(params, "requestId");
+    const shx_json *rid = shx_json_get(params, "requestId");
     if (!rid)
         return;
+    char *rtext = json_text(rid); /* ids are kept in this form */
     for (call *c = sv->calls; c; c = c->next)
-        if (strlen(c->id) == rid->raw_len && memcmp(c->id, rid->raw, rid->raw_len) == 0 &&
-            !c->cancelled) {
+        if (!c->cancelled && rtext && strcmp(c->id, rtext) == 0) {
             c->cancelled = 1;
             shexec_run_cancel(c->run);
         }
+    free(rtext);
 }
 
 /* A key that params names twice, anywhere inside: which value a repeated
  * key stands for is anyone's guess, so the request is refused. The
  * arguments of tools/call are the tool's input and checked by the tool,
  * whose errors the model reads (a result with isError). */
-static const char *params_duplicate_key(const mj_value *method, const mj_value *params,
+static const char *params_duplicate_key(const shx_json *method, const shx_json *params,
                                         size_t *len)
 {
-    const char *key = mj_duplicate_key(params, 0, len);
-    int tools_call = mj_str_eq(method, "tools/call");
+    const char *key = shx_json_duplicate_key(params, 0, len);
+    int tools_call = str_eq(method, "tools/call");
     for (size_t i = 0; !key && params && i < params->count; i++) {
-        if (tools_call && params->type == MJ_OBJECT && params->key_lens[i] == 9 &&
-            memcmp(params->keys[i], "arguments", 9) == 0)
+        if (tools_call && params->type == SHX_JSON_OBJECT && params->keys[i].len == 9 &&
+            memcmp(params->keys[i].str, "arguments", 9) == 0)
             continue;
-        key = mj_duplicate_key(&params->items[i], 1, len);
+        key = shx_json_duplicate_key(params->items[i], 1, len);
     }
     return key;
 }
@@ -840,74 +880,79 @@ static const char *params_duplicate_key(const mj_value *method, const mj_value *
 /* Answer one message: every message that needs an answer gets exactly one. */
 static void handle_message(server *sv, const char *line, size_t len)
 {
-    mj_value *msg = NULL;
-    char perr[160];
-    if (mj_parse(line, len, &msg, perr, sizeof perr) != 0) {
+    shx_json *msg = NULL;
+    shx_buf perr = SHX_BUF_INIT;
+    /* a repeated key is kept: such a request is still answered, with its id */
+    const shx_json_limits lim = {.max_size = MAX_LINE, .max_items = MAX_LINE,
+                                 .keep_duplicate_keys = 1};
+    if (shx_json_parse(&msg, line, len, &lim, &perr) != SHEXEC_OK) {
         char m[200];
-        snprintf(m, sizeof m, "Parse error: %s", perr);
+        snprintf(m, sizeof m, "Parse error: %s", perr.data ? perr.data : "out of memory");
+        shx_buf_free(&perr);
         send_error(sv, NULL, RPC_PARSE_ERROR, m);
         return;
     }
+    shx_buf_free(&perr);
     /* the id is echoed only when the message has exactly one usable id */
-    const mj_value *idv = mj_get(msg, "id");
+    const shx_json *idv = shx_json_get(msg, "id");
     char *id = NULL;
-    if (mj_count(msg, "id") == 1 && (idv->type == MJ_STRING || idv->type == MJ_NUMBER))
-        id = dup_raw(idv);
-    const mj_value *method = mj_get(msg, "method");
-    const mj_value *version = mj_get(msg, "jsonrpc");
-    const mj_value *params = mj_get(msg, "params");
+    if (count_key(msg, "id") == 1 && (idv->type == SHX_JSON_STRING || idv->type == SHX_JSON_NUMBER))
+        id = json_text(idv);
+    const shx_json *method = shx_json_get(msg, "method");
+    const shx_json *version = shx_json_get(msg, "jsonrpc");
+    const shx_json *params = shx_json_get(msg, "params");
     size_t dup_len = 0;
-    const char *dup = mj_duplicate_key(msg, 0, &dup_len);
-    mj_buf m = {0};
-    if (msg->type != MJ_OBJECT) {
+    const char *dup = shx_json_duplicate_key(msg, 0, &dup_len);
+    shx_buf m = {0};
+    if (msg->type != SHX_JSON_OBJECT) {
         send_error(sv, id, RPC_INVALID_REQUEST,
-                   msg->type == MJ_ARRAY ? "Invalid Request: batches are not supported"
+                   msg->type == SHX_JSON_ARRAY ? "Invalid Request: batches are not supported"
                                          : "Invalid Request");
     } else if (dup) {
         /* two ids, two methods or two params: no reading of it is the sender's */
-        mj_puts(&m, "Invalid Request: ");
+        shx_buf_puts(&m, "Invalid Request: ");
         put_name(&m, dup, dup_len);
-        mj_puts(&m, " given twice");
+        shx_buf_puts(&m, " given twice");
         send_error_buf(sv, id, RPC_INVALID_REQUEST, &m, "Invalid Request");
-    } else if (!mj_str_eq(version, "2.0") || (idv && !id && idv->type != MJ_NULL) ||
-               (params && params->type != MJ_OBJECT && params->type != MJ_ARRAY)) {
+    } else if (!str_eq(version, "2.0") || (idv && !id && idv->type != SHX_JSON_NULL) ||
+               (params && params->type != SHX_JSON_OBJECT && params->type != SHX_JSON_ARRAY)) {
         send_error(sv, id, RPC_INVALID_REQUEST, "Invalid Request");
     } else if (!method) {
         /* a response to a request of ours: we send none, so nothing to match */
-    } else if (method->type != MJ_STRING) {
+    } else if (method->type != SHX_JSON_STRING) {
         send_error(sv, id, RPC_INVALID_REQUEST, "Invalid Request: method must be a string");
-    } else if (memchr(method->str, '\0', method->str_len)) {
+    } else if (memchr(method->str, '\0', method->len)) {
         /* no method has a NUL in its name; compared as a C string, the part
          * before the NUL would match one */
         send_error(sv, id, RPC_INVALID_REQUEST,
                    "Invalid Request: method contains a NUL character");
     } else if (!idv) { /* a notification: never answered; ignored when its params are not clear */
-        if (mj_str_eq(method, "notifications/cancelled") &&
+        if (str_eq(method, "notifications/cancelled") &&
             !params_duplicate_key(method, params, &dup_len))
             cancel_call(sv, params);
     } else if (!id) {
         send_error(sv, NULL, RPC_INVALID_REQUEST, "Invalid Request: id must be a string or number");
     } else if ((dup = params_duplicate_key(method, params, &dup_len)) != NULL) {
-        mj_puts(&m, "Invalid params: ");
+        shx_buf_puts(&m, "Invalid params: ");
         put_name(&m, dup, dup_len);
-        mj_puts(&m, " given twice");
+        shx_buf_puts(&m, " given twice");
         send_error_buf(sv, id, RPC_INVALID_PARAMS, &m, "Invalid params");
-    } else if (mj_str_eq(method, "initialize")) {
+    } else if (str_eq(method, "initialize")) {
         method_initialize(sv, id, params);
-    } else if (mj_str_eq(method, "ping")) {
+    } else if (str_eq(method, "ping")) {
         send_result(sv, id, "{}");
-    } else if (mj_str_eq(method, "tools/list")) {
+    } else if (str_eq(method, "tools/list")) {
         method_tools_list(sv, id);
-    } else if (mj_str_eq(method, "tools/call")) {
+    } else if (str_eq(method, "tools/call")) {
         method_tools_call(sv, id, params);
     } else {
-        mj_puts(&m, "Method not found: ");
-        mj_putn(&m, method->str, method->str_len > 100 ? 100 : method->str_len);
+        shx_buf_puts(&m, "Method not found: ");
+        shx_buf_append(&m, method->str, method->len > 100 ? 100 : method->len);
         send_error_buf(sv, id, RPC_METHOD_NOT_FOUND, &m, "Method not found");
     }
-    mj_buf_free(&m);
+    shx_buf_free(&m);
     free(id);
-    mj_free(msg);
+    shx_json_free(msg);
 }
 
 /* Read what stdin has; handle each complete line. */
@@ -1251,7 +1296,7 @@ int main(int argc, char **argv)
         if (fl >= 0)
             fcntl(STDOUT_FILENO, F_SETFL, fl & ~O_NONBLOCK);
     }
-    mj_buf_free(&sv.outq);
+    shx_buf_free(&sv.outq);
     free(sv.in);
     if (sv.sig_pipe[0] >= 0) {
         close(sv.sig_pipe[0]);

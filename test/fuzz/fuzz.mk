@@ -18,7 +18,7 @@ FUZZ_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FUZZ_CC          ?= clang
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 10
-FUZZ_ALL         := json tool record sentinel capture ansi env mcp_json shstate inert replay
+FUZZ_ALL         := json tool record sentinel capture ansi env shstate inert replay
 FUZZ_TARGETS     ?= $(FUZZ_ALL)
 FUZZ_OUT         := build/fuzz
 FUZZ_DIR         := test/fuzz
@@ -26,7 +26,7 @@ FUZZ_DIR         := test/fuzz
 # -O1 and frame pointers: readable sanitizer stacks at near full speed;
 # -fno-sanitize-recover: a UBSan finding is a crash libFuzzer saves.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-  -Wall -Wextra -Werror -Iinclude -iquote lib -iquote $(FUZZ_OUT) -iquote examples/shexec-mcp \
+  -Wall -Wextra -Werror -Iinclude -iquote lib -iquote $(FUZZ_OUT) \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 # The library sources each target links: only what it tests, so coverage
@@ -41,8 +41,6 @@ FUZZ_LIB_env      := lib/env.c lib/glob.c
 FUZZ_LIB_shstate  := lib/shstate.c lib/buf.c
 FUZZ_LIB_inert    := lib/inert.c lib/env.c lib/glob.c lib/buf.c
 FUZZ_LIB_replay   := lib/replay.c lib/shstate.c lib/shfuncs.c lib/buf.c
-# not the library: the MCP example server's parser of client messages
-FUZZ_LIB_mcp_json := examples/shexec-mcp/mcp_json.c
 
 # Bounds made small enough for the fuzzer to reach them (the library's own
 # are megabytes): the record and the in-band directory at 4096 bytes.
@@ -59,7 +57,6 @@ FUZZ_MAXLEN_sentinel := 12288
 FUZZ_MAXLEN_capture  := 4096
 FUZZ_MAXLEN_ansi     := 4096
 FUZZ_MAXLEN_env      := 4096
-FUZZ_MAXLEN_mcp_json := 8192
 FUZZ_MAXLEN_shstate  := 4096
 FUZZ_MAXLEN_inert    := 4096
 FUZZ_MAXLEN_replay   := 4096

@@ -11,7 +11,10 @@
  * input); every number shx_json_int64 accepts must be exactly that integer
  * and every exact int64 it refuses must have been out of reach; and the
  * string writer must turn the raw input bytes into JSON that reads back as
- * those bytes with each invalid one replaced by U+FFFD.
+ * those bytes with each invalid one replaced by U+FFFD. Parsed with
+ * duplicate keys kept, exactly the documents refused only for a repeated
+ * key are accepted besides the valid ones, each object marked with its
+ * first repeated key.
  */
 #include <math.h>
 #include <stdint.h>
@@ -574,9 +577,67 @@ static void check_put_string(const uint8_t *data, size_t size)
     shx_buf_free(&err);
 }
 
+/* ------------------------------------------------------------------------
+ * Duplicate keys kept (keep_duplicate_keys, as a JSON-RPC server parses)
+ * ------------------------------------------------------------------------ */
+
+/* Each object's dup_key against the obvious pairwise search, and
+ * shx_json_duplicate_key, shallow and deep, against those; 1 when some
+ * object in v repeats a key. Recursive: the fuzzer's depth is bounded. */
+static int check_kept_dups(const shx_json *v)
+{
+    if (v->type != SHX_JSON_ARRAY && v->type != SHX_JSON_OBJECT)
+        return 0;
+    int any = 0;
+    if (v->type == SHX_JSON_OBJECT) {
+        size_t first = 0;
+        for (size_t i = 1; i < v->count && !first; i++)
+            for (size_t j = 0; j < i && !first; j++)
+                if (fz_mem_eq(v->keys[i].str, v->keys[i].len, v->keys[j].str, v->keys[j].len))
+                    first = i + 1;
+        FZ_CHECK(v->dup_key == first, "dup_key %zu, the first repeat is %zu", v->dup_key, first);
+        any = first != 0;
+        size_t len = 0;
+        const char *key = shx_json_duplicate_key(v, 0, &len);
+        FZ_CHECK(!key == !first, "shx_json_duplicate_key disagrees with dup_key");
+        if (key)
+            FZ_CHECK(fz_mem_eq(key, len, v->keys[first - 1].str, v->keys[first - 1].len),
+                     "shx_json_duplicate_key names another key");
+    }
+    for (size_t i = 0; i < v->count; i++)
+        any |= check_kept_dups(v->items[i]);
+    size_t len;
+    FZ_CHECK(!shx_json_duplicate_key(v, 1, &len) == !any, "deep shx_json_duplicate_key disagrees");
+    return any;
+}
+
+/* With duplicates kept, exactly the documents refused only for a repeated
+ * key are accepted besides the valid ones, and marked. */
+static void check_keep_duplicates(const uint8_t *data, size_t size, int strict_ok)
+{
+    shx_json_limits keep = {.keep_duplicate_keys = 1};
+    shx_buf err = SHX_BUF_INIT;
+    shx_json *v = NULL;
+    int rc = shx_json_parse(&v, (const char *)data, size, &keep, &err);
+    if (strict_ok) {
+        FZ_CHECK(rc == SHEXEC_OK && !check_kept_dups(v), "a valid document changed when kept");
+    } else if (rc == SHEXEC_OK) {
+        FZ_CHECK(check_kept_dups(v), "a refused document without a repeated key was kept");
+        shx_buf strict = SHX_BUF_INIT;
+        shx_json *w = NULL;
+        FZ_CHECK(shx_json_parse(&w, (const char *)data, size, NULL, &strict) == SHEXEC_EINVAL &&
+                     strict.data && strstr(strict.data, "duplicate key"),
+                 "kept a document refused for another reason");
+        shx_buf_free(&strict);
+    }
+    shx_json_free(v);
+    shx_buf_free(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     shx_json *doc = parse_and_compare(data, size, NULL);
+    check_keep_duplicates(data, size, doc != NULL);
     if (doc) {
         check_round_trip(doc, size);
         shx_json_free(doc);
