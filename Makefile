@@ -14,7 +14,6 @@
 #   make abi-check       compare the built libshexec.so.1 with the committed abi/ baseline
 #   make lint            cppcheck and clang-tidy on lib/ and examples/ (fails on any finding)
 #   make bench           benchmarks (they report; they never fail the build)
-#   make bench-heuristics  the agent-like session with each heuristic compiled out
 #   make install         PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 
 PREFIX     ?= /usr/local
@@ -69,13 +68,6 @@ ifneq ($(CC_TAG),)
   VARIANT  := $(if $(filter default,$(VARIANT)),$(CC_TAG),$(VARIANT)-$(CC_TAG))
 endif
 
-# BENCH_NO=INERT, SPIN or SPAWN_CLOCK: the library with that heuristic
-# compiled out, in a build dir of its own (make bench-heuristics)
-ifneq ($(BENCH_NO),)
-  VARIANT  := $(VARIANT)-no-$(BENCH_NO)
-  LIB_FEATURES += -DSHX_BENCH_NO_$(BENCH_NO)
-endif
-
 B          := build/$(VARIANT)
 LIB_SRCS   := $(sort $(wildcard lib/*.c))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
@@ -113,7 +105,7 @@ ifeq ($(CC_TAG),musl)
   TEST_LIBS  := $(CMOCKA_MUSL)/libcmocka.a
 endif
 
-.PHONY: FORCE bench-heuristics all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
+.PHONY: FORCE all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
@@ -250,17 +242,6 @@ build/bench/%: bench/helpers/%.c
 
 bench: all build/bench/shexec_bench $(BENCH_HELPERS)
 	build/bench/shexec_bench
-
-# section 8 (the agent-like session) against the library with each heuristic
-# compiled out, alternating with the library as it is (bench/README.md)
-HEURISTICS := INERT SPIN SPAWN_CLOCK
-build/bench/shexec_bench-no-%: $(BENCH_SRCS) bench/bench.h include/shexec.h FORCE
-	@$(MAKE) --no-print-directory BENCH_NO=$* build/default-no-$*/libshexec.a
-	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) build/default-no-$*/libshexec.a -lm
-
-bench-heuristics: all build/bench/shexec_bench $(BENCH_HELPERS) \
-    $(HEURISTICS:%=build/bench/shexec_bench-no-%)
-	sh bench/heuristics.sh $(HEURISTICS)
 
 # --- ABI -------------------------------------------------------------------------
 

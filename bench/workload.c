@@ -185,7 +185,7 @@ void sec_workload(void)
     wl_setup();
     if (chdir(wl_dir) != 0) /* where the floor's shells start */
         die("chdir %s: %s", wl_dir, strerror(errno));
-    /* BENCH_WORKLOAD_ROUNDS: bench/heuristics.sh runs one round per process */
+    /* BENCH_WORKLOAD_ROUNDS: another number of rounds (1 to 8) */
     const char *want = getenv("BENCH_WORKLOAD_ROUNDS");
     int rounds = want && atoi(want) > 0 && atoi(want) <= 8 ? atoi(want) : B.z.quick ? 1 : 3;
     double raw[8], lib[8], libp[8], py[8];
@@ -217,8 +217,6 @@ void sec_workload(void)
              "floor %.2f ms, lib %.2f ms, lib persist on %.2f ms",
              n, WL_PASS, rounds, 1e3 * median(raw, rounds) / (double)n,
              1e3 * median(lib, rounds) / (double)n, 1e3 * median(libp, rounds) / (double)n);
-    printf("RESULT floor=%.4f lib=%.4f lib_persist=%.4f\n", median(raw, rounds),
-           median(lib, rounds), median(libp, rounds));
     if (chdir(here) != 0)
         die("chdir %s: %s", here, strerror(errno));
 }

@@ -302,7 +302,8 @@ enum {
     SHEXEC_LEFTOVERS_NONE = 0,    /* none were left */
     SHEXEC_LEFTOVERS_ADOPTED = 1, /* they became a task: shexec_run_leftover_task() */
     SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy, a full task table, or they
-                                     could not be held: see WITHOUT /proc) */
+                                     could not be held: see "Without /proc" under HOW A
+                                     COMMAND IS RUN) */
 };
 
 /* Terminal modes (shexec_run_set_pty()). */
@@ -761,24 +762,6 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * wrapper gets; one that replaces the environment (env -i) has the shell
  * report its own.
  *
- * COMMANDS THAT CANNOT CHANGE IT are spared the listing, with bash and
- * dash (another shell lists after every command): a command that holds no
- * `$`, backquote, backslash, parenthesis, brace, unquoted `*` or `?`, `~`
- * at a word's start, bracket other than a `[` word, no word that starts
- * as an assignment (NAME= or NAME+=), and no word that, quotes removed, is
- * a builtin or keyword that sets variables, runs text as code or changes
- * directory (. alias bind builtin caller cd chdir command compgen complete
- * coproc declare enable eval exec export fc for function getopts hash
- * history jobs let local mapfile popd printf pushd read readarray readonly
- * select set shift shopt source trap typeset unalias unset wait) or a
- * function the session keeps. `ls -la`, `git status`, `make -j4` qualify;
- * a command that does not only costs the listing. This holds when the
- * state is what the last listing gave: the first command, the one after
- * a shexec_session_setenv() or a deny or allow list change, and a run
- * with variables of its own are listed. The one difference sparing can
- * make: an exported variable that the shell, not the command, would have
- * changed keeps the session's value.
- *
  * NOTHING KEPT IS ON A COMMAND LINE: the environment is the command's
  * environment, the rest travels in its channel and in its environment,
  * which only the same user can read (/proc/PID/environ). A listing that is
@@ -786,9 +769,10 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * not taken.
  *
  * Read the state back with shexec_session_getenv() and
- * shexec_session_environ(). It costs each command that is listed one
- * builtin listing and its parse (the benchmark's rows 1p, 1bp and 1bx
- * measure it).
+ * shexec_session_environ(). The shell lists its state after every
+ * foreground command (tasks are not listed); that costs each command one
+ * builtin listing, parsed only when it differs from the last (the
+ * benchmark's rows 1p, 1bp, 1bx and 8p measure it).
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (on with a remote wrapper
  * kind: the in-band record carries only the directory; the setting is
  * unchanged). shexec_session_set_wrapper_kind() to a remote kind while it
@@ -936,10 +920,8 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * only as it needs; the watchdog gives back the copy of the host's large
  * memory areas at once, so the host's later writes are not duplicated.
  * Each command costs the host one small write to the watchdog's channel
- * (its end goes with the next command's start). The shell's start time,
- * which proves its group, is taken from the clock read just before and
- * after the spawn; a spawn that straddles one of the clock's 10 ms ticks
- * (a few in a hundred) reads it from /proc/PID/stat instead.
+ * (its end goes with the next command's start) and one read of the
+ * shell's start time (/proc/PID/stat), which proves its group.
  *
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (the watchdog's tables
  * cannot be mapped), SHEXEC_ESYS (no channel or no fork: the setting stays
@@ -1055,8 +1037,8 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
  * (those that survive it are leftovers like any other). A child the shell
  * had just forked can take the hangup in the shell's handler and lose it
  * when it execs; where /proc shows a leftover alive with SIGHUP neither
- * blocked, ignored nor caught, it is sent SIGHUP again (five looks, from
- * 5 ms to 1.7 s after the exit, while the host drives the loop).
+ * blocked, ignored nor caught, it is sent SIGHUP again (a few looks in
+ * the first seconds after the exit, while the host drives the loop).
  * Errors: SHEXEC_EINVAL (unknown mode), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);

@@ -228,12 +228,6 @@ int shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_
  * Only for a run alone in the loop: with others, their events come first.
  */
 #define EXIT_AWAIT_NS 50000
-/* both brief spins, off only to measure what they save (bench/heuristics.sh) */
-#ifdef SHX_BENCH_NO_SPIN
-#define SHX_SPIN 0
-#else
-#define SHX_SPIN 1
-#endif
 
 static void await_exit_briefly(shx_proc *p)
 {
@@ -263,7 +257,7 @@ int shx_loop_settle(shexec_session *s, int look_now)
             (due || look_now || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
         else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
-                 s->active == r && !r->next_active && SHX_SPIN)
+                 s->active == r && !r->next_active)
             await_exit_briefly(&r->proc);
         int end = 0;
         if (r->proc.pinned) {
@@ -417,7 +411,7 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (end >= 0)
             min_deadline(&next, end);
         int64_t wait_ns = wait_for(next);
-        int got = output && wait_ns != 0 && SHX_SPIN ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
+        int got = output && wait_ns != 0 ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
         if (got == 0)
             got = shx_poll_ns(fds, (nfds_t)n, output ? wait_for(next) : wait_ns);
         if (got < 0) {

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inert.h"
 #include "replay.h"
 #include "session.h"
 #include "shfuncs.h"

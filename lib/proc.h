@@ -20,8 +20,6 @@ enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL =
 
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
-    unsigned long long start; /* its start time (/proc's clock ticks) when the
-                                 spawn pinned it; 0: read /proc for it */
     int pidfd;                /* -1 without pidfds */
     int exited;               /* the shell's status is known (it may be unreaped) */
     int exit_awaited;         /* the loop yielded once for its exit (loop.c) */

@@ -154,23 +154,6 @@ int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
     return f != NULL && !(any & bit);
 }
 
-unsigned long long shx_procfs_boot_ticks(void)
-{
-#ifdef CLOCK_BOOTTIME
-    /* the kernel divides by the nanoseconds in a tick when that is a whole
-     * number (USER_HZ 100 and most others), and rounds otherwise: only the
-     * first is reproduced here */
-    long hz = sysconf(_SC_CLK_TCK);
-    struct timespec ts;
-    if (hz <= 0 || 1000000000L % hz != 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
-        return 0;
-    unsigned long long ns = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-    return ns / (unsigned long long)(1000000000L / hz);
-#else
-    return 0;
-#endif
-}
-
 int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start)
 {
     /* getpgid() first: one system call rules most processes out */
@@ -349,10 +332,6 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     return -1;
 }
 
-unsigned long long shx_procfs_boot_ticks(void)
-{
-    return 0;
-}
 
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
 {

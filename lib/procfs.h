@@ -21,13 +21,6 @@ typedef struct shx_pstat {
 int shx_procfs_available(void);
 /* pid's fields; -1 when it is gone, a zombie, or /proc cannot tell. */
 int shx_procfs_stat(pid_t pid, shx_pstat *out);
-/*
- * Now on the clock the start times above count (CLOCK_BOOTTIME in clock
- * ticks, as the kernel converts it), or 0 where it cannot be read. A process
- * forked between two readings that agree started in that tick: its start
- * time is known without reading /proc.
- */
-unsigned long long shx_procfs_boot_ticks(void);
 /* 1 when pid lives (not a zombie) in process group pgid; its start time
  * then goes to *start unless start is NULL. */
 int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start);

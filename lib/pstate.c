@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inert.h"
 #include "persist.h"
 #include "replay.h"
 #include "session.h"
@@ -54,23 +53,6 @@ int shx_persist_func_entries(const shexec_session *s, shx_buf *out)
         shx_buf_putc(out, '\0');
     }
     return out->failed ? -1 : 0;
-}
-
-int shx_persist_lists(const shexec_session *s, const shexec_run *r)
-{
-    /* A command that cannot change the state leaves the one the session
-     * holds, when that is what the last listing gave (no host setenv, no
-     * rule change since; the run has no variables of its own to revert),
-     * and the shell is one whose words inert.c knows (bash, dash). */
-#ifdef SHX_BENCH_NO_INERT /* bench/heuristics.sh: what the test saves */
-    (void)s;
-    (void)r;
-    return 1;
-#else
-    return !(s->listing_kind && (s->shell_bash || s->shell_dash) && s->penv_set &&
-             s->plisting_ok && !r->env.n &&
-             shx_inert_command(r->command, r->command_len, &s->pfuncs));
-#endif
 }
 
 void shx_persist_rules_changed(shexec_session *s)

@@ -24,11 +24,6 @@ int shx_persist_func_names(const shexec_session *s, shx_buf *out, size_t *n);
  * ("BASH_FUNC_NAME%%=() { ...}"), each with its NUL. 0 or -1. */
 int shx_persist_func_entries(const shexec_session *s, shx_buf *out);
 
-/* Whether the run's shell must list its state after the command: 0 when
- * the command cannot change it (inert.h) and the session holds what the
- * last listing gave, else 1. */
-int shx_persist_lists(const shexec_session *s, const shexec_run *r);
-
 /* Forget the shell state (variables and functions; with all, the
  * environment too). */
 void shx_persist_drop(shexec_session *s, int all);

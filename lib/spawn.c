@@ -271,7 +271,6 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     int master = -1, master_in = -1;
     char slave[128];
     out->pid = -1;
-    out->start = 0;
     out->pidfd = -1;
     out->out_fd = out->err_fd = out->in_fd = -1;
 
@@ -371,14 +370,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     }
 
     pid_t pid;
-#ifdef SHX_BENCH_NO_SPAWN_CLOCK /* bench/heuristics.sh: the start time from /proc only */
-    unsigned long long before = 0, after = 0;
     rc = posix_spawn(&pid, wd.path, &fa, &attr, wd.argv, req->envp);
-#else
-    unsigned long long before = shx_procfs_boot_ticks();
-    rc = posix_spawn(&pid, wd.path, &fa, &attr, wd.argv, req->envp);
-    unsigned long long after = shx_procfs_boot_ticks();
-#endif
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     shx_workdir_plan_free(&wd);
@@ -396,9 +388,6 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     }
 
     out->pid = pid;
-    /* forked between the two readings: in their tick when they agree (the
-     * few spawns that straddle a tick of 10 ms leave it to /proc) */
-    out->start = before && before == after ? before : 0;
     if (req->pty) {
         out->out_fd = master;
         out->in_fd = master_in;

@@ -52,7 +52,7 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     shx_buf_free(&err);
-    shx_watchdog_group(s, child.pid, child.start);
+    shx_watchdog_group(s, child.pid);
     r->rec_fd = l.channel;
     r->rec_from = l.prelude_len;
     r->prelude_marked = l.marker;
@@ -69,7 +69,6 @@ int shx_run_begin(shexec_run *r)
     }
 
     r->proc.pid = child.pid;
-    r->proc.start = child.start;
     r->proc.pidfd = child.pidfd;
     /* only a remote wrapper's record comes in-band, on stdout */
     shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,

@@ -29,11 +29,6 @@ int shx_test_run_fd(const shexec_run *r, int stream)
     return stream == SHEXEC_STDOUT ? r->out.fd : r->err.fd;
 }
 
-uint64_t shx_test_run_start(const shexec_run *r)
-{
-    return r->proc.start;
-}
-
 uint64_t shx_test_output_spins(const shexec_session *s)
 {
     return s->output_spins;

@@ -22,7 +22,7 @@ int shx_test_run_pidfd(const shexec_run *r);
 /* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1. */
 int shx_test_run_fd(const shexec_run *r, int stream);
 /* Whether the run's shell listed its state after the command (a session
- * that keeps it), or was spared the listing. */
+ * that keeps it), or was not asked to (a task, persist_env off). */
 int shx_test_run_listed(const shexec_run *r);
 /* The session's cwd sentinel tag, and the prelude and first line a command
  * of it gets (its launch mode as the session's shell gives it). */
@@ -42,9 +42,6 @@ void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start);
 void shx_test_watchdog_pause(uint32_t ms);
 /* The start time /proc gives pid (clock ticks after boot), 0 when unknown. */
 uint64_t shx_test_start_time(int64_t pid);
-/* The start time of a started run's shell as its spawn pinned it (the same
- * clock), 0 when the spawn could not. */
-uint64_t shx_test_run_start(const shexec_run *r);
 
 /* How many loop rounds of s looked for more output without sleeping, each
  * after a round that read some (loop.c). */

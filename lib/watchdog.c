@@ -144,17 +144,15 @@ static void send_msg(shexec_session *s, const shx_wd_msg *m)
     reap(s, 1);
 }
 
-void shx_watchdog_group(shexec_session *s, pid_t pgid, unsigned long long start)
+void shx_watchdog_group(shexec_session *s, pid_t pgid)
 {
     if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
         return;
     /* a channel the host closed: a new watchdog, told what runs now */
     if (!channel_intact(s) && shx_watchdog_start(s) != SHEXEC_OK)
         return;
-    /* the spawn pins most start times (spawn.c); the others are read while
-     * the leader is our unreaped child, whose pid is its own */
-    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid,
-                    .start = start ? start : shx_wd_start_time(pgid)};
+    /* read while the leader is our unreaped child, whose pid is its own */
+    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid, .start = shx_wd_start_time(pgid)};
     send_msg(s, &m);
 }
 
@@ -270,7 +268,7 @@ int shx_watchdog_start(shexec_session *s)
     /* commands already running are the session's too */
     for (shexec_run *r = s->active; r; r = r->next_active) {
         if (!r->proc.reaped)
-            shx_watchdog_group(s, r->proc.pid, r->proc.start);
+            shx_watchdog_group(s, r->proc.pid);
         if (r->proc.group_phase)
             shx_watchdog_anchors(s, &r->proc.group);
     }

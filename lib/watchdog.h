@@ -103,9 +103,9 @@ typedef struct shx_wd_arena {
 int shx_watchdog_start(shexec_session *s);
 /* Tell it to exit without signalling, and reap it. */
 void shx_watchdog_stop(shexec_session *s);
-/* A command started: its group, led by pgid (our unreaped child), whose
- * start time is `start` (clock ticks after boot), or 0 to read it. */
-void shx_watchdog_group(shexec_session *s, pid_t pgid, unsigned long long start);
+/* A command started: its group, led by pgid (our unreaped child, whose
+ * start time is read now). */
+void shx_watchdog_group(shexec_session *s, pid_t pgid);
 /* The group's leader is gone: the members g anchors hold its id. */
 void shx_watchdog_anchors(shexec_session *s, const shx_group *g);
 /* The command of pgid is over (before its leader is reaped). */

@@ -67,8 +67,7 @@ for f in ('tool.c', 'tooldef.c'):
 allowed_in_tests = {'testhook.h', 'testutil.h', 'buf.h', 'json.h', 'env.h', 'glob.h', 'ansi.h',
                     'capture.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
                     'spawn.h',  # spawn.h: the pure shx_pick_shell
-                    'record.h', 'shstate.h',  # the pure parsers of what the shell reports
-                    'inert.h'}  # the pure test of which commands cannot change the state
+                    'record.h', 'shstate.h'}  # the pure parsers of what the shell reports
 for f in sorted(glob.glob('test/*.c')):
     for inc in re.findall(r'#include "([^"]+)"', open(f).read()):
         if inc.endswith('.h') and inc not in allowed_in_tests and inc != 'shexec.h':

@@ -38,11 +38,22 @@ typedef struct env_case {
     const char *expect[32];   /* exact result, in order, NULL-terminated */
 } env_case;
 
-/* Bounds that tell linear from quadratic, far above the linear time; under
- * valgrind everything runs 20-50 times slower, so they scale with it. */
+/* Bounds that tell linear from quadratic (minutes at 100k), far above the
+ * linear time: under valgrind everything runs 20-50 times slower, under
+ * the sanitizers a few times, on a loaded machine more, so they scale. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_SLOWDOWN 6
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_SLOWDOWN 6
+#endif
+#endif
+#ifndef SANITIZER_SLOWDOWN
+#define SANITIZER_SLOWDOWN 1
+#endif
 static double time_bound(double seconds)
 {
-    return tu_under_valgrind() ? seconds * 20 : seconds;
+    return (tu_under_valgrind() ? seconds * 20 : seconds) * SANITIZER_SLOWDOWN;
 }
 
 static void fill_envlist(shx_envlist *l, const kv *kvs)

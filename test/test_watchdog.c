@@ -365,44 +365,6 @@ static void test_start_times_only_with_proc(void **state)
     assert_int_equal(start != 0, have_proc);
 }
 
-/* The start time a spawn pins from the clock read around it is the one
- * /proc gives the shell: the watchdog proves the group by it without the
- * host reading /proc for each command. */
-static void test_spawn_pins_the_start_time(void **state)
-{
-    (void)state;
-    int have_proc = (shx_test_platform() & SHX_PLATFORM_PROCFS) != 0;
-    /* a spawn slower than a tick (10 ms) is never pinned: under valgrind
-     * nearly all are, so there only the pins made are checked; elsewhere a
-     * slow machine gets more spawns, up to 1000, to make one */
-    int expect_pins = have_proc && !tu_under_valgrind();
-    int rounds = 0, pinned = 0;
-    while (rounds < 1000 && (rounds < 40 || (expect_pins && pinned == 0))) {
-        shexec_session *s = NULL;
-        shexec_run *r = NULL;
-        shexec_task *t = NULL;
-        assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
-        assert_int_equal(shexec_run_new(&r, s, "sleep 1000"), SHEXEC_OK);
-        assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
-        pid_t pid = (pid_t)shexec_run_pid(r);
-        uint64_t pin = shx_test_run_start(r);
-        if (pin) {
-            /* the shell is our unreaped child: the pid is still its own */
-            assert_int_equal(pin, shx_test_start_time(pid));
-            pinned++;
-        }
-        shexec_session_free(s);
-        assert_false(tu_pid_alive(pid));
-        rounds++;
-    }
-    print_message("start time pinned by the spawn in %d of %d (/proc in this build: %d)\n",
-                  pinned, rounds, have_proc);
-    if (!have_proc)
-        assert_int_equal(pinned, 0);
-    else if (expect_pins)
-        assert_true(pinned > 0);
-}
-
 /* watch_host MODE runs one process of interest (DIR/pids); the host is
  * killed, and that process must be gone. */
 static void one_process_ends_with_host(const char *mode)
@@ -474,7 +436,6 @@ int main(void)
         cmocka_unit_test(test_setting_errors_and_life),
         cmocka_unit_test(test_watchdog_killed_from_outside),
         cmocka_unit_test(test_start_times_only_with_proc),
-        cmocka_unit_test(test_spawn_pins_the_start_time),
         cmocka_unit_test(test_sigkill_ends_everything),
         cmocka_unit_test(test_member_leaving_late_is_signalled),
         cmocka_unit_test(test_orphan_ignoring_term_is_killed),
