@@ -10,6 +10,8 @@ skipped=0
 broken=""
 for t in "$@"; do
     name=$(basename "$t")
+    # test/python/run.sh, test/node/run.sh, test/mcp/run.sh: named by their directory
+    [ "$name" = run.sh ] && name=$(basename "$(dirname "$t")")/run.sh
     log=$(mktemp)
     start=$(date +%s%N)
     case "$t" in
