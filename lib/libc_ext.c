@@ -104,10 +104,10 @@ int shx_fa_chdir(posix_spawn_file_actions_t *fa, const char *dir)
 
 pid_t shx_fork_bare(void)
 {
-#if SHX_HAVE_BARE_FORK && SHX_HAVE_GLIBC
+#if SHX_HAVE_BARE_FORK && SHX_HAVE_GLIBC && defined(SHX_ARCHIVE)
     return _Fork();
 #else
-    return fork(); /* glibc before 2.34, musl, POSIX.1-2008 */
+    return fork(); /* a shared library without the versioned dlsym, musl, POSIX.1-2008 */
 #endif
 }
 
