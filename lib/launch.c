@@ -181,10 +181,9 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     if (!remote && o.channel_fd < 0)
         return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                         "for the run's channel");
-    /* a session that keeps the shell's state: a foreground run reports it
-     * (unless its command cannot change it), and every command starts
-     * with what the last one left */
-    o.capture = l->capture = s->persist_env && !r->task; /* listed after every command */
+    /* a session that keeps the shell's state: every foreground run reports
+     * it, and every command starts with what the last one left */
+    o.capture = l->capture = s->persist_env && !r->task;
     shx_buf extra = SHX_BUF_INIT, funcs = SHX_BUF_INIT, args = SHX_BUF_INIT, prelude = SHX_BUF_INIT;
     size_t nargs = 0;
     int rc = SHEXEC_OK;

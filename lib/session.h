@@ -40,7 +40,6 @@ struct shexec_session {
     int plisting_ok;              /* plisting is what gave the state as it is now */
     int listing_kind;             /* once the shell has listed: 1 declare -p, 2 export -p */
     int shell_bash;               /* the shell is bash, not in POSIX mode (settings.c) */
-    int shell_dash;               /* the shell is dash */
     int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
     int wrapper_drops_bash_env;   /* the wrapper program cleared BASH_ENV once (launch.c) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */

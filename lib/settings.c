@@ -32,9 +32,9 @@ static void learn_shell(shexec_session *s)
     /* a wrapper that is itself a script would run the prelude in its own
      * shell (BASH_ENV reaches it first): bash then gets it on its first line */
     s->wrapper_drops_bash_env = n > 1 && shx_is_script(s->shell_path);
-    shx_shell_kind(n ? s->shell_argv[n - 1] : s->default_shell,
-                   n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell) : NULL,
-                   &s->shell_bash, &s->shell_dash);
+    s->shell_bash = shx_shell_is_bash(n ? s->shell_argv[n - 1] : s->default_shell,
+                                      n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell)
+                                             : NULL);
 }
 
 static void free_argv(char **argv)

@@ -81,14 +81,14 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-void shx_shell_kind(const char *name, const char *path, int *bash, int *dash)
+int shx_shell_is_bash(const char *name, const char *path)
 {
     char *real = path ? realpath(path, NULL) : NULL;
     const char *base = base_name(real ? real : name);
     /* bash run as "sh" is bash in POSIX mode: no BASH_ENV, POSIX listings */
-    *bash = strncmp(base, "bash", 4) == 0 && strcmp(base_name(name), "sh") != 0;
-    *dash = strcmp(base, "dash") == 0;
+    int bash = strncmp(base, "bash", 4) == 0 && strcmp(base_name(name), "sh") != 0;
     free(real);
+    return bash;
 }
 
 int shx_is_script(const char *path)

@@ -55,12 +55,12 @@ ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len);
 const char *shx_pick_shell(const char *const *candidates);
 
 /*
- * What shell `name` is (the word a program's argv runs it by; path: its
- * file, resolved through symlinks, when known here, else NULL): *bash 1
- * for bash not in POSIX mode (not run as "sh"), which reads a prelude from
- * BASH_ENV; *dash 1 for dash.
+ * Whether shell `name` (the word a program's argv runs it by; path: its
+ * file, resolved through symlinks, when known here, else NULL) is bash not
+ * in POSIX mode (not run as "sh"), which reads a prelude from BASH_ENV: 1
+ * or 0.
  */
-void shx_shell_kind(const char *name, const char *path, int *bash, int *dash);
+int shx_shell_is_bash(const char *name, const char *path);
 
 /* 1 when the file at path starts with "#!" (an interpreter runs it). */
 int shx_is_script(const char *path);
