@@ -4,7 +4,7 @@
  * the monotonic clock deadlines are measured on, and random bits (the
  * sentinel nonce, task ids).
  */
-#include "session.h"
+#include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "platform.h"
+#include "shx_config.h"
 #if SHX_HAVE_GETRANDOM
 #include <sys/random.h>
 #endif
@@ -49,6 +49,12 @@ int64_t shx_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The session's own part (its first member). */
+static shx_base *base_of(const shexec_session *s)
+{
+    return (shx_base *)(void *)s;
+}
+
 int shx_fail(shexec_session *s, int code, const char *fmt, ...)
 {
     if (!s)
@@ -58,22 +64,22 @@ int shx_fail(shexec_session *s, int code, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof msg, fmt, ap); /* a long message is cut, not lost */
     va_end(ap);
-    shx_buf_clear(&s->errmsg);
-    shx_buf_puts(&s->errmsg, msg);
+    shx_buf_clear(&base_of(s)->errmsg);
+    shx_buf_puts(&base_of(s)->errmsg, msg);
     return code;
 }
 
 void shx_ok(shexec_session *s)
 {
     if (s)
-        shx_buf_clear(&s->errmsg);
+        shx_buf_clear(&base_of(s)->errmsg);
 }
 
 SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s)
 {
-    if (!s || !s->errmsg.data)
+    if (!s || !base_of(s)->errmsg.data)
         return "";
-    return s->errmsg.data;
+    return base_of(s)->errmsg.data;
 }
 
 int shx_random64(unsigned long long *out)

@@ -7,7 +7,17 @@
 
 #include <stdint.h>
 
+#include "buf.h"
 #include "shexec.h"
+
+/*
+ * The part of a session base.c owns: the message of its last failure. It
+ * is the session's first member (session.h checks), so a session pointer
+ * converts to a pointer to it and base.c needs no more of the session.
+ */
+typedef struct shx_base {
+    shx_buf errmsg;
+} shx_base;
 
 /* Record a failure: message into the session's errmsg (if s), returns code. */
 int shx_fail(shexec_session *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

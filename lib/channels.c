@@ -18,7 +18,7 @@
 #include "channels.h"
 
 #include "platform.h"
-#include "session.h"
+#include "base.h"
 
 /* fd, moved to 10 or above when it is lower (it is closed either way), in
  * *out. A limit on open descriptors of 10 or less leaves no such number. */

@@ -13,6 +13,8 @@
 
 #include "platform.h"
 #include "session.h"
+#include "cwd.h"
+#include "run.h"
 
 static void take_cwd(shexec_run *r, const char *dir, size_t len) /* dir: the session cwd */
 {

@@ -15,6 +15,11 @@
 #include "channels.h"
 #include "session.h"
 #include "watchdog.h"
+#include "ending.h"
+#include "proc.h"
+#include "stream.h"
+#include "run.h"
+#include "loop.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)

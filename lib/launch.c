@@ -21,6 +21,8 @@
 #include "script.h"
 #include "session.h"
 #include "shstate.h"
+#include "settings.h"
+#include "run.h"
 
 /* What one argument can hold (Linux: 128 KiB with its NUL); a -c string
  * longer than this is read from a file instead. */

@@ -39,4 +39,8 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r);
 /* Close and free what l holds (its channel too, unless taken: -1). */
 void shx_launch_free(shx_launch *l);
 
+/* The one rule for a run's timeout (launch.c): a task has its own or none,
+ * a foreground run its own or the session's, clamped to the maximum. */
+uint32_t shx_run_effective_timeout(const shexec_run *r);
+
 #endif

@@ -27,6 +27,11 @@
 #include "session.h"
 #include "spawn.h"
 #include "watchdog.h"
+#include "ending.h"
+#include "run.h"
+#include "loop.h"
+#include "proc.h"
+#include "stream.h"
 
 #define FALLBACK_MAX_NS 50000000LL
 /* At most this much queued input is written to one command per round, so

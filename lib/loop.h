@@ -60,19 +60,13 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
 /* Act on every deadline that has passed: SIGTERM on timeout, SIGKILL after
  * the grace. The one step that signals on time; listing never does. */
 void shx_loop_enforce(shexec_session *s);
-/* Begin terminating a live run: SIGTERM now, SIGKILL after the grace. */
-void shx_run_terminate(shexec_run *r, int reason, int64_t now);
 void shx_loop_add(shexec_session *s, shexec_run *r);
 
-/* ending.c */
-/* Close the command's stdin and drop what was queued for it. */
-void shx_run_input_close(shexec_run *r);
-/* The command is over: processes finished, streams drained, input closed,
- * the ending reported through the ended hook. */
-void shx_run_finish(shexec_run *r, int64_t now);
-/* Its shell has exited: 1 when the run is finished, 0 when it stays active
- * to follow what is left in its group; a task adopting leftovers joins
- * *born. */
-int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born);
+
+/* Queued input not yet written. */
+size_t shx_run_input_left(const shexec_run *r);
+
+/* After writes (stdin_off moved on): drop written bytes, amortized linear. */
+void shx_run_input_written(shexec_run *r);
 
 #endif

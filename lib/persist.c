@@ -23,6 +23,8 @@
 #include "session.h"
 #include "shfuncs.h"
 #include "shstate.h"
+#include "record.h"
+#include "run.h"
 
 extern char **environ;
 

@@ -7,8 +7,6 @@
 #ifndef SHX_PERSIST_H
 #define SHX_PERSIST_H
 
-#include "buf.h"
-#include "env.h"
 #include "shexec.h"
 
 /* Take what the run's record reports as the session's state (the run ended

@@ -4,7 +4,7 @@
  */
 #include "procfs.h"
 
-#include "platform.h"
+#include "shx_config.h"
 
 #include <stdatomic.h>
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "persist.h"
 #include "replay.h"
 #include "session.h"
+#include "run.h"
 
 extern char **environ;
 

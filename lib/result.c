@@ -4,7 +4,12 @@
  * totals and truncation, duration, pid and timeout, what became of its
  * leftovers, and what the library declined for it.
  */
-#include "session.h"
+#include "result.h"
+#include "launch.h"
+#include "run.h"
+#include "stream.h"
+#include "capture.h"
+#include "base.h"
 
 SHEXEC_API int shexec_run_done(const shexec_run *run)
 {

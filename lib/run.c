@@ -13,8 +13,17 @@
 
 #include "persist.h"
 #include "platform.h"
-#include "pty.h"
 #include "session.h"
+#include "settings.h"
+#include "cwd.h"
+#include "ending.h"
+#include "start.h"
+#include "run.h"
+#include "proc.h"
+#include "record.h"
+#include "stream.h"
+#include "loop.h"
+#include "group.h"
 
 static void link_run(shexec_session *s, shexec_run *r)
 {

@@ -1,7 +1,7 @@
 /*
- * run.h - the run handle's layout and what run.c (the handle, its input,
- * its exit policy), start.c (starting it) and result.c (what it tells)
- * offer the rest of the library.
+ * run.h - the run handle's layout, and run.c's internal calls (the handle,
+ * its input, its exit policy). Starting a run is start.h's, what it tells
+ * result.h's, how it ends ending.h's, the cwd it reports cwd.h's.
  */
 #ifndef SHX_RUN_H
 #define SHX_RUN_H
@@ -75,32 +75,13 @@ struct shexec_run {
 #define SHX_HANGUP_FIRST_NS ((int64_t)5000000)
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
-int shx_run_begin(shexec_run *r);
-/* The one rule for a run's timeout (launch.c): a task has its own or none,
- * a foreground run its own or the session's, clamped to the maximum. */
-uint32_t shx_run_effective_timeout(const shexec_run *r);
 /* Take r off the session's list of runs (it became a task's). */
 void shx_run_unlink(shexec_session *s, shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
-/* Queued input not yet written. */
-size_t shx_run_input_left(const shexec_run *r);
-/* After writes (stdin_off moved on): drop written bytes, amortized linear. */
-void shx_run_input_written(shexec_run *r);
 /* No more callbacks for this run (it is being freed). */
 void shx_run_detach(shexec_run *r);
-const char *shx_run_rendered(shexec_run *r, int stream, size_t *len);
-/* Make dir (len bytes) the session cwd if it is an absolute path naming an
- * existing directory now; else keep the cwd and say why in the run's
- * notice (cwd.c). */
-void shx_run_adopt_cwd(shexec_run *r, const char *dir, size_t len);
-/* The same for a remote wrapper's report (a directory on the other side):
- * only absolute (cwd.c). */
-void shx_run_adopt_remote_cwd(shexec_run *r, const char *dir, size_t len);
-/* Read the run's channel (the shell has exited), up to the record's bound,
- * and close it (ending.c). */
-void shx_run_read_record(shexec_run *r);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
 

@@ -10,9 +10,18 @@
 
 #include <poll.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "platform.h"
+#include "settings.h"
+#include "ending.h"
+#include "run.h"
+#include "task.h"
+#include "loop.h"
+
+_Static_assert(offsetof(struct shexec_session, base) == 0,
+               "base.c reaches its part of a session through the session pointer");
 
 /* ---- what the loop reports ------------------------------------------- */
 
@@ -70,7 +79,7 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     int rc = shx_settings_init(s);
     if (rc != SHEXEC_OK) {
         shx_settings_free(s);
-        shx_buf_free(&s->errmsg);
+        shx_buf_free(&s->base.errmsg);
         free(s);
         return rc;
     }
@@ -101,7 +110,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     }
     shx_watchdog_stop(s); /* every command is over: it exits without signalling */
     shx_settings_free(s);
-    shx_buf_free(&s->errmsg);
+    shx_buf_free(&s->base.errmsg);
     free(s);
 }
 

@@ -1,8 +1,11 @@
 /*
- * session.h - the session handle's layout, shared by session.c (its life
- * and pumping), settings.c (what it is set to), base.c (errors) and
- * toolhook.c (the tool layer's door); it includes the run, task and loop
- * headers, since a session holds all three.
+ * session.h - the session handle's layout, and session.c's one internal
+ * call. The files that read the layout: session.c (its life and pumping),
+ * settings.c (what it is set to), task.c (its tasks), cwd.c (its working
+ * directory), toolhook.c and testhook.c (the tool layer's and the tests'
+ * doors), and, until a run's processes have a home of their own, the files
+ * that start, pump and end runs. base.c owns its first member (the error
+ * message) and needs nothing else of it; runs and tasks are pointers here.
  */
 #ifndef SHX_SESSION_H
 #define SHX_SESSION_H
@@ -13,15 +16,15 @@
 #include "base.h"
 #include "buf.h"
 #include "env.h"
-#include "loop.h"
-#include "run.h"
 #include "sentinel.h"
 #include "shexec.h"
-#include "task.h"
-#include "tool.h"
+
+/* How many ids of tasks released unread a session remembers (task.c). */
+#define SHX_RELEASED_IDS 64
 
 struct shexec_session {
-    const shx_loop_hooks *hooks;
+    shx_base base;                /* first: base.c's (the error message) */
+    const struct shx_loop_hooks *hooks;
     char *cwd;
     char **shell_argv;            /* NULL: the default shell */
     char *shell_path;             /* shell_argv[0] resolved, absolute */
@@ -47,7 +50,6 @@ struct shexec_session {
     char tag[SHX_SENTINEL_TAG_MAX];
     int wrapper_kind;             /* SHEXEC_WRAPPER_*: how the record comes back */
     shx_buf test_script;          /* a sample prelude, for the tests' hook */
-    shx_buf errmsg;
     shexec_run *runs;             /* every run not yet freed */
     shexec_run *active;           /* runs with a live process */
     shexec_task *tasks;           /* every task not yet freed */
@@ -57,7 +59,8 @@ struct shexec_session {
     int use_pidfd;
     uint64_t output_spins;        /* rounds that looked again before sleeping (loop.c) */
     int procfs_seen;              /* /proc listed processes once: not asked again */
-    shx_tool_registry tools;      /* tooldef.c's */
+    void *tools;                  /* tooldef.c's registry, NULL until made */
+    void (*tools_free)(void *);   /* how it is freed */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
     int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
@@ -69,20 +72,11 @@ struct shexec_session {
 };
 
 
-int shx_settings_init(shexec_session *s);
-void shx_settings_free(shexec_session *s);
 
-/* The session's hand-off of a foreground run's leftovers: per policy and
- * room, adopted as a task (1, *adopted: its run) or not (0). */
-int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adopted);
 
 /* Release runs and tasks whose free was asked for from a callback and that
  * have finished, unless a frame still holds them (held). Called where no
  * loop round holds pointers to them. */
 void shx_release_deferred(shexec_session *s);
-int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep);
-int shx_env_error(shexec_session *s, int rc, const char *name);
-int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out);
-int shx_session_check_dir(shexec_session *s, const char *dir);
 
 #endif

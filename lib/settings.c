@@ -18,6 +18,7 @@
 #include "platform.h"
 #include "spawn.h"
 #include "watchdog.h"
+#include "settings.h"
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};
 
@@ -76,8 +77,8 @@ int shx_settings_init(shexec_session *s)
 
 void shx_settings_free(shexec_session *s)
 {
-    for (int i = 0; i < SHX_TOOL_COUNT; i++)
-        free(s->tools.name[i]);
+    if (s->tools)
+        s->tools_free(s->tools);
     free(s->cwd);
     shx_buf_free(&s->test_script);
     free_argv(s->shell_argv);

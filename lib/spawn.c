@@ -358,8 +358,9 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         rc = place_passed_fds(&fa, req);
     shx_workdir_plan wd = {0};
     int wd_rc = 0;
+    shx_workdir_req where = {req->path, req->argv, req->envp, req->cwd};
     if (rc == 0)
-        rc = wd_rc = shx_spawn_add_workdir(&fa, req, &wd);
+        rc = wd_rc = shx_spawn_add_workdir(&fa, &where, &wd);
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);

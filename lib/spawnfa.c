@@ -63,7 +63,7 @@ void shx_workdir_plan_free(shx_workdir_plan *w)
  * errno that posix_spawn would have reported for the program itself
  * (ENOENT, EACCES) is found here, before anything starts.
  */
-int shx_spawn_add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req,
+int shx_spawn_add_workdir(posix_spawn_file_actions_t *fa, const shx_workdir_req *req,
                           shx_workdir_plan *w)
 {
     w->path = req->path;

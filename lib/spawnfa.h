@@ -6,7 +6,14 @@
 
 #include <spawn.h>
 
-#include "spawn.h"
+/* What the child runs and where: the fields of the spawn request that
+ * decide how it gets to its working directory. */
+typedef struct shx_workdir_req {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;       /* NULL: where the host is */
+} shx_workdir_req;
 
 /* What posix_spawn executes once the working directory is planned: the
  * request's program, or the trampoline that changes directory first. */
@@ -23,7 +30,7 @@ typedef struct shx_workdir_plan {
  * with the trampoline, an errno that posix_spawn would have reported for
  * the program itself (ENOENT, EACCES) is found here, before anything starts.
  */
-int shx_spawn_add_workdir(posix_spawn_file_actions_t *fa, const shx_spawn_req *req,
+int shx_spawn_add_workdir(posix_spawn_file_actions_t *fa, const shx_workdir_req *req,
                           shx_workdir_plan *w);
 void shx_workdir_plan_free(shx_workdir_plan *w);
 /* Close every descriptor from `from` up in the child; 0 or an errno value. */

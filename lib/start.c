@@ -11,6 +11,10 @@
 #include "session.h"
 #include "spawn.h"
 #include "watchdog.h"
+#include "start.h"
+#include "run.h"
+#include "stream.h"
+#include "loop.h"
 
 int shx_run_begin(shexec_run *r)
 {

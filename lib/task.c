@@ -18,6 +18,11 @@
 
 #include "session.h"
 #include "watchdog.h"
+#include "start.h"
+#include "ending.h"
+#include "task.h"
+#include "run.h"
+#include "stream.h"
 
 static void link_task(shexec_session *s, shexec_task *t)
 {

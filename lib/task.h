@@ -8,9 +8,6 @@
 
 #include "run.h"
 
-/* How many ids of tasks released unread a session remembers. */
-#define SHX_RELEASED_IDS 64
-
 struct shexec_task {
     shexec_session *s;
     shexec_task *prev, *next;     /* the session's tasks */
@@ -43,5 +40,9 @@ int shx_task_was_released(const shexec_session *s, const char *id);
 /* Release a task now (terminated and reaped first if it runs). */
 void shx_task_release(shexec_task *t);
 void shx_task_finished(shexec_task *t);
+
+/* The session's hand-off of a foreground run's leftovers: per policy and
+ * room, adopted as a task (1, *adopted: its run) or not (0). */
+int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adopted);
 
 #endif

@@ -8,6 +8,8 @@
 #include "platform.h"
 #include "script.h"
 #include "session.h"
+#include "run.h"
+#include "task.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {

@@ -2,20 +2,19 @@
  * tool.c - the JSON front end's calls: tool name + JSON arguments -> JSON
  * result (shexec_tool_call), or the bash tool's arguments -> a configured
  * run (shexec_tool_prepare) and its result (shexec_tool_result). The tools
- * themselves are defined in tooldef.c. Arguments come from a
- * model and are never trusted: parsed strictly (json.c), unknown fields and
- * wrong types refused with a message the model can act on.
+ * themselves are defined in tooldef.c. Arguments come from a model and are
+ * never trusted: parsed strictly, unknown fields and wrong types refused.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "base.h"
 #include "env.h"
+#include "json.h"
+#include "tooldef.h"
 #include "toolhook.h"
-
-/* ---- calls ------------------------------------------------------------ */
 
 /* {"error": msg} as the result, and code as the return value. */
 static int error_result(shexec_session *s, int code, char **out, const char *fmt, ...)

@@ -11,8 +11,35 @@
 
 #include "json.h"
 #include "toolhook.h"
+#include "tooldef.h"
+#include "base.h"
 
 static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
+
+/* What the host changed: made on the first change, so a session that never
+ * uses the tool layer carries none of it. */
+typedef struct shx_tool_registry {
+    char *name[SHX_TOOL_COUNT];   /* exposed names; NULL: the tool's own */
+    int enabled[SHX_TOOL_COUNT];
+} shx_tool_registry;
+
+static void free_registry(void *p)
+{
+    shx_tool_registry *reg = p;
+    for (int i = 0; i < SHX_TOOL_COUNT; i++)
+        free(reg->name[i]);
+    free(reg);
+}
+
+/* The session's registry; made when `make` (NULL when that fails, or when
+ * none was made and `make` is 0: every tool as it is by default). */
+static shx_tool_registry *registry(shexec_session *s, int make)
+{
+    void **slot = shx_hook_tools(s, free_registry);
+    if (!*slot && make)
+        *slot = calloc(1, sizeof(shx_tool_registry));
+    return *slot;
+}
 
 /* The registry entry whose exposed name is `name`, or -1. */
 int shx_tool_index(shexec_session *s, const char *name)
@@ -28,14 +55,15 @@ int shx_tool_index(shexec_session *s, const char *name)
 
 const char *shx_tool_exposed_name(shexec_session *s, int i)
 {
-    const shx_tool_registry *reg = shx_hook_registry(s);
-    return reg->name[i] ? reg->name[i] : tool_ids[i];
+    const shx_tool_registry *reg = registry(s, 0);
+    return reg && reg->name[i] ? reg->name[i] : tool_ids[i];
 }
 
 SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name)
 {
     int i = s ? shx_tool_index(s, name) : -1;
-    return i >= 0 && shx_hook_registry(s)->enabled[i];
+    const shx_tool_registry *reg = i >= 0 ? registry(s, 0) : NULL;
+    return reg && reg->enabled[i];
 }
 
 /* The registry entry of a tool the host names, for a call that changes it. */
@@ -56,7 +84,11 @@ SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int 
     int rc = registered(s, name, &i);
     if (rc != SHEXEC_OK)
         return rc;
-    shx_hook_registry(s)->enabled[i] = enabled ? 1 : 0;
+    shx_tool_registry *reg = registry(s, enabled);
+    if (reg)
+        reg->enabled[i] = enabled ? 1 : 0;
+    else if (enabled)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     return SHEXEC_OK;
 }
 
@@ -86,10 +118,10 @@ SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const cha
     int other = shx_tool_index(s, new_name);
     if (other >= 0 && other != i)
         return shx_fail(s, SHEXEC_EINVAL, "another tool is already named \"%s\"", new_name);
-    char *copy = strdup(new_name);
+    shx_tool_registry *reg = registry(s, 1);
+    char *copy = reg ? strdup(new_name) : NULL;
     if (!copy)
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    shx_tool_registry *reg = shx_hook_registry(s);
     free(reg->name[i]);
     reg->name[i] = copy;
     return SHEXEC_OK;
@@ -215,7 +247,8 @@ SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s)
     shx_buf_putc(&b, '[');
     int first = 1;
     for (int i = 0; i < SHX_TOOL_COUNT; i++) {
-        if (!shx_hook_registry(s)->enabled[i])
+        const shx_tool_registry *reg = registry(s, 0);
+        if (!reg || !reg->enabled[i])
             continue;
         if (!first)
             shx_buf_putc(&b, ',');

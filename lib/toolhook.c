@@ -6,6 +6,8 @@
 #include "toolhook.h"
 
 #include "session.h"
+#include "run.h"
+#include "task.h"
 
 void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
 {
@@ -18,8 +20,9 @@ void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
     out->in_callback = s->in_loop;
 }
 
-shx_tool_registry *shx_hook_registry(shexec_session *s)
+void **shx_hook_tools(shexec_session *s, void (*free_fn)(void *))
 {
+    s->tools_free = free_fn;
     return &s->tools;
 }
 

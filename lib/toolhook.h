@@ -14,17 +14,15 @@
  *   their pointers).
  * - The settings the tool descriptions quote to the model, and whether the
  *   call comes from inside a callback: read-only, copied out.
- * - The tool registry's storage and the per-session error message, which
- *   every entry point of the library writes.
+ * - The session's slot for the tool registry, and the per-session error
+ *   message, which every entry point of the library writes.
  */
 #ifndef SHX_TOOLHOOK_H
 #define SHX_TOOLHOOK_H
 
 #include <stdint.h>
 
-#include "base.h"
 #include "shexec.h"
-#include "tool.h"
 
 typedef struct shx_tool_settings {
     uint32_t default_timeout_ms, max_timeout_ms;
@@ -37,8 +35,9 @@ typedef struct shx_tool_settings {
 
 /* A copy of what the tool layer quotes and checks. */
 void shx_hook_settings(const shexec_session *s, shx_tool_settings *out);
-/* The session's tool registry. */
-shx_tool_registry *shx_hook_registry(shexec_session *s);
+/* The session's slot for the tool registry (NULL until tooldef.c makes
+ * one); free_fn frees what the slot holds when the session is freed. */
+void **shx_hook_tools(shexec_session *s, void (*free_fn)(void *));
 /* The session of a run; *is_task says whether a task owns the run. */
 shexec_session *shx_hook_run_session(const shexec_run *run, int *is_task);
 /* Hold (1) or let go of (0) a run across a wait that may run callbacks. */

@@ -40,6 +40,9 @@
 #include "session.h"
 #include "spawn.h"
 #include "testhook.h"
+#include "watchdog_fork.h"
+#include "watchdog_proc.h"
+#include "run.h"
 
 static void reap(shexec_session *s, int patient)
 {
@@ -248,8 +251,10 @@ int shx_watchdog_start(shexec_session *s)
     a->host = getpid();
     a->test_pause_ms = test_pause_ms;
     pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
-    if (pid == 0)
+    if (pid == 0) {
+        shx_wd_become(a);
         shx_wd_main(a);
+    }
     int e = errno;
     munmap(a, sizeof *a);
     if (fds[0] >= 0)

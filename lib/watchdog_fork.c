@@ -4,9 +4,9 @@
  * of the host's open, and the host's memory given back. Async-signal-safe
  * calls only, as in watchdog_proc.c.
  */
-#include "watchdog.h"
 
 #include "shx_config.h"
+#include "watchdog_fork.h"
 
 #include <errno.h>
 #include <fcntl.h>

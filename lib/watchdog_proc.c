@@ -25,7 +25,6 @@
  * grace, before the leaders can be reaped and their ids reused; processes
  * that left their group cannot be found.
  */
-#include "watchdog.h"
 
 #include "shx_config.h"
 
@@ -39,6 +38,8 @@
 #include <unistd.h>
 
 #include "platform.h"
+#include "watchdog_proc.h"
+#include "group.h"
 
 /* ---- reading /proc without allocating ------------------------------------ */
 
@@ -428,7 +429,6 @@ static void await_host(shx_wd_arena *a)
 
 void shx_wd_main(shx_wd_arena *a)
 {
-    shx_wd_become(a);
     for (;;) {
         ssize_t n = read(a->fd, a->inbuf + a->inlen, sizeof a->inbuf - a->inlen);
         if (n < 0 && errno == EINTR)

@@ -1,10 +1,17 @@
 """The library's shape, checked from its sources:
 - no circle among lib/*.c (a file calls a function another file defines);
+- each lib header declares only functions its own .c file defines (but
+  testhook.h, the tests' one door, whose hooks live where they look);
+- no lib file includes a header it uses nothing of;
+- the dependencies that run back up the layering (a file that includes
+  another's header or calls it while that one calls down to it) are no
+  more than the count below;
 - the tool layer (tool.c, tooldef.c) goes through the public API, the pure
   helpers and its one door (toolhook.h), never a handle's layout;
 - tests include no internal header but testhook.h and the pure helpers';
 - no library file is over 450 lines but json.c.
-Prints one line per finding; exit status 1 when there is any."""
+Prints one line per finding; exit status 1 when there is any.
+With --report: the shape's measures instead (see shape.py)."""
 import glob
 import os
 import re
@@ -77,6 +84,31 @@ for f in lib_files:
     n = sum(1 for _ in open(f))
     if n > 450 and os.path.basename(f) != 'json.c':
         problems.append('%s has %d lines (over 450)' % (f, n))
+
+import shape  # noqa: E402  (test/shape.py: the measures, shared with --report)
+
+for h in sorted(glob.glob('lib/*.h')):
+    own = os.path.basename(h)[:-2] + '.c'
+    if os.path.basename(h) == 'testhook.h':
+        continue
+    for name in shape.declared_functions(h):
+        there = defined_in.get(name)
+        if there and there != own:
+            problems.append('%s declares %s, which %s defines' % (h, name, there))
+
+for f in sorted(glob.glob('lib/*.[ch]')):
+    for inc in shape.unused_includes(f):
+        problems.append('%s includes %s and uses nothing of it' % (f, inc))
+
+MAX_BACK_UP = 21  # each a file that sees the session's or the run's layout
+back_up = shape.back_up_dependencies()
+if len(back_up) > MAX_BACK_UP:
+    problems.append('%d dependencies run back up the layering (at most %d): %s' %
+                    (len(back_up), MAX_BACK_UP, ', '.join('%s -> %s' % d for d in back_up)))
+
+if '--report' in sys.argv:
+    shape.report()
+    sys.exit(0)
 
 for p in problems:
     print('layering:', p)

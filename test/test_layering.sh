@@ -1,7 +1,8 @@
 #!/bin/sh
-# The library's shape (test/layering.py): no circle of calls among lib/
+# The library's shape (test/layering.py, test/shape.py): no circle of calls among lib/
 # files, the tool layer on the public API and its one door, tests on the
-# test hooks only, no oversized file.
+# test hooks only, no oversized file; each header declaring only its own
+# file's functions, no include unused, the back-up dependencies bounded.
 if python3 "$(dirname "$0")/layering.py"; then
     echo "test_layering: ok"
     echo "[  PASSED  ] 1 test(s)."

@@ -159,7 +159,7 @@ describe('bash (seed scenarios)', () => {
     assert.match(t, /timed_out: true \(Command timed out after 1000 ms.*the output above is what it printed/);
     assert.match(t, /exit_code: -1/);
     const pids = await readPids(pidfile, 2);
-    assert.deepEqual(await waitGone(pids, 3000), []);
+    assert.deepEqual(await waitGone(pids, 10000), []); // a bound for a loaded machine, not a speed
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -525,7 +525,7 @@ describe('concurrency, cancellation, shutdown', () => {
         bash(client, { command: `sleep 300 & echo $! > '${pidfile}'; wait` }, { timeout: 700 }),
         (e) => e instanceof McpError && e.code === ErrorCode.RequestTimeout);
       const pids = await readPids(pidfile, 1);
-      assert.deepEqual(await waitGone(pids, 3000), []);
+      assert.deepEqual(await waitGone(pids, 10000), []); // a bound for a loaded machine, not a speed
       // the server is still fine and sent no stray response
       assert.match(text(await bash(client, { command: 'echo after' })), /^stdout:\nafter\n/);
     } finally {
@@ -544,7 +544,7 @@ describe('concurrency, cancellation, shutdown', () => {
       const pids = await readPids(pidfile, 1);
       ac.abort('changed my mind');
       await assert.rejects(call);
-      assert.deepEqual(await waitGone(pids, 3000), []);
+      assert.deepEqual(await waitGone(pids, 10000), []); // a bound for a loaded machine, not a speed
     } finally {
       await client.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,20 +1,16 @@
 /*
- * tool.h - what the tools' registry and definitions (tooldef.c) share with
- * their calls (tool.c). The registry's storage lives in the session (one per
- * session) but only tooldef.c reads or writes it.
+ * tooldef.h - what the tools' registry and definitions (tooldef.c) share with
+ * their calls (tool.c). The registry is tooldef.c's own, hung on the
+ * session through the tool layer's door (toolhook.h) once a tool is
+ * enabled or renamed.
  */
-#ifndef SHX_TOOL_H
-#define SHX_TOOL_H
+#ifndef SHX_TOOLDEF_H
+#define SHX_TOOLDEF_H
 
 #include "buf.h"
 #include "shexec.h"
 
 enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
-
-typedef struct shx_tool_registry {
-    char *name[SHX_TOOL_COUNT];   /* exposed names; NULL: the tool's own */
-    int enabled[SHX_TOOL_COUNT];
-} shx_tool_registry;
 
 /* The registry entry exposed as `name` (SHX_TOOL_*), or -1. */
 int shx_tool_index(shexec_session *s, const char *name);
