@@ -83,26 +83,19 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
 {
     if (r->out.fd < 0 && r->err.fd < 0) {
         /* nothing holds the pipes: anything left in the group goes now */
-        shx_proc_reap(&r->proc);
-        if (kill(-r->proc.pid, 0) == 0) {
-            kill(-r->proc.pid, SIGKILL); /* members pin the id they were just seen in */
-            if (!r->task)
-                r->leftovers = SHEXEC_LEFTOVERS_KILLED;
-        }
+        if (shx_proc_reap_killing_rest(&r->proc) && !r->task)
+            r->leftovers = SHEXEC_LEFTOVERS_KILLED;
         shx_run_finish(r, now);
         return 1;
     }
     if (r->task) {
-        r->proc.group_phase = 1;
-        r->proc.pinned = 1;
+        shx_proc_pin(&r->proc);
         return 0;
     }
     shexec_run *adopted = NULL;
     if (s->hooks->adopt(s, r, &adopted)) {
         /* the zombie, and with it the group id, now belongs to the task */
-        adopted->proc.reaped = 0;
-        adopted->proc.pinned = 1;
-        r->proc.reaped = 1;
+        shx_proc_hand_over(&r->proc, &adopted->proc);
         adopted->next_active = *born;
         *born = adopted;
     } else {
@@ -125,22 +118,19 @@ static int shell_exited_in_grace(shexec_session *s, shexec_run *r, int64_t now)
 {
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
-    if (!r->proc.reaped && !s->procfs_seen && !(s->procfs_seen = shx_group_can_list())) {
+    if (!shx_proc_reaped(&r->proc) && !s->procfs_seen &&
+        !(s->procfs_seen = shx_group_can_list())) {
         /* without /proc the shell's zombie holds the group id, and the
          * group is followed through its pipes (loop.c: pinned) */
         if (r->out.fd < 0 && r->err.fd < 0)
             return 1;
-        r->proc.group_phase = 1;
-        r->proc.pinned = 1;
+        shx_proc_pin(&r->proc);
         return 0;
     }
-    if (!r->proc.reaped)
-        shx_proc_reap(&r->proc);
+    shx_proc_reap(&r->proc);
     (void)now;
-    if (kill(-r->proc.pid, 0) != 0 || shx_group_anchor(&r->proc.group, r->proc.pid,
-                                                        s->use_pidfd) == 0)
+    if (!shx_proc_group_alive(&r->proc) || !shx_proc_anchor(&r->proc, s->use_pidfd))
         return 1;
-    r->proc.group_phase = 1;
     shx_watchdog_anchors(s, &r->proc.group);
     return 0;
 }
@@ -152,16 +142,17 @@ static int shell_exited_in_grace(shexec_session *s, shexec_run *r, int64_t now)
  */
 int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born)
 {
-    if (s && r->proc.end_reason != SHX_END_NONE && !r->proc.kill_sent &&
-        !(r->proc.reaped && !r->proc.status_lost)) {
+    int reaped_by_us = shx_proc_reaped(&r->proc) && !r->proc.status_lost;
+    if (s && r->proc.end_reason != SHX_END_NONE && r->proc.sent != SHX_SENT_KILL &&
+        !reaped_by_us) {
         if (!shell_exited_in_grace(s, r, now))
             return 0;
         shx_run_finish(r, now);
         return 1;
     }
-    /* a status lost to the host (r->proc.reaped already) still leaves the group
+    /* a status lost to the host (the shell reaped already) still leaves the group
      * to check: the members pin its id as they would after our own reap */
-    if (r->proc.end_reason != SHX_END_NONE || (r->proc.reaped && !r->proc.status_lost) || !s) {
+    if (r->proc.end_reason != SHX_END_NONE || reaped_by_us || !s) {
         shx_run_finish(r, now);
         return 1;
     }
@@ -176,25 +167,25 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
      * shell's zombie still holds the group id; a child still short of its
      * exec loses that one too, so members left in the group are looked at
      * again later (loop.c). */
-    if (r->pty && !r->proc.reaped) {
-        kill(-r->proc.pid, SIGHUP);
+    if (r->pty && !shx_proc_reaped(&r->proc)) {
+        shx_proc_hangup(&r->proc);
         r->hangup_checks = SHX_HANGUP_CHECKS;
         r->hangup_check_ns = now + SHX_HANGUP_FIRST_NS;
     }
-    if (!r->proc.reaped && !s->procfs_seen && !(s->procfs_seen = shx_group_can_list()))
+    if (!shx_proc_reaped(&r->proc) && !s->procfs_seen &&
+        !(s->procfs_seen = shx_group_can_list()))
         return shell_exited_unlisted(s, r, now, born);
     shx_proc_reap(&r->proc);
     /* A shell the host reaped can still be on its way out of the pid table,
      * so kill() may yet find it in the group: then only members that /proc
      * shows alive, other than the shell, count. */
-    if (kill(-r->proc.pid, 0) != 0 ||
+    if (!shx_proc_group_alive(&r->proc) ||
         (r->proc.status_lost && shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0)) {
         shx_run_finish(r, now); /* nothing left in the group */
         return 1;
     }
     if (r->task) {
-        if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) > 0) {
-            r->proc.group_phase = 1;
+        if (shx_proc_anchor(&r->proc, s->use_pidfd)) {
             shx_watchdog_anchors(s, &r->proc.group);
             return 0;
         }
@@ -207,9 +198,7 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
         *born = adopted;
     } else {
         /* what left the group from inside it goes with it */
-        shx_escapees_find(&r->proc.escapees, r->proc.pid, s->use_pidfd);
-        shx_escapees_signal(&r->proc.escapees, SIGKILL);
-        kill(-r->proc.pid, SIGKILL);
+        shx_proc_kill_rest(&r->proc, 1, s->use_pidfd);
         r->leftovers = SHEXEC_LEFTOVERS_KILLED;
     }
     shx_run_finish(r, now);

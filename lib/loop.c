@@ -78,29 +78,29 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
     int64_t next = -1;
     size_t n = 0;
     for (shexec_run *r = s->active; r; r = r->next_active) {
-        int live = !r->proc.exited || r->proc.group_phase;
+        int live = !shx_proc_exited(&r->proc) || shx_proc_following(&r->proc);
         if (live) {
             /* a deadline already passed wakes the host at once: the
              * enforcing is shx_loop_enforce()'s, never a listing's */
-            if (!r->proc.term_sent && !r->proc.no_timeout)
+            if (r->proc.sent == SHX_SENT_NONE && !r->proc.no_timeout)
                 min_deadline(&next, r->proc.deadline_ns);
-            else if (r->proc.term_sent && !r->proc.kill_sent)
+            else if (r->proc.sent == SHX_SENT_TERM)
                 min_deadline(&next, r->proc.kill_at_ns);
-            if ((!r->proc.exited && r->proc.pidfd < 0) || (r->proc.group_phase && shx_group_unwatched(&r->proc.group)))
+            if ((!shx_proc_exited(&r->proc) && r->proc.pidfd < 0) || (shx_proc_following(&r->proc) && shx_group_unwatched(&r->proc.group)))
                 min_deadline(&next, r->proc.next_check_ns);
             /* signalling may have found every anchor gone: with no pidfd
              * or deadline left to wake the loop, settle must run now to
              * look for other members or finish the run */
-            if (r->proc.group_phase && !r->proc.pinned && r->proc.group.n == 0)
+            if (shx_proc_following(&r->proc) && r->proc.phase != SHX_PROC_PINNED && r->proc.group.n == 0)
                 min_deadline(&next, now);
-            if (r->proc.group_phase && !r->proc.pinned && r->hangup_checks > 0)
+            if (shx_proc_following(&r->proc) && r->proc.phase != SHX_PROC_PINNED && r->hangup_checks > 0)
                 min_deadline(&next, r->hangup_check_ns);
         }
         if (r->out.fd >= 0)
             add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
         if (r->err.fd >= 0)
             add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
-        if (r->proc.pidfd >= 0 && !r->proc.exited)
+        if (r->proc.pidfd >= 0 && !shx_proc_exited(&r->proc))
             add_fd(fds, own, cap, &n, r->proc.pidfd, POLLIN, r, FD_PID, 0);
         if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
             add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
@@ -108,7 +108,7 @@ size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own
          * the next round hands it over, without waiting for more */
         if (shx_stream_has_queued(&r->out) || shx_stream_has_queued(&r->err))
             min_deadline(&next, now);
-        if (r->proc.group_phase)
+        if (shx_proc_following(&r->proc))
             for (int i = 0; i < r->proc.group.n; i++)
                 if (r->proc.group.pidfd[i] >= 0)
                     add_fd(fds, own, cap, &n, r->proc.group.pidfd[i], POLLIN, r, FD_ANCHOR, i);
@@ -241,7 +241,7 @@ static void await_exit_briefly(shx_proc *p)
     do {
         sched_yield();
         shx_proc_check(p);
-    } while (!p->exited && shx_now_ns() < until);
+    } while (!shx_proc_exited(p) && shx_now_ns() < until);
 }
 
 int shx_loop_settle(shexec_session *s, int look_now)
@@ -258,21 +258,21 @@ int shx_loop_settle(shexec_session *s, int look_now)
                                       : r->proc.check_backoff_ns * 2;
             r->proc.next_check_ns = now + r->proc.check_backoff_ns;
         }
-        if (!r->proc.exited && r->proc.pidfd < 0 &&
+        if (!shx_proc_exited(&r->proc) && r->proc.pidfd < 0 &&
             (due || look_now || (r->out.fd < 0 && r->err.fd < 0)))
             shx_proc_check(&r->proc);
-        else if (!r->proc.exited && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
+        else if (!shx_proc_exited(&r->proc) && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
                  s->active == r && !r->next_active)
             await_exit_briefly(&r->proc);
         int end = 0;
-        if (r->proc.pinned) {
+        if (r->proc.phase == SHX_PROC_PINNED) {
             /* followed by its pipes; once SIGKILL is sent nothing in the
              * group runs on, whatever still holds a pipe (an escapee) */
-            if ((r->out.fd < 0 && r->err.fd < 0) || r->proc.kill_sent) {
+            if ((r->out.fd < 0 && r->err.fd < 0) || r->proc.sent == SHX_SENT_KILL) {
                 shx_run_finish(r, now);
                 end = 1;
             }
-        } else if (r->proc.group_phase) {
+        } else if (shx_proc_following(&r->proc)) {
             if (due && shx_group_unwatched(&r->proc.group))
                 shx_group_prune(&r->proc.group);
             if (r->hangup_checks > 0 && now >= r->hangup_check_ns) {
@@ -283,14 +283,14 @@ int shx_loop_settle(shexec_session *s, int look_now)
             }
             /* every anchor ended: look for members they left behind */
             if (r->proc.group.n == 0) {
-                if (shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd) == 0) {
+                if (!shx_proc_anchor(&r->proc, s->use_pidfd)) {
                     shx_run_finish(r, now);
                     end = 1;
                 } else {
                     shx_watchdog_anchors(s, &r->proc.group);
                 }
             }
-        } else if (r->proc.exited) {
+        } else if (shx_proc_exited(&r->proc)) {
             end = shx_run_shell_exited(s, r, now, &born);
         }
         if (end) {

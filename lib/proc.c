@@ -26,20 +26,84 @@ void shx_proc_init(shx_proc *p)
     p->exit_code = -1;
 }
 
+void shx_proc_started(shx_proc *p, pid_t pid, int pidfd)
+{
+    p->pid = pid;
+    p->pidfd = pidfd;
+    p->phase = SHX_PROC_RUNNING;
+}
+
+void shx_proc_adopt_group(shx_proc *p, pid_t pgid, int use_pidfd)
+{
+    p->pid = pgid;
+    p->phase = SHX_PROC_ANCHORED;
+    p->no_timeout = 1;
+    p->exit_code = -1; /* the leftovers are not our children: no status */
+    shx_group_anchor(&p->group, pgid, use_pidfd);
+}
+
+void shx_proc_pin(shx_proc *p)
+{
+    p->phase = SHX_PROC_PINNED;
+}
+
+int shx_proc_anchor(shx_proc *p, int use_pidfd)
+{
+    if (shx_group_anchor(&p->group, p->pid, use_pidfd) == 0)
+        return 0;
+    p->phase = SHX_PROC_ANCHORED;
+    return 1;
+}
+
+void shx_proc_hand_over(shx_proc *from, shx_proc *to)
+{
+    to->phase = SHX_PROC_PINNED;
+    from->phase = SHX_PROC_REAPED;
+}
+
+int shx_proc_group_alive(const shx_proc *p)
+{
+    return kill(-p->pid, 0) == 0;
+}
+
+void shx_proc_hangup(shx_proc *p)
+{
+    if (!shx_proc_reaped(p))
+        kill(-p->pid, SIGHUP);
+}
+
+void shx_proc_kill_rest(shx_proc *p, int find_escapees, int use_pidfd)
+{
+    if (find_escapees) {
+        shx_escapees_find(&p->escapees, p->pid, use_pidfd);
+        shx_escapees_signal(&p->escapees, SIGKILL);
+    }
+    kill(-p->pid, SIGKILL);
+}
+
+int shx_proc_reap_killing_rest(shx_proc *p)
+{
+    shx_proc_reap(p);
+    if (!shx_proc_group_alive(p))
+        return 0;
+    kill(-p->pid, SIGKILL);
+    return 1;
+}
+
 static void signal_group(shx_proc *p, int sig, int use_pidfd)
 {
-    if (!p->reaped)
+    if (!shx_proc_reaped(p))
         kill(-p->pid, sig);
-    else if (p->group_phase)
+    else if (shx_proc_following(p))
         shx_group_signal(&p->group, sig, use_pidfd);
 }
 
 /* 1 while the group id provably belongs to the command (see the top). */
 static int group_is_ours(shx_proc *p, int use_pidfd)
 {
-    if (!p->reaped)
+    if (!shx_proc_reaped(p))
         return 1;
-    return p->group_phase && (shx_group_prune(&p->group) > 0 ||
+    return shx_proc_following(p) && (shx_group_prune(&p->group) > 0 ||
                               shx_group_anchor(&p->group, p->group.pgid, use_pidfd) > 0);
 }
 
@@ -59,25 +123,25 @@ static void signal_all(shx_proc *p, int sig, int use_pidfd)
 
 void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms, int use_pidfd)
 {
-    if (p->exited && !p->group_phase)
+    if (shx_proc_exited(p) && !shx_proc_following(p))
         return;
     int64_t kill_at = now + (int64_t)grace_ms * 1000000;
-    if (p->term_sent) {
+    if (p->sent != SHX_SENT_NONE) {
         /* terminated already: a shorter grace set since (a host shutting
          * down) brings the SIGKILL forward, never back */
-        if (!p->kill_sent && kill_at < p->kill_at_ns)
+        if (p->sent != SHX_SENT_KILL && kill_at < p->kill_at_ns)
             p->kill_at_ns = kill_at;
         return;
     }
     p->end_reason = reason;
-    p->term_sent = 1;
+    p->sent = SHX_SENT_TERM;
     find_escapees(p, use_pidfd);
     signal_all(p, SIGTERM, use_pidfd);
     /* a stopped process would not act on SIGTERM until continued */
     signal_all(p, SIGCONT, use_pidfd);
     if (grace_ms == 0) {
         signal_all(p, SIGKILL, use_pidfd);
-        p->kill_sent = 1;
+        p->sent = SHX_SENT_KILL;
     } else {
         p->kill_at_ns = kill_at;
     }
@@ -85,14 +149,14 @@ void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms,
 
 void shx_proc_enforce(shx_proc *p, int64_t now, uint32_t grace_ms, int use_pidfd)
 {
-    if (p->exited && !p->group_phase)
+    if (shx_proc_exited(p) && !shx_proc_following(p))
         return;
-    if (!p->no_timeout && !p->term_sent && now >= p->deadline_ns) {
+    if (!p->no_timeout && p->sent == SHX_SENT_NONE && now >= p->deadline_ns) {
         shx_proc_terminate(p, SHX_END_TIMEOUT, now, grace_ms, use_pidfd);
-    } else if (p->term_sent && !p->kill_sent && now >= p->kill_at_ns) {
+    } else if (p->sent == SHX_SENT_TERM && now >= p->kill_at_ns) {
         find_escapees(p, use_pidfd); /* also those started during the grace */
         signal_all(p, SIGKILL, use_pidfd);
-        p->kill_sent = 1;
+        p->sent = SHX_SENT_KILL;
     }
 }
 
@@ -103,7 +167,7 @@ void shx_proc_check(shx_proc *p)
     /* WNOWAIT: learn the status but leave the zombie, which holds the group id */
     int rc = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
     if (rc == 0 && si.si_pid == p->pid) {
-        p->exited = 1;
+        p->phase = SHX_PROC_EXITED;
         if (si.si_code == CLD_EXITED)
             p->exit_code = si.si_status;
         else
@@ -111,27 +175,26 @@ void shx_proc_check(shx_proc *p)
     } else if (rc < 0 && errno == ECHILD) {
         /* the host reaped it (SIGCHLD ignored): the status is gone, and so
          * is our claim on the group id */
-        p->exited = 1;
-        p->reaped = 1;
+        p->phase = SHX_PROC_REAPED;
         p->status_lost = 1;
     }
 }
 
 void shx_proc_reap(shx_proc *p)
 {
-    if (p->reaped)
+    if (shx_proc_reaped(p))
         return;
     siginfo_t si;
     while (waitid(P_PID, (id_t)p->pid, &si, WEXITED) < 0 && errno == EINTR)
         ;
-    p->reaped = 1;
+    p->phase = SHX_PROC_REAPED;
 }
 
 void shx_proc_finish(shx_proc *p, int use_pidfd)
 {
-    if (p->term_sent)
+    if (p->sent != SHX_SENT_NONE)
         find_escapees(p, use_pidfd); /* also those started during the grace period */
-    if (!p->reaped) {
+    if (!shx_proc_reaped(p)) {
         signal_group(p, SIGKILL, use_pidfd); /* anything still in the group goes now */
     } else if (p->status_lost && p->end_reason != SHX_END_NONE &&
                shx_group_anchor(&p->group, p->pid, use_pidfd) > 0) {

@@ -18,30 +18,92 @@
 /* Why the library ended a command. */
 enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3 };
 
+/*
+ * Where the command's processes are. What holds the group id decides what
+ * may be signalled: the shell's unreaped zombie (RUNNING, EXITED, PINNED),
+ * members anchored through /proc (ANCHORED), or nothing (REAPED: the id may
+ * be another program's by now, so nothing is sent to it).
+ */
+typedef enum shx_proc_phase {
+    SHX_PROC_IDLE = 0,        /* not started */
+    SHX_PROC_RUNNING,         /* the shell runs */
+    SHX_PROC_EXITED,          /* the shell exited, its status known, its zombie kept */
+    SHX_PROC_PINNED,          /* the shell exited, members remain and are followed;
+                                 its zombie, kept, holds the group id (no /proc) */
+    SHX_PROC_ANCHORED,        /* the shell exited and is reaped, members remain and
+                                 are followed; anchored members hold the id (group) */
+    SHX_PROC_REAPED           /* over, or handed on: the id is no longer ours */
+} shx_proc_phase;
+
+/* How far the ending has gone: TERM -> grace -> KILL. */
+typedef enum shx_proc_sent { SHX_SENT_NONE = 0, SHX_SENT_TERM, SHX_SENT_KILL } shx_proc_sent;
+
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
     int pidfd;                /* -1 without pidfds */
-    int exited;               /* the shell's status is known (it may be unreaped) */
+    shx_proc_phase phase;     /* written only in proc.c */
+    shx_proc_sent sent;       /* written only in proc.c */
     int exit_awaited;         /* the loop yielded once for its exit (loop.c) */
-    int reaped;               /* the pid may be reused: never signal the group by it */
     int status_lost;          /* the host reaped it (SIGCHLD ignored) */
     int exit_code;            /* -1 unless the shell exited normally */
     int term_signal;          /* 0 unless a signal ended the shell */
     int end_reason;           /* SHX_END_* */
-    int term_sent, kill_sent;
     int no_timeout;           /* no deadline (a task without a timeout) */
     int64_t deadline_ns, kill_at_ns;
     int64_t next_check_ns;    /* no pidfd: when to look with waitid next */
     int64_t check_backoff_ns;
-    int group_phase;          /* the shell exited, members remain: see group */
-    int pinned;               /* in group_phase without /proc: the shell's unreaped
-                                 zombie holds the group id */
     shx_group group;
     shx_escapees escapees;    /* found while terminating: signalled with the group */
 } shx_proc;
 
+/* The shell's status is known (it may be unreaped). */
+static inline int shx_proc_exited(const shx_proc *p)
+{
+    return p->phase >= SHX_PROC_EXITED;
+}
+
+/* The shell is reaped (or was never ours to reap): its pid is no proof. */
+static inline int shx_proc_reaped(const shx_proc *p)
+{
+    return p->phase >= SHX_PROC_ANCHORED;
+}
+
+/* The shell exited and members left in its group are followed. */
+static inline int shx_proc_following(const shx_proc *p)
+{
+    return p->phase == SHX_PROC_PINNED || p->phase == SHX_PROC_ANCHORED;
+}
+
 /* No process yet: every descriptor -1, exit code -1. */
 void shx_proc_init(shx_proc *p);
+/* The shell was spawned: pid leads the group (pidfd: -1 without). */
+void shx_proc_started(shx_proc *p, pid_t pid, int pidfd);
+/* Follow a group whose shell exited elsewhere (leftovers adopted from
+ * another run): ANCHORED on the members /proc shows, with no status and no
+ * deadline. */
+void shx_proc_adopt_group(shx_proc *p, pid_t pgid, int use_pidfd);
+/* The shell exited (unreaped) and members remain: follow the group with
+ * its zombie kept to pin the id (PINNED: where /proc cannot list members). */
+void shx_proc_pin(shx_proc *p);
+/* The shell is reaped: anchor the members /proc shows (ANCHORED, 1) or,
+ * with none, stay REAPED (0). */
+int shx_proc_anchor(shx_proc *p, int use_pidfd);
+/* The shell's zombie, and with it the group id, passes from `from` (which
+ * no longer holds it: REAPED) to `to` (PINNED). */
+void shx_proc_hand_over(shx_proc *from, shx_proc *to);
+/* 1 when kill() finds the group: a member lives, and while it does the id
+ * cannot be reused. */
+int shx_proc_group_alive(const shx_proc *p);
+/* SIGHUP to the group again after a terminal's hangup, while the shell's
+ * zombie holds the id (else nothing). */
+void shx_proc_hangup(shx_proc *p);
+/* SIGKILL to what is left of the group, right after shx_proc_group_alive()
+ * saw members (they pin the id they were seen in); with find_escapees,
+ * what left the group from inside it first. */
+void shx_proc_kill_rest(shx_proc *p, int find_escapees, int use_pidfd);
+/* Reap the shell, then SIGKILL what its group still holds (as
+ * shx_proc_kill_rest): 1 when there was something. */
+int shx_proc_reap_killing_rest(shx_proc *p);
 /*
  * Begin terminating: SIGTERM (and SIGCONT) to the group and its escapees
  * now, SIGKILL after grace_ms (at once for 0). Terminating again only

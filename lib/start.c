@@ -72,8 +72,7 @@ int shx_run_begin(shexec_run *r)
         r->prior_env = NULL;
     }
 
-    r->proc.pid = child.pid;
-    r->proc.pidfd = child.pidfd;
+    shx_proc_started(&r->proc, child.pid, child.pidfd);
     /* only a remote wrapper's record comes in-band, on stdout */
     shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,
                     l.unit, l.keep, r->fn,

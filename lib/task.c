@@ -186,11 +186,6 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     t->s = s;
     r->task = t;
     r->state = SHEXEC_STATE_RUNNING;
-    r->proc.pid = from->proc.pid;
-    r->proc.exited = 1;
-    r->proc.reaped = 1;
-    r->proc.no_timeout = 1;
-    r->proc.exit_code = -1; /* the leftovers are not our children: no status */
     r->hangup_checks = from->hangup_checks;
     r->hangup_check_ns = from->hangup_check_ns;
     r->start_ns = shx_now_ns();
@@ -204,9 +199,8 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shx_stream_enable_fresh(&r->out);
     shx_stream_enable_fresh(&r->err);
     from->out.fd = from->err.fd = -1;
-    shx_group_anchor(&r->proc.group, r->proc.pid, s->use_pidfd);
+    shx_proc_adopt_group(&r->proc, from->proc.pid, s->use_pidfd);
     shx_watchdog_anchors(s, &r->proc.group);
-    r->proc.group_phase = 1;
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */
     return SHEXEC_OK;

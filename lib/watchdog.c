@@ -272,9 +272,9 @@ int shx_watchdog_start(shexec_session *s)
     s->watchdog_pid = pid;
     /* commands already running are the session's too */
     for (shexec_run *r = s->active; r; r = r->next_active) {
-        if (!r->proc.reaped)
+        if (!shx_proc_reaped(&r->proc))
             shx_watchdog_group(s, r->proc.pid);
-        if (r->proc.group_phase)
+        if (shx_proc_following(&r->proc))
             shx_watchdog_anchors(s, &r->proc.group);
     }
     return SHEXEC_OK;
