@@ -60,6 +60,13 @@ ifeq ($(PORTABLE),1)
   LIB_FEATURES := -D_POSIX_C_SOURCE=200809L
   PROBE_MODE := portable
 endif
+# WATCHDOG=0: the library without the host-death watchdog (lib/watchdog*.c),
+# to build and test the core without it; shexec_session_set_watchdog(s, 1)
+# then fails with SHEXEC_ESYS and the watchdog's tests skip
+ifeq ($(WATCHDOG),0)
+  VARIANT  := $(if $(filter default,$(VARIANT)),nowatchdog,$(VARIANT)-nowatchdog)
+  LIB_FEATURES += -DSHX_WITH_WATCHDOG=0
+endif
 # another compiler or libc builds apart (CC=clang: build/clang, CC=musl-gcc:
 # build/musl), so variants never mix objects
 CC_NAME    := $(notdir $(firstword $(CC)))
@@ -69,7 +76,7 @@ ifneq ($(CC_TAG),)
 endif
 
 B          := build/$(VARIANT)
-LIB_SRCS   := $(sort $(wildcard lib/*.c))
+LIB_SRCS   := $(sort $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/watchdog%.c),$(wildcard lib/*.c)))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # what lib/probe.sh found for this compiler and variant (platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h

@@ -14,7 +14,6 @@
 
 #include "channels.h"
 #include "session.h"
-#include "watchdog.h"
 #include "ending.h"
 #include "proc.h"
 #include "stream.h"
@@ -52,9 +51,6 @@ void shx_run_input_close(shexec_run *r)
 /* The run's final state and results; the run leaves the active list after. */
 void shx_run_finish(shexec_run *r, int64_t now)
 {
-    /* the group goes on in the task that adopted it; else it is over */
-    if (r->s && r->leftovers != SHEXEC_LEFTOVERS_ADOPTED)
-        shx_watchdog_forget(r->s, r->proc.pid);
     shx_proc_finish(&r->proc, use_pidfd(r));
     shx_stream_drain(&r->out, FINAL_DRAIN_MAX);
     shx_stream_drain(&r->err, FINAL_DRAIN_MAX);
@@ -131,7 +127,6 @@ static int shell_exited_in_grace(shexec_session *s, shexec_run *r, int64_t now)
     (void)now;
     if (!shx_proc_group_alive(&r->proc) || !shx_proc_anchor(&r->proc, s->use_pidfd))
         return 1;
-    shx_watchdog_anchors(s, &r->proc.group);
     return 0;
 }
 
@@ -185,10 +180,8 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
         return 1;
     }
     if (r->task) {
-        if (shx_proc_anchor(&r->proc, s->use_pidfd)) {
-            shx_watchdog_anchors(s, &r->proc.group);
+        if (shx_proc_anchor(&r->proc, s->use_pidfd))
             return 0;
-        }
         shx_run_finish(r, now);
         return 1;
     }

@@ -26,7 +26,6 @@
 #include "platform.h"
 #include "session.h"
 #include "spawn.h"
-#include "watchdog.h"
 #include "ending.h"
 #include "run.h"
 #include "loop.h"
@@ -286,8 +285,6 @@ int shx_loop_settle(shexec_session *s, int look_now)
                 if (!shx_proc_anchor(&r->proc, s->use_pidfd)) {
                     shx_run_finish(r, now);
                     end = 1;
-                } else {
-                    shx_watchdog_anchors(s, &r->proc.group);
                 }
             }
         } else if (shx_proc_exited(&r->proc)) {

@@ -112,6 +112,7 @@ enum {
     SHX_PLATFORM_SETSID = 1 << 4,    /* a pty becomes the command's controlling terminal */
     SHX_PLATFORM_BIG_PIPES = 1 << 5, /* task pipes can be grown */
     SHX_PLATFORM_PPOLL = 1 << 6,     /* deadlines waited for to the nanosecond */
+    SHX_PLATFORM_WATCHDOG = 1 << 7,  /* the host-death watchdog (WATCHDOG=0 leaves it out) */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */

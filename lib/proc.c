@@ -18,12 +18,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void shx_proc_init(shx_proc *p)
+void shx_proc_init(shx_proc *p, const shx_proc_observer *observer)
 {
     memset(p, 0, sizeof *p);
     p->pid = -1;
     p->pidfd = -1;
     p->exit_code = -1;
+    p->observer = observer;
+}
+
+static void tell(const shx_proc *p, int event)
+{
+    if (p->observer && p->observer->fn)
+        p->observer->fn(p->observer->ctx, event, p);
+}
+
+void shx_proc_replay(const shx_proc *p)
+{
+    if (p->phase == SHX_PROC_IDLE)
+        return;
+    if (!shx_proc_reaped(p))
+        tell(p, SHX_PROC_EV_GROUP);
+    if (shx_proc_following(p))
+        tell(p, SHX_PROC_EV_ANCHORS);
 }
 
 void shx_proc_started(shx_proc *p, pid_t pid, int pidfd)
@@ -31,15 +48,18 @@ void shx_proc_started(shx_proc *p, pid_t pid, int pidfd)
     p->pid = pid;
     p->pidfd = pidfd;
     p->phase = SHX_PROC_RUNNING;
+    tell(p, SHX_PROC_EV_GROUP);
 }
 
-void shx_proc_adopt_group(shx_proc *p, pid_t pgid, int use_pidfd)
+void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd)
 {
-    p->pid = pgid;
+    p->pid = from->pid;
     p->phase = SHX_PROC_ANCHORED;
     p->no_timeout = 1;
     p->exit_code = -1; /* the leftovers are not our children: no status */
-    shx_group_anchor(&p->group, pgid, use_pidfd);
+    from->handed_on = 1;
+    shx_group_anchor(&p->group, p->pid, use_pidfd);
+    tell(p, SHX_PROC_EV_ANCHORS);
 }
 
 void shx_proc_pin(shx_proc *p)
@@ -52,6 +72,7 @@ int shx_proc_anchor(shx_proc *p, int use_pidfd)
     if (shx_group_anchor(&p->group, p->pid, use_pidfd) == 0)
         return 0;
     p->phase = SHX_PROC_ANCHORED;
+    tell(p, SHX_PROC_EV_ANCHORS);
     return 1;
 }
 
@@ -59,6 +80,7 @@ void shx_proc_hand_over(shx_proc *from, shx_proc *to)
 {
     to->phase = SHX_PROC_PINNED;
     from->phase = SHX_PROC_REAPED;
+    from->handed_on = 1;
 }
 
 int shx_proc_group_alive(const shx_proc *p)
@@ -192,6 +214,8 @@ void shx_proc_reap(shx_proc *p)
 
 void shx_proc_finish(shx_proc *p, int use_pidfd)
 {
+    if (!p->handed_on)
+        tell(p, SHX_PROC_EV_OVER); /* while the leader, unreaped, holds the id */
     if (p->sent != SHX_SENT_NONE)
         find_escapees(p, use_pidfd); /* also those started during the grace period */
     if (!shx_proc_reaped(p)) {

@@ -38,8 +38,24 @@ typedef enum shx_proc_phase {
 /* How far the ending has gone: TERM -> grace -> KILL. */
 typedef enum shx_proc_sent { SHX_SENT_NONE = 0, SHX_SENT_TERM, SHX_SENT_KILL } shx_proc_sent;
 
+/*
+ * What the process object tells an observer (the watchdog): a group led
+ * by the shell was started (its leader unreaped: its start time can be
+ * read now), its group's remaining members were anchored (p->group), or
+ * the command is over (before the leader is reaped), unless the group was
+ * handed on to another process object.
+ */
+enum { SHX_PROC_EV_GROUP = 1, SHX_PROC_EV_ANCHORS = 2, SHX_PROC_EV_OVER = 3 };
+struct shx_proc;
+typedef struct shx_proc_observer {
+    void (*fn)(void *ctx, int event, const struct shx_proc *p); /* NULL: nobody */
+    void *ctx;
+} shx_proc_observer;
+
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
+    const shx_proc_observer *observer; /* NULL: nobody (the owner's, shared) */
+    int handed_on;            /* its group goes on in another process object */
     int pidfd;                /* -1 without pidfds */
     shx_proc_phase phase;     /* written only in proc.c */
     shx_proc_sent sent;       /* written only in proc.c */
@@ -74,14 +90,17 @@ static inline int shx_proc_following(const shx_proc *p)
     return p->phase == SHX_PROC_PINNED || p->phase == SHX_PROC_ANCHORED;
 }
 
-/* No process yet: every descriptor -1, exit code -1. */
-void shx_proc_init(shx_proc *p);
+/* No process yet: every descriptor -1, exit code -1; events to observer. */
+void shx_proc_init(shx_proc *p, const shx_proc_observer *observer);
+/* Tell the observer again what it would have been told of p so far (a
+ * watchdog started while p runs). */
+void shx_proc_replay(const shx_proc *p);
 /* The shell was spawned: pid leads the group (pidfd: -1 without). */
 void shx_proc_started(shx_proc *p, pid_t pid, int pidfd);
-/* Follow a group whose shell exited elsewhere (leftovers adopted from
+/* Follow the group of `from`, whose shell exited (leftovers adopted from
  * another run): ANCHORED on the members /proc shows, with no status and no
- * deadline. */
-void shx_proc_adopt_group(shx_proc *p, pid_t pgid, int use_pidfd);
+ * deadline; `from` has handed it on. */
+void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd);
 /* The shell exited (unreaped) and members remain: follow the group with
  * its zombie kept to pin the id (PINNED: where /proc cannot list members). */
 void shx_proc_pin(shx_proc *p);
@@ -89,7 +108,7 @@ void shx_proc_pin(shx_proc *p);
  * with none, stay REAPED (0). */
 int shx_proc_anchor(shx_proc *p, int use_pidfd);
 /* The shell's zombie, and with it the group id, passes from `from` (which
- * no longer holds it: REAPED) to `to` (PINNED). */
+ * no longer holds it: REAPED, handed on) to `to` (PINNED). */
 void shx_proc_hand_over(shx_proc *from, shx_proc *to);
 /* 1 when kill() finds the group: a member lives, and while it does the id
  * cannot be reused. */

@@ -3,6 +3,7 @@
  * (see replay.h).
  */
 #include "replay.h"
+#include "shfuncs.h"
 
 #include <stdlib.h>
 #include <string.h>

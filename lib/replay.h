@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "shfuncs.h"
 #include "shstate.h"
 
 enum { SHX_REPLAY_OK = 0, SHX_REPLAY_SKIP = 1, SHX_REPLAY_NOMEM = -1 };

@@ -66,7 +66,7 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     r->command[len] = '\0';
     r->command_len = len;
     r->s = s;
-    shx_proc_init(&r->proc);
+    shx_proc_init(&r->proc, &s->proc_observer);
     r->out.fd = r->err.fd = -1;
     r->stdin_fd = -1;
     r->rec_fd = -1;

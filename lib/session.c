@@ -74,7 +74,6 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     if (!s)
         return SHEXEC_ENOMEM;
     s->use_pidfd = shx_pidfd_compiled(); /* and the kernel may still have none */
-    s->watchdog_fd = -1;
     s->hooks = &session_hooks;
     int rc = shx_settings_init(s);
     if (rc != SHEXEC_OK) {
@@ -106,9 +105,10 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
             shx_run_release(r);
         } else {
             r->s = NULL;
+            r->proc.observer = NULL;
         }
     }
-    shx_watchdog_stop(s); /* every command is over: it exits without signalling */
+    shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_settings_free(s);
     shx_buf_free(&s->base.errmsg);
     free(s);
@@ -211,4 +211,40 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
     s->in_loop = 0;
     shx_release_deferred(s);
     return finished;
+}
+
+/* What a watchdog is told as it starts: the processes running now. */
+static void replay_running(void *ctx)
+{
+    shexec_session *s = ctx;
+    for (shexec_run *r = s->active; r; r = r->next_active)
+        shx_proc_replay(&r->proc);
+}
+
+SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (!on) {
+        s->proc_observer = (shx_proc_observer){NULL, NULL};
+        shx_watchdog_free(s->watchdog);
+        s->watchdog = NULL;
+        return SHEXEC_OK;
+    }
+    if (!SHX_WITH_WATCHDOG)
+        return shx_fail(s, SHEXEC_ESYS, "this build of the library has no watchdog (WATCHDOG=0)");
+    if (!s->watchdog) {
+        s->watchdog = shx_watchdog_new(s, s->kill_grace_ms, replay_running, s);
+        if (!s->watchdog)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        s->proc_observer = (shx_proc_observer){shx_watchdog_observe, s->watchdog};
+    }
+    int rc = shx_watchdog_start(s->watchdog);
+    if (rc != SHEXEC_OK) {
+        s->proc_observer = (shx_proc_observer){NULL, NULL};
+        shx_watchdog_free(s->watchdog);
+        s->watchdog = NULL;
+    }
+    return rc;
 }

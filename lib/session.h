@@ -16,6 +16,7 @@
 #include "base.h"
 #include "buf.h"
 #include "env.h"
+#include "proc.h"
 #include "sentinel.h"
 #include "shexec.h"
 
@@ -63,12 +64,8 @@ struct shexec_session {
     void (*tools_free)(void *);   /* how it is freed */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
-    int watchdog_fd;              /* write end of the watchdog's pipe, -1: none (watchdog.c) */
-    unsigned long long watchdog_id[2]; /* what it is (shx_fd_identity): a host may close it */
-    pid_t watchdog_pid;
-#define SHX_WD_FORGET_BATCH 8
-    pid_t watchdog_forget[SHX_WD_FORGET_BATCH]; /* ended groups not yet told */
-    size_t watchdog_nforget;
+    struct shx_watchdog *watchdog; /* watchdog.c's; NULL: off */
+    shx_proc_observer proc_observer; /* told by every run's process: the watchdog */
 };
 
 

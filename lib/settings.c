@@ -285,7 +285,7 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
         return SHEXEC_EINVAL;
     shx_ok(s);
     s->kill_grace_ms = ms;
-    shx_watchdog_grace(s);
+    shx_watchdog_set_grace(s->watchdog, ms);
     return SHEXEC_OK;
 }
 
@@ -389,16 +389,4 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
         return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
     s->leftovers_policy = policy;
     return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (!on) {
-        shx_watchdog_stop(s);
-        return SHEXEC_OK;
-    }
-    return shx_watchdog_start(s);
 }

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "shstate.h"
+
 /* The line at t (n bytes, no newline) is bash's header of a function,
  * "NAME () ": *name_len set. */
 static int func_header(const char *t, size_t n, size_t *name_len)

@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 
-#include "shstate.h"
 
 /* Called for each function of a `declare -f` listing: its name and its
  * body, from the "{ " line after the header to the end of its last line. */

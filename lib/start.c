@@ -10,7 +10,6 @@
 #include "script.h"
 #include "session.h"
 #include "spawn.h"
-#include "watchdog.h"
 #include "start.h"
 #include "run.h"
 #include "stream.h"
@@ -56,7 +55,6 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     shx_buf_free(&err);
-    shx_watchdog_group(s, child.pid);
     r->rec_fd = l.channel;
     r->rec_from = l.prelude_len;
     r->prelude_marked = l.marker;

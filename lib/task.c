@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "session.h"
-#include "watchdog.h"
 #include "start.h"
 #include "ending.h"
 #include "task.h"
@@ -199,8 +198,7 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shx_stream_enable_fresh(&r->out);
     shx_stream_enable_fresh(&r->err);
     from->out.fd = from->err.fd = -1;
-    shx_proc_adopt_group(&r->proc, from->proc.pid, s->use_pidfd);
-    shx_watchdog_anchors(s, &r->proc.group);
+    shx_proc_adopt_group(&r->proc, &from->proc, s->use_pidfd);
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */
     return SHEXEC_OK;

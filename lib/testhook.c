@@ -8,6 +8,7 @@
 #include "platform.h"
 #include "script.h"
 #include "session.h"
+#include "watchdog.h"
 #include "run.h"
 #include "task.h"
 
@@ -87,5 +88,15 @@ size_t shx_test_active(const shexec_session *s)
 
 unsigned shx_test_platform(void)
 {
-    return shx_platform_features();
+    return shx_platform_features() | (SHX_WITH_WATCHDOG ? SHX_PLATFORM_WATCHDOG : 0);
+}
+
+int64_t shx_test_watchdog_pid(const shexec_session *s)
+{
+    return shx_watchdog_pid(s->watchdog);
+}
+
+void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start)
+{
+    shx_watchdog_claim(s->watchdog, pgid, start);
 }

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -35,33 +36,46 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "libc_ext.h"
 #include "platform.h"
-#include "session.h"
 #include "spawn.h"
 #include "testhook.h"
 #include "watchdog_fork.h"
 #include "watchdog_proc.h"
-#include "run.h"
 
-static void reap(shexec_session *s, int patient)
+#define FORGET_BATCH 8
+
+struct shx_watchdog {
+    shexec_session *s;            /* whose message a failure sets */
+    uint32_t grace_ms;
+    shx_watchdog_replay_fn replay; /* tells a new watchdog what runs now */
+    void *replay_ctx;
+    int fd;                       /* write end of the channel, -1: none */
+    unsigned long long id[2];     /* what it is (shx_fd_identity): a host may close it */
+    pid_t pid;                    /* the watchdog, -1: none */
+    pid_t forget[FORGET_BATCH];   /* ended groups not yet told */
+    size_t nforget;
+};
+
+static void reap(shx_watchdog *w, int patient)
 {
-    if (s->watchdog_pid <= 0)
+    if (w->pid <= 0)
         return;
     /* it exits at once on QUIT or EOF: a second is plenty; then it is
      * killed (an unreaped child of ours: its pid is still its own) */
     for (int i = 0; patient && i < 1000; i++) {
-        pid_t w = waitpid(s->watchdog_pid, NULL, WNOHANG);
-        if (w == s->watchdog_pid || (w < 0 && errno == ECHILD)) {
-            s->watchdog_pid = -1;
+        pid_t got = waitpid(w->pid, NULL, WNOHANG);
+        if (got == w->pid || (got < 0 && errno == ECHILD)) {
+            w->pid = -1;
             return;
         }
         poll(NULL, 0, 1);
     }
-    kill(s->watchdog_pid, SIGKILL);
-    while (waitpid(s->watchdog_pid, NULL, 0) < 0 && errno == EINTR)
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    s->watchdog_pid = -1;
+    w->pid = -1;
 }
 
 /* packets: a write is whole or not at all, as a pipe's small writes are */
@@ -96,44 +110,44 @@ static ssize_t channel_write(int fd, const void *data, size_t len)
  * told to go (it is our unreaped child: its pid is its own), and the next
  * command starts a new one.
  */
-static int channel_intact(shexec_session *s)
+static int channel_intact(shx_watchdog *w)
 {
-    if (s->watchdog_fd < 0)
+    if (w->fd < 0)
         return 0;
     unsigned long long id[2];
-    if (shx_fd_identity(s->watchdog_fd, id) == 0 && id[0] == s->watchdog_id[0] &&
-        id[1] == s->watchdog_id[1])
+    if (shx_fd_identity(w->fd, id) == 0 && id[0] == w->id[0] &&
+        id[1] == w->id[1])
         return 1;
-    s->watchdog_fd = -1;
-    if (s->watchdog_pid > 0)
-        kill(s->watchdog_pid, SIGKILL);
-    reap(s, 0);
+    w->fd = -1;
+    if (w->pid > 0)
+        kill(w->pid, SIGKILL);
+    reap(w, 0);
     return 0;
 }
 
 /* m, after the ends the watchdog has not been told of yet, in one write. */
-static void send_msg(shexec_session *s, const shx_wd_msg *m)
+static void send_msg(shx_watchdog *w, const shx_wd_msg *m)
 {
-    if (!channel_intact(s))
+    if (!channel_intact(w))
         return;
-    shx_wd_msg batch[SHX_WD_FORGET_BATCH + 1];
+    shx_wd_msg batch[FORGET_BATCH + 1];
     size_t n = 0;
-    for (; n < s->watchdog_nforget; n++)
-        batch[n] = (shx_wd_msg){.type = SHX_WD_FORGET, .pgid = s->watchdog_forget[n]};
-    s->watchdog_nforget = 0;
+    for (; n < w->nforget; n++)
+        batch[n] = (shx_wd_msg){.type = SHX_WD_FORGET, .pgid = w->forget[n]};
+    w->nforget = 0;
     if (m)
         batch[n++] = *m;
     size_t len = n * sizeof *batch;
     for (int tries = 0; tries < 2 && n; tries++) {
-        ssize_t w = channel_write(s->watchdog_fd, batch, len);
-        if (w == (ssize_t)len)
+        ssize_t n_written = channel_write(w->fd, batch, len);
+        if (n_written == (ssize_t)len)
             return;
-        if (w < 0 && errno == EINTR) {
+        if (n_written < 0 && errno == EINTR) {
             tries--;
             continue;
         }
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd p = {.fd = s->watchdog_fd, .events = POLLOUT};
+        if (n_written < 0 && errno == EAGAIN) {
+            struct pollfd p = {.fd = w->fd, .events = POLLOUT};
             poll(&p, 1, 1000);
             continue;
         }
@@ -142,49 +156,67 @@ static void send_msg(shexec_session *s, const shx_wd_msg *m)
     if (errno == EAGAIN)
         return; /* dropped: the watchdog is stuck, not gone */
     /* the watchdog is gone (killed from outside): nothing to tell any more */
-    close(s->watchdog_fd);
-    s->watchdog_fd = -1;
-    reap(s, 1);
+    close(w->fd);
+    w->fd = -1;
+    reap(w, 1);
 }
 
-void shx_watchdog_group(shexec_session *s, pid_t pgid)
+/* A command started: its group, led by pgid (our unreaped child, whose
+ * start time is read now). */
+static void tell_group(shx_watchdog *w, pid_t pgid)
 {
-    if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
+    if (w->fd < 0 && w->pid <= 0)
         return;
     /* a channel the host closed: a new watchdog, told what runs now */
-    if (!channel_intact(s) && shx_watchdog_start(s) != SHEXEC_OK)
+    if (!channel_intact(w) && shx_watchdog_start(w) != SHEXEC_OK)
         return;
     /* read while the leader is our unreaped child, whose pid is its own */
     shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid, .start = shx_wd_start_time(pgid)};
-    send_msg(s, &m);
+    send_msg(w, &m);
 }
 
-void shx_watchdog_anchors(shexec_session *s, const shx_group *g)
+/* The group's leader is gone: the members g anchors hold its id. */
+static void tell_anchors(shx_watchdog *w, const shx_group *g)
 {
-    for (int i = 0; i < g->n && s->watchdog_fd >= 0; i++) {
+    for (int i = 0; i < g->n && w->fd >= 0; i++) {
         uint64_t start = g->start[i];
         /* with a pidfd, proof that the start time read was the anchor's */
         struct pollfd p = {.fd = g->pidfd[i], .events = POLLIN};
         if (!start || (g->pidfd[i] >= 0 && poll(&p, 1, 0) != 0))
             continue;
         shx_wd_msg m = {.type = SHX_WD_ANCHOR, .pgid = g->pgid, .pid = g->pid[i], .start = start};
-        send_msg(s, &m);
+        send_msg(w, &m);
     }
 }
 
-void shx_watchdog_forget(shexec_session *s, pid_t pgid)
+/* The command of pgid is over (before its leader is reaped). */
+static void tell_over(shx_watchdog *w, pid_t pgid)
 {
-    if (s->watchdog_fd < 0)
+    if (w->fd < 0)
         return;
-    s->watchdog_forget[s->watchdog_nforget++] = pgid;
-    if (s->watchdog_nforget == SHX_WD_FORGET_BATCH)
-        send_msg(s, NULL);
+    w->forget[w->nforget++] = pgid;
+    if (w->nforget == FORGET_BATCH)
+        send_msg(w, NULL);
 }
 
-void shx_watchdog_grace(shexec_session *s)
+void shx_watchdog_observe(void *ctx, int event, const shx_proc *p)
 {
-    shx_wd_msg m = {.type = SHX_WD_GRACE, .grace_ms = s->kill_grace_ms};
-    send_msg(s, &m);
+    shx_watchdog *w = ctx;
+    if (event == SHX_PROC_EV_GROUP)
+        tell_group(w, p->pid);
+    else if (event == SHX_PROC_EV_ANCHORS)
+        tell_anchors(w, &p->group);
+    else if (event == SHX_PROC_EV_OVER)
+        tell_over(w, p->pid);
+}
+
+void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms)
+{
+    if (!w)
+        return;
+    w->grace_ms = grace_ms;
+    shx_wd_msg m = {.type = SHX_WD_GRACE, .grace_ms = grace_ms};
+    send_msg(w, &m);
 }
 
 /* A descriptor >= 3, close-on-exec, in place of fd. */
@@ -227,9 +259,21 @@ void shx_test_watchdog_pause(uint32_t ms)
     test_pause_ms = ms;
 }
 
-int shx_watchdog_start(shexec_session *s)
+shx_watchdog *shx_watchdog_new(shexec_session *s, uint32_t grace_ms, shx_watchdog_replay_fn replay,
+                               void *ctx)
 {
-    if (s->watchdog_fd >= 0)
+    shx_watchdog *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    *w = (shx_watchdog){.s = s, .grace_ms = grace_ms, .replay = replay, .replay_ctx = ctx,
+                        .fd = -1, .pid = -1};
+    return w;
+}
+
+int shx_watchdog_start(shx_watchdog *w)
+{
+    shexec_session *s = w->s;
+    if (w->fd >= 0)
         return SHEXEC_OK;
     shx_wd_arena *a = shx_map_zeroed(sizeof *a);
     if (a == MAP_FAILED)
@@ -247,7 +291,7 @@ int shx_watchdog_start(shexec_session *s)
     a->fd = fds[0];
     a->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur
                                                                            : 65536;
-    a->grace_ms = s->kill_grace_ms;
+    a->grace_ms = w->grace_ms;
     a->host = getpid();
     a->test_pause_ms = test_pause_ms;
     pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
@@ -265,44 +309,45 @@ int shx_watchdog_start(shexec_session *s)
         return shx_fail(s, SHEXEC_ESYS, "cannot start the watchdog: %s", strerror(e));
     }
     fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    if (shx_fd_identity(fds[1], s->watchdog_id) != 0)
-        s->watchdog_id[0] = s->watchdog_id[1] = 0;
-    s->watchdog_fd = fds[1];
-    s->watchdog_nforget = 0;
-    s->watchdog_pid = pid;
+    if (shx_fd_identity(fds[1], w->id) != 0)
+        w->id[0] = w->id[1] = 0;
+    w->fd = fds[1];
+    w->nforget = 0;
+    w->pid = pid;
     /* commands already running are the session's too */
-    for (shexec_run *r = s->active; r; r = r->next_active) {
-        if (!shx_proc_reaped(&r->proc))
-            shx_watchdog_group(s, r->proc.pid);
-        if (shx_proc_following(&r->proc))
-            shx_watchdog_anchors(s, &r->proc.group);
-    }
+    w->replay(w->replay_ctx);
     return SHEXEC_OK;
 }
 
-void shx_watchdog_stop(shexec_session *s)
+void shx_watchdog_free(shx_watchdog *w)
 {
-    if (s->watchdog_fd < 0 && s->watchdog_pid <= 0)
+    if (!w)
         return;
+    if (w->fd < 0 && w->pid <= 0) {
+        free(w);
+        return;
+    }
     shx_wd_msg m = {.type = SHX_WD_QUIT};
-    send_msg(s, &m); /* checks the channel: one the host closed is not ours to close */
-    if (s->watchdog_fd >= 0)
-        close(s->watchdog_fd);
-    s->watchdog_fd = -1;
-    reap(s, 1);
+    send_msg(w, &m); /* checks the channel: one the host closed is not ours to close */
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    reap(w, 1);
+    free(w);
 }
 
 /* ---- test hooks (testhook.h) ------------------------------------------------ */
 
-int64_t shx_test_watchdog_pid(const shexec_session *s)
+int64_t shx_watchdog_pid(const shx_watchdog *w)
 {
-    return s->watchdog_fd >= 0 ? (int64_t)s->watchdog_pid : -1;
+    return w && w->fd >= 0 ? (int64_t)w->pid : -1;
 }
 
-void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start)
+void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start)
 {
     shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = (int32_t)pgid, .start = start};
-    send_msg(s, &m);
+    if (w)
+        send_msg(w, &m);
 }
 
 uint64_t shx_test_start_time(int64_t pid)

@@ -18,24 +18,73 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "group.h"
+#include "proc.h"
 #include "shexec.h"
 
-/* Each is a no-op without a watchdog. */
+/* WATCHDOG=0 builds the library without it (the Makefile sets this). */
+#ifndef SHX_WITH_WATCHDOG
+#define SHX_WITH_WATCHDOG 1
+#endif
 
-/* Start the session's watchdog (SHEXEC_OK when it runs already) and tell it
- * the commands running now. SHEXEC_ENOMEM or SHEXEC_ESYS, with the message. */
-int shx_watchdog_start(shexec_session *s);
-/* Tell it to exit without signalling, and reap it. */
-void shx_watchdog_stop(shexec_session *s);
-/* A command started: its group, led by pgid (our unreaped child, whose
- * start time is read now). */
-void shx_watchdog_group(shexec_session *s, pid_t pgid);
-/* The group's leader is gone: the members g anchors hold its id. */
-void shx_watchdog_anchors(shexec_session *s, const shx_group *g);
-/* The command of pgid is over (before its leader is reaped). */
-void shx_watchdog_forget(shexec_session *s, pid_t pgid);
-/* The session's kill grace changed. */
-void shx_watchdog_grace(shexec_session *s);
+typedef struct shx_watchdog shx_watchdog;
+
+/* Tells a watchdog the processes running as it starts (a restarted one
+ * too): shx_proc_replay() of each, which reaches shx_watchdog_observe(). */
+typedef void (*shx_watchdog_replay_fn)(void *ctx);
+
+#if SHX_WITH_WATCHDOG
+/* A watchdog for session s (whose message a failure sets), not started
+ * yet; NULL when out of memory. */
+shx_watchdog *shx_watchdog_new(shexec_session *s, uint32_t grace_ms, shx_watchdog_replay_fn replay,
+                               void *ctx);
+/* Start its process (SHEXEC_OK when it runs already) and tell it what runs
+ * now. SHEXEC_ENOMEM or SHEXEC_ESYS, with the session's message. */
+int shx_watchdog_start(shx_watchdog *w);
+/* Tell it to exit without signalling, reap it, free w. NULL: nothing. */
+void shx_watchdog_free(shx_watchdog *w);
+/* The time between SIGTERM and SIGKILL changed. NULL: nothing. */
+void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms);
+/* The process objects' events (a shx_proc_observer's fn; ctx: the
+ * watchdog): groups started, anchored, over. */
+void shx_watchdog_observe(void *ctx, int event, const shx_proc *p);
+
+/* For the tests (testhook.c): the watchdog's pid (-1: none), and a forged
+ * claim that group pgid, whose leader started at `start`, is a command's. */
+int64_t shx_watchdog_pid(const shx_watchdog *w);
+void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start);
+#else /* WATCHDOG=0: no watchdog; a session cannot turn one on */
+static inline shx_watchdog *shx_watchdog_new(shexec_session *s, uint32_t grace_ms,
+                                             shx_watchdog_replay_fn replay, void *ctx)
+{
+    (void)s, (void)grace_ms, (void)replay, (void)ctx;
+    return NULL;
+}
+static inline int shx_watchdog_start(shx_watchdog *w)
+{
+    (void)w;
+    return SHEXEC_ESYS;
+}
+static inline void shx_watchdog_free(shx_watchdog *w)
+{
+    (void)w;
+}
+static inline void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms)
+{
+    (void)w, (void)grace_ms;
+}
+static inline void shx_watchdog_observe(void *ctx, int event, const shx_proc *p)
+{
+    (void)ctx, (void)event, (void)p;
+}
+static inline int64_t shx_watchdog_pid(const shx_watchdog *w)
+{
+    (void)w;
+    return -1;
+}
+static inline void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start)
+{
+    (void)w, (void)pgid, (void)start;
+}
+#endif
 
 #endif

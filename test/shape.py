@@ -157,7 +157,10 @@ def provided_names(header):
     members = set()
     for body in re.findall(r'struct\s+\w*\s*\{(.*?)\n\}', src, re.S):
         members |= set(re.findall(r'(\w+)\s*(?:\[[^\]]*\]\s*)*[;,]', body))
-    names -= {'if', 'while', 'for', 'return', 'sizeof', 'defined', 'switch', '__attribute__'}
+    names -= {'if', 'while', 'for', 'return', 'sizeof', 'defined', 'switch', '__attribute__',
+              'void', 'int', 'char', 'const', 'unsigned', 'long', 'short', 'signed', 'struct',
+              'static', 'inline', 'typedef', 'enum', 'union', 'double', 'float', 'size_t',
+              'format', 'printf', 'noreturn', 'uint32_t', 'uint64_t', 'int64_t', 'int32_t'}
     names -= set(re.findall(r'#\s*ifndef\s+(\w+)', src))
     return names, members
 

@@ -358,7 +358,8 @@ static void closefrom_case(const char *dir)
 static void test_host_closes_our_descriptors(void **state)
 {
     fixture *f = *state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "the watchdog's /proc proof"))
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "the watchdog's /proc proof") ||
+        !tu_platform_has(SHX_PLATFORM_WATCHDOG, "the watchdog"))
         skip();
     pid_t pid = fork();
     assert_true(pid >= 0);

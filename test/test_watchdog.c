@@ -430,8 +430,32 @@ static void test_watchdog_killed_from_outside(void **state)
     tu_leak_end();
 }
 
+/* WATCHDOG=0: turning it on fails, clearly, and changes nothing. */
+static void test_compiled_out(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_watchdog(s, 1), SHEXEC_ESYS);
+    assert_non_null(strstr(shexec_session_errmsg(s), "no watchdog"));
+    assert_int_equal(shx_test_watchdog_pid(s), -1);
+    assert_int_equal(shexec_session_set_watchdog(s, 0), SHEXEC_OK);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, "echo ok"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    shexec_session_free(s);
+    tu_leak_end();
+}
+
 int main(void)
 {
+    if (!tu_platform_has(SHX_PLATFORM_WATCHDOG, "the watchdog")) {
+        const struct CMUnitTest compiled_out[] = {cmocka_unit_test(test_compiled_out)};
+        return cmocka_run_group_tests(compiled_out, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_setting_errors_and_life),
         cmocka_unit_test(test_watchdog_killed_from_outside),
