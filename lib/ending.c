@@ -18,7 +18,6 @@
 #include "proc.h"
 #include "stream.h"
 #include "run.h"
-#include "loop.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */
 #define FINAL_DRAIN_MAX (8u << 20)
@@ -62,7 +61,7 @@ void shx_run_finish(shexec_run *r, int64_t now)
     /* what the ending means for the run (its state, the session cwd) is the
      * run's own policy: reported upward */
     if (r->s)
-        r->s->hooks->ended(r->s, r);
+        r->on_ended(r);
 }
 
 /*
@@ -89,7 +88,7 @@ static int shell_exited_unlisted(shexec_session *s, shexec_run *r, int64_t now, 
         return 0;
     }
     shexec_run *adopted = NULL;
-    if (s->hooks->adopt(s, r, &adopted)) {
+    if (s->adopt_leftovers(s, r, &adopted)) {
         /* the zombie, and with it the group id, now belongs to the task */
         shx_proc_hand_over(&r->proc, &adopted->proc);
         adopted->next_active = *born;
@@ -186,7 +185,7 @@ int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_r
         return 1;
     }
     shexec_run *adopted = NULL;
-    if (s->hooks->adopt(s, r, &adopted)) {
+    if (s->adopt_leftovers(s, r, &adopted)) {
         adopted->next_active = *born;
         *born = adopted;
     } else {

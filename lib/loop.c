@@ -10,7 +10,7 @@
  * streams (stream.c); a shell's exit's leftovers and a command's finish are
  * ending.c's. What an ending means (run state, session cwd, leftovers as a
  * task, task callbacks, releasing what callbacks freed) is reported through
- * the session's hooks (shx_loop_hooks). Without pidfds (old kernels,
+ * each run's own callbacks (run.h) and the session's round end. Without pidfds (old kernels,
  * valgrind, or forced for testing) an exit is noticed by waitid(WNOHANG)
  * at pipe EOF and on a backoff (1 ms doubling to 50 ms); anchors likewise.
  */
@@ -310,7 +310,8 @@ int shx_loop_settle(shexec_session *s, int look_now)
         shexec_run *r = done;
         done = r->next_active;
         r->next_active = NULL;
-        s->hooks->notify(s, r);
+        if (r->on_finished)
+            r->on_finished(r);
     }
     return finished;
 }
@@ -320,7 +321,7 @@ static void end_round(shexec_session *s, int outer)
 {
     if (!outer) {
         s->in_loop = 0;
-        s->hooks->round_end(s);
+        s->round_end(s);
         s->in_loop = 1;
     }
 }

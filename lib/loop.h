@@ -1,7 +1,8 @@
 /*
  * loop.h - the session's poll loop (loop.c): one round split for host
- * integration, the blocking pump, deadline enforcement, and the hooks it
- * reports through.
+ * integration, the blocking pump, deadline enforcement. Each run reports
+ * its ending through its own callbacks (run.h), the round's end through
+ * the session's (session.h).
  */
 #ifndef SHX_LOOP_H
 #define SHX_LOOP_H
@@ -11,24 +12,6 @@
 #include <stdint.h>
 
 #include "shexec.h"
-
-/*
- * How the loop reports upward without calling up (loop.c knows processes
- * and streams, not what runs and tasks make of them); installed by
- * session.c, which hands each report to run.c's exit policy or to task.c.
- */
-typedef struct shx_loop_hooks {
-    /* A foreground run's shell exited and members of its group remain:
-     * adopt them (1, *adopted receives the adopting task's run, which the
-     * loop then drives) or not (0: the loop kills them). */
-    int (*adopt)(shexec_session *s, shexec_run *r, shexec_run **adopted);
-    /* The run's processes are done and its output read: make it final. */
-    void (*ended)(shexec_session *s, shexec_run *r);
-    /* After a round's walk, once per run that ended in it: callbacks. */
-    void (*notify)(shexec_session *s, shexec_run *r);
-    /* A round is over and nothing holds run or task pointers. */
-    void (*round_end)(shexec_session *s);
-} shx_loop_hooks;
 
 typedef struct shx_fd_owner {
     shexec_run *run;

@@ -8,12 +8,10 @@
 
 #include <stdatomic.h>
 
-#include "testhook.h"
-
-/* per-process files read, for the tests (testhook.h) */
+/* per-process files read, for the tests (testhook.c) */
 static atomic_ulong procfs_reads;
 
-unsigned long shx_test_procfs_reads(void)
+unsigned long shx_procfs_test_reads(void)
 {
     return atomic_load_explicit(&procfs_reads, memory_order_relaxed);
 }
@@ -23,15 +21,10 @@ static inline void count_read(void)
     atomic_fetch_add_explicit(&procfs_reads, 1, memory_order_relaxed);
 }
 
-int shx_test_signal_default(int64_t pid, int64_t pgid, int sig)
-{
-    return shx_procfs_signal_default((pid_t)pid, (pid_t)pgid, sig);
-}
-
-/* 0: children lists ignored, for the tests (testhook.h) */
+/* 0: children lists ignored, for the tests (testhook.c) */
 static atomic_int children_on = 1;
 
-void shx_test_procfs_children(int on)
+void shx_procfs_test_children(int on)
 {
     atomic_store_explicit(&children_on, on, memory_order_relaxed);
 }

@@ -54,4 +54,9 @@ void shx_procfs_walk_close(shx_procfs_walk *w);
  * (no /proc: the caller checks descriptors one by one). */
 int shx_procfs_fds(int from, int **fds, size_t *n);
 
+/* For the tests (testhook.c): per-process files read so far; whether the
+ * kernel's children lists are used (1) or ignored (0). */
+unsigned long shx_procfs_test_reads(void);
+void shx_procfs_test_children(int on);
+
 #endif

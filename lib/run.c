@@ -67,6 +67,7 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     r->command_len = len;
     r->s = s;
     shx_proc_init(&r->proc, &s->proc_observer);
+    r->on_ended = shx_run_ended;
     r->out.fd = r->err.fd = -1;
     r->stdin_fd = -1;
     r->rec_fd = -1;
@@ -366,10 +367,12 @@ void shx_run_ended(shexec_run *r)
         return;
     if (r->out.filter) {
         if (r->out.sentinel.found)
-            shx_run_adopt_remote_cwd(r, r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
-                                     r->out.sentinel.path.len);
+            shx_cwd_adopt_remote(&r->s->cwd, &r->notice,
+                                 r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
+                                 r->out.sentinel.path.len);
     } else if (usable && r->record.has_cwd) {
-        shx_run_adopt_cwd(r, r->record.cwd.data ? r->record.cwd.data : "", r->record.cwd.len);
+        shx_cwd_adopt(&r->s->cwd, &r->notice, r->record.cwd.data ? r->record.cwd.data : "",
+                      r->record.cwd.len);
     } else if (usable) {
         if (r->notice.len)
             shx_buf_puts(&r->notice, "; ");

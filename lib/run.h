@@ -40,6 +40,13 @@ struct shexec_run {
     int rendered_valid[2];
 
     shexec_task *task;            /* the task this run is the engine of, or NULL */
+    /* how the loop reports the run's ending (its creator sets them, as
+     * libuv's per-handle exit callback): its processes are done and its
+     * output read (make it final: run.c's shx_run_ended); then, after the
+     * round that ended it, once the active list is consistent again (a
+     * task's done callback; NULL: nothing) */
+    void (*on_ended)(shexec_run *r);
+    void (*on_finished)(shexec_run *r);
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */

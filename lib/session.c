@@ -1,9 +1,10 @@
 /*
  * session.c - the session handle: its life (new, free: every command of it
  * stopped and reaped) and the calls that pump its loop (wait, and
- * pollfds/process for a host's own loop). The loop reports what ended
- * through the hooks installed here, which hand it to the run's exit policy
- * (run.c) and to tasks (task.c). Settings are settings.c's.
+ * pollfds/process for a host's own loop), and the watchdog attached to it.
+ * It installs the leftovers policy (task.c's) a run's ending asks, and the
+ * release of what was freed from a callback at the end of each loop
+ * round. Settings are settings.c's.
  */
 #include "session.h"
 #include "watchdog.h"
@@ -22,21 +23,6 @@
 
 _Static_assert(offsetof(struct shexec_session, base) == 0,
                "base.c reaches its part of a session through the session pointer");
-
-/* ---- what the loop reports ------------------------------------------- */
-
-static void hook_ended(shexec_session *s, shexec_run *r)
-{
-    (void)s;
-    shx_run_ended(r);
-}
-
-static void hook_notify(shexec_session *s, shexec_run *r)
-{
-    (void)s;
-    if (r->task)
-        shx_task_finished(r->task);
-}
 
 /* Release runs and tasks freed from a callback that have ended and that no
  * frame holds any more. */
@@ -57,13 +43,6 @@ void shx_release_deferred(shexec_session *s)
     }
 }
 
-static void hook_round_end(shexec_session *s)
-{
-    shx_release_deferred(s);
-}
-
-static const shx_loop_hooks session_hooks = {shx_task_adopt_leftovers, hook_ended, hook_notify,
-                                             hook_round_end};
 
 SHEXEC_API int shexec_session_new(shexec_session **out)
 {
@@ -74,7 +53,8 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     if (!s)
         return SHEXEC_ENOMEM;
     s->use_pidfd = shx_pidfd_compiled(); /* and the kernel may still have none */
-    s->hooks = &session_hooks;
+    s->adopt_leftovers = shx_task_adopt_leftovers;
+    s->round_end = shx_release_deferred;
     int rc = shx_settings_init(s);
     if (rc != SHEXEC_OK) {
         shx_settings_free(s);

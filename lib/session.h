@@ -25,7 +25,13 @@
 
 struct shexec_session {
     shx_base base;                /* first: base.c's (the error message) */
-    const struct shx_loop_hooks *hooks;
+    /* the leftovers policy a foreground run's ending asks (task.c's,
+     * installed by session.c): adopted as a task (1, *adopted its run) or
+     * not (0: they are killed) */
+    int (*adopt_leftovers)(shexec_session *s, shexec_run *r, shexec_run **adopted);
+    /* a loop round is over and nothing holds run or task pointers: deferred
+     * frees can happen (session.c's shx_release_deferred) */
+    void (*round_end)(shexec_session *s);
     char *cwd;
     char **shell_argv;            /* NULL: the default shell */
     char *shell_path;             /* shell_argv[0] resolved, absolute */

@@ -168,6 +168,14 @@ int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adop
     return 1;
 }
 
+/* A task's run ended in the last round: the host's done callback. */
+static void task_run_finished(shexec_run *r)
+{
+    shexec_task *t = r->task;
+    if (t && t->done_fn)
+        t->done_fn(t->done_user, t);
+}
+
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
 {
     *out = NULL;
@@ -184,6 +192,7 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shexec_run *r = t->run;
     t->s = s;
     r->task = t;
+    r->on_finished = task_run_finished;
     r->state = SHEXEC_STATE_RUNNING;
     r->hangup_checks = from->hangup_checks;
     r->hangup_check_ns = from->hangup_check_ns;
@@ -202,12 +211,6 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */
     return SHEXEC_OK;
-}
-
-void shx_task_finished(shexec_task *t)
-{
-    if (t->done_fn)
-        t->done_fn(t->done_user, t);
 }
 
 SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
@@ -244,9 +247,11 @@ SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
         return rc;
     }
     run->task = t;
+    run->on_finished = task_run_finished;
     rc = shx_run_begin(run);
     if (rc != SHEXEC_OK) {
         run->task = NULL;
+        run->on_finished = NULL;
         free(t);
         return rc;
     }

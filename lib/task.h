@@ -39,7 +39,6 @@ shexec_task *shx_task_find(shexec_session *s, const char *id);
 int shx_task_was_released(const shexec_session *s, const char *id);
 /* Release a task now (terminated and reaped first if it runs). */
 void shx_task_release(shexec_task *t);
-void shx_task_finished(shexec_task *t);
 
 /* The session's hand-off of a foreground run's leftovers: per policy and
  * room, adopted as a task (1, *adopted: its run) or not (0). */

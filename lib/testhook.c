@@ -11,6 +11,8 @@
 #include "watchdog.h"
 #include "run.h"
 #include "task.h"
+#include "procfs.h"
+#include "walk.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {
@@ -99,4 +101,34 @@ int64_t shx_test_watchdog_pid(const shexec_session *s)
 void shx_test_watchdog_claim(shexec_session *s, int64_t pgid, uint64_t start)
 {
     shx_watchdog_claim(s->watchdog, pgid, start);
+}
+
+void shx_test_watchdog_pause(uint32_t ms)
+{
+    shx_watchdog_test_pause(ms);
+}
+
+uint64_t shx_test_start_time(int64_t pid)
+{
+    return shx_watchdog_start_time(pid);
+}
+
+unsigned long shx_test_procfs_reads(void)
+{
+    return shx_procfs_test_reads();
+}
+
+unsigned long shx_test_reaper_listings(void)
+{
+    return shx_walk_test_listings();
+}
+
+int shx_test_signal_default(int64_t pid, int64_t pgid, int sig)
+{
+    return shx_procfs_signal_default((pid_t)pid, (pid_t)pgid, sig);
+}
+
+void shx_test_procfs_children(int on)
+{
+    shx_procfs_test_children(on);
 }

@@ -5,7 +5,6 @@
  */
 #include "walk.h"
 
-#include "testhook.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -84,9 +83,9 @@ static pid_t reapers_of; /* getpid() when they were listed; 0: not listed */
 static pid_t reapers[REAPERS_MAX];
 static int reapers_n;
 
-static atomic_ulong reaper_listings; /* for the tests (testhook.h) */
+static atomic_ulong reaper_listings; /* for the tests (testhook.c) */
 
-unsigned long shx_test_reaper_listings(void)
+unsigned long shx_walk_test_listings(void)
 {
     return atomic_load_explicit(&reaper_listings, memory_order_relaxed);
 }

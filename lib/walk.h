@@ -42,4 +42,7 @@ int shx_walk_push_orphans(shx_walk *w, pid_t pgid);
 int shx_walk_run(shx_walk *w, int (*visit)(void *ctx, const shx_pstat *st), void *ctx);
 void shx_walk_free(shx_walk *w);
 
+/* For the tests (testhook.c): how many times a reaper's children were listed. */
+unsigned long shx_walk_test_listings(void);
+
 #endif

@@ -40,7 +40,6 @@
 #include "libc_ext.h"
 #include "platform.h"
 #include "spawn.h"
-#include "testhook.h"
 #include "watchdog_fork.h"
 #include "watchdog_proc.h"
 
@@ -251,10 +250,10 @@ static pid_t fork_watchdog(void)
 #endif
 }
 
-/* for the tests (testhook.h) */
+/* for the tests (testhook.c) */
 static _Atomic uint32_t test_pause_ms;
 
-void shx_test_watchdog_pause(uint32_t ms)
+void shx_watchdog_test_pause(uint32_t ms)
 {
     test_pause_ms = ms;
 }
@@ -336,7 +335,7 @@ void shx_watchdog_free(shx_watchdog *w)
     free(w);
 }
 
-/* ---- test hooks (testhook.h) ------------------------------------------------ */
+/* ---- for the tests (testhook.c) ----------------------------------------------- */
 
 int64_t shx_watchdog_pid(const shx_watchdog *w)
 {
@@ -350,7 +349,7 @@ void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start)
         send_msg(w, &m);
 }
 
-uint64_t shx_test_start_time(int64_t pid)
+uint64_t shx_watchdog_start_time(int64_t pid)
 {
     return shx_wd_start_time((pid_t)pid);
 }

@@ -52,6 +52,10 @@ void shx_watchdog_observe(void *ctx, int event, const shx_proc *p);
  * claim that group pgid, whose leader started at `start`, is a command's. */
 int64_t shx_watchdog_pid(const shx_watchdog *w);
 void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start);
+/* For the tests: a pause between a watchdog's look and its signals; the
+ * start time (clock ticks after boot) it would read for pid, 0 unknown. */
+void shx_watchdog_test_pause(uint32_t ms);
+uint64_t shx_watchdog_start_time(int64_t pid);
 #else /* WATCHDOG=0: no watchdog; a session cannot turn one on */
 static inline shx_watchdog *shx_watchdog_new(shexec_session *s, uint32_t grace_ms,
                                              shx_watchdog_replay_fn replay, void *ctx)
@@ -84,6 +88,15 @@ static inline int64_t shx_watchdog_pid(const shx_watchdog *w)
 static inline void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start)
 {
     (void)w, (void)pgid, (void)start;
+}
+static inline void shx_watchdog_test_pause(uint32_t ms)
+{
+    (void)ms;
+}
+static inline uint64_t shx_watchdog_start_time(int64_t pid)
+{
+    (void)pid;
+    return 0;
 }
 #endif
 
