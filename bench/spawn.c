@@ -370,7 +370,7 @@ static double lib_tasks(shexec_session *s, int n)
         if (shexec_session_wait(s, -1) < 0)
             die("shexec_session_wait: %s", shexec_session_errmsg(s));
         for (int i = 0; i < TASKS_LIVE; i++) {
-            if (!t[i] || !shexec_run_done(shexec_task_run(t[i])))
+            if (!t[i] || shexec_run_state(shexec_task_run(t[i])) <= SHEXEC_STATE_RUNNING)
                 continue;
             shexec_run *r = shexec_task_run(t[i]);
             if (shexec_run_state(r) != SHEXEC_STATE_EXITED || shexec_run_exit_code(r) != 0)

@@ -182,7 +182,7 @@
  *
  *   Processes that leave the command's process group (setsid, setpgid,
  *   `set -m` job control) are out of reach of a group signal. Whenever a
- *   command is terminated (timeout, cancel, shexec_task_kill(), freeing its
+ *   command is terminated (timeout, cancel, killing a task, freeing its
  *   run, task or session) or its leftovers are killed, the library also
  *   looks through /proc for processes that descend from one of the
  *   command's live processes but are outside its group, and signals each
@@ -285,7 +285,9 @@ enum {
     SHEXEC_STDERR = 2
 };
 
-/* How a run stands or ended (shexec_run_state()). */
+/* How a run stands or ended (shexec_run_state()). Every state after
+ * RUNNING is final: shexec_run_state(run) > SHEXEC_STATE_RUNNING means the
+ * run has finished and its results no longer change. */
 enum {
     SHEXEC_STATE_NEW = 0,       /* created, not started */
     SHEXEC_STATE_RUNNING = 1,   /* started, not finished */
@@ -293,7 +295,7 @@ enum {
     SHEXEC_STATE_SIGNALED = 3,  /* the shell was killed by a signal it was not sent by us */
     SHEXEC_STATE_TIMED_OUT = 4, /* the timeout expired; the group was terminated */
     SHEXEC_STATE_CANCELLED = 5, /* shexec_run_cancel() or freeing ended it */
-    SHEXEC_STATE_KILLED = 6     /* a task ended by shexec_task_kill() or freeing */
+    SHEXEC_STATE_KILLED = 6     /* a task ended by shexec_run_cancel() on its run, or freeing */
 };
 
 /* Outcome: what happened to processes a foreground command left running
@@ -404,7 +406,7 @@ enum {
  *
  * WHAT A CALLBACK MAY CALL, on the session and on any of its runs and tasks
  * (its own included); all of it is safe:
- *   - every accessor: state, done, exit code, signal, duration, totals,
+ *   - every accessor: state, exit code, signal, duration, totals,
  *     truncation, leftovers, task ids, shexec_session_find_task(),
  *     shexec_session_cwd(), shexec_session_errmsg();
  *   - reading output: shexec_run_output(), shexec_task_read(). What they
@@ -414,7 +416,7 @@ enum {
  *     to the callback right after the current call returns, in its place in
  *     the stream; a read outside a callback likewise queues it for the next
  *     round of the loop, which then does not wait for more output;
- *   - shexec_run_cancel(), shexec_task_kill(), shexec_run_write(),
+ *   - shexec_run_cancel(), shexec_run_write(),
  *     shexec_run_close_stdin();
  *   - shexec_run_free() and shexec_task_free(), of any run or task of the
  *     session, its own included. A running one is terminated; from then on
@@ -1083,7 +1085,7 @@ SHEXEC_API int shexec_run_exec(shexec_run *run);
 
 /*
  * Start the run and return at once; drive it with shexec_session_wait()
- * until shexec_run_done() says it finished. Errors as for shexec_run_exec().
+ * until shexec_run_state() is past SHEXEC_STATE_RUNNING. Errors as for shexec_run_exec().
  */
 SHEXEC_API int shexec_run_start(shexec_run *run);
 
@@ -1102,18 +1104,18 @@ SHEXEC_API int shexec_run_start(shexec_run *run);
  */
 SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run);
 
-/* 1 when the run has finished (its results are final), else 0. */
-SHEXEC_API int shexec_run_done(const shexec_run *run);
-
 /*
  * Terminate a running run: SIGTERM to its process group now, SIGKILL after
  * the grace period. Returns at once; the run finishes (state CANCELLED) as
- * the loop is pumped. Cancelling a finished run does nothing.
+ * the loop is pumped. A task's run (shexec_task_run()) is how a task is
+ * killed: it finishes in state KILLED. Cancelling a finished run does
+ * nothing.
  * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not started).
  */
 SHEXEC_API int shexec_run_cancel(shexec_run *run);
 
-/* The run's SHEXEC_STATE_*. */
+/* The run's SHEXEC_STATE_* (SHEXEC_STATE_NEW for NULL); above
+ * SHEXEC_STATE_RUNNING, the run has finished. */
 SHEXEC_API int shexec_run_state(const shexec_run *run);
 
 /*
@@ -1158,7 +1160,7 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
  * with a terminal, its session id), or 0 before start. It stays the same
  * after the run ends, but the process is gone by then and the id may
  * belong to another process: signal the command with shexec_run_cancel()
- * or shexec_task_kill(), which know when the group is still the command's.
+ * (also a task's run), which knows when the group is still the command's.
  */
 SHEXEC_API int64_t shexec_run_pid(const shexec_run *run);
 
@@ -1267,15 +1269,6 @@ SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, v
  * valid, and the other way round). All output so far: shexec_run_output(shexec_task_run(t), ...).
  */
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
-
-/*
- * Terminate the task's process group: SIGTERM now, SIGKILL after the grace
- * period. Returns at once; the task ends (state KILLED) as the loop is
- * pumped. Killing a finished task does nothing. shexec_run_cancel() on the
- * task's run does the same.
- * Errors: SHEXEC_EINVAL.
- */
-SHEXEC_API int shexec_task_kill(shexec_task *t);
 
 /*
  * Free a task and its run; a running one is terminated first (SIGTERM,

@@ -280,7 +280,7 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
 {
     shx_buf b = SHX_BUF_INIT;
     shexec_run *r = shexec_task_run(t);
-    int done = shexec_run_done(r);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
     shx_buf_puts(&b, "{\"task_id\":");
     shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
     shx_buf_puts(&b, ",\"status\":");
@@ -361,10 +361,10 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
     int rc = task_lookup(s, args, 0, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
-    int was_running = !shexec_run_done(shexec_task_run(t));
-    shexec_task_kill(t);
+    int was_running = shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING;
+    shexec_run_cancel(shexec_task_run(t));
     shx_hook_run_hold(shexec_task_run(t), 1); /* a callback may free t while we wait */
-    while (!shexec_run_done(shexec_task_run(t)))
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         if (shexec_session_wait(s, -1) < 0)
             break;
     shx_hook_run_hold(shexec_task_run(t), 0);
@@ -444,7 +444,7 @@ SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run)
     int is_task;
     shexec_session *s = shx_hook_run_session(run, &is_task);
     shx_ok(s);
-    if (!s || !shexec_run_done(run) || is_task)
+    if (!s || shexec_run_state(run) <= SHEXEC_STATE_RUNNING || is_task)
         return shx_fail(s, SHEXEC_ESTATE, "the run is not a finished foreground run of a session");
     return bash_result(s, run, out_json);
 }

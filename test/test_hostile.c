@@ -140,7 +140,7 @@ static shexec_run *xrun(shexec_session *s, const char *cmd, uint32_t timeout_ms)
     if (rc != SHEXEC_OK)
         fprintf(stderr, "run \"%s\": %d %s\n", cmd, rc, shexec_session_errmsg(s));
     CHECK_INT(rc, SHEXEC_OK);
-    CHECK(shexec_run_done(r));
+    CHECK(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     return r;
 }
 
@@ -162,7 +162,7 @@ static shexec_task *start_task(shexec_session *s, const char *cmd)
 static void wait_task(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 30000;
-    while (!shexec_run_done(shexec_task_run(t))) {
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING) {
         CHECK(tu_now_ms() < end);
         CHECK(shexec_session_wait(s, 1000) >= 0);
     }
@@ -255,7 +255,7 @@ static void case_sigchld_reaped_by_kernel(void)
             int left = atoi(out_of(r));
             CHECK(left > 0 && tu_pid_alive(left));
             CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-            CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+            CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             wait_task(s, t);
             CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
             CHECK(tu_wait_pid_gone(left, 3000));
@@ -473,7 +473,7 @@ static void case_signals(void)
         usleep(50000);
         static char big[256 * 1024];
         CHECK_INT(shexec_run_write(r, big, sizeof big), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
@@ -655,7 +655,7 @@ static void case_nofile_limit(void)
         CHECK_INT(shexec_run_new(&r, s, "echo started"), SHEXEC_OK);
         int rc2 = shexec_run_start(r);
         if (rc2 == SHEXEC_OK) {
-            while (!shexec_run_done(r))
+            while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
                 CHECK(shexec_session_wait(s, -1) >= 0);
             CHECK_STR(out_of(r), "started\n");
         } else {
@@ -768,7 +768,7 @@ static void case_eintr_storm(void)
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         CHECK_INT(shexec_run_write(r, want.data, want.len), SHEXEC_OK);
         CHECK_INT(shexec_run_close_stdin(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         size_t n;
         const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
@@ -793,8 +793,8 @@ static void case_eintr_storm(void)
             CHECK(shexec_session_wait(s, 100) >= 0);
         }
         CHECK_INT(shexec_session_wait(s, 50), 0); /* nothing finished */
-        CHECK(!shexec_run_done(shexec_task_run(t)));
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK(shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
         CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "up\n");
@@ -896,7 +896,7 @@ static void case_host_children(void)
         CHECK_INT(shexec_run_new(&r, s, "sleep 100"), SHEXEC_OK);
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
@@ -1010,13 +1010,13 @@ static void case_late_pump(void)
                 CHECK(tu_now_ms() < end);
                 CHECK(shexec_session_wait(s, 10) >= 0);
             }
-            CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+            CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             CHECK(tu_wait_pid_gone(pid, 3000));
             usleep(300000); /* past the grace period, without pumping */
             if (i < 2) {
                 /* no deadline of its own, yet it returns: the killed task ends */
                 CHECK_INT(shexec_session_wait(s, -1), 1);
-                CHECK(shexec_run_done(shexec_task_run(t)));
+                CHECK(shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING);
                 CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
             } /* else: the session's free waits for it */
             if (i < 2)
@@ -1074,7 +1074,7 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
 {
     int64_t end = tu_now_ms() + 20000;
     while (!strstr(out_of(r), text)) {
-        CHECK(!shexec_run_done(r));
+        CHECK(shexec_run_state(r) <= SHEXEC_STATE_RUNNING);
         CHECK(tu_now_ms() < end);
         CHECK(shexec_session_wait(s, 50) >= 0);
     }
@@ -1131,7 +1131,7 @@ static void case_escapees(void)
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         wait_output(s, r, "escaped");
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
@@ -1145,7 +1145,7 @@ static void case_escapees(void)
         int pid = read_pid(file);
         shexec_task *t = NULL;
         CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK(tu_wait_pid_gone(pid, 3000));
         shexec_task_free(t);
@@ -1248,7 +1248,7 @@ static void count_reads(unsigned long reads[2])
         CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_task *t = NULL;
         CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         n = shx_test_procfs_reads() - before;
         CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
@@ -1407,7 +1407,7 @@ static void case_escapee_past_first_page(void)
     CHECK_INT(shexec_run_start(r), SHEXEC_OK);
     wait_output(s, r, "escaped");
     CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         CHECK(shexec_session_wait(s, -1) >= 0);
     CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     int pid = read_pid(file);
@@ -1478,7 +1478,7 @@ static void still_running(shexec_session *s, shexec_task *t, int ms)
     int64_t end = tu_now_ms() + ms;
     while (tu_now_ms() < end) {
         CHECK(shexec_session_wait(s, 50) >= 0);
-        CHECK(!shexec_run_done(shexec_task_run(t)));
+        CHECK(shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING);
     }
 }
 
@@ -1542,7 +1542,7 @@ static void case_no_proc(void)
         CHECK(shexec_session_wait(s, 50) >= 0);
     }
     pids[np++] = first_int(shexec_run_output(shexec_task_run(k), SHEXEC_STDOUT, NULL));
-    CHECK_INT(shexec_task_kill(k), SHEXEC_OK);
+    CHECK_INT(shexec_run_cancel(shexec_task_run(k)), SHEXEC_OK);
     wait_task(s, k);
     CHECK_INT(shexec_run_state(shexec_task_run(k)), SHEXEC_STATE_KILLED);
     shexec_task_free(k);

@@ -58,7 +58,7 @@ static shexec_run *run_cmd(shexec_session *s, const char *cmd)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-    assert_true(shexec_run_done(r));
+    assert_true(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     return r;
 }
 
@@ -259,7 +259,7 @@ static void test_run_pid(void **state)
     }
     assert_true(atoll(out_of(r)) == live);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_true(shexec_run_pid(r) == live); /* kept after the end */
     shexec_run_free(r);
@@ -394,7 +394,7 @@ static void test_library_descriptors_cloexec(void **state)
         checked++;
     }
     assert_true(checked >= 2); /* at least the two pipes */
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(*state, 1000) >= 0);
     shexec_run_free(r);
 }
@@ -617,7 +617,7 @@ static void test_wait_with_pidfd(void **state)
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     if (heavy_ok())
         assert_true(shx_test_run_pidfd(r) >= 0); /* this kernel has pidfds: the main path is the one tested */
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, -1);
     shexec_run_free(r);
     exercise_waiting(s);
@@ -631,7 +631,7 @@ static void test_wait_fallback_without_pidfd(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     assert_int_equal(shx_test_run_pidfd(r), -1);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, -1);
     assert_int_equal(shexec_run_exit_code(r), 0);
     shexec_run_free(r);
@@ -683,7 +683,7 @@ static void test_timeout_term_trap_cleanup_captured(void **state)
     while (!strstr(out_of(r), "ready"))
         assert_true(shexec_session_wait(*state, 50) >= 0);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(*state, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_exit_code(r), -1);
@@ -793,7 +793,7 @@ static void test_run_timeout_ms(void **state)
     assert_int_equal(shexec_run_timeout_ms(r), 200);
     assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(shexec_task_run(t)), 900000);
-    assert_false(shexec_run_done(shexec_task_run(t)));
+    assert_false(shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING);
     shexec_task_free(t);
 }
 
@@ -815,8 +815,8 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
     shexec_run_free(r);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
-    while (!shexec_run_done(shexec_task_run(t)))
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, 1000);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(pid, 2000));
@@ -848,14 +848,14 @@ static void test_start_wait_cancel(void **state)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "echo go; sleep 300"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_start(r), SHEXEC_ESTATE);
     assert_int_equal(shexec_run_set_timeout_ms(r, 5), SHEXEC_ESTATE);
     assert_int_equal(shexec_session_wait(s, 100), 0); /* nothing finished in it */
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_signal(r), SIGTERM);
@@ -876,7 +876,7 @@ static int pump_host_loop(shexec_session *s, shexec_run *r)
     struct pollfd fds[32];
     int finished = 0;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(r)) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int32_t timeout = -1;
         int n = shexec_session_pollfds(fds, 32, &timeout, s);
@@ -924,7 +924,7 @@ static void test_pollfds_never_signals(void **state)
         int finished = 0;
         if (by_wait) {
             int64_t end = tu_now_ms() + 20000;
-            while (!shexec_run_done(r)) {
+            while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
                 assert_true(tu_now_ms() < end);
                 int rc = shexec_session_wait(s, 1000);
                 assert_true(rc >= 0);
@@ -964,7 +964,7 @@ static void test_wait_and_process_count_finished(void **state)
     assert_int_equal(shexec_run_start(b), SHEXEC_OK);
     int finished = 0;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(a) || !shexec_run_done(b)) {
+    while (shexec_run_state(a) <= SHEXEC_STATE_RUNNING || shexec_run_state(b) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int rc = shexec_session_wait(s, -1); /* no limit: it returns when one finished */
         assert_true(rc >= 1);
@@ -973,7 +973,7 @@ static void test_wait_and_process_count_finished(void **state)
     assert_int_equal(finished, 2);
     assert_int_equal(shexec_run_exit_code(b), 2);
     assert_int_equal(shexec_session_wait(s, 50), 0); /* the time ran out */
-    assert_false(shexec_run_done(slow));
+    assert_false(shexec_run_state(slow) > SHEXEC_STATE_RUNNING);
 
     /* process counts the same way */
     assert_int_equal(shexec_run_cancel(slow), SHEXEC_OK);
@@ -1225,7 +1225,7 @@ static void test_stdin_large_input_linear(void **state)
         assert_int_equal(shexec_run_write(r, buf, piece), SHEXEC_OK);
     free(buf);
     assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
-    while (!shexec_run_done(r)) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() - t0 < 30000);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -1261,7 +1261,7 @@ static void test_stdin_timeout_while_writing(void **state)
         assert_int_equal(shexec_run_write(r, buf, total), SHEXEC_OK);
         free(buf);
         int64_t t0 = tu_now_ms();
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             assert_true(shexec_session_wait(s, -1) >= 0);
         int64_t ms = tu_now_ms() - t0;
         print_message("%s: timed out after %lld ms\n", cmds[i], (long long)ms);

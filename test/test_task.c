@@ -76,7 +76,7 @@ static shexec_run *run_of(shexec_task *t)
 static void wait_done(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -89,7 +89,7 @@ static void test_background_returns_at_once(void **state)
     shexec_task *t = start_task(s, "sleep 60");
     assert_true(tu_now_ms() - t0 < 2000);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     regex_t re;
     assert_int_equal(regcomp(&re, "^t[0-9a-f]{12}$", REG_EXTENDED), 0);
     assert_int_equal(regexec(&re, shexec_task_id(t), 0, NULL, 0), 0);
@@ -125,7 +125,7 @@ static void test_task_limit(void **state)
     assert_null(extra);
     assert_int_equal(shexec_run_state(extra_run), SHEXEC_STATE_NEW);
     /* a finished task keeps its slot until it is freed */
-    shexec_task_kill(t[0]);
+    shexec_run_cancel(shexec_task_run(t[0]));
     wait_done(s, t[0]);
     assert_int_equal(shexec_run_start_task(&extra, extra_run), SHEXEC_ELIMIT);
     assert_null(extra);
@@ -271,7 +271,7 @@ static void test_status_and_exit_code(void **state)
     assert_int_equal(shexec_run_start_task(&again, run_of(t)), SHEXEC_ESTATE);
     assert_null(again);
     assert_int_equal(shexec_run_start(run_of(t)), SHEXEC_ESTATE);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK); /* finished: nothing to do */
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK); /* finished: nothing to do */
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_EXITED);
     shexec_task_free(t);
 }
@@ -296,7 +296,7 @@ static void test_kill_and_timeout(void **state)
         shexec_session_wait(s, 100);
     int child = atoi(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL));
     assert_true(child > 0);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     wait_done(s, t);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
     assert_int_equal(shexec_run_signal(run_of(t)), SIGKILL); /* TERM was ignored */
@@ -324,7 +324,7 @@ static void test_kill_and_timeout(void **state)
     assert_int_equal(shexec_run_cancel(fresh), SHEXEC_ESTATE);
     assert_int_equal(shexec_run_state(fresh), SHEXEC_STATE_NEW);
     shexec_run_free(fresh);
-    assert_int_equal(shexec_task_kill(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(NULL)), SHEXEC_EINVAL);
 }
 
 static void test_read_only_new_output(void **state)
@@ -426,7 +426,7 @@ static void test_unpumped_task_blocks_without_loss(void **state)
     assert_true(cap >= 65536);
     print_message("task pipe capacity %d bytes\n", cap);
     usleep(400000); /* nobody pumps: the writer fills the pipe and blocks */
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     wait_done(s, t);
     shx_buf want = SHX_BUF_INIT;
     for (int i = 1; i <= 500000; i++)
@@ -493,7 +493,7 @@ static void test_stdin_input(void **state)
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     assert_int_equal(shexec_run_write(r, "shout\n", 6), SHEXEC_OK);
     assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, 1000);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "SHOUT\n");
     shexec_run_free(r);
@@ -520,7 +520,7 @@ static void test_stdin_large_input_interleaved(void **state)
     }
     free(buf);
     assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() - t0 < 30000);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -575,7 +575,7 @@ static void test_leftovers_adopted(void **state)
     shexec_task_free(late);
 
     /* killing the adopted server */
-    assert_int_equal(shexec_task_kill(srv), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(srv)), SHEXEC_OK);
     wait_done(s, srv);
     assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(server, 2000));
@@ -610,7 +610,7 @@ static void test_task_keeps_its_own_leftovers(void **state)
     /* the shell is gone, its child is not: the task is still running */
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
     assert_true(tu_pid_alive(pid));
-    shexec_task_kill(t);
+    shexec_run_cancel(shexec_task_run(t));
     wait_done(s, t);
     assert_true(tu_wait_pid_gone(pid, 2000));
     shexec_task_free(t);
@@ -661,8 +661,9 @@ static void test_host_poll_loop(void **state)
     assert_true(need >= 6); /* stdout, stderr (and pidfds) of three tasks */
 
     int host_events = 0, rounds = 0, finished = 0;
-    while (!(shexec_run_done(run_of(t[0])) && shexec_run_done(run_of(t[1])) &&
-             shexec_run_done(run_of(t[2])))) {
+    while (shexec_run_state(run_of(t[0])) <= SHEXEC_STATE_RUNNING ||
+           shexec_run_state(run_of(t[1])) <= SHEXEC_STATE_RUNNING ||
+           shexec_run_state(run_of(t[2])) <= SHEXEC_STATE_RUNNING) {
         assert_true(++rounds < 100000);
         struct pollfd fds[64];
         fds[0] = (struct pollfd){.fd = host_pipe[0], .events = POLLIN};
@@ -723,7 +724,7 @@ static void test_foreground_and_tasks_together(void **state)
     assert_string_equal(shexec_run_output(run_of(bg), SHEXEC_STDOUT, NULL), "bg1\nbg2\nbg3\n");
     shexec_run_free(r);
     shexec_session_wait(s, 2000);
-    assert_true(shexec_run_done(run_of(bg)));
+    assert_true(shexec_run_state(run_of(bg)) > SHEXEC_STATE_RUNNING);
     shexec_task_free(bg);
 }
 
@@ -739,7 +740,7 @@ static void start_task_fails(shexec_run *r, int code)
     assert_null(t);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
     assert_int_equal(shexec_run_pid(r), 0);
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
 }
 
 /*
@@ -859,7 +860,7 @@ static void test_run_cancel_on_task_run_kills(void **state)
     assert_int_equal(seen, SHEXEC_STATE_KILLED);
     /* finished: cancel and kill do nothing more */
     assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
     shexec_task_free(t);
 }
@@ -890,7 +891,7 @@ static void test_done_fn_set_after_start(void **state)
     shexec_task *t = start_task(s, "exit 4");
     pid_t pid = (pid_t)shexec_run_pid(run_of(t));
     assert_true(tu_wait_pid_gone(pid, 10000));
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
     wait_done(s, t);
     assert_int_equal(done_calls, 1);
@@ -934,7 +935,7 @@ static void wait_output(shexec_session *s, shexec_task *t, const char *text)
     int64_t end = tu_now_ms() + 20000;
     while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), text)) {
         assert_true(tu_now_ms() < end);
-        assert_false(shexec_run_done(run_of(t)));
+        assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
         assert_true(shexec_session_wait(s, 100) >= 0);
     }
 }
@@ -1008,7 +1009,7 @@ static void test_session_wait_counts_finished(void **state)
     shexec_task *t = start_task(s, "true");
     int finished = 0, last = -1;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         last = shexec_session_wait(s, 1000);
         assert_true(last >= 0);
@@ -1028,14 +1029,14 @@ static void test_session_wait_counts_finished(void **state)
     t = start_task(s, "true");
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     finished = 0;
-    while (!shexec_run_done(r) || !shexec_run_done(run_of(t))) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING || shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int rc = shexec_session_wait(s, 1000);
         assert_true(rc >= 0);
         finished += rc;
     }
     assert_int_equal(finished, 2);
-    assert_false(shexec_run_done(run_of(sleeper)));
+    assert_false(shexec_run_state(run_of(sleeper)) > SHEXEC_STATE_RUNNING);
     shexec_run_free(r);
     shexec_task_free(t);
     shexec_task_free(sleeper);
@@ -1050,9 +1051,9 @@ static void test_shorter_grace_brings_kill_forward(void **state)
     shexec_task *t = start_task(s, "trap '' TERM; echo ready; sleep 300");
     while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "ready"))
         assert_true(shexec_session_wait(s, 50) >= 0);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     assert_true(shexec_session_wait(s, 100) >= 0); /* TERM ignored: still running */
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_session_set_kill_grace_ms(s, 100), SHEXEC_OK);
     int64_t t0 = tu_now_ms();
     shexec_task_free(t); /* terminates again: the SIGKILL moves forward */

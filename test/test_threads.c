@@ -130,7 +130,7 @@ static void *work(void *arg)
             EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task: %s",
                    shexec_session_errmsg(s));
             r = NULL; /* the task's now */
-            while (!shexec_run_done(shexec_task_run(t)))
+            while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
                 EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
             snprintf(want, sizeof want, "task-%d-%d\n", w->id, i);
             shexec_run *tr = shexec_task_run(t);
@@ -142,8 +142,8 @@ static void *work(void *arg)
             EXPECT(w, shexec_run_new(&r, s, "sleep 100") == SHEXEC_OK, "run_new");
             EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task");
             r = NULL;
-            EXPECT(w, shexec_task_kill(t) == SHEXEC_OK, "task_kill");
-            while (!shexec_run_done(shexec_task_run(t)))
+            EXPECT(w, shexec_run_cancel(shexec_task_run(t)) == SHEXEC_OK, "task_kill");
+            while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
                 EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
             tr = shexec_task_run(t);
             EXPECT(w, shexec_run_state(tr) == SHEXEC_STATE_KILLED, "killed state %d",

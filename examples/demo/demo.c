@@ -154,7 +154,7 @@ int main(void)
     }
     bg_run = shexec_task_run(bg); /* the task's now: state and results are read here */
     printf("  started task %s, state running\n", shexec_task_id(bg));
-    for (int round = 1; !shexec_run_done(bg_run); round++) {
+    for (int round = 1; shexec_run_state(bg_run) <= SHEXEC_STATE_RUNNING; round++) {
         shexec_session_wait(s, 400); /* the host would do other work here */
         size_t n;
         const char *fresh = shexec_task_read(bg, SHEXEC_STDOUT, &n);
@@ -171,9 +171,9 @@ int main(void)
 
     if (server) {
         printf("\n# kill the adopted server (SIGTERM to its process group)\n");
-        shexec_task_kill(server);
+        shexec_run_cancel(shexec_task_run(server));
         shexec_run *server_run = shexec_task_run(server);
-        while (!shexec_run_done(server_run))
+        while (shexec_run_state(server_run) <= SHEXEC_STATE_RUNNING)
             shexec_session_wait(s, 1000);
         printf("  [task %s %s]\n", shexec_task_id(server), state_name(shexec_run_state(server_run)));
         shexec_task_free(server);

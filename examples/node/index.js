@@ -100,7 +100,7 @@ const LOOP_CALLS = new Set(['shexec_session_pollfds', 'shexec_session_process'])
 const READ_ONLY = new Set([
   'shexec_version', 'shexec_strerror', 'shexec_free',
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
-  'shexec_run_done', 'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
+  'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_leftover_task', 'shexec_run_notice',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
@@ -159,7 +159,6 @@ for (const decl of [
   'int shexec_run_set_ansi(void *r, int mode)',
   'int shexec_run_start(void *r)',
   'int shexec_run_start_task(_Out_ void **out, void *r)',
-  'int shexec_run_done(void *r)',
   'int shexec_run_cancel(void *r)',
   'int shexec_run_state(void *r)',
   'int shexec_run_exit_code(void *r)',
@@ -177,7 +176,6 @@ for (const decl of [
   'const char *shexec_task_id(void *t)',
   'void *shexec_task_run(void *t)',
   'const void *shexec_task_read(void *t, int stream, _Out_ size_t *len)',
-  'int shexec_task_kill(void *t)',
   'void shexec_task_free(void *t)',
   'int shexec_tool_set_enabled(void *s, const char *name, int enabled)',
   'int shexec_tool_is_enabled(void *s, const char *name)',
@@ -202,6 +200,9 @@ const STDERR = 2;
 const STREAM_NAMES = { [STDOUT]: 'stdout', [STDERR]: 'stderr' };
 const STREAMS = { stdout: STDOUT, stderr: STDERR, [STDOUT]: STDOUT, [STDERR]: STDERR };
 const STATE_NAMES = ['new', 'running', 'exited', 'signaled', 'timed_out', 'cancelled', 'killed'];
+const STATE_RUNNING = 1; // every state after it is final
+/** True once the run has finished (its state is past RUNNING). */
+const finished = (rp) => C.shexec_run_state(rp) > STATE_RUNNING;
 const LEFTOVER_NAMES = ['none', 'adopted', 'killed'];
 const UNITS = { chars: 0, bytes: 1 };
 const KEEPS = { head: 0, head_tail: 1 };
@@ -912,7 +913,7 @@ class Session {
         t._attach(out[0], false);
       }
     }
-    for (const t of this._tasks) if (t._tp) C.shexec_task_kill(t._tp);
+    for (const t of this._tasks) if (t._tp) C.shexec_run_cancel(C.shexec_task_run(t._tp));
     pump.kick();
     this._maybeFinishClose();
     return this._closing;
@@ -1069,7 +1070,7 @@ class RunState {
 
   /** True once finished and settled. */
   poll() {
-    if (C.shexec_run_done(this.rp) !== 1) return false;
+    if (!finished(this.rp)) return false;
     this.flushEvents();
     if (this.sink && this.onOutput) this.sink.end((d, st) => safeCall(this.onOutput, d, st));
     const sp = this.session._ptr;
@@ -1148,7 +1149,7 @@ class Task extends EventEmitter {
 
   _bindRun(rp) {
     this._rp = rp;
-    if (C.shexec_run_done(rp) === 1) return; // ended already: no output to come
+    if (finished(rp)) return; // ended already: no output to come
     this._sink = new OutputSink(this._encoding);
     check(C.shexec_run_set_output_fn(rp, this._sink.cb, null), this._session._ptr);
   }
@@ -1247,7 +1248,7 @@ class Task extends EventEmitter {
   kill() {
     if (this._tp) {
       this.ref();
-      check(C.shexec_task_kill(this._tp), this._session._ptr);
+      check(C.shexec_run_cancel(C.shexec_task_run(this._tp)), this._session._ptr);
       pump.kick();
     }
     return this.done;
@@ -1258,7 +1259,7 @@ class Task extends EventEmitter {
   }
 
   _poll() {
-    if (!this._tp || C.shexec_run_done(this._rp) !== 1) return;
+    if (!this._tp || !finished(this._rp)) return;
     this._flushEvents();
     if (this._sink) this._sink.end((d, st) => this.emit('output', d, st));
     const sp = this._session._ptr;
@@ -1288,7 +1289,7 @@ class Task extends EventEmitter {
   /** The session is being freed under us (process exit). */
   _abandon() {
     const sp = this._session._ptr;
-    C.shexec_task_kill(this._tp);
+    C.shexec_run_cancel(C.shexec_task_run(this._tp));
     const result = collectResult(this._rp, sp, this._encoding);
     result.id = this.id;
     result.state = 'killed';

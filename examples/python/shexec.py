@@ -131,6 +131,13 @@ _WRAPPER_KIND_NAMES = {v: k for k, v in _WRAPPER_KINDS.items()}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
 _KEEPS = {"head": 0, "head_tail": 1}
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
+_STATE_RUNNING = 1  # every state after it is final
+
+
+def _finished(lib, ptr):
+    """True once the run has finished: its state is past RUNNING."""
+    return lib.shexec_run_state(ptr) > _STATE_RUNNING
+
 
 # How long one slice of pumping lasts, so Ctrl-C and deadlines are noticed.
 _SLICE_MS = 200
@@ -240,7 +247,6 @@ _PROTOTYPES = {
     "shexec_run_set_ansi": (_int, [_vp, _int]),
     "shexec_run_start": (_int, [_vp]),
     "shexec_run_start_task": (_int, [_pvp, _vp]),
-    "shexec_run_done": (_int, [_vp]),
     "shexec_run_cancel": (_int, [_vp]),
     "shexec_run_state": (_int, [_vp]),
     "shexec_run_exit_code": (_int, [_vp]),
@@ -259,7 +265,6 @@ _PROTOTYPES = {
     "shexec_task_id": (_str, [_vp]),
     "shexec_task_run": (_vp, [_vp]),
     "shexec_task_read": (_vp, [_vp, _int, _psz]),
-    "shexec_task_kill": (_int, [_vp]),
     "shexec_task_free": (None, [_vp]),
     # tools
     "shexec_tool_is_enabled": (_int, [_vp, _str]),
@@ -1407,7 +1412,7 @@ class Run(object):
 
     def _snapshot(self, ptr):
         self._results = dict((k, read(ptr)) for k, read in _RESULTS.items())
-        if self._tool and self._lib.shexec_run_done(ptr):
+        if self._tool and _finished(self._lib, ptr):
             out = ctypes.c_void_p()
             rc = self._lib.shexec_tool_result(ctypes.byref(out), ptr)
             try:
@@ -1423,7 +1428,7 @@ class Run(object):
         if core is not None:
             s = self._session
             with s._guard():
-                return bool(_lib.shexec_run_done(_task_run_ptr(s, core)))
+                return bool(_finished(_lib, _task_run_ptr(s, core)))
         if not self._ptr:
             return True
         s = self._session
@@ -1433,7 +1438,7 @@ class Run(object):
             ptr = self._ptr
             if not ptr:
                 return True
-            if not self._lib.shexec_run_done(ptr):
+            if not _finished(self._lib, ptr):
                 return False
             self._snapshot(ptr)
             self._release(ptr)
@@ -1841,7 +1846,7 @@ class Task(object):
         it ends (state 'killed') as the loop is pumped."""
         s = self._session
         with s._guard():
-            _check(self._call(_lib.shexec_task_kill), s._ptr)
+            _check(self._call(lambda tp: _lib.shexec_run_cancel(_lib.shexec_task_run(tp))), s._ptr)
 
     @property
     def callback_error(self):

@@ -396,7 +396,7 @@ static const char *state_word(int state)
 static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text)
 {
     shexec_run *r = shexec_task_run(t);
-    int done = shexec_run_done(r);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
     shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
               status ? status : done ? "completed" : "running");
     if (done)
@@ -479,7 +479,7 @@ static int progress_tick(server *sv)
         int due = c->pending.len >= PROGRESS_FLUSH_BYTES ||
                   (c->pending.len && now - c->pending_since_ms >= PROGRESS_FLUSH_MS) ||
                   now - c->last_sent_ms >= PROGRESS_HEARTBEAT_MS;
-        if (due && !shexec_run_done(c->run))
+        if (due && shexec_run_state(c->run) <= SHEXEC_STATE_RUNNING)
             send_progress(sv, c, 0);
         int64_t at = c->pending.len ? c->pending_since_ms + PROGRESS_FLUSH_MS
                                     : c->last_sent_ms + PROGRESS_HEARTBEAT_MS;
@@ -517,7 +517,7 @@ static void finish_calls(server *sv)
 {
     for (call **pc = &sv->calls; *pc;) {
         call *c = *pc;
-        if (!shexec_run_done(c->run)) {
+        if (shexec_run_state(c->run) <= SHEXEC_STATE_RUNNING) {
             pc = &c->next;
             continue;
         }
@@ -732,7 +732,7 @@ static void tool_task_output(server *sv, const char *id, const shx_json *args)
     send_tool_text(sv, id, &text, 0);
     shx_buf_free(&text);
     /* a task a pending task_kill waits for is freed by that call */
-    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t))
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
         shexec_task_free(t);
 }
 
@@ -745,7 +745,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     shexec_task *t = task_of_call(sv, id, args, 0, &new_only);
     if (!t)
         return;
-    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t)) {
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
         shx_buf text = {0};
         format_task(t, 0, "completed", &text);
         send_tool_text(sv, id, &text, 0);
@@ -760,7 +760,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     c->run = shexec_task_run(t);
     c->next = sv->calls;
     sv->calls = c;
-    shexec_task_kill(t);
+    shexec_run_cancel(shexec_task_run(t));
 }
 
 /* ---- methods ----------------------------------------------------------------- */
