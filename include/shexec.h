@@ -166,7 +166,7 @@
  *   that leaves processes running (`server &`, `sleep 100 & echo started`)
  *   returns at once. Those leftover processes (still in the command's process
  *   group) are adopted as a background task of the session, whose output
- *   keeps being read and which can be killed (shexec_run_leftover_task()), or
+ *   keeps being read and which can be killed (shexec_run_leftovers() names it), or
  *   killed at once (shexec_session_set_on_leftovers()).
  *
  *   On timeout or cancel the whole process group gets SIGTERM, then, after
@@ -302,7 +302,7 @@ enum {
  * (shexec_run_leftovers()). */
 enum {
     SHEXEC_LEFTOVERS_NONE = 0,    /* none were left */
-    SHEXEC_LEFTOVERS_ADOPTED = 1, /* they became a task: shexec_run_leftover_task() */
+    SHEXEC_LEFTOVERS_ADOPTED = 1, /* they became a task (its id: shexec_run_leftovers()) */
     SHEXEC_LEFTOVERS_KILLED = 2   /* they were killed (policy, a full task table, or they
                                      could not be held: see "Without /proc" under HOW A
                                      COMMAND IS RUN) */
@@ -1172,15 +1172,14 @@ SHEXEC_API int64_t shexec_run_pid(const shexec_run *run);
  */
 SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run);
 
-/* SHEXEC_LEFTOVERS_NONE / _ADOPTED / _KILLED: what became of processes the
- * command left running. */
-SHEXEC_API int shexec_run_leftovers(const shexec_run *run);
-
 /*
- * The id of the task that adopted the command's leftovers, or NULL. Owned by
- * the run. Find the task with shexec_session_find_task().
+ * What became of processes the command left running: SHEXEC_LEFTOVERS_NONE,
+ * _ADOPTED or _KILLED (NONE for a NULL run, or one that has not finished).
+ * When task_id is not NULL, *task_id receives the id of the task that
+ * adopted them (ADOPTED), else NULL; the id is owned by the run and valid
+ * until it is freed. Take the task itself with shexec_session_find_task().
  */
-SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run);
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id);
 
 /*
  * What the library declined to do for this run, in English, or "" when

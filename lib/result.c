@@ -86,14 +86,11 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
     return (uint64_t)((end - run->start_ns) / 1000000);
 }
 
-SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id)
 {
+    if (task_id)
+        *task_id = run ? run->leftover_task : NULL;
     return run ? run->leftovers : SHEXEC_LEFTOVERS_NONE;
-}
-
-SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
-{
-    return run ? run->leftover_task : NULL;
 }
 
 SHEXEC_API const char *shexec_run_notice(const shexec_run *run)

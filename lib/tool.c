@@ -221,9 +221,9 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     }
     const char *cwd = shexec_session_cwd(s);
     put_output(&b, "cwd", cwd, strlen(cwd));
-    if (shexec_run_leftover_task(r))
-        put_output(&b, "leftover_task_id", shexec_run_leftover_task(r),
-                   strlen(shexec_run_leftover_task(r)));
+    const char *left;
+    if (shexec_run_leftovers(r, &left) == SHEXEC_LEFTOVERS_ADOPTED && left)
+        put_output(&b, "leftover_task_id", left, strlen(left));
     const char *notice = shexec_run_notice(r);
     if (*notice)
         put_output(&b, "notice", notice, strlen(notice));

@@ -216,7 +216,7 @@ static void case_sigchld_reaped_by_kernel(void)
         CHECK_INT(shexec_run_signal(r), 0);
         CHECK_STR(out_of(r), "out\n");
         CHECK_STR(shexec_run_output(r, SHEXEC_STDERR, NULL), "err\n");
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_NONE);
         shexec_run_free(r);
 
         /* the cwd still travels by the record; so does a status of 0 */
@@ -251,10 +251,10 @@ static void case_sigchld_reaped_by_kernel(void)
         shexec_task *t = NULL;
         if (shx_test_platform() & SHX_PLATFORM_PROCFS) {
             r = xrun(s, "sleep 100 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int left = atoi(out_of(r));
             CHECK(left > 0 && tu_pid_alive(left));
-            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+            CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
             CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             wait_task(s, t);
             CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
@@ -265,7 +265,7 @@ static void case_sigchld_reaped_by_kernel(void)
             /* with the KILL policy they die with the shell */
             CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
             r = xrun(s, "sleep 100 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
             CHECK(tu_wait_pid_gone(atoi(out_of(r)), 3000));
             shexec_run_free(r);
             CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
@@ -575,7 +575,7 @@ static void case_many_inheritable_fds(void)
         int p[2];
         CHECK(pipe(p) == 0);
         r = xrun(s, "sleep 100 & echo $!", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         int left = atoi(out_of(r));
         CHECK(tu_pid_alive(left));
         close(p[1]);
@@ -890,7 +890,7 @@ static void case_host_children(void)
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
         shexec_run_free(r);
         r = xrun(s, "sleep 100 & echo started", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_run_free(r);
         r = NULL;
         CHECK_INT(shexec_run_new(&r, s, "sleep 100"), SHEXEC_OK);
@@ -958,7 +958,7 @@ static void case_fork_bomb_timeout(void)
              file);
     r = xrun(s, cmd, 60000);
     CHECK_STR(out_of(r), "started\n");
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     shexec_session_free(s);
     CHECK_INT(pids_gone(file, 5000), count);
@@ -971,7 +971,7 @@ static void case_fork_bomb_timeout(void)
              "for i in $(seq %d); do sleep 100 & echo $! >> '%s'; done; echo started", count,
              file);
     r = xrun(s, cmd, 60000);
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
     CHECK_INT(pids_gone(file, 5000), count);
     shexec_run_free(r);
     shexec_session_free(s);
@@ -1001,10 +1001,10 @@ static void case_late_pump(void)
         for (int i = 0; i < 3; i++) {
             /* leftovers that do not hold the output pipes */
             shexec_run *r = xrun(s, "sleep 100 >/dev/null 2>&1 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int pid = atoi(out_of(r));
             shexec_task *t = NULL;
-            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+            CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
             int64_t end = tu_now_ms() + 10000;
             while (shx_test_run_fd(shexec_task_run(t), SHEXEC_STDOUT) >= 0 || shx_test_run_fd(shexec_task_run(t), SHEXEC_STDERR) >= 0) {
                 CHECK(tu_now_ms() < end);
@@ -1141,10 +1141,10 @@ static void case_escapees(void)
         escape_cmd(cmd, sizeof cmd, file,
                    "(setsid sleep 100 & echo $! > \"$F\"; wait) & " AWAIT_ESCAPE "echo escaped");
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         int pid = read_pid(file);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+        CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK(tu_wait_pid_gone(pid, 3000));
@@ -1154,7 +1154,7 @@ static void case_escapees(void)
         /* the same under the KILL policy */
         CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
         shexec_run_free(r);
         CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
@@ -1183,7 +1183,7 @@ static void case_escapees(void)
         escape_cmd(cmd, sizeof cmd, file,
                    "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped");
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_NONE);
         int orphan = read_pid(file);
         shexec_run_free(r);
         /* setsid -f forks and its parent exits at once: orphaned from the start */
@@ -1245,9 +1245,9 @@ static void count_reads(unsigned long reads[2])
 
         before = shx_test_procfs_reads();
         r = xrun(s, "sleep 100 & echo started", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+        CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         n = shx_test_procfs_reads() - before;
@@ -1459,9 +1459,9 @@ static void probe_hide_proc(void)
 
 static shexec_task *task_of(shexec_session *s, shexec_run *r)
 {
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *t = NULL;
-    CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     return t;
 }
 
@@ -1518,12 +1518,12 @@ static void case_no_proc(void)
      * may come after the shell's exit), as soon as it lets go */
     r = xrun(s, "sleep 30 >/dev/null 2>&1 & echo $!", 0);
     pids[np++] = first_int(out_of(r));
-    if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED) {
+    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED) {
         shexec_task *let_go = task_of(s, r);
         wait_task(s, let_go);
         shexec_task_free(let_go);
     } else {
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
     }
     shexec_run_free(r);
 

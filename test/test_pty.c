@@ -274,7 +274,7 @@ static void test_missed_hangup_is_sent_again(void **state)
     int child = atoi(out_of(r));
     assert_true(child > 0);
     /* it outlived the hangup (its handler took it): the group is adopted */
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     int gone = drive_until_gone(s, child, 10000);
     if (!gone)
@@ -294,7 +294,7 @@ static void test_hangup_ignored_is_left_alone(void **state)
     shexec_run *r = run_mode(s, "trap '' HUP; sleep 30 & echo $!", 1, 0);
     int child = atoi(out_of(r));
     assert_true(child > 0);
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     /* past the last look, 1.7 s after the exit */
     int64_t end = tu_now_ms() + 2200;

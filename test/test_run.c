@@ -808,11 +808,15 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_non_null(strstr(out_of(r), "started\n"));
     assert_int_equal(shexec_run_exit_code(r), 0);
     /* by default the leftover is adopted as a task, still running */
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-    assert_non_null(shexec_run_leftover_task(r));
+    const char *id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_non_null(id);
+    assert_true(id[0] == 't' && strlen(id) == 13);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     assert_true(tu_pid_alive(pid));
     shexec_task *t = NULL;
-    assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&t, s, id), SHEXEC_OK);
+    assert_string_equal(shexec_task_id(t), id);
     shexec_run_free(r);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
@@ -829,15 +833,23 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     r = run_cmd(s, "sleep 30 >/dev/null 2>&1 & echo $!");
     assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
     assert_true(tu_wait_pid_gone(pid, 2000));
-    assert_null(shexec_run_leftover_task(r));
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_KILLED);
+    assert_null(id);
     shexec_run_free(r);
 
     /* nothing left: nothing adopted */
     assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
     r = run_cmd(s, "sleep 0.01");
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_NONE);
+    assert_null(id);
     shexec_run_free(r);
+    /* no run: none, and no id */
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(NULL, &id), SHEXEC_LEFTOVERS_NONE);
+    assert_null(id);
+    assert_int_equal(shexec_run_leftovers(NULL, NULL), SHEXEC_LEFTOVERS_NONE);
 }
 
 /* ---- non-blocking use and cancel ------------------------------------------ */

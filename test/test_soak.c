@@ -140,8 +140,8 @@ static void one_task_cycle(shexec_session *s, int i)
     if (i % 10 == 9) {
         assert_int_equal(shexec_run_new(&r, s, "sleep 100 & echo bg"), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-        assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+        assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+        assert_int_equal(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     } else {
         shexec_run *tr = NULL;
         assert_int_equal(shexec_run_new(&tr, s, i % 2 ? "sleep 100" : "echo up; sleep 100"),

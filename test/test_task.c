@@ -200,8 +200,8 @@ static void test_unclaimed_leftovers_released(void **state)
         snprintf(cmd, sizeof cmd, "(sleep 0.1; echo late%d) &", i);
         assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-        snprintf(ids[i], sizeof ids[i], "%s", shexec_run_leftover_task(r));
+        assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+        snprintf(ids[i], sizeof ids[i], "%s", tu_leftover_id(r));
         shexec_run_free(r);
         if (i == 1) /* the host takes this one */
             assert_int_equal(shexec_session_find_task(&kept, s, ids[i]), SHEXEC_OK);
@@ -549,9 +549,9 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 5000);
     int server = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
     assert_true(server > 0);
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *srv = NULL;
-    assert_int_equal(shexec_session_find_task(&srv, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&srv, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     shexec_session_wait(s, 200);
     assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_RUNNING);
@@ -565,7 +565,7 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 400);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
     shexec_task *late = NULL;
-    assert_int_equal(shexec_session_find_task(&late, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&late, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     wait_done(s, late);
     assert_string_equal(shexec_run_output(run_of(late), SHEXEC_STDOUT, NULL), "late\n");
@@ -591,8 +591,8 @@ static void test_leftovers_killed_when_table_full(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 60 & echo $!"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     int pid = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
-    assert_null(shexec_run_leftover_task(r));
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
+    assert_null(tu_leftover_id(r));
     assert_true(tu_wait_pid_gone(pid, 2000));
     shexec_run_free(r);
     shexec_task_free(busy);
@@ -986,9 +986,9 @@ static void test_output_fn_set_while_running(void **state)
     r = new_run(s, "(sleep 0.3; echo late; echo later) & echo now");
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *left = NULL;
-    assert_int_equal(shexec_session_find_task(&left, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_find_task(&left, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     assert_int_equal(shexec_run_set_output_fn(shexec_task_run(left), to_tagged_sink, &d),
                      SHEXEC_OK);

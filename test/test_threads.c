@@ -154,8 +154,8 @@ static void *work(void *arg)
             /* leftovers, adopted and left to the session's free */
             EXPECT(w, shexec_run_new(&r, s, "sleep 100 & echo bg") == SHEXEC_OK, "run_new");
             EXPECT(w, shexec_run_exec(r) == SHEXEC_OK, "leftover run");
-            EXPECT(w, shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED, "leftovers %d",
-                   shexec_run_leftovers(r));
+            EXPECT(w, shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED, "leftovers %d",
+                   shexec_run_leftovers(r, NULL));
             shexec_run_free(r);
             r = NULL;
         }

@@ -609,11 +609,11 @@ static void test_task_being_read_not_released(void **state)
     const shx_json *r = read_task(s, a, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "a\n");
     assert_true(shexec_run_state(run) > SHEXEC_STATE_RUNNING); /* the adoption happened inside that call */
-    assert_int_equal(shexec_run_leftovers(run), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(run, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     r = read_task(s, b, SHEXEC_ENOTASK);
     assert_non_null(strstr(str(r, "error"), "released unread"));
     char args[128];
-    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", shexec_run_leftover_task(run));
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", tu_leftover_id(run));
     call(s, "task_kill", args, SHEXEC_OK);
     shexec_run_free(run);
     assert_int_equal(count_tasks(s), 0);

@@ -132,12 +132,14 @@ int main(void)
     shexec_run *r = NULL;
     shexec_run_new(&r, s, "sleep 30 & echo \"server started as $!\"");
     shexec_run_exec(r);
+    const char *left;
+    shexec_run_leftovers(r, &left);
     printf("  stdout: %s", shexec_run_output(r, SHEXEC_STDOUT, NULL));
     printf("  [exited, exit %d, %llu ms; the server was adopted as task %s]\n",
            shexec_run_exit_code(r), (unsigned long long)shexec_run_duration_ms(r),
-           shexec_run_leftover_task(r) ? shexec_run_leftover_task(r) : "(none)");
+           left ? left : "(none)");
     shexec_task *server = NULL;
-    shexec_session_find_task(&server, s, shexec_run_leftover_task(r));
+    shexec_session_find_task(&server, s, left);
     shexec_run_free(r);
 
     /* a background task: start, read what is new, read again */

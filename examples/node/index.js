@@ -102,7 +102,7 @@ const READ_ONLY = new Set([
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
   'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
-  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_leftover_task', 'shexec_run_notice',
+  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_notice',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
 ]);
 
@@ -169,8 +169,7 @@ for (const decl of [
   'uint64_t shexec_run_duration_ms(void *r)',
   'int64_t shexec_run_pid(void *r)',
   'uint32_t shexec_run_timeout_ms(void *r)',
-  'int shexec_run_leftovers(void *r)',
-  'const char *shexec_run_leftover_task(void *r)',
+  'int shexec_run_leftovers(void *r, _Out_ const char **task_id)',
   'const char *shexec_run_notice(void *r)',
   'void shexec_run_free(void *r)',
   'const char *shexec_task_id(void *t)',
@@ -322,7 +321,8 @@ function collectResult(rp, sp, encoding) {
   const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
   const out = readStream(C.shexec_run_output, rp, STDOUT);
   const err = readStream(C.shexec_run_output, rp, STDERR);
-  const leftover = C.shexec_run_leftover_task(rp);
+  const leftover = [null];
+  const leftovers = C.shexec_run_leftovers(rp, leftover);
   return {
     stdout: decodeAs(out, encoding),
     stderr: decodeAs(err, encoding),
@@ -339,8 +339,8 @@ function collectResult(rp, sp, encoding) {
       stdout: Number(C.shexec_run_output_total(rp, STDOUT)),
       stderr: Number(C.shexec_run_output_total(rp, STDERR)),
     },
-    leftovers: LEFTOVER_NAMES[C.shexec_run_leftovers(rp)] || 'none',
-    leftoverTaskId: leftover || null,
+    leftovers: LEFTOVER_NAMES[leftovers] || 'none',
+    leftoverTaskId: leftover[0] || null,
     durationMs: Number(C.shexec_run_duration_ms(rp)),
     pid: Number(C.shexec_run_pid(rp)),
     notice: C.shexec_run_notice(rp) || '',

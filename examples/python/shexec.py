@@ -257,8 +257,7 @@ _PROTOTYPES = {
     "shexec_run_duration_ms": (_u64, [_vp]),
     "shexec_run_pid": (_i64, [_vp]),
     "shexec_run_timeout_ms": (_u32, [_vp]),
-    "shexec_run_leftovers": (_int, [_vp]),
-    "shexec_run_leftover_task": (_str, [_vp]),
+    "shexec_run_leftovers": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_run_notice": (_str, [_vp]),
     "shexec_run_free": (None, [_vp]),
     # task: what only a background command has; the rest is its run's
@@ -1213,8 +1212,9 @@ atexit.register(_close_all_sessions)
 # --------------------------------------------------------------------------
 
 def _leftover_task_id(p):
-    lt = _lib.shexec_run_leftover_task(p)
-    return lt.decode("ascii", "replace") if lt else None
+    lt = _str()
+    _lib.shexec_run_leftovers(p, ctypes.byref(lt))
+    return lt.value.decode("ascii", "replace") if lt.value else None
 
 
 # What a Run reports, each read from a C run by one function: live while the
@@ -1232,7 +1232,7 @@ _RESULTS = {
     "duration_ms": lambda p: _lib.shexec_run_duration_ms(p),
     "pid": lambda p: _lib.shexec_run_pid(p),
     "timeout_ms": lambda p: _lib.shexec_run_timeout_ms(p),
-    "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p), "unknown"),
+    "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p, None), "unknown"),
     "leftover_task": _leftover_task_id,
     "notice": lambda p: _lib.shexec_run_notice(p).decode("utf-8", "replace"),
 }

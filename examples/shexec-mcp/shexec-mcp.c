@@ -353,13 +353,14 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
     shx_buf_puts(t, "cwd: ");
     shx_buf_puts(t, shexec_session_cwd(sv->s));
     shx_buf_puts(t, "\n");
-    const char *left = shexec_run_leftover_task(r);
+    const char *left;
+    int leftovers = shexec_run_leftovers(r, &left);
     if (left)
         shx_buf_printf(t, "leftover_task_id: %s (processes the command left running keep running as "
                      "this background task: read their output with task_output, stop them with "
                      "task_kill)\n",
                   left);
-    else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
+    else if (leftovers == SHEXEC_LEFTOVERS_KILLED)
         shx_buf_puts(t, "leftovers: killed (the command left processes running that could not be "
                    "kept as a background task: the task table was full or they could not be "
                    "tracked)\n");
