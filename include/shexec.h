@@ -407,7 +407,7 @@ enum {
  * WHAT A CALLBACK MAY CALL, on the session and on any of its runs and tasks
  * (its own included); all of it is safe:
  *   - every accessor: state, exit code, signal, duration, totals,
- *     truncation, leftovers, task ids, shexec_session_find_task(),
+ *     truncation, leftovers, task ids, shexec_session_take_task(),
  *     shexec_session_cwd(), shexec_session_errmsg();
  *   - reading output: shexec_run_output(), shexec_task_read(). What they
  *     return already holds the chunk being
@@ -932,14 +932,17 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
 SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on);
 
 /*
- * Find a task of the session by id. From then on the task is the host's:
- * it is never released to make room (see TASK RETENTION), so free it (or
- * have the tool layer read it to completion) when done. Errors:
+ * Take a task of the session by id: the one call that makes a task the
+ * session holds (adopted leftovers, tasks the tool layer started) the
+ * host's. From then on it is never released to make room (see TASK
+ * RETENTION), and the host frees it with shexec_task_free() (or has the
+ * tool layer read it to completion). Taking a task the host already holds
+ * gives the same pointer again. Errors:
  * SHEXEC_EINVAL (NULL argument), SHEXEC_ENOTASK (*out is NULL; the message
  * is `no task with id "ID"`, or `task "ID" finished and was released
  * unread (retention limit)` for one of the last 64 tasks released).
  */
-SHEXEC_API int shexec_session_find_task(shexec_task **out, shexec_session *s, const char *id);
+SHEXEC_API int shexec_session_take_task(shexec_task **out, shexec_session *s, const char *id);
 
 /* ------------------------------------------------------------------------
  * Run
@@ -1177,7 +1180,7 @@ SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run);
  * _ADOPTED or _KILLED (NONE for a NULL run, or one that has not finished).
  * When task_id is not NULL, *task_id receives the id of the task that
  * adopted them (ADOPTED), else NULL; the id is owned by the run and valid
- * until it is freed. Take the task itself with shexec_session_find_task().
+ * until it is freed. Take the task itself with shexec_session_take_task().
  */
 SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id);
 
@@ -1224,7 +1227,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * times what one task keeps (its output, bounded by the output limit),
  * whatever is started and never read.
  *   - A task the host has a pointer to, from shexec_run_start_task() or
- *     shexec_session_find_task(), is the host's. The library never frees it
+ *     shexec_session_take_task(), is the host's. The library never frees it
  *     on its own (only shexec_task_free(), shexec_session_free(), or the
  *     tool layer when a model reads it to completion or kills it): it keeps
  *     its slot until then, and a start past the limit is SHEXEC_ELIMIT.
@@ -1312,7 +1315,7 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  * A task the tool layer started or adopted is freed by the tool layer
  * (read to completion, killed, or released for room), unless the host
  * holds it: once the host got a pointer to it from
- * shexec_session_find_task(), a task_output or task_kill that completes it
+ * shexec_session_take_task(), a task_output or task_kill that completes it
  * only withdraws its id (it is no longer found, as the model expects) and
  * the host frees it with shexec_task_free(); it still holds its slot
  * until then.

@@ -269,7 +269,7 @@ SHEXEC_API const char *shexec_task_id(const shexec_task *t)
     return t ? t->id : "";
 }
 
-SHEXEC_API int shexec_session_find_task(shexec_task **out, shexec_session *s, const char *id)
+SHEXEC_API int shexec_session_take_task(shexec_task **out, shexec_session *s, const char *id)
 {
     if (out)
         *out = NULL;

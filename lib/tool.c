@@ -305,7 +305,7 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
     shx_buf_puts(&b, "}}");
     /* read once: the model's id is spent. A task the host holds a pointer
-     * to (shexec_session_find_task) is not freed behind its back: it is
+     * to (shexec_session_take_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */
     if (done)
         shx_hook_task_spent(t);
@@ -324,7 +324,7 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
         return rc;
     *new_only = 0;
     shx_json_bool(shx_json_get(args, "new_only"), new_only);
-    /* not shexec_session_find_task(): that would make the task the host's */
+    /* not shexec_session_take_task(): that would make the task the host's */
     int released;
     *t = shx_hook_task_lookup(s, id, &released);
     if (released) {

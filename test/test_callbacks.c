@@ -295,7 +295,7 @@ static void free_by_id(void *user, int stream, const char *data, size_t len)
     (void)len;
     tool_victim *v = user;
     shexec_task *t = NULL;
-    if (v->id[0] && shexec_session_find_task(&t, v->s, v->id) == SHEXEC_OK) {
+    if (v->id[0] && shexec_session_take_task(&t, v->s, v->id) == SHEXEC_OK) {
         shexec_task_free(t);
         v->frees++;
     }
@@ -320,7 +320,7 @@ static void test_free_task_a_tool_waits_for(void **state)
     shexec_free(out);
     /* the trap must be set before the kill, or TERM ends it at once */
     shexec_task *victim = NULL;
-    assert_int_equal(shexec_session_find_task(&victim, s, v.id), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&victim, s, v.id), SHEXEC_OK);
     while (!strstr(task_stdout(victim), "ready"))
         assert_true(shexec_session_wait(s, 50) >= 0);
 
@@ -333,7 +333,7 @@ static void test_free_task_a_tool_waits_for(void **state)
     shexec_free(out);
     assert_true(v.frees >= 1);
     shexec_task *gone = NULL;
-    assert_int_equal(shexec_session_find_task(&gone, s, v.id), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&gone, s, v.id), SHEXEC_ENOTASK);
     shexec_task_free(ticker);
 }
 

@@ -378,7 +378,7 @@ static void test_channel_per_run(void **state)
         assert_string_equal(shexec_session_cwd(f->s), "/tmp");
         shexec_task *left = NULL;
         if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
-            assert_int_equal(shexec_session_find_task(&left, f->s, tu_leftover_id(r)),
+            assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)),
                              SHEXEC_OK);
         shexec_run_free(r);
         for (int i = 0; i < 4; i++) {

@@ -254,7 +254,7 @@ static void case_sigchld_reaped_by_kernel(void)
             CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int left = atoi(out_of(r));
             CHECK(left > 0 && tu_pid_alive(left));
-            CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+            CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
             CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             wait_task(s, t);
             CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
@@ -1004,7 +1004,7 @@ static void case_late_pump(void)
             CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int pid = atoi(out_of(r));
             shexec_task *t = NULL;
-            CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+            CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
             int64_t end = tu_now_ms() + 10000;
             while (shx_test_run_fd(shexec_task_run(t), SHEXEC_STDOUT) >= 0 || shx_test_run_fd(shexec_task_run(t), SHEXEC_STDERR) >= 0) {
                 CHECK(tu_now_ms() < end);
@@ -1144,7 +1144,7 @@ static void case_escapees(void)
         CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         int pid = read_pid(file);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+        CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK(tu_wait_pid_gone(pid, 3000));
@@ -1247,7 +1247,7 @@ static void count_reads(unsigned long reads[2])
         r = xrun(s, "sleep 100 & echo started", 0);
         CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+        CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         n = shx_test_procfs_reads() - before;
@@ -1461,7 +1461,7 @@ static shexec_task *task_of(shexec_session *s, shexec_run *r)
 {
     CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *t = NULL;
-    CHECK_INT(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+    CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     return t;
 }
 

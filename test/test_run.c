@@ -815,7 +815,7 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     assert_true(tu_pid_alive(pid));
     shexec_task *t = NULL;
-    assert_int_equal(shexec_session_find_task(&t, s, id), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&t, s, id), SHEXEC_OK);
     assert_string_equal(shexec_task_id(t), id);
     shexec_run_free(r);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);

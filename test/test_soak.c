@@ -141,7 +141,7 @@ static void one_task_cycle(shexec_session *s, int i)
         assert_int_equal(shexec_run_new(&r, s, "sleep 100 & echo bg"), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
         assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
-        assert_int_equal(shexec_session_find_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+        assert_int_equal(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     } else {
         shexec_run *tr = NULL;
         assert_int_equal(shexec_run_new(&tr, s, i % 2 ? "sleep 100" : "echo up; sleep 100"),

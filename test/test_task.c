@@ -98,12 +98,12 @@ static void test_background_returns_at_once(void **state)
     shexec_task *u = start_task(s, "sleep 60");
     assert_string_not_equal(shexec_task_id(t), shexec_task_id(u));
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(u)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(u)), SHEXEC_OK);
     assert_ptr_equal(found, u);
-    assert_int_equal(shexec_session_find_task(&found, s, "t000000000000"), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&found, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_null(found);
     assert_non_null(strstr(shexec_session_errmsg(s), "t000000000000"));
-    assert_int_equal(shexec_session_find_task(&found, s, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_take_task(&found, s, NULL), SHEXEC_EINVAL);
     /* freeing a running task kills and reaps it */
     pid_t pid = (pid_t)shexec_run_pid(run_of(t));
     assert_true(pid > 0);
@@ -167,7 +167,7 @@ static void test_finished_tasks_hold_their_slot(void **state)
     assert_string_equal(shexec_run_output(run_of(a), SHEXEC_STDOUT, NULL), "a\n");
     assert_string_equal(shexec_run_output(run_of(b), SHEXEC_STDOUT, NULL), "b\n");
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(a)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(a)), SHEXEC_OK);
     assert_ptr_equal(found, a);
     shexec_task_free(a);
     c = as_task(c_run);
@@ -185,7 +185,7 @@ static int count_tasks(const shexec_session *s)
 /*
  * Leftovers the host never looked up are the session's: once finished they
  * are released to make room (oldest first), and their id then says so.
- * One the host looked up with shexec_session_find_task() is the host's and
+ * One the host looked up with shexec_session_take_task() is the host's and
  * is never released for it.
  */
 static void test_unclaimed_leftovers_released(void **state)
@@ -204,7 +204,7 @@ static void test_unclaimed_leftovers_released(void **state)
         snprintf(ids[i], sizeof ids[i], "%s", tu_leftover_id(r));
         shexec_run_free(r);
         if (i == 1) /* the host takes this one */
-            assert_int_equal(shexec_session_find_task(&kept, s, ids[i]), SHEXEC_OK);
+            assert_int_equal(shexec_session_take_task(&kept, s, ids[i]), SHEXEC_OK);
         while (shx_test_active(s))
             assert_true(shexec_session_wait(s, 1000) >= 0);
         assert_true(count_tasks(s) <= 2);
@@ -214,14 +214,14 @@ static void test_unclaimed_leftovers_released(void **state)
     for (int i = 0; i < 5; i++) {
         if (i == 1)
             continue;
-        assert_int_equal(shexec_session_find_task(&t, s, ids[i]), SHEXEC_ENOTASK);
+        assert_int_equal(shexec_session_take_task(&t, s, ids[i]), SHEXEC_ENOTASK);
         char want[128];
         snprintf(want, sizeof want,
                  "task \"%s\" finished and was released unread (retention limit)", ids[i]);
         assert_string_equal(shexec_session_errmsg(s), want);
     }
     assert_string_equal(shexec_run_output(run_of(kept), SHEXEC_STDOUT, NULL), "late1\n");
-    assert_int_equal(shexec_session_find_task(&t, s, ids[5]), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&t, s, ids[5]), SHEXEC_OK);
     assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "late5\n");
     /* both are the host's now: a new task finds no room, none is released */
     shexec_run *u_run = new_run(s, "true");
@@ -235,7 +235,7 @@ static void test_unclaimed_leftovers_released(void **state)
     shexec_task_free(kept);
     assert_int_equal(count_tasks(s), 0);
     /* an id never issued is still just unknown */
-    assert_int_equal(shexec_session_find_task(&t, s, "t000000000000"), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&t, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_string_equal(shexec_session_errmsg(s), "no task with id \"t000000000000\"");
 }
 
@@ -551,7 +551,7 @@ static void test_leftovers_adopted(void **state)
     assert_true(server > 0);
     assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *srv = NULL;
-    assert_int_equal(shexec_session_find_task(&srv, s, tu_leftover_id(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&srv, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     shexec_session_wait(s, 200);
     assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_RUNNING);
@@ -565,7 +565,7 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 400);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
     shexec_task *late = NULL;
-    assert_int_equal(shexec_session_find_task(&late, s, tu_leftover_id(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&late, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     wait_done(s, late);
     assert_string_equal(shexec_run_output(run_of(late), SHEXEC_STDOUT, NULL), "late\n");
@@ -823,7 +823,7 @@ static void test_run_free_on_task_run_ignored(void **state)
     shexec_run_free(r); /* finished: still ignored */
     assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 5);
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
     assert_ptr_equal(found, t);
     shexec_task_free(t); /* frees the task and its run */
     assert_int_equal(shx_test_tasks(s), 0);
@@ -988,7 +988,7 @@ static void test_output_fn_set_while_running(void **state)
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
     assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *left = NULL;
-    assert_int_equal(shexec_session_find_task(&left, s, tu_leftover_id(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&left, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     assert_int_equal(shexec_run_set_output_fn(shexec_task_run(left), to_tagged_sink, &d),
                      SHEXEC_OK);

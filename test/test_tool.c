@@ -505,7 +505,7 @@ static void test_unread_tasks_released(void **state)
 
 /*
  * Only tasks the host never held are released: one it created itself, and
- * a tool task it looked up with shexec_session_find_task(), stay valid and
+ * a tool task it looked up with shexec_session_take_task(), stay valid and
  * keep their slots; tool tasks come and go around them.
  */
 static void test_host_held_tasks_never_released(void **state)
@@ -522,7 +522,7 @@ static void test_host_held_tasks_never_released(void **state)
     start_bg(s, "echo held", held_id, sizeof held_id);
     settle(s);
     shexec_task *held = NULL;
-    assert_int_equal(shexec_session_find_task(&held, s, held_id), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&held, s, held_id), SHEXEC_OK);
     for (int i = 0; i < 5; i++) {
         start_bg(s, "echo tool", id, sizeof id);
         settle(s);
@@ -542,7 +542,7 @@ static void test_host_held_tasks_never_released(void **state)
     r = read_task(s, held_id, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "held\n");
     shexec_task *gone = NULL;
-    assert_int_equal(shexec_session_find_task(&gone, s, held_id), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&gone, s, held_id), SHEXEC_ENOTASK);
     read_task(s, held_id, SHEXEC_ENOTASK);
     assert_string_equal(shexec_run_output(shexec_task_run(held), SHEXEC_STDOUT, NULL), "held\n");
     assert_string_equal(shexec_task_id(held), held_id);

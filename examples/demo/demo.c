@@ -139,7 +139,7 @@ int main(void)
            shexec_run_exit_code(r), (unsigned long long)shexec_run_duration_ms(r),
            left ? left : "(none)");
     shexec_task *server = NULL;
-    shexec_session_find_task(&server, s, left);
+    shexec_session_take_task(&server, s, left);
     shexec_run_free(r);
 
     /* a background task: start, read what is new, read again */

@@ -144,7 +144,7 @@ for (const decl of [
   'int shexec_session_persist_env(void *s)',
   'const char *shexec_session_getenv(void *s, const char *name)',
   'int shexec_session_set_on_leftovers(void *s, int policy)',
-  'int shexec_session_find_task(_Out_ void **out, void *s, const char *id)',
+  'int shexec_session_take_task(_Out_ void **out, void *s, const char *id)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
   'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
   'int shexec_run_set_cwd(void *r, const char *dir)',
@@ -756,7 +756,7 @@ class Session {
     for (const t of this._tasks) if (t.id === id) return t;
     const sp = this._live();
     const out = [null];
-    check(C.shexec_session_find_task(out, sp, String(id)), sp);
+    check(C.shexec_session_take_task(out, sp, String(id)), sp);
     const task = new Task(this, {});
     task._bindRun(C.shexec_task_run(out[0]));
     task._attach(out[0], true);
@@ -907,7 +907,7 @@ class Session {
     for (const rs of this._runs) C.shexec_run_cancel(rs.rp);
     for (const id of this._knownTaskIds) {
       const out = [null];
-      if (C.shexec_session_find_task(out, sp, id) === 0 && !this._ownsTask(out[0])) {
+      if (C.shexec_session_take_task(out, sp, id) === 0 && !this._ownsTask(out[0])) {
         const t = new Task(this, {});
         t._bindRun(C.shexec_task_run(out[0]));
         t._attach(out[0], false);

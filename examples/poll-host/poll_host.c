@@ -210,7 +210,7 @@ static void cmd_run(struct host *h, const char *command)
 static void cmd_kill(struct host *h, const char *id)
 {
     shexec_task *t = NULL;
-    if (shexec_session_find_task(&t, h->s, id) != SHEXEC_OK) {
+    if (shexec_session_take_task(&t, h->s, id) != SHEXEC_OK) {
         fprintf(stderr, "kill: %s\n", shexec_session_errmsg(h->s));
         return;
     }

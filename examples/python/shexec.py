@@ -231,7 +231,7 @@ _PROTOTYPES = {
     "shexec_session_set_max_tasks": (_int, [_vp, _u32]),
     "shexec_session_set_on_leftovers": (_int, [_vp, _int]),
     "shexec_session_set_watchdog": (_int, [_vp, _int]),
-    "shexec_session_find_task": (_int, [_pvp, _vp, _str]),
+    "shexec_session_take_task": (_int, [_pvp, _vp, _str]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
@@ -1014,7 +1014,7 @@ class Session(object):
         with self._guard():
             sp = self._live()
             out = ctypes.c_void_p()
-            _check(_lib.shexec_session_find_task(ctypes.byref(out), sp, b), sp)
+            _check(_lib.shexec_session_take_task(ctypes.byref(out), sp, b), sp)
             return self._task_object(out.value)
 
     # -- tools: the shell as tools handed to a model -------------------------
@@ -1100,7 +1100,7 @@ class Session(object):
         the task is freed here, giving back its slot."""
         for tp, core in list(self._task_cores.items()):
             out = ctypes.c_void_p()
-            rc = _lib.shexec_session_find_task(ctypes.byref(out), sp, core.id.encode("ascii"))
+            rc = _lib.shexec_session_take_task(ctypes.byref(out), sp, core.id.encode("ascii"))
             if rc != OK or out.value != tp:
                 self._forget_task(core)
                 core.mark_dead("the tool layer read it to completion or killed it")

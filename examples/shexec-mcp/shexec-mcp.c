@@ -685,7 +685,7 @@ static int parse_task_args(const shx_json *args, int with_new_only, const char *
 static shexec_task *find_task(server *sv, const char *id, const char *task_id)
 {
     shexec_task *t = NULL;
-    int rc = shexec_session_find_task(&t, sv->s, task_id);
+    int rc = shexec_session_take_task(&t, sv->s, task_id);
     if (rc == SHEXEC_OK)
         return t;
     shx_buf m = {0};
