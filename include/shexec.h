@@ -92,7 +92,7 @@
  *   used on a later line, and a syntax error late in a command (the lines
  *   before it run) all behave as in the plain shell. The shell is /bin/bash
  *   when it is executable, else /bin/sh (see
- *   shexec_session_set_shell_argv()).
+ *   shexec_session_set_shell()).
  *
  *   The library's own work (reporting the working directory and status,
  *   replaying kept state) is a prelude the shell runs before the command,
@@ -153,7 +153,7 @@
  *   SIGTERM; what it reports then is not taken.
  *
  *   A wrapper program that cannot pass descriptors (ssh, docker exec) is
- *   declared with shexec_session_set_wrapper_kind(): the report then comes
+ *   declared with shexec_session_set_shell(): the report then comes
  *   in-band, at the end of stdout, as a per-session random tag and the
  *   directory, which the library strips from the output.
  *
@@ -338,7 +338,7 @@ enum {
     SHEXEC_KEEP_HEAD_TAIL = 1 /* keep the first and the last limit/2 units */
 };
 
-/* What a wrapper program carries (shexec_session_set_wrapper_kind()). */
+/* What a wrapper program carries (shexec_session_set_shell()). */
 enum {
     SHEXEC_WRAPPER_LOCAL = 0,       /* default: passes descriptors (bwrap, unshare, nsenter,
                                        env, or no wrapper): the report has a channel of its own */
@@ -589,23 +589,29 @@ SHEXEC_API int shexec_session_env_deny(shexec_session *s, const char *glob);
 SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
 
 /*
- * Set the program and leading arguments that run each command: the library
- * appends "-c", the command (after its prelude's first line, except for
- * bash started directly: see HOW A COMMAND IS RUN) and $0, the shell's
- * name (the last element's base name: "bash", "sh"). argv is a
- * NULL-terminated array, copied. With a prefix such as
+ * Set the program that runs each command and what it carries, in one call.
+ * `argv` is the program and its leading arguments, a NULL-terminated array,
+ * copied: the library appends "-c", the command (after its prelude's first
+ * line, except for bash started directly: see HOW A COMMAND IS RUN) and
+ * $0, the shell's name (the last element's base name: "bash", "sh"). With
+ * a prefix such as
  *   {"/usr/bin/env", "-i", "/bin/bash", NULL}  or
  *   {"docker", "exec", "-i", "ctr", "bash", NULL}
- * every command runs inside that wrapper. A wrapper that passes descriptors
- * through (bwrap, unshare, nsenter, env) needs nothing more; one that
- * carries only stdin, stdout and stderr (ssh, docker exec, kubectl exec)
- * must be declared with shexec_session_set_wrapper_kind(). The shell inside
- * must be POSIX (bash, dash, ash, ksh, zsh in sh mode). {path, NULL} makes `path` the
- * shell (run as `path -c TEXT NAME`; it must be POSIX-compatible, as it runs
- * the prelude); NULL restores the default: /bin/bash when it is
+ * every command runs inside that wrapper. The shell inside must be POSIX
+ * (bash, dash, ash, ksh, zsh in sh mode). {path, NULL} makes `path` the
+ * shell (run as `path -c TEXT NAME`; it must be POSIX-compatible, as it
+ * runs the prelude); NULL restores the default: /bin/bash when it is
  * executable, else /bin/sh. A shell whose name (resolved through symlinks
  * where it runs directly) starts with "bash", and is not run as "sh",
- * reads the prelude from BASH_ENV.
+ * reads the prelude from BASH_ENV. A new program drops the shell variables
+ * and functions kept by shexec_session_set_persist_env() (the environment
+ * stays).
+ *
+ * `wrapper_kind` (SHEXEC_WRAPPER_*) says what the wrapper carries:
+ * SHEXEC_WRAPPER_LOCAL for no wrapper or one that passes descriptors
+ * (bwrap, unshare, nsenter, env); SHEXEC_WRAPPER_REMOTE or
+ * SHEXEC_WRAPPER_REMOTE_SHELL for one that carries only stdin, stdout and
+ * stderr (docker exec, kubectl exec; ssh).
  *
  * The program is the host's choice and nothing else can change it: argv[0]
  * is resolved here, once, as the host's own execvp() would (a name without
@@ -632,15 +638,6 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * SHEXEC_EINVAL. A wrapper that
  * joins its arguments into one string for a remote shell (ssh) is declared
  * SHEXEC_WRAPPER_REMOTE_SHELL, and the library quotes what it adds.
- * Errors: SHEXEC_EINVAL (argv[0] NULL or empty), SHEXEC_ESPAWN (a name not
- * found in the host's PATH; the previous setting stays), SHEXEC_ESYS (a
- * relative path while the host's cwd cannot be read), SHEXEC_ENOMEM.
- */
-SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv);
-
-/*
- * Say what the wrapper program set with shexec_session_set_shell_argv()
- * carries (SHEXEC_WRAPPER_*); the default is SHEXEC_WRAPPER_LOCAL.
  *
  * LOCAL: the wrapper passes descriptors (bubblewrap, unshare, nsenter,
  * env, sudo without closefrom): the report comes back on the run's channel,
@@ -675,13 +672,25 @@ SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *cons
  * the wrapper must pass the hangup on: `ssh -tt` (a remote terminal, which
  * the remote side hangs up when the connection closes), `docker exec -it`.
  *
- * Errors: SHEXEC_EINVAL (NULL session or unknown kind), SHEXEC_ENOCWD
- * (back to LOCAL while the host's cwd cannot be read), SHEXEC_ENOMEM; the
- * setting is unchanged on error.
+ * The call is atomic: on any error nothing changes (program, kind, cwd).
+ * Errors: SHEXEC_EINVAL (s NULL, argv[0] NULL or empty, unknown kind),
+ * SHEXEC_ESPAWN (a name not found in the host's PATH), SHEXEC_ESYS (a
+ * relative path while the host's cwd cannot be read), SHEXEC_ESTATE (a
+ * remote kind while shexec_session_set_persist_env() is on), SHEXEC_ENOCWD
+ * (back to LOCAL while the host's cwd cannot be read), SHEXEC_ENOMEM.
  */
-SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind);
+SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *argv,
+                                        int wrapper_kind);
 
-/* The session's wrapper kind (SHEXEC_WRAPPER_LOCAL for a NULL session). */
+/*
+ * The program argv set with shexec_session_set_shell() (NULL-terminated,
+ * as given), or NULL for the default shell (and for s NULL). Owned by the
+ * session; valid until the shell is set again or the session is freed.
+ */
+SHEXEC_API const char *const *shexec_session_shell_argv(const shexec_session *s);
+
+/* The session's wrapper kind, SHEXEC_WRAPPER_* (SHEXEC_WRAPPER_LOCAL, the
+ * default, also for a NULL session). */
 SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
 
 /*
@@ -756,11 +765,11 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * (turn the setting off and on to start from it anew), a later
  * shexec_session_setenv() changes it directly (and drops a shell variable
  * of that name), and the deny list still applies to every command. A new
- * shell program (shexec_session_set_shell_argv()) drops the shell
+ * shell program (shexec_session_set_shell()) drops the shell
  * variables and functions and keeps the environment. A host that changes
  * the session while a foreground run runs has those changes replaced by
  * what the run reports. With a wrapper program (more than the shell in
- * shexec_session_set_shell_argv()), the kept environment is what the
+ * shexec_session_set_shell()), the kept environment is what the
  * wrapper gets; one that replaces the environment (env -i) has the shell
  * report its own.
  *
@@ -777,7 +786,7 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * benchmark's rows 1p, 1bp, 1bx and 8p measure it).
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (on with a remote wrapper
  * kind: the in-band record carries only the directory; the setting is
- * unchanged). shexec_session_set_wrapper_kind() to a remote kind while it
+ * unchanged). shexec_session_set_shell() to a remote kind while it
  * is on is SHEXEC_ESTATE too.
  */
 SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on);

@@ -59,7 +59,7 @@ static int teardown(void **state)
 static void use_shell(shexec_session *s, const char *shell)
 {
     const char *argv[] = {shell, NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 static shexec_run *run_mode(shexec_session *s, const char *cmd, int pty)

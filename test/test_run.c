@@ -420,17 +420,17 @@ static void test_shell_selection(void **state)
     }
     /* {path, NULL}: that program is the shell */
     const char *sh[] = {"/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, sh), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, sh, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *r = run_cmd(*state, "echo $0");
     assert_string_equal(out_of(r), "sh\n");
     shexec_run_free(r);
     const char *empty[] = {"", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, empty), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_shell(*state, empty, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
     /* a name is looked up in the host's PATH when set; not found, the setting stays */
     const char *by_name[] = {"sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, by_name), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, by_name, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     const char *unknown[] = {"shexec-no-such-shell", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, unknown), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_set_shell(*state, unknown, SHEXEC_WRAPPER_LOCAL), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(*state), "shexec-no-such-shell"));
     r = run_cmd(*state, "echo $0");
     assert_string_equal(out_of(r), "sh\n");
@@ -440,14 +440,14 @@ static void test_shell_selection(void **state)
         return;
     /* an absolute path is not looked for when set: a missing one fails the start */
     const char *missing[] = {"/nonexistent/shell", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, missing), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, missing, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *bad = NULL;
     assert_int_equal(shexec_run_new(&bad, *state, "true"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(bad), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(*state), "/nonexistent/shell"));
     assert_int_equal(shexec_run_state(bad), SHEXEC_STATE_NEW);
     shexec_run_free(bad);
-    assert_int_equal(shexec_session_set_shell_argv(*state, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     r = run_cmd(*state, "echo back");
     assert_string_equal(out_of(r), "back\n");
     shexec_run_free(r);
@@ -1408,7 +1408,7 @@ static void test_output_closed_then_runs_on(void **state)
     const char *const shells[] = {"/bin/sh", "/bin/bash"};
     for (int i = 0; i < 2; i++) {
         const char *argv[] = {shells[i], NULL};
-        assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
         shexec_run *r = run_cmd(s, "echo before; exec >&- 2>&-; sleep 0.3; exit 5");
         assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
         assert_int_equal(shexec_run_exit_code(r), 5);

@@ -530,7 +530,7 @@ static void test_shell_wrapper_prefix(void **state)
     assert_non_null(getcwd(here, sizeof here));
     snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
     const char *argv[] = {wrap, "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *r = run_cmd(s, "cd /tmp && echo in $PWD");
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "in /tmp\n");
     assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "wrapped\n");
@@ -541,21 +541,32 @@ static void test_shell_wrapper_prefix(void **state)
     /* a name looked up in PATH, with arguments: env -i clears everything */
     setenv("SHEXEC_VISIBLE", "1", 1);
     const char *envi[] = {"env", "-i", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, envi), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, envi, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     expect(s, "echo ${SHEXEC_VISIBLE-gone}; cd /usr", "gone\n", 0, "/usr");
     unsetenv("SHEXEC_VISIBLE");
 
     /* a name is looked up when it is set: not found is an error then, and
      * the previous setting stays */
     const char *missing[] = {"no-such-wrapper-program", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_set_shell(s, missing, SHEXEC_WRAPPER_LOCAL), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
     expect(s, "echo ${SHEXEC_VISIBLE-gone}", "gone\n", 0, "/usr");
+    /* also with a remote kind: neither the program, nor the kind, nor the
+     * cwd (which a remote kind would reset) changes */
+    assert_int_equal(shexec_session_set_shell(s, missing, SHEXEC_WRAPPER_REMOTE), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
+    assert_string_equal(shexec_session_cwd(s), "/usr");
+    const char *const *got = shexec_session_shell_argv(s);
+    assert_non_null(got);
+    assert_string_equal(got[0], "env");
+    assert_string_equal(got[1], "-i");
+    assert_string_equal(got[2], "/bin/sh");
+    assert_null(got[3]);
     /* an absolute path that does not exist fails when a command starts
      * (not under valgrind: it cannot follow an execve that fails in a vfork
      * child) */
     const char *absent[] = {"/nonexistent/wrapper", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, absent), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, absent, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     const char *vg = getenv("VALGRIND");
     if (!(vg && strcmp(vg, "1") == 0)) {
         assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
@@ -565,8 +576,16 @@ static void test_shell_wrapper_prefix(void **state)
     }
 
     const char *empty[] = {NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, empty), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, empty, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    const char *blank[] = {"", NULL};
+    assert_int_equal(shexec_session_set_shell(s, blank, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_shell(s, NULL, -1), SHEXEC_EINVAL);
+    assert_string_equal(shexec_session_shell_argv(s)[0], "/nonexistent/wrapper");
+    assert_int_equal(shexec_session_set_shell(NULL, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    assert_null(shexec_session_shell_argv(NULL));
+    assert_int_equal(shexec_session_wrapper_kind(NULL), SHEXEC_WRAPPER_LOCAL);
+    assert_int_equal(shexec_session_set_shell(s, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+    assert_null(shexec_session_shell_argv(s)); /* the default */
     expect(s, "echo back", "back\n", 0, "/usr");
 }
 
@@ -621,7 +640,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
     snprintf(host_path, sizeof host_path, "%s:%s", legit, old_path);
     setenv("PATH", host_path, 1);
     const char *argv[] = {"fakewrap", "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     setenv("PATH", old_path, 1);
     free(old_path);
 
@@ -678,7 +697,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
     assert_non_null(getcwd(here, sizeof here));
     assert_int_equal(chdir(legit), 0);
     const char *rel[] = {"./fakewrap", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, rel), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, rel, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(chdir(here), 0);
     assert_int_equal(unlink(record), 0);
     assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
@@ -699,7 +718,7 @@ static void set_test_wrapper(shexec_session *s)
     assert_non_null(getcwd(here, sizeof here));
     snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
     const char *argv[] = {wrap, "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 /*

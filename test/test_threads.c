@@ -69,7 +69,7 @@ static void *work(void *arg)
     shexec_session_set_kill_grace_ms(s, 200);
     if (w->id % 2) { /* half the threads on the lighter shell */
         const char *const sh[] = {"/bin/sh", NULL};
-        EXPECT(w, shexec_session_set_shell_argv(s, sh) == SHEXEC_OK, "set_shell_argv: %s",
+        EXPECT(w, shexec_session_set_shell(s, sh, SHEXEC_WRAPPER_LOCAL) == SHEXEC_OK, "set_shell: %s",
                shexec_session_errmsg(s));
     }
 

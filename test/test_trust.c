@@ -73,7 +73,7 @@ static int teardown(void **state)
 static void use_shell(shexec_session *s, const char *shell)
 {
     const char *argv[] = {shell, NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 static shexec_run *run(shexec_session *s, const char *cmd)
@@ -256,7 +256,7 @@ static void test_nothing_on_the_command_line(void **state)
     for (int wrapped = 0; wrapped < 2; wrapped++) {
         if (wrapped) {
             const char *argv[] = {"env", "/bin/bash", NULL};
-            assert_int_equal(shexec_session_set_shell_argv(f->s, argv), SHEXEC_OK);
+            assert_int_equal(shexec_session_set_shell(f->s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
             assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
             shexec_run_free(run(f->s, "export DB_PASSWORD=s3cret-exported; SHELL_ONLY=s3cret-var; "
                                       "fn() { echo s3cret-function; }"));

@@ -135,7 +135,7 @@ for (const decl of [
   'int shexec_session_setenv(void *s, const char *name, const char *value)',
   'int shexec_session_env_deny(void *s, const char *glob)',
   'int shexec_session_env_allow(void *s, const char *glob)',
-  'int shexec_session_set_shell_argv(void *s, const char **argv)',
+  'int shexec_session_set_shell(void *s, const char **argv, int wrapper_kind)',
   'int shexec_session_pollfds(_Inout_ void *fds, uint32_t cap, _Out_ int32_t *timeout_ms, void *s)',
   'int shexec_session_process(void *s, const void *fds, uint32_t n)',
   'int shexec_session_set_max_tasks(void *s, uint32_t max)',
@@ -591,7 +591,7 @@ class Session {
     for (const g of o.envAllow || []) check(C.shexec_session_env_allow(sp, String(g)), sp);
     if (o.shell !== undefined && o.shell !== null) {
       const argv = Array.isArray(o.shell) ? o.shell.map(String) : [String(o.shell)];
-      check(C.shexec_session_set_shell_argv(sp, [...argv, null]), sp);
+      check(C.shexec_session_set_shell(sp, [...argv, null], 0), sp); // SHEXEC_WRAPPER_LOCAL
     }
     if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
     if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);

@@ -210,8 +210,8 @@ _PROTOTYPES = {
     "shexec_session_errmsg": (_str, [_vp]),
     "shexec_session_set_cwd": (_int, [_vp, _str]),
     "shexec_session_cwd": (_str, [_vp]),
-    "shexec_session_set_shell_argv": (_int, [_vp, ctypes.POINTER(_str)]),
-    "shexec_session_set_wrapper_kind": (_int, [_vp, _int]),
+    "shexec_session_set_shell": (_int, [_vp, ctypes.POINTER(_str), _int]),
+    "shexec_session_shell_argv": (ctypes.POINTER(_str), [_vp]),
     "shexec_session_wrapper_kind": (_int, [_vp]),
     "shexec_session_set_persist_env": (_int, [_vp, _int]),
     "shexec_session_persist_env": (_int, [_vp]),
@@ -751,40 +751,47 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_cwd(p, b), p)
 
-    def set_shell(self, shell):
+    def set_shell(self, shell, wrapper_kind="local"):
         """The shell: a path or a name looked up in the host's PATH now
         (SpawnError when not found), a list (program and leading arguments,
         e.g. ["docker", "exec", "-i", "ctr", "bash"]), or None for the
-        default (/bin/bash when executable, else /bin/sh)."""
-        with self._guard():
-            p = self._live()
-            if shell is None:
-                _check(_lib.shexec_session_set_shell_argv(p, None), p)
-                return
+        default (/bin/bash when executable, else /bin/sh); and what a
+        wrapper program carries: 'local' (the default: it passes
+        descriptors, as bwrap, unshare, nsenter do), 'remote' (only
+        stdin/stdout/stderr, arguments as they are: docker exec -i, kubectl
+        exec -i) or 'remote_shell' (the same, and its arguments are joined
+        for a remote shell to parse again: ssh). With a remote kind the cwd
+        names a directory on the other side, "" until the first command
+        reports one; back to 'local' it is the host's current directory
+        again. On any error nothing changes."""
+        v = _lookup(_WRAPPER_KINDS, wrapper_kind, "wrapper kind")
+        argv = None
+        if shell is not None:
             if isinstance(shell, (str, bytes, os.PathLike)):
                 shell = [shell]
             items = [_cstr(a, "shell argument") for a in shell]
             argv = (ctypes.c_char_p * (len(items) + 1))(*items)
             argv[len(items)] = None
-            _check(_lib.shexec_session_set_shell_argv(p, argv), p)
-
-    def set_wrapper_kind(self, kind):
-        """What the wrapper program set with set_shell carries: 'local' (the
-        default: it passes descriptors, as bwrap, unshare, nsenter do),
-        'remote' (only stdin/stdout/stderr, arguments as they are: docker
-        exec -i, kubectl exec -i) or 'remote_shell' (the same, and its
-        arguments are joined for a remote shell to parse again: ssh). With
-        a remote kind the cwd names a directory on the other side, "" until
-        the first command reports one; back to 'local' it is the host's
-        current directory again."""
-        v = _lookup(_WRAPPER_KINDS, kind, "wrapper kind")
         with self._guard():
             p = self._live()
-            _check(_lib.shexec_session_set_wrapper_kind(p, v), p)
+            _check(_lib.shexec_session_set_shell(p, argv, v), p)
+
+    @property
+    def shell(self):
+        """The program argv given to set_shell (a list of str), or None for
+        the default shell."""
+        with self._guard():
+            argv = _lib.shexec_session_shell_argv(self._live())
+            if not argv:
+                return None
+            out = []
+            while argv[len(out)] is not None:
+                out.append(os.fsdecode(argv[len(out)]))
+            return out
 
     @property
     def wrapper_kind(self):
-        """'local', 'remote' or 'remote_shell' (see set_wrapper_kind)."""
+        """'local', 'remote' or 'remote_shell' (see set_shell)."""
         with self._guard():
             return _WRAPPER_KIND_NAMES[_lib.shexec_session_wrapper_kind(self._live())]
 

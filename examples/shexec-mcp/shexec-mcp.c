@@ -1243,8 +1243,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* the program and its kind first: a remote kind's cwd is on the other side */
-    if ((shell_argv && shexec_session_set_shell_argv(sv.s, shell_argv) != SHEXEC_OK) ||
-        shexec_session_set_wrapper_kind(sv.s, wrapper_kind) != SHEXEC_OK) {
+    if ((shell_argv || wrapper_kind != SHEXEC_WRAPPER_LOCAL) &&
+        shexec_session_set_shell(sv.s, shell_argv, wrapper_kind) != SHEXEC_OK) {
         log_msg("--: %s", shexec_session_errmsg(sv.s));
         shexec_session_free(sv.s);
         return 2;

@@ -220,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(shexec_session_new(&s) == SHEXEC_OK, "session");
     FZ_CHECK(shexec_session_set_env_inherit(s, 0) == SHEXEC_OK, "env inherit");
     const char *const shell[] = {NO_SUCH_SHELL, NULL};
-    FZ_CHECK(shexec_session_set_shell_argv(s, shell) == SHEXEC_OK, "shell");
+    FZ_CHECK(shexec_session_set_shell(s, shell, SHEXEC_WRAPPER_LOCAL) == SHEXEC_OK, "shell");
     const char *exposed[3];
     for (int i = 0; i < 3; i++) {
         exposed[i] = tool_ids[i];

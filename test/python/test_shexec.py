@@ -400,11 +400,13 @@ class TestRuns(Base):
     def test_wrapper_kind(self):
         s = self.session()
         self.assertEqual(s.wrapper_kind, "local")
+        self.assertIsNone(s.shell)
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_wrapper_kind("carrier-pigeon")
+            s.set_shell(["sh"], "carrier-pigeon")
+        self.assertIsNone(s.shell)  # nothing changed
         # a remote kind works through any wrapper that passes stdout: here none
-        s.set_shell(["sh"])
-        s.set_wrapper_kind("remote")
+        s.set_shell(["sh"], "remote")
+        self.assertEqual(s.shell, ["sh"])
         self.assertEqual(s.wrapper_kind, "remote")
         self.assertEqual(s.cwd, "")
         r = s.run("cd /tmp; echo here")
@@ -413,7 +415,7 @@ class TestRuns(Base):
         r = s.run("exec >/dev/null; cd /usr")
         self.assertEqual(r.stdout, b"")
         self.assertEqual(s.cwd, "/usr")
-        s.set_wrapper_kind("local")
+        s.set_shell(["sh"], "local")
         self.assertEqual(s.cwd, os.getcwd())
 
 
