@@ -515,8 +515,8 @@ SHEXEC_API const char *shexec_session_cwd(const shexec_session *s);
  * milliseconds. A larger per-run timeout is clamped to max_ms.
  * Errors: SHEXEC_EINVAL (either is 0, or default_ms > max_ms).
  */
-SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms,
-                                           uint32_t max_ms);
+SHEXEC_API int shexec_session_set_timeouts_ms(shexec_session *s, uint32_t default_ms,
+                                              uint32_t max_ms);
 
 /*
  * Set the time between SIGTERM and SIGKILL when a command is terminated

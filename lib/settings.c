@@ -268,7 +268,7 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s)
     return s ? s->wrapper_kind : SHEXEC_WRAPPER_LOCAL;
 }
 
-SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
+SHEXEC_API int shexec_session_set_timeouts_ms(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
 {
     if (!s)
         return SHEXEC_EINVAL;

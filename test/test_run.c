@@ -600,7 +600,7 @@ static void exercise_waiting(shexec_session *s)
     assert_int_equal(shexec_run_exit_code(r), 4);
     shexec_run_free(r);
 
-    shexec_session_set_timeouts(s, 300, 600000);
+    shexec_session_set_timeouts_ms(s, 300, 600000);
     r = run_cmd(s, "sleep 30");
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     shexec_run_free(r);
@@ -727,9 +727,9 @@ static void test_timeout_kills_whole_group(void **state)
 static void test_timeout_default_and_clamp(void **state)
 {
     shexec_session *s = *state;
-    assert_int_equal(shexec_session_set_timeouts(s, 0, 100), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_timeouts(s, 200, 100), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 0, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 200, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 300, 400), SHEXEC_OK);
 
     shexec_run *r = run_cmd(s, "sleep 30"); /* the session default: 300 ms */
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
@@ -759,7 +759,7 @@ static void test_run_timeout_ms(void **state)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), SHEXEC_DEFAULT_TIMEOUT_MS);
-    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 300, 400), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 300); /* the session's, until the start */
     assert_int_equal(shexec_run_set_timeout_ms(r, 350), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 350);
@@ -769,7 +769,7 @@ static void test_run_timeout_ms(void **state)
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     assert_int_equal(shexec_run_timeout_ms(r), 400);
     /* fixed at the start: later session settings do not change it */
-    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 100, 200), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 400);
     shexec_run_free(r);
 

@@ -305,7 +305,7 @@ static void test_kill_and_timeout(void **state)
 
     /* no timeout by default; an optional safety net, not clamped to the
      * session maximum (which is for foreground runs); 0 is not "none" */
-    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 100, 200), SHEXEC_OK);
     shexec_run *nr = new_run(s, "sleep 60");
     assert_int_equal(shexec_run_set_timeout_ms(nr, 0), SHEXEC_EINVAL);
     assert_int_equal(shexec_run_set_timeout_ms(nr, 300), SHEXEC_OK);

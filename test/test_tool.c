@@ -203,7 +203,7 @@ static void test_timeout_result(void **state)
     assert_string_equal(str(r, "stdout"), "partial\n");
     assert_string_equal(str(r, "stderr"), "Command timed out after 500 ms\n");
     /* over the maximum: clamped (and said so in the message) */
-    assert_int_equal(shexec_session_set_timeouts(s, 200, 300), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 200, 300), SHEXEC_OK);
     r = call(s, "bash", "{\"command\":\"sleep 30\",\"timeout\":900000}", SHEXEC_OK);
     assert_string_equal(str(r, "stderr"), "Command timed out after 300 ms\n");
     /* past 32 bits too: a large number is a long timeout, not a bad one */

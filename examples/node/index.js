@@ -128,7 +128,7 @@ for (const decl of [
   'const char *shexec_session_errmsg(void *s)',
   'int shexec_session_set_cwd(void *s, const char *dir)',
   'const char *shexec_session_cwd(void *s)',
-  'int shexec_session_set_timeouts(void *s, uint32_t default_ms, uint32_t max_ms)',
+  'int shexec_session_set_timeouts_ms(void *s, uint32_t default_ms, uint32_t max_ms)',
   'int shexec_session_set_kill_grace_ms(void *s, uint32_t ms)',
   'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
   'int shexec_session_set_env_inherit(void *s, int inherit)',
@@ -578,7 +578,7 @@ class Session {
         : Math.max(600000, o.timeoutMs);
       const def = o.timeoutMs !== undefined ? u32(o.timeoutMs, 'timeoutMs', { zeroOk: false })
         : Math.min(120000, max);
-      check(C.shexec_session_set_timeouts(sp, def, max), sp);
+      check(C.shexec_session_set_timeouts_ms(sp, def, max), sp);
     }
     if (o.killGraceMs !== undefined) check(C.shexec_session_set_kill_grace_ms(sp, u32(o.killGraceMs, 'killGraceMs')), sp);
     if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {

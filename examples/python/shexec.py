@@ -217,7 +217,7 @@ _PROTOTYPES = {
     "shexec_session_persist_env": (_int, [_vp]),
     "shexec_session_getenv": (_str, [_vp, _str]),
     "shexec_session_environ": (_int, [ctypes.POINTER(ctypes.POINTER(_str)), _vp]),
-    "shexec_session_set_timeouts": (_int, [_vp, _u32, _u32]),
+    "shexec_session_set_timeouts_ms": (_int, [_vp, _u32, _u32]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
     "shexec_session_set_env_inherit": (_int, [_vp, _int]),
@@ -842,13 +842,13 @@ class Session(object):
                 i += 1
             return env
 
-    def set_timeouts(self, default_ms, max_ms):
+    def set_timeouts_ms(self, default_ms, max_ms):
         """Default run timeout and the maximum any run may ask for, in ms."""
         d = _uint(default_ms, "default_ms", _U32_MAX)
         m = _uint(max_ms, "max_ms", _U32_MAX)
         with self._guard():
             p = self._live()
-            _check(_lib.shexec_session_set_timeouts(p, d, m), p)
+            _check(_lib.shexec_session_set_timeouts_ms(p, d, m), p)
 
     def set_kill_grace_ms(self, ms):
         """Time between SIGTERM and SIGKILL when a command is terminated."""

@@ -1259,7 +1259,7 @@ int main(int argc, char **argv)
         shexec_session_free(sv.s);
         return 2;
     }
-    shexec_session_set_timeouts(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
+    shexec_session_set_timeouts_ms(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
     /* a server killed outright must not leave its commands running */
     if (shexec_session_set_watchdog(sv.s, 1) != SHEXEC_OK)
         log_msg("no watchdog (commands would outlive a killed server): %s",

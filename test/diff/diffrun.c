@@ -1134,8 +1134,8 @@ static int lib_setup(shexec_session *s, const wctx *w, const dcase *c, const lmo
                                               SHEXEC_KEEP_HEAD)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_output_limit", rc);
     uint32_t ms = (uint32_t)c->timeout_s * 1000u;
-    if ((rc = shexec_session_set_timeouts(s, ms, ms)) != SHEXEC_OK)
-        return lib_fail(res, s, "shexec_session_set_timeouts", rc);
+    if ((rc = shexec_session_set_timeouts_ms(s, ms, ms)) != SHEXEC_OK)
+        return lib_fail(res, s, "shexec_session_set_timeouts_ms", rc);
     if ((rc = shexec_session_set_kill_grace_ms(s, 200)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_kill_grace_ms", rc);
     if ((rc = shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL)) != SHEXEC_OK)

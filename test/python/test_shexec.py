@@ -365,7 +365,7 @@ class TestRuns(Base):
 
     def test_run_timeout_ms(self):
         s = self.session()
-        s.set_timeouts(4000, 8000)
+        s.set_timeouts_ms(4000, 8000)
         self.assertEqual(s.run("true").timeout_ms, 4000)      # the session default
         self.assertEqual(s.run("true", timeout_ms=6000).timeout_ms, 6000)
         self.assertEqual(s.run("true", timeout_ms=60000).timeout_ms, 8000)   # clamped
@@ -765,7 +765,7 @@ class TestTools(Base):
     def test_tool_prepare_foreground(self):
         s = self.session(cwd="/")
         s.enable_tool("bash")
-        s.set_timeouts(4000, 8000)
+        s.set_timeouts_ms(4000, 8000)
         run, background = s.tool_prepare("bash", {"command": "cd /tmp && echo hi; echo e >&2",
                                                   "timeout": 6000, "env": {"SHX_V": "v"}})
         self.assertFalse(background)
@@ -954,9 +954,9 @@ class TestErrors(Base):
     def test_bad_arguments(self):
         s = self.session()
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_timeouts(0, 10)
+            s.set_timeouts_ms(0, 10)
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_timeouts(10, 1 << 40)
+            s.set_timeouts_ms(10, 1 << 40)
         with self.assertRaises(shexec.InvalidArgumentError):
             s.set_output_limit(10, "words")
         with self.assertRaises(shexec.InvalidArgumentError):
