@@ -519,11 +519,23 @@ SHEXEC_API int shexec_session_set_timeouts_ms(shexec_session *s, uint32_t defaul
                                               uint32_t max_ms);
 
 /*
+ * Read the session's default and maximum timeouts, in ms, into *default_ms
+ * and *max_ms (either may be NULL). Errors: SHEXEC_EINVAL (s NULL; the
+ * outputs then get the defaults, SHEXEC_DEFAULT_TIMEOUT_MS and
+ * SHEXEC_DEFAULT_MAX_TIMEOUT_MS).
+ */
+SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,
+                                          uint32_t *max_ms);
+
+/*
  * Set the time between SIGTERM and SIGKILL when a command is terminated
  * (timeout, cancel, free). 0 sends SIGKILL right after SIGTERM.
  * Errors: SHEXEC_EINVAL (s is NULL).
  */
 SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms);
+
+/* The session's kill grace in ms (SHEXEC_DEFAULT_KILL_GRACE_MS for s NULL). */
+SHEXEC_API uint32_t shexec_session_kill_grace_ms(const shexec_session *s);
 
 /*
  * Set how much of each output stream a run keeps (stdout and stderr are
@@ -542,6 +554,15 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms);
  */
 SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit, int unit,
                                                int keep);
+
+/*
+ * Read the session's output limit into *limit, *unit (SHEXEC_UNIT_*) and
+ * *keep (SHEXEC_KEEP_*); any of them may be NULL. Errors: SHEXEC_EINVAL
+ * (s NULL; the outputs then get the defaults: SHEXEC_DEFAULT_OUTPUT_LIMIT,
+ * SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD).
+ */
+SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,
+                                           int *keep);
 
 /*
  * Environment. A command's environment is built in this order:
@@ -569,6 +590,10 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
  * one (0). Errors: SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit);
+
+/* 1 when commands start from the host's environment (the default, also for
+ * s NULL), 0 when from an empty one. */
+SHEXEC_API int shexec_session_env_inherit(const shexec_session *s);
 
 /*
  * Set `name` to `value` for every later command of the session; value NULL
@@ -870,6 +895,10 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
  */
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 
+/* How many tasks the session holds at once (SHEXEC_DEFAULT_MAX_TASKS for
+ * s NULL). */
+SHEXEC_API uint32_t shexec_session_max_tasks(const shexec_session *s);
+
 /*
  * What to do with processes a foreground command leaves running in its
  * process group after its shell exits: SHEXEC_ON_LEFTOVERS_ADOPT (default;
@@ -880,6 +909,10 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
  * way. Errors: SHEXEC_EINVAL.
  */
 SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
+
+/* The session's SHEXEC_ON_LEFTOVERS_* policy (SHEXEC_ON_LEFTOVERS_ADOPT, the
+ * default, for s NULL). */
+SHEXEC_API int shexec_session_on_leftovers(const shexec_session *s);
 
 /*
  * What happens to the session's commands when the host process dies without
@@ -939,6 +972,11 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * off). Turning it off, or on again, is always SHEXEC_OK.
  */
 SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on);
+
+/* 1 while the session's watchdog is on and in place, else 0: off (the
+ * default), s NULL, or a watchdog found gone (killed from outside, or its
+ * channel closed by the host). */
+SHEXEC_API int shexec_session_watchdog(const shexec_session *s);
 
 /*
  * Take a task of the session by id: the one call that makes a task the

@@ -258,11 +258,6 @@ SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *ar
     return SHEXEC_OK;
 }
 
-SHEXEC_API const char *const *shexec_session_shell_argv(const shexec_session *s)
-{
-    return s ? (const char *const *)s->shell_argv : NULL;
-}
-
 SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s)
 {
     return s ? s->wrapper_kind : SHEXEC_WRAPPER_LOCAL;

@@ -813,6 +813,100 @@ static void test_wrapper_run_var_names_in_any_locale(void **state)
     assert_non_null(strstr(msg, "CAF\xC9"));
 }
 
+/* Every setting reads back: the defaults, what was set, what a refused set
+ * left, and the defaults again for a NULL session. */
+static void test_settings_read_back(void **state)
+{
+    shexec_session *s = *state;
+    uint32_t def = 1, max = 1;
+    uint64_t limit = 1;
+    int unit = -1, keep = -1;
+
+    /* a new session: the documented defaults */
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, &max), SHEXEC_OK);
+    assert_int_equal(def, SHEXEC_DEFAULT_TIMEOUT_MS);
+    assert_int_equal(max, SHEXEC_DEFAULT_MAX_TIMEOUT_MS);
+    assert_int_equal(shexec_session_kill_grace_ms(s), SHEXEC_DEFAULT_KILL_GRACE_MS);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, SHEXEC_DEFAULT_OUTPUT_LIMIT);
+    assert_int_equal(unit, SHEXEC_UNIT_CHARS);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shexec_session_env_inherit(s), 1);
+    assert_null(shexec_session_shell_argv(s));
+    assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
+    assert_int_equal(shexec_session_persist_env(s), 0);
+    assert_int_equal(shexec_session_max_tasks(s), SHEXEC_DEFAULT_MAX_TASKS);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_ADOPT);
+    assert_int_equal(shexec_session_watchdog(s), 0);
+
+    /* set, then get */
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 1500, 9000), SHEXEC_OK);
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, &max), SHEXEC_OK);
+    assert_int_equal(def, 1500);
+    assert_int_equal(max, 9000);
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_kill_grace_ms(s), 0);
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 250), SHEXEC_OK);
+    assert_int_equal(shexec_session_kill_grace_ms(s), 250);
+    assert_int_equal(shexec_session_set_output_limit(s, 4096, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD_TAIL), SHEXEC_OK);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, 4096);
+    assert_int_equal(unit, SHEXEC_UNIT_BYTES);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD_TAIL);
+    assert_int_equal(shexec_session_output_limit(s, NULL, NULL, &keep), SHEXEC_OK);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD_TAIL);
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_inherit(s), 0);
+    assert_int_equal(shexec_session_set_env_inherit(s, 5), SHEXEC_OK); /* any non-zero: 1 */
+    assert_int_equal(shexec_session_env_inherit(s), 1);
+    assert_int_equal(shexec_session_set_max_tasks(s, 3), SHEXEC_OK);
+    assert_int_equal(shexec_session_max_tasks(s), 3);
+    assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_KILL);
+    assert_int_equal(shexec_session_set_persist_env(s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_persist_env(s), 1);
+    assert_int_equal(shexec_session_set_watchdog(s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_watchdog(s), 1);
+    assert_int_equal(shexec_session_set_watchdog(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_watchdog(s), 0);
+
+    /* a refused set leaves the value as it was */
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 9001, 9000), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 0, 9000), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, NULL), SHEXEC_OK);
+    assert_int_equal(def, 1500);
+    assert_int_equal(shexec_session_set_output_limit(s, 10, 9, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_output_limit(s, (1ull << 30) + 1, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, 4096);
+    assert_int_equal(unit, SHEXEC_UNIT_BYTES);
+    assert_int_equal(shexec_session_set_on_leftovers(s, 9), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_KILL);
+
+    /* a NULL session reads as the defaults; the two-value getters say EINVAL */
+    def = max = 1;
+    assert_int_equal(shexec_session_timeouts_ms(NULL, &def, &max), SHEXEC_EINVAL);
+    assert_int_equal(def, SHEXEC_DEFAULT_TIMEOUT_MS);
+    assert_int_equal(max, SHEXEC_DEFAULT_MAX_TIMEOUT_MS);
+    limit = 1;
+    unit = keep = -1;
+    assert_int_equal(shexec_session_output_limit(NULL, &limit, &unit, &keep), SHEXEC_EINVAL);
+    assert_int_equal(limit, SHEXEC_DEFAULT_OUTPUT_LIMIT);
+    assert_int_equal(unit, SHEXEC_UNIT_CHARS);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shexec_session_timeouts_ms(NULL, NULL, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_kill_grace_ms(NULL), SHEXEC_DEFAULT_KILL_GRACE_MS);
+    assert_int_equal(shexec_session_env_inherit(NULL), 1);
+    assert_int_equal(shexec_session_max_tasks(NULL), SHEXEC_DEFAULT_MAX_TASKS);
+    assert_int_equal(shexec_session_on_leftovers(NULL), SHEXEC_ON_LEFTOVERS_ADOPT);
+    assert_int_equal(shexec_session_watchdog(NULL), 0);
+    assert_int_equal(shexec_session_persist_env(NULL), 0);
+    assert_null(shexec_session_shell_argv(NULL));
+    assert_null(shexec_session_cwd(NULL));
+}
+
 static void test_logical_cwd_through_symlink(void **state)
 {
     shexec_session *s = *state;
@@ -856,6 +950,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_run_var_names_in_any_locale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settings_read_back, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
 }

@@ -218,7 +218,15 @@ _PROTOTYPES = {
     "shexec_session_getenv": (_str, [_vp, _str]),
     "shexec_session_environ": (_int, [ctypes.POINTER(ctypes.POINTER(_str)), _vp]),
     "shexec_session_set_timeouts_ms": (_int, [_vp, _u32, _u32]),
+    "shexec_session_timeouts_ms": (_int, [_vp, ctypes.POINTER(_u32), ctypes.POINTER(_u32)]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
+    "shexec_session_kill_grace_ms": (_u32, [_vp]),
+    "shexec_session_output_limit": (_int, [_vp, ctypes.POINTER(_u64), ctypes.POINTER(_int),
+                                           ctypes.POINTER(_int)]),
+    "shexec_session_env_inherit": (_int, [_vp]),
+    "shexec_session_max_tasks": (_u32, [_vp]),
+    "shexec_session_on_leftovers": (_int, [_vp]),
+    "shexec_session_watchdog": (_int, [_vp]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
     "shexec_session_set_env_inherit": (_int, [_vp, _int]),
     "shexec_session_setenv": (_int, [_vp, _str, _str]),
@@ -849,6 +857,59 @@ class Session(object):
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_timeouts_ms(p, d, m), p)
+
+    @property
+    def timeouts_ms(self):
+        """(default_ms, max_ms): the session's run timeouts."""
+        d, m = _u32(), _u32()
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_timeouts_ms(p, ctypes.byref(d), ctypes.byref(m)), p)
+        return (d.value, m.value)
+
+    @property
+    def kill_grace_ms(self):
+        """The time between SIGTERM and SIGKILL, in ms."""
+        with self._guard():
+            return _lib.shexec_session_kill_grace_ms(self._live())
+
+    @property
+    def output_limit(self):
+        """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
+        'head_tail'."""
+        limit, unit, keep = _u64(), _int(), _int()
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_output_limit(p, ctypes.byref(limit), ctypes.byref(unit),
+                                                    ctypes.byref(keep)), p)
+        units = {0: "chars", 1: "bytes"}
+        keeps = {v: k for k, v in _KEEPS.items()}
+        return (limit.value, units[unit.value], keeps[keep.value])
+
+    @property
+    def inherits_env(self):
+        """True when commands start from the host's environment."""
+        with self._guard():
+            return bool(_lib.shexec_session_env_inherit(self._live()))
+
+    @property
+    def max_tasks(self):
+        """How many tasks the session holds at once."""
+        with self._guard():
+            return _lib.shexec_session_max_tasks(self._live())
+
+    @property
+    def on_leftovers(self):
+        """'adopt' or 'kill' (see set_on_leftovers)."""
+        with self._guard():
+            v = _lib.shexec_session_on_leftovers(self._live())
+        return {k: n for n, k in _ON_LEFTOVERS.items()}[v]
+
+    @property
+    def watchdog(self):
+        """True while the session's watchdog is in place (set_watchdog)."""
+        with self._guard():
+            return bool(_lib.shexec_session_watchdog(self._live()))
 
     def set_kill_grace_ms(self, ms):
         """Time between SIGTERM and SIGKILL when a command is terminated."""

@@ -363,6 +363,32 @@ class TestRuns(Base):
         self.assertEqual(t.run.pid, int(t.output()))
         self.assertNotEqual(t.run.pid, pid)
 
+    def test_settings_read_back(self):
+        s = Session()
+        self.addCleanup(s.close)
+        self.assertEqual(s.timeouts_ms, (120000, 600000))
+        self.assertEqual(s.kill_grace_ms, 5000)
+        self.assertEqual(s.output_limit, (30000, "chars", "head"))
+        self.assertTrue(s.inherits_env)
+        self.assertEqual(s.max_tasks, 10)
+        self.assertEqual(s.on_leftovers, "adopt")
+        self.assertFalse(s.watchdog)
+        s.set_timeouts_ms(4000, 8000)
+        s.set_kill_grace_ms(250)
+        s.set_output_limit(100, "bytes", "head_tail")
+        s.env_inherit(False)
+        s.set_max_tasks(3)
+        s.set_on_leftovers("kill")
+        self.assertEqual(s.timeouts_ms, (4000, 8000))
+        self.assertEqual(s.kill_grace_ms, 250)
+        self.assertEqual(s.output_limit, (100, "bytes", "head_tail"))
+        self.assertFalse(s.inherits_env)
+        self.assertEqual(s.max_tasks, 3)
+        self.assertEqual(s.on_leftovers, "kill")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_timeouts_ms(9000, 8000)
+        self.assertEqual(s.timeouts_ms, (4000, 8000))   # unchanged
+
     def test_run_timeout_ms(self):
         s = self.session()
         s.set_timeouts_ms(4000, 8000)
