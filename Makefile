@@ -215,7 +215,8 @@ $(POLL_HOST): examples/poll-host/poll_host.c include/shexec.h build/libshexec.a
 # the server parses and writes JSON with the library's own json.c and buf.c,
 # compiled in (their symbols are not exported by libshexec.so)
 MCP_SRCS := examples/shexec-mcp/shexec-mcp.c lib/json.c lib/buf.c
-$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h build/libshexec.a
+$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h include/shexec_tool.h \
+  build/libshexec.a
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_CFLAGS) -iquote lib -o $@ $(MCP_SRCS) build/libshexec.a -lm
 
@@ -295,6 +296,7 @@ FORCE:
 install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 include/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec.h
+	install -m 644 include/shexec_tool.h $(DESTDIR)$(INCLUDEDIR)/shexec_tool.h
 	install -m 755 build/libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION)
 	ln -sf libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR)
 	ln -sf libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so
@@ -303,7 +305,8 @@ install: all build/shexec.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/shexec.h $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION) \
+	rm -f $(DESTDIR)$(INCLUDEDIR)/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec_tool.h \
+	  $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION) \
 	  $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so \
 	  $(DESTDIR)$(LIBDIR)/libshexec.a $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi

@@ -1,16 +1,16 @@
 /*
  * tool.c - the JSON front end's calls: tool name + JSON arguments -> JSON
  * result (shexec_tool_call), or the bash tool's arguments -> a configured
- * run (shexec_tool_prepare) and its result (shexec_tool_result). The tools
- * themselves are defined in tooldef.c. Arguments come from a
- * model and are never trusted: parsed strictly (json.c), unknown fields and
- * wrong types refused with a message the model can act on.
+ * run (shexec_tool_prepare) and its result (shexec_tool_result); the tools
+ * are defined in tooldef.c. Arguments come from a model, never trusted:
+ * parsed strictly (json.c), bad fields refused with a message it can use.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shexec_tool.h"
 #include "json.h"
 #include "env.h"
 #include "toolhook.h"

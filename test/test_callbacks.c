@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 

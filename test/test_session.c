@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 

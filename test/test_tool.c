@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "json.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 

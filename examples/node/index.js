@@ -763,7 +763,7 @@ class Session {
     return task;
   }
 
-  // -- tools (the shell as tools for a model; see shexec.h) -------------------
+  // -- tools (the shell as tools for a model; see shexec_tool.h) -------------------
 
   /** The enabled tools as [{name, description, inputSchema}]. */
   listTools() {

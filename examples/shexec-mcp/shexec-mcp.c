@@ -25,11 +25,11 @@
  * NUL inside a method name is refused, never half-matched, and every message
  * that needs an answer gets exactly one.
  *
- * Uses only the public API (include/shexec.h), and the library's strict
+ * Uses only the public API (include/shexec_tool.h, shexec.h), and the library's strict
  * JSON parser and writer (lib/json.c, lib/buf.c) compiled into it: one
  * JSON reading for the tool arguments and the messages around them.
  */
-#include <shexec.h>
+#include <shexec_tool.h>
 
 #include <errno.h>
 #include <fcntl.h>
