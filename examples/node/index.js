@@ -100,6 +100,9 @@ const LOOP_CALLS = new Set(['shexec_session_pollfds', 'shexec_session_process'])
 const READ_ONLY = new Set([
   'shexec_version', 'shexec_strerror', 'shexec_free',
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
+  'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_output_limit',
+  'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
+  'shexec_session_watchdog',
   'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_notice',
@@ -129,7 +132,14 @@ for (const decl of [
   'int shexec_session_set_cwd(void *s, const char *dir)',
   'const char *shexec_session_cwd(void *s)',
   'int shexec_session_set_timeouts_ms(void *s, uint32_t default_ms, uint32_t max_ms)',
+  'int shexec_session_timeouts_ms(void *s, _Out_ uint32_t *default_ms, _Out_ uint32_t *max_ms)',
   'int shexec_session_set_kill_grace_ms(void *s, uint32_t ms)',
+  'uint32_t shexec_session_kill_grace_ms(void *s)',
+  'int shexec_session_output_limit(void *s, _Out_ uint64_t *limit, _Out_ int *unit, _Out_ int *keep)',
+  'int shexec_session_env_inherit(void *s)',
+  'uint32_t shexec_session_max_tasks(void *s)',
+  'int shexec_session_on_leftovers(void *s)',
+  'int shexec_session_watchdog(void *s)',
   'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
   'int shexec_session_set_env_inherit(void *s, int inherit)',
   'int shexec_session_setenv(void *s, const char *name, const char *value)',
@@ -604,6 +614,32 @@ class Session {
   _live() {
     if (!this._ptr || this._closing) throw new ClosedError(-6, 'the session is closed');
     return this._ptr;
+  }
+
+  /**
+   * The session's settings as they are now, named as the constructor's
+   * options: timeoutMs, maxTimeoutMs, killGraceMs, outputLimit, outputUnit,
+   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv.
+   */
+  get settings() {
+    const sp = this._live();
+    const def = [0], max = [0], limit = [0], unit = [0], keep = [0];
+    check(C.shexec_session_timeouts_ms(sp, def, max), sp);
+    check(C.shexec_session_output_limit(sp, limit, unit, keep), sp);
+    const nameOf = (table, v) => Object.keys(table).find((k) => table[k] === v);
+    return {
+      timeoutMs: def[0],
+      maxTimeoutMs: max[0],
+      killGraceMs: C.shexec_session_kill_grace_ms(sp),
+      outputLimit: Number(limit[0]),
+      outputUnit: nameOf(UNITS, unit[0]),
+      outputKeep: nameOf(KEEPS, keep[0]),
+      envInherit: C.shexec_session_env_inherit(sp) === 1,
+      maxTasks: C.shexec_session_max_tasks(sp),
+      onLeftovers: nameOf(ON_LEFTOVERS, C.shexec_session_on_leftovers(sp)),
+      watchdog: C.shexec_session_watchdog(sp) === 1,
+      persistEnv: C.shexec_session_persist_env(sp) === 1,
+    };
   }
 
   /** The session's working directory (absolute): where the next command starts. */
