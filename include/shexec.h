@@ -123,10 +123,10 @@ SHEXEC_API const char *shexec_strerror(int code);
 
 /*
  * Create a session.
- * Defaults: the host's cwd, /bin/bash (else /bin/sh), the host's
- * environment minus the deny list (see ENVIRONMENT), SHEXEC_DEFAULT_*.
- * Errors (*out NULL): SHEXEC_EINVAL (out NULL), SHEXEC_ENOMEM,
- * SHEXEC_ENOCWD (no host cwd), SHEXEC_ESYS (no randomness for its tag).
+ * Defaults: the host's cwd, /bin/bash (else /bin/sh), the host's environment
+ * minus the deny list (see ENVIRONMENT), SHEXEC_DEFAULT_*. Errors (*out
+ * NULL): SHEXEC_EINVAL (out NULL), SHEXEC_ENOMEM, SHEXEC_ENOCWD (no host
+ * cwd), SHEXEC_ESYS (no randomness for its tag).
  */
 SHEXEC_API int shexec_session_new(shexec_session **out);
 
@@ -168,9 +168,9 @@ SHEXEC_API int shexec_run_state(const shexec_run *run);
 
 /*
  * The shell's exit status (0-255) in state EXITED, else -1.
- * Also -1 when it exited by itself after the library began ending it.
- * When the host took the status (GUARANTEES, SIGNALS): the status the
- * shell reported, or -1.
+ * Also -1 when it exited by itself after the library began ending it. When
+ * the host took the status (GUARANTEES, SIGNALS): the status the shell
+ * reported, or -1.
  */
 SHEXEC_API int shexec_run_exit_code(const shexec_run *run);
 
@@ -277,36 +277,34 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
 
 /*
  * Set the session's working directory.
- * Set the working directory for the next commands. A relative path is taken
- * relative to the current session cwd; the directory must exist. Errors:
- * SHEXEC_EINVAL (s or dir NULL, dir empty), SHEXEC_ENOCWD (missing or not
- * a directory; the cwd is unchanged), SHEXEC_ENOMEM.
+ * The next commands start there. A relative path is taken relative to the
+ * current session cwd; the directory must exist. Errors: SHEXEC_EINVAL (s or
+ * dir NULL, dir empty), SHEXEC_ENOCWD (missing or not a directory; the cwd
+ * is unchanged), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_cwd(shexec_session *s, const char *dir);
 
 /*
  * Set the default and the maximum run timeout.
- * Set the default run timeout and the most any run may ask for, in ms (a
- * larger per-run timeout is clamped to max_ms). Errors: SHEXEC_EINVAL (s
- * NULL, either 0, or default_ms > max_ms; nothing changes).
+ * In ms; a larger per-run timeout is clamped to max_ms. Errors:
+ * SHEXEC_EINVAL (s NULL, either 0, or default_ms > max_ms; nothing changes).
  */
 SHEXEC_API int shexec_session_set_timeouts_ms(shexec_session *s, uint32_t default_ms,
                                               uint32_t max_ms);
 
 /*
  * Read the default and the maximum run timeout.
- * Read the default and maximum run timeouts, in ms, into *default_ms and
- * *max_ms (either may be NULL). Errors: SHEXEC_EINVAL (s NULL; the outputs
- * then get SHEXEC_DEFAULT_TIMEOUT_MS and SHEXEC_DEFAULT_MAX_TIMEOUT_MS).
+ * In ms, into *default_ms and *max_ms (either may be NULL). Errors:
+ * SHEXEC_EINVAL (s NULL; the outputs then get SHEXEC_DEFAULT_TIMEOUT_MS and
+ * SHEXEC_DEFAULT_MAX_TIMEOUT_MS).
  */
 SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,
                                           uint32_t *max_ms);
 
 /*
  * Set the kill grace: the time between SIGTERM and SIGKILL.
- * Set the time between SIGTERM and SIGKILL when a command is ended
- * (timeout, cancel, free), in ms; 0 sends SIGKILL right after SIGTERM.
- * Errors: SHEXEC_EINVAL (s NULL).
+ * In ms, whenever a command is ended (timeout, cancel, free); 0 sends
+ * SIGKILL right after SIGTERM. Errors: SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms);
 
@@ -340,10 +338,9 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
 
 /*
  * Read the session's output limit.
- * Read the output limit into *limit, *unit (SHEXEC_UNIT_*) and *keep
- * (SHEXEC_KEEP_*); any may be NULL. Errors: SHEXEC_EINVAL (s NULL; the
- * outputs then get SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
- * SHEXEC_KEEP_HEAD).
+ * Into *limit, *unit (SHEXEC_UNIT_*) and *keep (SHEXEC_KEEP_*); any may be
+ * NULL. Errors: SHEXEC_EINVAL (s NULL; the outputs then get
+ * SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD).
  */
 SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,
                                            int *keep);
@@ -365,33 +362,33 @@ SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *li
 
 /*
  * The most variables one override list holds.
- * The most distinct names one override list holds: the session's
+ * Counted in distinct names, per list: the session's
  * (shexec_session_setenv()) and each run's (shexec_run_setenv(), the bash
- * tool's `env`). One more new name is SHEXEC_ELIMIT; replacing or removing
- * a name always works. The inherited environment is not counted.
+ * tool's `env`). One more new name is SHEXEC_ELIMIT; replacing or removing a
+ * name always works. The inherited environment is not counted.
  */
 #define SHEXEC_MAX_ENV_VARS 4096u
 
 /*
  * Set whether commands start from the host's environment.
- * Start commands from the host's environment (inherit non-zero, the
- * default) or from an empty one (0). Errors: SHEXEC_EINVAL (s NULL).
+ * Non-zero (the default): from the host's; 0: from an empty one. Errors:
+ * SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit);
 
 /*
  * Whether commands start from the host's environment.
- * 1 when commands start from the host's environment (the default, also for
- * s NULL), 0 when from an empty one.
+ * 1 when commands start from the host's environment (the default, also for s
+ * NULL), 0 when from an empty one.
  */
 SHEXEC_API int shexec_session_env_inherit(const shexec_session *s);
 
 /*
  * Set or remove a variable for every later command.
  * Set `name` to `value` for every later command; value NULL removes the
- * variable (also an inherited one). Names are non-empty, without '='.
- * Errors (nothing changes): SHEXEC_EINVAL (s NULL, bad name), SHEXEC_ELIMIT
- * (a new name past SHEXEC_MAX_ENV_VARS), SHEXEC_ENOMEM.
+ * variable (also an inherited one). Names are non-empty, without '='. Errors
+ * (nothing changes): SHEXEC_EINVAL (s NULL, bad name), SHEXEC_ELIMIT (a new
+ * name past SHEXEC_MAX_ENV_VARS), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const char *value);
 
@@ -410,9 +407,9 @@ SHEXEC_API int shexec_session_env_allow(shexec_session *s, const char *glob);
  * The value of `name` in the environment the next command starts with
  * (before its run's own variables; PWD is not listed), or NULL when unset.
  * With shexec_session_set_persist_env() it is what the last command left.
- * The value may hold any byte but NUL. Owned by the session; valid until
- * the next getenv or environ call on it. NULL also on error, with the
- * errmsg set: s NULL, an invalid name (NULL, empty, with '='), no memory.
+ * The value may hold any byte but NUL. Owned by the session; valid until the
+ * next getenv or environ call on it. NULL also on error, with the errmsg
+ * set: s NULL, an invalid name (NULL, empty, with '='), no memory.
  */
 SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name);
 
@@ -420,8 +417,8 @@ SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name
  * Read the next command's whole environment.
  * That whole environment: *out receives a NULL-terminated array of
  * "NAME=VALUE" strings in the order the command gets them. Owned by the
- * session; valid until the next getenv or environ call on it. Errors
- * (*out NULL): SHEXEC_EINVAL (a NULL argument), SHEXEC_ENOMEM.
+ * session; valid until the next getenv or environ call on it. Errors (*out
+ * NULL): SHEXEC_EINVAL (a NULL argument), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s);
 
@@ -439,15 +436,15 @@ enum {
 
 /*
  * Set the program that runs each command, and what it carries, in one call.
- * `argv` is the program and its leading arguments (NULL-terminated,
- * copied); the library appends "-c", the command and $0 (the last
- * element's base name). {"/bin/dash", NULL} makes dash the shell;
- * {"docker", "exec", "-i", "ctr", "bash", NULL} runs every command through
- * that wrapper; NULL restores the default (/bin/bash when executable, else
- * /bin/sh). The shell must be POSIX (bash, dash, ash, ksh, zsh in sh mode).
- * argv[0] is resolved now, once, as the host's execvp() would (PATH at this
- * call, "/usr/bin:/bin" without one; a relative path against the host's
- * cwd): no run's environment or cwd can change which program runs.
+ * `argv` is the program and its leading arguments (NULL-terminated, copied);
+ * the library appends "-c", the command and $0 (the last element's base
+ * name). {"/bin/dash", NULL} makes dash the shell; {"docker", "exec", "-i",
+ * "ctr", "bash", NULL} runs every command through that wrapper; NULL
+ * restores the default (/bin/bash when executable, else /bin/sh). The shell
+ * must be POSIX (bash, dash, ash, ksh, zsh in sh mode). argv[0] is resolved
+ * now, once, as the host's execvp() would (PATH at this call,
+ * "/usr/bin:/bin" without one; a relative path against the host's cwd): no
+ * run's environment or cwd can change which program runs.
  *
  * `wrapper_kind` is SHEXEC_WRAPPER_LOCAL (no wrapper, or one that passes
  * descriptors: bwrap, unshare, nsenter, env) or, for one that carries only
@@ -460,27 +457,27 @@ enum {
  * replaced by its nearest existing ancestor, with a line on stderr); the
  * exit code is the wrapper's; commands are bounded by the remote exec limit
  * (see SHEXEC_MAX_COMMAND_BYTES); a timeout ends the remote command only if
- * the wrapper passes the hangup on (`ssh -tt`, `docker exec -it`).
- * Switching between LOCAL and a remote kind resets the session cwd: to ""
- * (the remote shell's starting directory, until a command reports one), or
- * back to the host's current directory.
+ * the wrapper passes the hangup on (`ssh -tt`, `docker exec -it`). Switching
+ * between LOCAL and a remote kind resets the session cwd: to "" (the remote
+ * shell's starting directory, until a command reports one), or back to the
+ * host's current directory.
  *
- * A wrapper gets the session's environment (base, overrides, deny list);
- * the run's own variables never reach it: they travel in the run's channel
+ * A wrapper gets the session's environment (base, overrides, deny list); the
+ * run's own variables never reach it: they travel in the run's channel
  * (locally: a POSIX shell behind a local wrapper reads /dev/fd/173, so the
  * wrapper must give it /proc; without /dev/fd such a run fails with
  * SHEXEC_ESTATE), or as "NAME=VALUE" arguments through a remote wrapper,
  * whose names must be shell identifiers (else the run fails with
- * SHEXEC_EINVAL). A new program drops the shell variables and functions
- * kept by shexec_session_set_persist_env() (the environment stays).
- * More: docs/internals.md, "Wrappers".
+ * SHEXEC_EINVAL). A new program drops the shell variables and functions kept
+ * by shexec_session_set_persist_env() (the environment stays). More:
+ * docs/internals.md, "Wrappers".
  *
  * Atomic: on any error nothing changes (program, kind, cwd). Errors:
- * SHEXEC_EINVAL (s NULL, argv[0] NULL or empty, unknown kind),
- * SHEXEC_ESPAWN (a name not found in the host's PATH), SHEXEC_ESYS (a
- * relative path while the host's cwd cannot be read), SHEXEC_ESTATE (a
- * remote kind while shexec_session_set_persist_env() is on), SHEXEC_ENOCWD
- * (back to LOCAL while the host's cwd cannot be read), SHEXEC_ENOMEM.
+ * SHEXEC_EINVAL (s NULL, argv[0] NULL or empty, unknown kind), SHEXEC_ESPAWN
+ * (a name not found in the host's PATH), SHEXEC_ESYS (a relative path while
+ * the host's cwd cannot be read), SHEXEC_ESTATE (a remote kind while
+ * shexec_session_set_persist_env() is on), SHEXEC_ENOCWD (back to LOCAL
+ * while the host's cwd cannot be read), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *argv,
                                         int wrapper_kind);
@@ -511,14 +508,13 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
 
 /*
  * Keep the shell's state from one command to the next.
- * Keep the shell's state from one command to the next (on non-zero), or
- * not (0, the default; turning it off forgets what was kept). When a
- * foreground run ends by itself (state EXITED), the exported environment
- * its shell left becomes the session's (new, changed and unset variables;
- * so `export`, `source .venv/bin/activate` and `deactivate` work across
- * commands), and with bash also its shell variables and functions, given
- * back to later commands silently. The state is parsed, never replayed as
- * text, and nothing kept is put on a command line.
+ * On (non-zero) or off (0, the default; turning it off forgets what was
+ * kept). When a foreground run ends by itself (state EXITED), the exported
+ * environment its shell left becomes the session's (new, changed and unset
+ * variables; so `export`, `source .venv/bin/activate` and `deactivate` work
+ * across commands), and with bash also its shell variables and functions,
+ * given back to later commands silently. The state is parsed, never replayed
+ * as text, and nothing kept is put on a command line.
  *
  * Never kept: what the deny list removes; the library's own names
  * (__shexec*); functions named like a builtin or keyword, or with unusual
@@ -527,12 +523,12 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * and `set` options. What is dropped is named in shexec_run_notice(). A
  * timed-out, cancelled or signalled run, a command that ends in `exec` or
  * replaces the EXIT trap, and a state above SHEXEC_MAX_PERSIST_BYTES change
- * nothing; tasks start with the session's state and never change it. A
- * run's own variables (shexec_run_setenv()) are given back their session
- * value afterwards unless the command changed them. Once a run reported its
+ * nothing; tasks start with the session's state and never change it. A run's
+ * own variables (shexec_run_setenv()) are given back their session value
+ * afterwards unless the command changed them. Once a run reported its
  * environment, it replaces the base and the overrides (the host's
- * environment is not read again) and a later shexec_session_setenv()
- * changes it directly. Read it with shexec_session_getenv() and
+ * environment is not read again) and a later shexec_session_setenv() changes
+ * it directly. Read it with shexec_session_getenv() and
  * shexec_session_environ(). The full rules: docs/internals.md, "What
  * persists".
  *
@@ -546,17 +542,16 @@ SHEXEC_API int shexec_session_persist_env(const shexec_session *s);
 
 /*
  * Set how many tasks the session holds at once.
- * Set how many tasks the session holds at once (default 10): a task holds
- * a slot from its start until it is freed, running or finished; adopted
- * leftovers count. Lowering it frees nothing at once (see TASKS, retention).
- * Errors: SHEXEC_EINVAL (s NULL).
+ * The default is 10. A task holds a slot from its start until it is freed,
+ * running or finished; adopted leftovers count. Lowering it frees nothing at
+ * once (see TASKS, retention). Errors: SHEXEC_EINVAL (s NULL).
  */
 SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max);
 
 /*
  * Read how many tasks the session holds at once.
- * How many tasks the session holds at once (SHEXEC_DEFAULT_MAX_TASKS for
- * s NULL).
+ * How many tasks the session holds at once (SHEXEC_DEFAULT_MAX_TASKS for s
+ * NULL).
  */
 SHEXEC_API uint32_t shexec_session_max_tasks(const shexec_session *s);
 
@@ -574,8 +569,8 @@ enum {
  * become a task whose output keeps being read, so a logging server is not
  * killed by a broken pipe) or SHEXEC_ON_LEFTOVERS_KILL. With no task slot
  * free and none to be made (see TASKS, retention) they are killed either
- * way; the outcome is shexec_run_leftovers(). Errors: SHEXEC_EINVAL (s
- * NULL, unknown policy; nothing changes).
+ * way; the outcome is shexec_run_leftovers(). Errors: SHEXEC_EINVAL (s NULL,
+ * unknown policy; nothing changes).
  */
 SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
 
@@ -592,19 +587,19 @@ SHEXEC_API int shexec_session_on_leftovers(const shexec_session *s);
  * freeing it (SIGKILL, an OOM kill, a crash, exit() past
  * shexec_session_free()). Off (0, the default): they keep running,
  * reparented to init. On (non-zero): a watchdog process, forked from the
- * host now (async-signal-safe code only, so any host may do it), ends
- * them as a timeout would: SIGTERM (and SIGCONT) to every process of every
- * run, task and adopted leftover, SIGKILL after the kill grace, including
- * those that left their group, and never a process whose pid was reused.
- * It never signals the host's own children, is out of reach of the
- * terminal's signals, and exits without signalling when the setting is
- * turned off or the session freed. Without /proc it can prove nothing once
- * the host is gone: it signals the groups at once, without a grace, and
- * escapees keep running. Cost: one fork of the host, and one small write
- * per command. How: docs/internals.md, "The watchdog".
- * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM (its tables cannot be
- * mapped), SHEXEC_ESYS (no channel or no fork: the setting stays off).
- * Turning it off, or on again, is always SHEXEC_OK.
+ * host now (async-signal-safe code only, so any host may do it), ends them
+ * as a timeout would: SIGTERM (and SIGCONT) to every process of every run,
+ * task and adopted leftover, SIGKILL after the kill grace, including those
+ * that left their group, and never a process whose pid was reused. It never
+ * signals the host's own children, is out of reach of the terminal's
+ * signals, and exits without signalling when the setting is turned off or
+ * the session freed. Without /proc it can prove nothing once the host is
+ * gone: it signals the groups at once, without a grace, and escapees keep
+ * running. Cost: one fork of the host, and one small write per command. How:
+ * docs/internals.md, "The watchdog". Errors: SHEXEC_EINVAL (s NULL),
+ * SHEXEC_ENOMEM (its tables cannot be mapped), SHEXEC_ESYS (no channel or no
+ * fork: the setting stays off). Turning it off, or on again, is always
+ * SHEXEC_OK.
  */
 SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on);
 
@@ -622,56 +617,53 @@ SHEXEC_API int shexec_session_watchdog(const shexec_session *s);
 
 /*
  * The largest command a run takes.
- * The largest command a run takes, in bytes: 16 MiB; a larger one fails to
- * start with SHEXEC_E2BIG. Through a remote wrapper the command travels as
- * one argument, so there the bound is 120 KiB for the command, the prelude
- * and the run's variables together.
+ * 16 MiB; a larger one fails to start with SHEXEC_E2BIG. Through a remote
+ * wrapper the command travels as one argument, so there the bound is 120 KiB
+ * for the command, the prelude and the run's variables together.
  */
 #define SHEXEC_MAX_COMMAND_BYTES (16u << 20)
 
 /*
  * Create a run from a command given with its length.
- * Create a run from `len` bytes (for FFI strings that are not
- * NUL-terminated); otherwise as shexec_run_new(). A command holding a NUL
- * byte is SHEXEC_EINVAL: it could not reach the shell intact.
+ * For FFI strings that are not NUL-terminated; otherwise as
+ * shexec_run_new(). A command holding a NUL byte is SHEXEC_EINVAL: it could
+ * not reach the shell intact.
  */
 SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const char *command,
                                     size_t len);
 
 /*
  * Set this run's timeout.
- * Set this run's timeout in ms. Unset, a foreground run has the session's
- * default and a task none. A foreground run's timeout is clamped to the
- * session maximum; a task's is not. shexec_run_timeout_ms() tells the one
- * in force. Errors: SHEXEC_EINVAL (run NULL or ms 0), SHEXEC_ESTATE
- * (already started).
+ * In ms. Unset, a foreground run has the session's default and a task none.
+ * A foreground run's timeout is clamped to the session maximum; a task's is
+ * not. shexec_run_timeout_ms() tells the one in force. Errors: SHEXEC_EINVAL
+ * (run NULL or ms 0), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms);
 
 /*
  * Run in another directory than the session cwd.
- * Run in `dir` instead of the session cwd (relative: to the session cwd);
- * such a run does not move the session cwd. The directory is checked at the
- * start (SHEXEC_ENOCWD then). Errors: SHEXEC_EINVAL (NULL or empty),
- * SHEXEC_ESTATE (already started), SHEXEC_ENOMEM.
+ * A relative `dir` is taken relative to the session cwd. Such a run does not
+ * move the session cwd. The directory is checked at the start (SHEXEC_ENOCWD
+ * then). Errors: SHEXEC_EINVAL (NULL or empty), SHEXEC_ESTATE (already
+ * started), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir);
 
 /*
  * Set or remove a variable for this run only.
- * Set (value non-NULL) or remove (value NULL) a variable for this run only,
- * after the session's overrides and before the deny list. Errors:
- * SHEXEC_EINVAL (run NULL, bad name), SHEXEC_ESTATE (already started),
- * SHEXEC_ELIMIT (a new name past SHEXEC_MAX_ENV_VARS; nothing changes),
- * SHEXEC_ENOMEM.
+ * value NULL removes it. Applied after the session's overrides and before
+ * the deny list. Errors: SHEXEC_EINVAL (run NULL, bad name), SHEXEC_ESTATE
+ * (already started), SHEXEC_ELIMIT (a new name past SHEXEC_MAX_ENV_VARS;
+ * nothing changes), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value);
 
 /*
  * Set this run's output limit.
- * Override the session's output limit for this run (arguments and notice
- * as for shexec_session_set_output_limit()). Errors: SHEXEC_EINVAL,
- * SHEXEC_ESTATE (already started).
+ * It overrides the session's; arguments and notice as for
+ * shexec_session_set_output_limit(). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE
+ * (already started).
  */
 SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int unit, int keep);
 
@@ -687,60 +679,59 @@ SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int 
  * shexec_run_exec(), shexec_session_wait(), shexec_session_process(),
  * shexec_tool_call(), and the calls that wait for a command to end
  * (shexec_run_free(), shexec_task_free() of a running task,
- * shexec_session_free()); never from inside another callback of the
- * session, never by a call that reads output.
+ * shexec_session_free()); never from inside another callback of the session,
+ * never by a call that reads output.
  *
- * A callback may call, on the session and any of its runs and tasks (its
- * own included): every accessor (state, exit code, output, totals,
+ * A callback may call, on the session and any of its runs and tasks (its own
+ * included): every accessor (state, exit code, output, totals,
  * shexec_task_read(), shexec_session_take_task(), cwd, errmsg);
  * shexec_run_cancel(), shexec_run_write(), shexec_run_close_stdin();
- * shexec_run_free() and shexec_task_free() (a running one is ended, none
- * of its callbacks is called again, and its memory goes once it ended; a
- * run freed during its own shexec_run_exec() makes that call return
- * SHEXEC_ESTATE); creating and configuring runs; changing settings; the
- * tool registry calls but shexec_tool_call(). Refused with SHEXEC_ESTATE:
+ * shexec_run_free() and shexec_task_free() (a running one is ended, none of
+ * its callbacks is called again, and its memory goes once it ended; a run
+ * freed during its own shexec_run_exec() makes that call return
+ * SHEXEC_ESTATE); creating and configuring runs; changing settings; the tool
+ * registry calls but shexec_tool_call(). Refused with SHEXEC_ESTATE:
  * starting or waiting for the session's commands (shexec_run_exec(),
  * shexec_run_start(), shexec_run_start_task(), shexec_session_wait(),
  * shexec_session_pollfds(), shexec_session_process(), shexec_tool_call());
  * shexec_session_free() is ignored. Other sessions are not affected.
  *
- * With SHEXEC_ANSI_STRIP, a read of a running command's output pushes out
- * a pending partial line (a prompt): it is captured at once and handed to
- * the callback in its place in the stream, right after the current
- * callback returns or in the loop's next round.
+ * With SHEXEC_ANSI_STRIP, a read of a running command's output pushes out a
+ * pending partial line (a prompt): it is captured at once and handed to the
+ * callback in its place in the stream, right after the current callback
+ * returns or in the loop's next round.
  */
 typedef void (*shexec_output_fn)(void *user, int stream, const char *data, size_t len);
 
 /*
  * Set the run's output callback.
- * Set the output callback (NULL removes it); `user` is passed back. It may
- * be set while the run runs and gets the output read from then on (a start
- * reads nothing, so one set right after the start misses nothing).
- * Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (the run has finished).
+ * NULL removes it; `user` is passed back. It may be set while the run runs
+ * and gets the output read from then on (a start reads nothing, so one set
+ * right after the start misses nothing). Errors: SHEXEC_EINVAL (run NULL),
+ * SHEXEC_ESTATE (the run has finished).
  */
 SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, void *user);
 
 /*
  * Give the command a stdin pipe to write to.
- * Give the command a pipe as stdin (enable non-zero) instead of /dev/null,
- * fed with shexec_run_write(). Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
+ * enable non-zero: a pipe instead of /dev/null, fed with shexec_run_write().
+ * Errors: SHEXEC_EINVAL, SHEXEC_ESTATE.
  */
 SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable);
 
 /*
  * Write to the running command's stdin.
- * Queue `len` bytes (copied) for the running command's stdin. They are
- * written as the command reads them while the loop is pumped; this call
- * never blocks and never raises SIGPIPE in the host. Errors: SHEXEC_EINVAL,
- * SHEXEC_EPIPE (stdin not enabled or closed, or the process ended),
- * SHEXEC_ENOMEM.
+ * The `len` bytes are copied and queued, and written as the command reads
+ * them while the loop is pumped; this call never blocks and never raises
+ * SIGPIPE in the host. Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not
+ * enabled or closed, or the process ended), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
 
 /*
  * Close the command's stdin.
- * Close the command's stdin once the queued bytes are written (it then
- * reads EOF). Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled).
+ * Once the queued bytes are written; the command then reads EOF. Errors:
+ * SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled).
  */
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
 
@@ -753,24 +744,24 @@ enum {
 
 /*
  * Run the command on a pseudo-terminal.
- * Run the command on a pseudo-terminal (SHEXEC_PTY_ON or SHEXEC_PTY_ECHO)
- * instead of pipes (SHEXEC_PTY_OFF, the default), for programs that behave
- * differently without one (colours, progress bars, prompts, REPLs). The
- * command leads a new session with the terminal as its controlling
- * terminal; stdout and stderr are merged into SHEXEC_STDOUT; input from
- * shexec_run_write() is typed at the terminal, "\x03" interrupts (SIGINT),
- * shexec_run_close_stdin() sends ^D. Line endings are not translated. When
- * the shell exits the terminal hangs up: processes it left get SIGHUP, as
- * in a closed terminal (see docs/internals.md, "Terminals"); those that
- * survive are leftovers like any other. Errors: SHEXEC_EINVAL (unknown
- * mode), SHEXEC_ESTATE (already started).
+ * SHEXEC_PTY_ON or SHEXEC_PTY_ECHO, instead of pipes (SHEXEC_PTY_OFF, the
+ * default), for programs that behave differently without one (colours,
+ * progress bars, prompts, REPLs). The command leads a new session with the
+ * terminal as its controlling terminal; stdout and stderr are merged into
+ * SHEXEC_STDOUT; input from shexec_run_write() is typed at the terminal,
+ * "\x03" interrupts (SIGINT), shexec_run_close_stdin() sends ^D. Line
+ * endings are not translated. When the shell exits the terminal hangs up:
+ * processes it left get SIGHUP, as in a closed terminal (see
+ * docs/internals.md, "Terminals"); those that survive are leftovers like any
+ * other. Errors: SHEXEC_EINVAL (unknown mode), SHEXEC_ESTATE (already
+ * started).
  */
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);
 
 /*
  * Set the terminal's size.
- * Set the terminal's size (default 200 columns x 50 rows, so output is not
- * hard-wrapped). Errors: SHEXEC_EINVAL (0 or above 65535), SHEXEC_ESTATE.
+ * The default is 200 columns x 50 rows, so output is not hard-wrapped.
+ * Errors: SHEXEC_EINVAL (0 or above 65535), SHEXEC_ESTATE.
  */
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows);
 
@@ -783,11 +774,11 @@ enum {
 /*
  * Keep or strip ANSI escape sequences.
  * Keep escape sequences (SHEXEC_ANSI_KEEP, the default) or strip them
- * (SHEXEC_ANSI_STRIP): CSI, OSC (their text kept), charset selects and
- * other escapes go, "\r" overwrites and backspace overstrikes resolve to
- * the final line, "\r\n" becomes "\n"; printable text is never dropped
- * unless overwritten. Stripped output reaches the callback a line at a
- * time (see CALLBACKS for a pending partial line). Errors: SHEXEC_EINVAL,
+ * (SHEXEC_ANSI_STRIP): CSI, OSC (their text kept), charset selects and other
+ * escapes go, "\r" overwrites and backspace overstrikes resolve to the final
+ * line, "\r\n" becomes "\n"; printable text is never dropped unless
+ * overwritten. Stripped output reaches the callback a line at a time (see
+ * CALLBACKS for a pending partial line). Errors: SHEXEC_EINVAL,
  * SHEXEC_ESTATE.
  */
 SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
@@ -798,30 +789,30 @@ SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode);
 
 /*
  * Start the run without waiting for it.
- * Start the run and return at once; pump with shexec_session_wait() (or
- * the host's own loop) until shexec_run_state() is past
- * SHEXEC_STATE_RUNNING. Errors as for shexec_run_exec().
+ * Pump with shexec_session_wait() (or the host's own loop) until
+ * shexec_run_state() is past SHEXEC_STATE_RUNNING. Errors as for
+ * shexec_run_exec().
  */
 SHEXEC_API int shexec_run_start(shexec_run *run);
 
 /*
  * End a running run (or kill a task, through its run).
- * End a running run: SIGTERM to its process group now, SIGKILL after the
- * kill grace. Returns at once; the run finishes as the loop is pumped, in
- * state CANCELLED, or KILLED for a task's run (this is how a task is
- * killed). A finished run is left as it is. Errors: SHEXEC_EINVAL (run
- * NULL), SHEXEC_ESTATE (not started).
+ * SIGTERM to its process group now, SIGKILL after the kill grace. Returns at
+ * once; the run finishes as the loop is pumped, in state CANCELLED, or
+ * KILLED for a task's run (this is how a task is killed). A finished run is
+ * left as it is. Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
+ * started).
  */
 SHEXEC_API int shexec_run_cancel(shexec_run *run);
 
 /*
  * Pump the session's loop until something finishes.
- * Pump the session's loop: read output, enforce timeouts, reap. Returns
- * when a run or task of the session finished, when timeout_ms passed
- * (negative: no limit), or at once when nothing runs. Callbacks run inside
- * it. Returns how many runs and tasks finished (0: time ran out, or nothing
- * ran), or SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (from a callback),
- * SHEXEC_ESYS (poll failed other than by EINTR).
+ * It reads output, enforces timeouts and reaps. Returns when a run or task
+ * of the session finished, when timeout_ms passed (negative: no limit), or
+ * at once when nothing runs. Callbacks run inside it. Returns how many runs
+ * and tasks finished (0: time ran out, or nothing ran), or SHEXEC_EINVAL (s
+ * NULL), SHEXEC_ESTATE (from a callback), SHEXEC_ESYS (poll failed other
+ * than by EINTR).
  */
 SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
 
@@ -834,8 +825,8 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms);
  * needed (more than cap: only cap were filled, call again with more room)
  * and changes nothing. Poll them with the host's own, then hand the same
  * entries (in any order, mixed with the host's, which are ignored) to
- * shexec_session_process(), also when the timeout expires (no revents, or
- * n 0). It reads output, runs callbacks, enforces deadlines and reaps, and
+ * shexec_session_process(), also when the timeout expires (no revents, or n
+ * 0). It reads output, runs callbacks, enforces deadlines and reaps, and
  * returns how many runs and tasks finished (>= 0). Entries are matched by
  * descriptor: call shexec_session_process() before any other call on the
  * session, and fill the set anew each round. Errors: SHEXEC_EINVAL (s or
@@ -852,8 +843,7 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
 
 /*
  * How many bytes a stream produced in total.
- * How many bytes `stream` produced in total (through a remote wrapper,
- * without the in-band report).
+ * Through a remote wrapper, without the in-band report.
  */
 SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream);
 
@@ -865,8 +855,7 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
 
 /*
  * The pid (and process group id) of the command's shell.
- * The pid of the command's shell, which is also its process group id, or 0
- * before the start. After the end the id may belong to another process:
+ * 0 before the start. After the end the id may belong to another process:
  * end a command with shexec_run_cancel(), which knows when the group is
  * still the command's.
  */
@@ -874,8 +863,8 @@ SHEXEC_API int64_t shexec_run_pid(const shexec_run *run);
 
 /*
  * The timeout in force.
- * The timeout in force, in ms: a started run's deadline, or what a
- * foreground start would give; 0 for none (a task without one).
+ * In ms: a started run's deadline, or what a foreground start would give; 0
+ * for none (a task without one).
  */
 SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run);
 
@@ -889,20 +878,18 @@ enum {
 
 /*
  * What became of processes the command left running.
- * What became of processes the command left running: SHEXEC_LEFTOVERS_*
- * (NONE for a NULL run, or one that has not finished). When task_id is not
- * NULL, *task_id receives the id of the task that adopted them (ADOPTED),
- * else NULL; the id is owned by the run and valid until it is freed. Take
- * the task itself with shexec_session_take_task().
+ * SHEXEC_LEFTOVERS_* (NONE for a NULL run, or one that has not finished).
+ * When task_id is not NULL, *task_id receives the id of the task that
+ * adopted them (ADOPTED), else NULL; the id is owned by the run and valid
+ * until it is freed. Take the task itself with shexec_session_take_task().
  */
 SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id);
 
 /*
  * What the library declined to do for this run.
- * What the library declined to do for this run, in English, or "": a cwd
- * report not taken (see GUARANTEES, THE CWD), a shell state not kept (see
- * shexec_session_set_persist_env()); several are joined with "; ". Owned
- * by the run; valid until it is freed. Never NULL.
+ * In English, or "": a cwd report not taken (see GUARANTEES, THE CWD), a
+ * shell state not kept (see shexec_session_set_persist_env()); several are
+ * joined with "; ". Owned by the run; valid until it is freed. Never NULL.
  */
 SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
 
@@ -935,11 +922,10 @@ SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
 
 /*
  * Start the run in the background, as a task.
- * Start the run in the background as a task of its session and return at
- * once: *out receives the task, which now owns the run (shexec_task_run()
- * gives it back; shexec_run_free() on it is ignored). When the session is
- * full, finished tasks it holds are released first (see TASKS). Errors
- * (*out NULL; the run is still the caller's, not started): as
+ * It returns at once: *out receives the task, which now owns the run
+ * (shexec_task_run() gives it back; shexec_run_free() on it is ignored).
+ * When the session is full, finished tasks it holds are released first (see
+ * TASKS). Errors (*out NULL; the run is still the caller's, not started): as
  * shexec_run_start(), and SHEXEC_ELIMIT when no slot can be made (the
  * message says how many tasks run and how many finished).
  */
@@ -947,63 +933,61 @@ SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run);
 
 /*
  * Take a task by id: it becomes the host's.
- * Take a task of the session by id: the one call that makes a task the
- * session holds (adopted leftovers, tasks the tool layer started) the
- * host's. From then on it is never released to make room, and the host
- * frees it with shexec_task_free() (or has the tool layer read it to
- * completion). Taking a task the host already holds gives the same pointer
- * again. Errors: SHEXEC_EINVAL (a NULL argument), SHEXEC_ENOTASK (*out
- * NULL; the message is `no task with id "ID"`, or says it was released
- * unread).
+ * The one call that makes a task the session holds (adopted leftovers, tasks
+ * the tool layer started) the host's. From then on it is never released to
+ * make room, and the host frees it with shexec_task_free() (or has the tool
+ * layer read it to completion). Taking a task the host already holds gives
+ * the same pointer again. Errors: SHEXEC_EINVAL (a NULL argument),
+ * SHEXEC_ENOTASK (*out NULL; the message is `no task with id "ID"`, or says
+ * it was released unread).
  */
 SHEXEC_API int shexec_session_take_task(shexec_task **out, shexec_session *s, const char *id);
 
 /*
  * The task's id.
- * The task's id: "t" and 12 random hex digits, unique in its session and
- * not guessable from other ids. Owned by the task ("" for NULL).
+ * "t" and 12 random hex digits, unique in its session and not guessable from
+ * other ids. Owned by the task ("" for NULL).
  */
 SHEXEC_API const char *shexec_task_id(const shexec_task *t);
 
 /*
  * The task's run.
- * The task's run, where its settings, state, results, input and cancel
- * are. Owned by the task; valid until the task is freed. NULL for t NULL.
+ * Where its settings, state, results, input and cancel are. Owned by the
+ * task; valid until the task is freed. NULL for t NULL.
  */
 SHEXEC_API shexec_run *shexec_task_run(const shexec_task *t);
 
 /*
  * The task's done callback.
  * Called once when a task finishes (its state final, all its output
- * delivered and captured), from inside the session's loop. It may call
- * what an output callback may (see CALLBACKS), shexec_task_free() of this
- * task included.
+ * delivered and captured), from inside the session's loop. It may call what
+ * an output callback may (see CALLBACKS), shexec_task_free() of this task
+ * included.
  */
 typedef void (*shexec_task_done_fn)(void *user, shexec_task *task);
 
 /*
  * Set the task's done callback.
- * Set the task's done callback. Set it right after the start (callbacks
- * run only while the loop is pumped, so none is missed) or any time before
- * the task finishes. Errors: SHEXEC_EINVAL (t NULL), SHEXEC_ESTATE (the
- * task has finished).
+ * Set it right after the start (callbacks run only while the loop is pumped,
+ * so none is missed) or any time before the task finishes. Errors:
+ * SHEXEC_EINVAL (t NULL), SHEXEC_ESTATE (the task has finished).
  */
 SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, void *user);
 
 /*
  * Read what is new in a task's output since the last read.
- * Read only what `stream` produced since the last read (bounded by the
- * same limit, with the notice), and mark it read. Owned by the task; valid
- * until the next read of the same stream or the task is freed. All output
- * so far: shexec_run_output(shexec_task_run(t), ...).
+ * What `stream` produced since then, bounded by the same limit (with the
+ * notice), is marked read. Owned by the task; valid until the next read of
+ * the same stream or the task is freed. All output so far:
+ * shexec_run_output(shexec_task_run(t), ...).
  */
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
 
 /*
  * Free a task and its run.
- * Free a task and its run; a running one is ended first (SIGTERM, grace,
- * SIGKILL) and reaped, while other commands' callbacks may run; its own
- * are not called again. NULL is a no-op. From a callback: see CALLBACKS.
+ * A running one is ended first (SIGTERM, grace, SIGKILL) and reaped, while
+ * other commands' callbacks may run; its own are not called again. NULL is a
+ * no-op. From a callback: see CALLBACKS.
  */
 SHEXEC_API void shexec_task_free(shexec_task *t);
 

@@ -69,63 +69,60 @@ SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name);
 
 /*
  * Expose a tool under another name.
- * Expose a tool under another name (e.g. "bash" as "run_bash"); later calls
- * use the new name. Names are 1-64 of [A-Za-z0-9_-].
- * Errors: SHEXEC_ENOTOOL, SHEXEC_EINVAL (bad or taken name), SHEXEC_ENOMEM.
+ * E.g. "bash" as "run_bash"; later calls use the new name. Names are 1-64 of
+ * [A-Za-z0-9_-]. Errors: SHEXEC_ENOTOOL, SHEXEC_EINVAL (bad or taken name),
+ * SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name);
 
 /*
  * List the enabled tools as JSON.
- * List the enabled tools as a JSON array of {"name","description","inputSchema"}
- * (JSON Schema, draft 2020-12 compatible), ready for MCP tools/list or an
- * LLM API. *out_json is malloc'd: free it with shexec_free().
- * Errors: SHEXEC_EINVAL, SHEXEC_ENOMEM.
+ * A JSON array of {"name","description","inputSchema"} (JSON Schema, draft
+ * 2020-12 compatible), ready for MCP tools/list or an LLM API. *out_json is
+ * malloc'd: free it with shexec_free(). Errors: SHEXEC_EINVAL,
+ * SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
 
 /*
  * Call a tool and wait for its JSON result.
- * Call a tool and wait for its result: `args_json` (NUL-terminated JSON
- * object; NULL means {}) is parsed strictly (RFC 8259, bounded depth and
- * size; unknown fields, wrong types, duplicate keys refused). *out_json
- * receives the result, also on most errors ({"error": ...}); free it with
- * shexec_free().
- * Returns SHEXEC_OK when the tool ran (a non-zero exit or a timeout is data),
- * else: SHEXEC_ENOTOOL ("Tool not available: NAME": unknown or disabled),
- * SHEXEC_EINVAL (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not
- * found: ID", or "Task ID finished and was released unread (retention
- * limit: ...)"), SHEXEC_ELIMIT (no task slot, or more than
- * SHEXEC_MAX_ENV_VARS in `env`), SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG,
- * SHEXEC_ESYS, SHEXEC_ESTATE (from a callback), SHEXEC_ENOMEM (then
- * *out_json may be NULL).
+ * `args_json` (NUL-terminated JSON object; NULL means {}) is parsed strictly
+ * (RFC 8259, bounded depth and size; unknown fields, wrong types, duplicate
+ * keys refused). *out_json receives the result, also on most errors
+ * ({"error": ...}); free it with shexec_free(). Returns SHEXEC_OK when the
+ * tool ran (a non-zero exit or a timeout is data), else: SHEXEC_ENOTOOL
+ * ("Tool not available: NAME": unknown or disabled), SHEXEC_EINVAL
+ * (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not found: ID", or
+ * "Task ID finished and was released unread (retention limit: ...)"),
+ * SHEXEC_ELIMIT (no task slot, or more than SHEXEC_MAX_ENV_VARS in `env`),
+ * SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG, SHEXEC_ESYS, SHEXEC_ESTATE
+ * (from a callback), SHEXEC_ENOMEM (then *out_json may be NULL).
  */
 SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *name,
                                 const char *args_json);
 
 /*
  * Prepare the bash tool's run without starting it.
- * Prepare the bash tool's run without starting it, for hosts that run their
- * own loop (an MCP server answering pings while commands run, streaming
- * their output):
- * `name` must be the bash tool's exposed name (enabled), and `args_json`
- * is checked exactly as shexec_tool_call() checks it. *out_run receives a
- * run configured from the arguments (command, timeout, cwd, env, pty) and
- * not started, and *out_background whether run_in_background was asked
- * for. The caller sets what it wants (an output callback), starts it
- * (shexec_run_start(), shexec_run_exec() or shexec_run_start_task()) and
- * owns it. Tasks the caller starts this way are the caller's (see TASKS in
- * shexec.h). Errors (*out_run NULL; the message for the model is in
- * shexec_session_errmsg()): as shexec_tool_call() before anything runs.
+ * For hosts that run their own loop (an MCP server answering pings while
+ * commands run, streaming their output): `name` must be the bash tool's
+ * exposed name (enabled), and `args_json` is checked exactly as
+ * shexec_tool_call() checks it. *out_run receives a run configured from the
+ * arguments (command, timeout, cwd, env, pty) and not started, and
+ * *out_background whether run_in_background was asked for. The caller sets
+ * what it wants (an output callback), starts it (shexec_run_start(),
+ * shexec_run_exec() or shexec_run_start_task()) and owns it. Tasks the
+ * caller starts this way are the caller's (see TASKS in shexec.h). Errors
+ * (*out_run NULL; the message for the model is in shexec_session_errmsg()):
+ * as shexec_tool_call() before anything runs.
  */
 SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
                                    shexec_session *s, const char *name, const char *args_json);
 
 /*
  * Render a finished run as the bash tool's JSON result.
- * Render a finished foreground run as the bash tool's JSON result (see above;
- * the session's cwd as it is now). *out_json is malloc'd: free it with
- * shexec_free(). Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
+ * A finished foreground run, rendered as the bash tool's JSON result (see
+ * above; the session's cwd as it is now). *out_json is malloc'd: free it
+ * with shexec_free(). Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
  * finished), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
