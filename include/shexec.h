@@ -264,8 +264,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
 /* ------------------------------------------------------------------------
  * SESSION SETTINGS
  *
- * Each setting has a getter; a getter given a NULL session reads the
- * default. Runs read the settings when they start.
+ * Each setting has a getter; given a NULL session a getter reads the
+ * default (shexec_session_cwd() reads NULL). Runs read the settings when
+ * they start.
  * ------------------------------------------------------------------------ */
 
 /* Defaults. */
