@@ -222,7 +222,8 @@ $(POLL_HOST): examples/poll-host/poll_host.c include/shexec.h build/libshexec.a
 # the server parses and writes JSON with the library's own json.c and buf.c,
 # compiled in (their symbols are not exported by libshexec.so)
 MCP_SRCS := examples/shexec-mcp/shexec-mcp.c lib/json.c lib/buf.c
-$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h build/libshexec.a
+$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h include/shexec_tool.h \
+  build/libshexec.a
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_CFLAGS) -iquote lib -o $@ $(MCP_SRCS) build/libshexec.a -lm
 
@@ -253,14 +254,18 @@ bench: all build/bench/shexec_bench $(BENCH_HELPERS)
 # --- ABI -------------------------------------------------------------------------
 
 # abi/libshexec.abi is the committed ABI of libshexec.so.1 (abidw, public types
-# only). abi-check fails on any difference, additions included: an intended
-# change regenerates the baseline (make abi-baseline) in the same commit.
+# only), taken at 1.0. abi-check allows additions only: abidiff's status 4
+# (a compatible change: functions added) passes, anything incompatible (a
+# function removed or changed, bit 8) or an abidiff failure fails. An added
+# function is recorded by make abi-baseline in the commit that adds it.
 ABIDW_FLAGS := --no-corpus-path --headers-dir include --drop-private-types
 
 abi-check: $(SO_REAL)
 	@command -v abidiff >/dev/null || { echo "abidiff not found: apt-get install abigail-tools" >&2; exit 1; }
-	abidiff --headers-dir2 include --drop-private-types abi/libshexec.abi $(SO_REAL) && \
-	  echo "abi-check: libshexec.so.1 matches abi/libshexec.abi"
+	@abidiff --headers-dir2 include --drop-private-types abi/libshexec.abi $(SO_REAL); rc=$$?; \
+	  if [ $$rc -eq 0 ]; then echo "abi-check: libshexec.so.1 matches abi/libshexec.abi"; \
+	  elif [ $$rc -eq 4 ]; then echo "abi-check: libshexec.so.1 adds to abi/libshexec.abi (compatible)"; \
+	  else echo "abi-check: incompatible with abi/libshexec.abi (abidiff status $$rc)" >&2; exit 1; fi
 
 abi-baseline: $(SO_REAL)
 	@mkdir -p abi
@@ -302,6 +307,7 @@ FORCE:
 install: all build/shexec.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 include/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec.h
+	install -m 644 include/shexec_tool.h $(DESTDIR)$(INCLUDEDIR)/shexec_tool.h
 	install -m 755 build/libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION)
 	ln -sf libshexec.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR)
 	ln -sf libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so
@@ -310,7 +316,8 @@ install: all build/shexec.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/shexec.h $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION) \
+	rm -f $(DESTDIR)$(INCLUDEDIR)/shexec.h $(DESTDIR)$(INCLUDEDIR)/shexec_tool.h \
+	  $(DESTDIR)$(LIBDIR)/libshexec.so.$(VERSION) \
 	  $(DESTDIR)$(LIBDIR)/libshexec.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libshexec.so \
 	  $(DESTDIR)$(LIBDIR)/libshexec.a $(DESTDIR)$(PKGCONFIGDIR)/shexec.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi

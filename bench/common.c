@@ -447,8 +447,8 @@ shexec_session *lib_session(void)
     if (rc != SHEXEC_OK)
         die("shexec_session_new: %s", shexec_strerror(rc));
     const char *const shell[] = {BENCH_SHELL, NULL};
-    if (shexec_session_set_shell_argv(s, shell) != SHEXEC_OK)
-        die("shexec_session_set_shell_argv: %s", shexec_session_errmsg(s));
+    if (shexec_session_set_shell(s, shell, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
+        die("shexec_session_set_shell: %s", shexec_session_errmsg(s));
     return s;
 }
 

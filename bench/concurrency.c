@@ -41,7 +41,7 @@ static double lib_conc(int k, const char *cmd, uint64_t bytes)
     for (;;) {
         int done = 0;
         for (int i = 0; i < k; i++)
-            done += shexec_run_done(shexec_task_run(t[i]));
+            done += shexec_run_state(shexec_task_run(t[i])) > SHEXEC_STATE_RUNNING;
         if (done == k)
             break;
         if (shexec_session_wait(s, -1) < 0)

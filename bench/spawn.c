@@ -370,7 +370,7 @@ static double lib_tasks(shexec_session *s, int n)
         if (shexec_session_wait(s, -1) < 0)
             die("shexec_session_wait: %s", shexec_session_errmsg(s));
         for (int i = 0; i < TASKS_LIVE; i++) {
-            if (!t[i] || !shexec_run_done(shexec_task_run(t[i])))
+            if (!t[i] || shexec_run_state(shexec_task_run(t[i])) <= SHEXEC_STATE_RUNNING)
                 continue;
             shexec_run *r = shexec_task_run(t[i]);
             if (shexec_run_state(r) != SHEXEC_STATE_EXITED || shexec_run_exit_code(r) != 0)
@@ -436,8 +436,8 @@ void sec_spawn(void)
     shexec_session *s[2];
     s[0] = lib_session();
     s[1] = lib_session();
-    if (shexec_session_set_shell_argv(s[1], NULL) != SHEXEC_OK) /* the default: /bin/bash */
-        die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(s[1]));
+    if (shexec_session_set_shell(s[1], NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK) /* the default: /bin/bash */
+        die("shexec_session_set_shell(NULL, SHEXEC_WRAPPER_LOCAL): %s", shexec_session_errmsg(s[1]));
     /* the same as s[0] with the watchdog on; what turning it on costs */
     shexec_session *sw = lib_session();
     double w0 = now_s();
@@ -446,8 +446,8 @@ void sec_spawn(void)
     double watchdog_start_ms = (now_s() - w0) * 1e3;
     /* s[0] and s[1] with the shell's state kept */
     shexec_session *sp[2] = {lib_session(), lib_session()};
-    if (shexec_session_set_shell_argv(sp[1], NULL) != SHEXEC_OK)
-        die("shexec_session_set_shell_argv(NULL): %s", shexec_session_errmsg(sp[1]));
+    if (shexec_session_set_shell(sp[1], NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
+        die("shexec_session_set_shell(NULL, SHEXEC_WRAPPER_LOCAL): %s", shexec_session_errmsg(sp[1]));
     for (int sh = 0; sh < 2; sh++)
         if (shexec_session_set_persist_env(sp[sh], 1) != SHEXEC_OK)
             die("shexec_session_set_persist_env: %s", shexec_session_errmsg(sp[sh]));

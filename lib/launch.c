@@ -380,7 +380,7 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     size_t np = 0;
     while (prefix[np])
         np++;
-    /* Cannot happen (set_shell_argv refuses an empty argv, default_shell is
+    /* Cannot happen (set_shell refuses an empty argv, default_shell is
      * never NULL), but prefix[np - 1] below needs it. */
     if (np == 0) {
         rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");

@@ -11,7 +11,8 @@
 #include "capture.h"
 #include "base.h"
 
-SHEXEC_API int shexec_run_done(const shexec_run *run)
+/* the run has finished: every state after RUNNING is final */
+static int finished(const shexec_run *run)
 {
     return run && run->state != SHEXEC_STATE_NEW && run->state != SHEXEC_STATE_RUNNING;
 }
@@ -30,7 +31,7 @@ SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
 
 SHEXEC_API int shexec_run_signal(const shexec_run *run)
 {
-    return run && shexec_run_done(run) ? run->proc.term_signal : 0;
+    return run && finished(run) ? run->proc.term_signal : 0;
 }
 
 static shx_stream *stream_of(shexec_run *run, int stream)
@@ -57,13 +58,13 @@ const char *shx_run_rendered(shexec_run *run, int stream, size_t *len)
     if (!st)
         return "";
     int i = stream - 1;
-    if (!shexec_run_done(run))
+    if (!finished(run))
         shx_stream_flush_strip(st); /* show a pending prompt line */
     /* while running the text keeps changing; once done it is rendered once */
     if (!run->rendered_valid[i]) {
         if (shx_capture_render(&st->capture, &run->rendered[i]) != 0)
             return "";
-        run->rendered_valid[i] = shexec_run_done(run);
+        run->rendered_valid[i] = finished(run);
     }
     if (len)
         *len = run->rendered[i].len;
@@ -86,18 +87,15 @@ SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run)
 {
     if (!run || run->state == SHEXEC_STATE_NEW)
         return 0;
-    int64_t end = shexec_run_done(run) ? run->end_ns : shx_now_ns();
+    int64_t end = finished(run) ? run->end_ns : shx_now_ns();
     return (uint64_t)((end - run->start_ns) / 1000000);
 }
 
-SHEXEC_API int shexec_run_leftovers(const shexec_run *run)
+SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id)
 {
+    if (task_id)
+        *task_id = run ? run->leftover_task : NULL;
     return run ? run->leftovers : SHEXEC_LEFTOVERS_NONE;
-}
-
-SHEXEC_API const char *shexec_run_leftover_task(const shexec_run *run)
-{
-    return run ? run->leftover_task : NULL;
 }
 
 SHEXEC_API const char *shexec_run_notice(const shexec_run *run)

@@ -213,7 +213,7 @@ SHEXEC_API int shexec_run_cancel(shexec_run *run)
     shx_ok(run->s);
     if (run->state == SHEXEC_STATE_NEW)
         return shx_fail(run->s, SHEXEC_ESTATE, "the run has not been started");
-    if (run->state == SHEXEC_STATE_RUNNING) /* a task's run: as shexec_task_kill() */
+    if (run->state == SHEXEC_STATE_RUNNING) /* a task's run ends KILLED */
         shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
     return SHEXEC_OK;
 }

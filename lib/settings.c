@@ -186,76 +186,76 @@ static int resolve_program(shexec_session *s, const char *name, char **out)
     return *out ? SHEXEC_OK : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
 }
 
-SHEXEC_API int shexec_session_set_shell_argv(shexec_session *s, const char *const *argv)
+/* A copy of a NULL-terminated argv, or NULL when out of memory. */
+static char **copy_argv(const char *const *argv)
 {
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (!argv) {
-        free_argv(s->shell_argv);
-        s->shell_argv = NULL;
-        free(s->shell_path);
-        s->shell_path = NULL;
-        shx_persist_drop(s, 0);
-        learn_shell(s);
-        return SHEXEC_OK;
-    }
-    if (!argv[0] || !argv[0][0])
-        return shx_fail(s, SHEXEC_EINVAL, "the shell program is empty");
-    char *path = NULL;
-    int rc = resolve_program(s, argv[0], &path);
-    if (rc != SHEXEC_OK)
-        return rc;
     size_t n = 0;
     while (argv[n])
         n++;
     char **copy = calloc(n + 1, sizeof *copy);
-    if (!copy) {
-        free(path);
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    }
+    if (!copy)
+        return NULL;
     for (size_t i = 0; i < n; i++) {
         copy[i] = strdup(argv[i]);
         if (!copy[i]) {
             free_argv(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *argv,
+                                        int wrapper_kind)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (wrapper_kind != SHEXEC_WRAPPER_LOCAL && wrapper_kind != SHEXEC_WRAPPER_REMOTE &&
+        wrapper_kind != SHEXEC_WRAPPER_REMOTE_SHELL)
+        return shx_fail(s, SHEXEC_EINVAL, "unknown wrapper kind %d", wrapper_kind);
+    if (wrapper_kind != SHEXEC_WRAPPER_LOCAL && s->persist_env)
+        return shx_fail(s, SHEXEC_ESTATE, "the session keeps the shell's state "
+                        "(shexec_session_set_persist_env), which a remote wrapper cannot report");
+    if (argv && (!argv[0] || !argv[0][0]))
+        return shx_fail(s, SHEXEC_EINVAL, "the shell program is empty");
+    /* everything that can fail comes first: on error nothing changes */
+    char *path = NULL;
+    char **copy = NULL;
+    if (argv) {
+        int rc = resolve_program(s, argv[0], &path);
+        if (rc != SHEXEC_OK)
+            return rc;
+        copy = copy_argv(argv);
+        if (!copy) {
             free(path);
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        }
+    }
+    char *cwd = NULL;
+    if ((wrapper_kind == SHEXEC_WRAPPER_LOCAL) != (s->wrapper_kind == SHEXEC_WRAPPER_LOCAL)) {
+        /* the cwd changes sides: the other side's starting directory ("")
+         * until a command reports one, or the host's own */
+        cwd = wrapper_kind == SHEXEC_WRAPPER_LOCAL ? getcwd(NULL, 0) : strdup("");
+        if (!cwd) {
+            int nocwd = wrapper_kind == SHEXEC_WRAPPER_LOCAL && errno != ENOMEM;
+            free_argv(copy);
+            free(path);
+            return nocwd ? shx_fail(s, SHEXEC_ENOCWD, "the host's working directory cannot be read")
+                         : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         }
     }
     free_argv(s->shell_argv);
     s->shell_argv = copy;
     free(s->shell_path);
     s->shell_path = path;
+    if (cwd) {
+        free(s->cwd);
+        s->cwd = cwd;
+    }
+    s->wrapper_kind = wrapper_kind;
     shx_persist_drop(s, 0); /* another shell: its variables and functions are its own */
     learn_shell(s);
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_session_set_wrapper_kind(shexec_session *s, int kind)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (kind != SHEXEC_WRAPPER_LOCAL && kind != SHEXEC_WRAPPER_REMOTE &&
-        kind != SHEXEC_WRAPPER_REMOTE_SHELL)
-        return shx_fail(s, SHEXEC_EINVAL, "unknown wrapper kind %d", kind);
-    if (kind != SHEXEC_WRAPPER_LOCAL && s->persist_env)
-        return shx_fail(s, SHEXEC_ESTATE, "the session keeps the shell's state "
-                        "(shexec_session_set_persist_env), which a remote wrapper cannot report");
-    if ((kind == SHEXEC_WRAPPER_LOCAL) == (s->wrapper_kind == SHEXEC_WRAPPER_LOCAL)) {
-        s->wrapper_kind = kind;
-        return SHEXEC_OK;
-    }
-    /* the cwd changes sides: the other side's starting directory ("") until
-     * a command reports one, or the host's own */
-    char *cwd = kind == SHEXEC_WRAPPER_LOCAL ? getcwd(NULL, 0) : strdup("");
-    if (!cwd)
-        return kind == SHEXEC_WRAPPER_LOCAL && errno != ENOMEM
-                   ? shx_fail(s, SHEXEC_ENOCWD, "the host's working directory cannot be read")
-                   : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    free(s->cwd);
-    s->cwd = cwd;
-    s->wrapper_kind = kind;
     return SHEXEC_OK;
 }
 
@@ -264,7 +264,7 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s)
     return s ? s->wrapper_kind : SHEXEC_WRAPPER_LOCAL;
 }
 
-SHEXEC_API int shexec_session_set_timeouts(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
+SHEXEC_API int shexec_session_set_timeouts_ms(shexec_session *s, uint32_t default_ms, uint32_t max_ms)
 {
     if (!s)
         return SHEXEC_EINVAL;

@@ -271,7 +271,7 @@ SHEXEC_API const char *shexec_task_id(const shexec_task *t)
     return t ? t->id : "";
 }
 
-SHEXEC_API int shexec_session_find_task(shexec_task **out, shexec_session *s, const char *id)
+SHEXEC_API int shexec_session_take_task(shexec_task **out, shexec_session *s, const char *id)
 {
     if (out)
         *out = NULL;
@@ -309,7 +309,7 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
         (stream != SHEXEC_STDOUT && stream != SHEXEC_STDERR))
         return "";
     shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->out : &t->run->err;
-    if (!shexec_run_done(t->run))
+    if (shexec_run_state(t->run) <= SHEXEC_STATE_RUNNING)
         shx_stream_flush_strip(st); /* show a pending prompt line */
     shx_buf *out = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
     if (shx_stream_take_fresh(st, out) != 0)
@@ -317,16 +317,6 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
     if (len)
         *len = out->len;
     return out->data ? out->data : "";
-}
-
-SHEXEC_API int shexec_task_kill(shexec_task *t)
-{
-    if (!t)
-        return SHEXEC_EINVAL;
-    shx_ok(t->s);
-    if (t->run->state == SHEXEC_STATE_RUNNING)
-        shx_run_terminate(t->run, SHX_END_KILL, shx_now_ns());
-    return SHEXEC_OK;
 }
 
 SHEXEC_API void shexec_task_free(shexec_task *t)

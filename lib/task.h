@@ -18,7 +18,7 @@ struct shexec_task {
     shx_buf read_out[2];          /* last shexec_task_read() of stdout, stderr */
     int free_pending;             /* freed: no callback any more; released once ended */
     int host_held;                /* the host has its pointer (shexec_run_start_task,
-                                     shexec_session_find_task): the library never frees it */
+                                     shexec_session_take_task): the library never frees it */
     int withdrawn;                /* read to completion by the tool layer: no longer found
                                      by id, freed by the host */
 };
@@ -32,7 +32,7 @@ int shx_task_live_count(const shexec_session *s);
  * marked, and freed at the end of the round); else 0.
  */
 int shx_task_room(shexec_session *s);
-/* The task with that id, or NULL; unlike shexec_session_find_task() it
+/* The task with that id, or NULL; unlike shexec_session_take_task() it
  * does not make the task the host's. */
 shexec_task *shx_task_find(shexec_session *s, const char *id);
 /* 1 when id is one of the last SHX_RELEASED_IDS ids shx_task_room released. */

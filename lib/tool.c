@@ -13,6 +13,7 @@
 #include "base.h"
 #include "env.h"
 #include "json.h"
+#include "shexec_tool.h"
 #include "tooldef.h"
 #include "toolhook.h"
 
@@ -220,9 +221,9 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     }
     const char *cwd = shexec_session_cwd(s);
     put_output(&b, "cwd", cwd, strlen(cwd));
-    if (shexec_run_leftover_task(r))
-        put_output(&b, "leftover_task_id", shexec_run_leftover_task(r),
-                   strlen(shexec_run_leftover_task(r)));
+    const char *left;
+    if (shexec_run_leftovers(r, &left) == SHEXEC_LEFTOVERS_ADOPTED && left)
+        put_output(&b, "leftover_task_id", left, strlen(left));
     const char *notice = shexec_run_notice(r);
     if (*notice)
         put_output(&b, "notice", notice, strlen(notice));
@@ -279,7 +280,7 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
 {
     shx_buf b = SHX_BUF_INIT;
     shexec_run *r = shexec_task_run(t);
-    int done = shexec_run_done(r);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
     shx_buf_puts(&b, "{\"task_id\":");
     shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
     shx_buf_puts(&b, ",\"status\":");
@@ -304,7 +305,7 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
     shx_buf_puts(&b, "}}");
     /* read once: the model's id is spent. A task the host holds a pointer
-     * to (shexec_session_find_task) is not freed behind its back: it is
+     * to (shexec_session_take_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */
     if (done)
         shx_hook_task_spent(t);
@@ -323,7 +324,7 @@ static int task_lookup(shexec_session *s, const shx_json *args, int with_new_onl
         return rc;
     *new_only = 0;
     shx_json_bool(shx_json_get(args, "new_only"), new_only);
-    /* not shexec_session_find_task(): that would make the task the host's */
+    /* not shexec_session_take_task(): that would make the task the host's */
     int released;
     *t = shx_hook_task_lookup(s, id, &released);
     if (released) {
@@ -360,10 +361,10 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
     int rc = task_lookup(s, args, 0, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
-    int was_running = !shexec_run_done(shexec_task_run(t));
-    shexec_task_kill(t);
+    int was_running = shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING;
+    shexec_run_cancel(shexec_task_run(t));
     shx_hook_run_hold(shexec_task_run(t), 1); /* a callback may free t while we wait */
-    while (!shexec_run_done(shexec_task_run(t)))
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         if (shexec_session_wait(s, -1) < 0)
             break;
     shx_hook_run_hold(shexec_task_run(t), 0);
@@ -443,7 +444,7 @@ SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run)
     int is_task;
     shexec_session *s = shx_hook_run_session(run, &is_task);
     shx_ok(s);
-    if (!s || !shexec_run_done(run) || is_task)
+    if (!s || shexec_run_state(run) <= SHEXEC_STATE_RUNNING || is_task)
         return shx_fail(s, SHEXEC_ESTATE, "the run is not a finished foreground run of a session");
     return bash_result(s, run, out_json);
 }

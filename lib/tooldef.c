@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shexec_tool.h"
 #include "json.h"
 #include "toolhook.h"
 #include "tooldef.h"

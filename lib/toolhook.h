@@ -44,7 +44,7 @@ shexec_session *shx_hook_run_session(const shexec_run *run, int *is_task);
 void shx_hook_run_hold(shexec_run *run, int hold);
 /*
  * The task with that id, without making it the host's (unlike
- * shexec_session_find_task()). NULL if there is none; then *released says
+ * shexec_session_take_task()). NULL if there is none; then *released says
  * whether the id is of a task released unread for room.
  */
 shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released);

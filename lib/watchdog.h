@@ -48,8 +48,9 @@ void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms);
  * watchdog): groups started, anchored, over. */
 void shx_watchdog_observe(void *ctx, int event, const shx_proc *p);
 
-/* For the tests (testhook.c): the watchdog's pid (-1: none), and a forged
- * claim that group pgid, whose leader started at `start`, is a command's. */
+/* The watchdog's pid while its channel is in place, else -1 (NULL: -1);
+ * for the tests (testhook.c), a forged claim that group pgid, whose leader
+ * started at `start`, is a command's. */
 int64_t shx_watchdog_pid(const shx_watchdog *w);
 void shx_watchdog_claim(shx_watchdog *w, int64_t pgid, uint64_t start);
 /* For the tests: a pause between a watchdog's look and its signals; the

@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 
@@ -169,7 +170,7 @@ static void test_free_other_run_and_task_from_callback(void **state)
     /* the victims were terminated; they are released as soon as they end */
     assert_true(tu_wait_pid_gone(rpid, 5000));
     assert_true(tu_wait_pid_gone(tpid, 5000));
-    while (!shexec_run_done(shexec_task_run(t)))
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_string_equal(task_stdout(t), "x\ny\n");
     shexec_run_free(r);
@@ -236,7 +237,7 @@ static void free_on_done(void *user, shexec_task *t)
 {
     done_rec *d = user;
     d->calls++;
-    assert_true(shexec_run_done(shexec_task_run(t)));
+    assert_true(shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING);
     shexec_task_free(t);
     shexec_task_free(t); /* twice: harmless */
     if (d->also)
@@ -295,7 +296,7 @@ static void free_by_id(void *user, int stream, const char *data, size_t len)
     (void)len;
     tool_victim *v = user;
     shexec_task *t = NULL;
-    if (v->id[0] && shexec_session_find_task(&t, v->s, v->id) == SHEXEC_OK) {
+    if (v->id[0] && shexec_session_take_task(&t, v->s, v->id) == SHEXEC_OK) {
         shexec_task_free(t);
         v->frees++;
     }
@@ -320,7 +321,7 @@ static void test_free_task_a_tool_waits_for(void **state)
     shexec_free(out);
     /* the trap must be set before the kill, or TERM ends it at once */
     shexec_task *victim = NULL;
-    assert_int_equal(shexec_session_find_task(&victim, s, v.id), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&victim, s, v.id), SHEXEC_OK);
     while (!strstr(task_stdout(victim), "ready"))
         assert_true(shexec_session_wait(s, 50) >= 0);
 
@@ -333,7 +334,7 @@ static void test_free_task_a_tool_waits_for(void **state)
     shexec_free(out);
     assert_true(v.frees >= 1);
     shexec_task *gone = NULL;
-    assert_int_equal(shexec_session_find_task(&gone, s, v.id), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&gone, s, v.id), SHEXEC_ENOTASK);
     shexec_task_free(ticker);
 }
 
@@ -423,7 +424,7 @@ static void test_task_read_in_callback_with_strip(void **state)
     /* no callback runs before the loop is pumped: rd.task is set by then */
     assert_int_equal(shexec_run_start_task(&rd.task, r), SHEXEC_OK);
     int64_t end = tu_now_ms() + 10000;
-    while (!shexec_run_done(shexec_task_run(rd.task))) {
+    while (shexec_run_state(shexec_task_run(rd.task)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -498,7 +499,7 @@ static void test_output_outside_loop_never_calls_back(void **state)
     assert_string_equal(rd.chunks.data, "line1\n" PROMPT_200);
     assert_int_equal(shexec_run_write(rd.run, "more\n", 5), SHEXEC_OK);
     assert_int_equal(shexec_run_close_stdin(rd.run), SHEXEC_OK);
-    while (!shexec_run_done(rd.run))
+    while (shexec_run_state(rd.run) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     out = shexec_run_output(rd.run, SHEXEC_STDOUT, &n);
     assert_string_equal(out, PROMPT_OUT);

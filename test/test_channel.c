@@ -59,7 +59,7 @@ static int teardown(void **state)
 static void use_shell(shexec_session *s, const char *shell)
 {
     const char *argv[] = {shell, NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 static shexec_run *run_mode(shexec_session *s, const char *cmd, int pty)
@@ -377,8 +377,8 @@ static void test_channel_per_run(void **state)
         r = run(f->s, "(sleep 0.3; printf '\\0status=0\\0cwd=/etc\\n\\0' >>/dev/fd/173) & cd /tmp");
         assert_string_equal(shexec_session_cwd(f->s), "/tmp");
         shexec_task *left = NULL;
-        if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED)
-            assert_int_equal(shexec_session_find_task(&left, f->s, shexec_run_leftover_task(r)),
+        if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
+            assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)),
                              SHEXEC_OK);
         shexec_run_free(r);
         for (int i = 0; i < 4; i++) {

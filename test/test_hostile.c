@@ -140,7 +140,7 @@ static shexec_run *xrun(shexec_session *s, const char *cmd, uint32_t timeout_ms)
     if (rc != SHEXEC_OK)
         fprintf(stderr, "run \"%s\": %d %s\n", cmd, rc, shexec_session_errmsg(s));
     CHECK_INT(rc, SHEXEC_OK);
-    CHECK(shexec_run_done(r));
+    CHECK(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     return r;
 }
 
@@ -162,7 +162,7 @@ static shexec_task *start_task(shexec_session *s, const char *cmd)
 static void wait_task(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 30000;
-    while (!shexec_run_done(shexec_task_run(t))) {
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING) {
         CHECK(tu_now_ms() < end);
         CHECK(shexec_session_wait(s, 1000) >= 0);
     }
@@ -216,7 +216,7 @@ static void case_sigchld_reaped_by_kernel(void)
         CHECK_INT(shexec_run_signal(r), 0);
         CHECK_STR(out_of(r), "out\n");
         CHECK_STR(shexec_run_output(r, SHEXEC_STDERR, NULL), "err\n");
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_NONE);
         shexec_run_free(r);
 
         /* the cwd still travels by the record; so does a status of 0 */
@@ -251,11 +251,11 @@ static void case_sigchld_reaped_by_kernel(void)
         shexec_task *t = NULL;
         if (shx_test_platform() & SHX_PLATFORM_PROCFS) {
             r = xrun(s, "sleep 100 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int left = atoi(out_of(r));
             CHECK(left > 0 && tu_pid_alive(left));
-            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-            CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+            CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+            CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             wait_task(s, t);
             CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
             CHECK(tu_wait_pid_gone(left, 3000));
@@ -265,7 +265,7 @@ static void case_sigchld_reaped_by_kernel(void)
             /* with the KILL policy they die with the shell */
             CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
             r = xrun(s, "sleep 100 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
             CHECK(tu_wait_pid_gone(atoi(out_of(r)), 3000));
             shexec_run_free(r);
             CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
@@ -473,7 +473,7 @@ static void case_signals(void)
         usleep(50000);
         static char big[256 * 1024];
         CHECK_INT(shexec_run_write(r, big, sizeof big), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
@@ -575,7 +575,7 @@ static void case_many_inheritable_fds(void)
         int p[2];
         CHECK(pipe(p) == 0);
         r = xrun(s, "sleep 100 & echo $!", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         int left = atoi(out_of(r));
         CHECK(tu_pid_alive(left));
         close(p[1]);
@@ -655,7 +655,7 @@ static void case_nofile_limit(void)
         CHECK_INT(shexec_run_new(&r, s, "echo started"), SHEXEC_OK);
         int rc2 = shexec_run_start(r);
         if (rc2 == SHEXEC_OK) {
-            while (!shexec_run_done(r))
+            while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
                 CHECK(shexec_session_wait(s, -1) >= 0);
             CHECK_STR(out_of(r), "started\n");
         } else {
@@ -768,7 +768,7 @@ static void case_eintr_storm(void)
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         CHECK_INT(shexec_run_write(r, want.data, want.len), SHEXEC_OK);
         CHECK_INT(shexec_run_close_stdin(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         size_t n;
         const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
@@ -793,8 +793,8 @@ static void case_eintr_storm(void)
             CHECK(shexec_session_wait(s, 100) >= 0);
         }
         CHECK_INT(shexec_session_wait(s, 50), 0); /* nothing finished */
-        CHECK(!shexec_run_done(shexec_task_run(t)));
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK(shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
         CHECK_STR(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, NULL), "up\n");
@@ -890,13 +890,13 @@ static void case_host_children(void)
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
         shexec_run_free(r);
         r = xrun(s, "sleep 100 & echo started", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_run_free(r);
         r = NULL;
         CHECK_INT(shexec_run_new(&r, s, "sleep 100"), SHEXEC_OK);
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         shexec_run_free(r);
         shexec_session_free(s);
@@ -958,7 +958,7 @@ static void case_fork_bomb_timeout(void)
              file);
     r = xrun(s, cmd, 60000);
     CHECK_STR(out_of(r), "started\n");
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     shexec_session_free(s);
     CHECK_INT(pids_gone(file, 5000), count);
@@ -971,7 +971,7 @@ static void case_fork_bomb_timeout(void)
              "for i in $(seq %d); do sleep 100 & echo $! >> '%s'; done; echo started", count,
              file);
     r = xrun(s, cmd, 60000);
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
     CHECK_INT(pids_gone(file, 5000), count);
     shexec_run_free(r);
     shexec_session_free(s);
@@ -1001,22 +1001,22 @@ static void case_late_pump(void)
         for (int i = 0; i < 3; i++) {
             /* leftovers that do not hold the output pipes */
             shexec_run *r = xrun(s, "sleep 100 >/dev/null 2>&1 & echo $!", 0);
-            CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+            CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
             int pid = atoi(out_of(r));
             shexec_task *t = NULL;
-            CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+            CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
             int64_t end = tu_now_ms() + 10000;
             while (shx_test_run_fd(shexec_task_run(t), SHEXEC_STDOUT) >= 0 || shx_test_run_fd(shexec_task_run(t), SHEXEC_STDERR) >= 0) {
                 CHECK(tu_now_ms() < end);
                 CHECK(shexec_session_wait(s, 10) >= 0);
             }
-            CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+            CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
             CHECK(tu_wait_pid_gone(pid, 3000));
             usleep(300000); /* past the grace period, without pumping */
             if (i < 2) {
                 /* no deadline of its own, yet it returns: the killed task ends */
                 CHECK_INT(shexec_session_wait(s, -1), 1);
-                CHECK(shexec_run_done(shexec_task_run(t)));
+                CHECK(shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING);
                 CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
             } /* else: the session's free waits for it */
             if (i < 2)
@@ -1074,7 +1074,7 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
 {
     int64_t end = tu_now_ms() + 20000;
     while (!strstr(out_of(r), text)) {
-        CHECK(!shexec_run_done(r));
+        CHECK(shexec_run_state(r) <= SHEXEC_STATE_RUNNING);
         CHECK(tu_now_ms() < end);
         CHECK(shexec_session_wait(s, 50) >= 0);
     }
@@ -1131,7 +1131,7 @@ static void case_escapees(void)
         CHECK_INT(shexec_run_start(r), SHEXEC_OK);
         wait_output(s, r, "escaped");
         CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             CHECK(shexec_session_wait(s, -1) >= 0);
         CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
@@ -1141,11 +1141,11 @@ static void case_escapees(void)
         escape_cmd(cmd, sizeof cmd, file,
                    "(setsid sleep 100 & echo $! > \"$F\"; wait) & " AWAIT_ESCAPE "echo escaped");
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         int pid = read_pid(file);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         CHECK(tu_wait_pid_gone(pid, 3000));
         shexec_task_free(t);
@@ -1154,7 +1154,7 @@ static void case_escapees(void)
         /* the same under the KILL policy */
         CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
         shexec_run_free(r);
         CHECK_INT(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
@@ -1183,7 +1183,7 @@ static void case_escapees(void)
         escape_cmd(cmd, sizeof cmd, file,
                    "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped");
         r = xrun(s, cmd, 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_NONE);
         int orphan = read_pid(file);
         shexec_run_free(r);
         /* setsid -f forks and its parent exits at once: orphaned from the start */
@@ -1245,10 +1245,10 @@ static void count_reads(unsigned long reads[2])
 
         before = shx_test_procfs_reads();
         r = xrun(s, "sleep 100 & echo started", 0);
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
         shexec_task *t = NULL;
-        CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
-        CHECK_INT(shexec_task_kill(t), SHEXEC_OK);
+        CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+        CHECK_INT(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
         wait_task(s, t);
         n = shx_test_procfs_reads() - before;
         CHECK_INT(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
@@ -1407,7 +1407,7 @@ static void case_escapee_past_first_page(void)
     CHECK_INT(shexec_run_start(r), SHEXEC_OK);
     wait_output(s, r, "escaped");
     CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         CHECK(shexec_session_wait(s, -1) >= 0);
     CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     int pid = read_pid(file);
@@ -1459,9 +1459,9 @@ static void probe_hide_proc(void)
 
 static shexec_task *task_of(shexec_session *s, shexec_run *r)
 {
-    CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *t = NULL;
-    CHECK_INT(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    CHECK_INT(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     return t;
 }
 
@@ -1478,7 +1478,7 @@ static void still_running(shexec_session *s, shexec_task *t, int ms)
     int64_t end = tu_now_ms() + ms;
     while (tu_now_ms() < end) {
         CHECK(shexec_session_wait(s, 50) >= 0);
-        CHECK(!shexec_run_done(shexec_task_run(t)));
+        CHECK(shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING);
     }
 }
 
@@ -1518,12 +1518,12 @@ static void case_no_proc(void)
      * may come after the shell's exit), as soon as it lets go */
     r = xrun(s, "sleep 30 >/dev/null 2>&1 & echo $!", 0);
     pids[np++] = first_int(out_of(r));
-    if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED) {
+    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED) {
         shexec_task *let_go = task_of(s, r);
         wait_task(s, let_go);
         shexec_task_free(let_go);
     } else {
-        CHECK_INT(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+        CHECK_INT(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
     }
     shexec_run_free(r);
 
@@ -1542,7 +1542,7 @@ static void case_no_proc(void)
         CHECK(shexec_session_wait(s, 50) >= 0);
     }
     pids[np++] = first_int(shexec_run_output(shexec_task_run(k), SHEXEC_STDOUT, NULL));
-    CHECK_INT(shexec_task_kill(k), SHEXEC_OK);
+    CHECK_INT(shexec_run_cancel(shexec_task_run(k)), SHEXEC_OK);
     wait_task(s, k);
     CHECK_INT(shexec_run_state(shexec_task_run(k)), SHEXEC_STATE_KILLED);
     shexec_task_free(k);

@@ -9,7 +9,7 @@ app=$(mktemp -d)
 fail() { echo "test_install: $*"; echo "[  FAILED  ] 1 test(s)"; rm -rf "$stage" "$app"; exit 1; }
 
 make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr/local >/dev/null || fail "make install failed"
-for f in include/shexec.h lib/libshexec.so.1.0.0 lib/libshexec.so.1 lib/libshexec.so lib/libshexec.a lib/pkgconfig/shexec.pc; do
+for f in include/shexec.h include/shexec_tool.h lib/libshexec.so.1.0.0 lib/libshexec.so.1 lib/libshexec.so lib/libshexec.a lib/pkgconfig/shexec.pc; do
     [ -e "$stage/usr/local/$f" ] || fail "missing $f"
 done
 [ "$(readlink "$stage/usr/local/lib/libshexec.so.1")" = libshexec.so.1.0.0 ] || fail "bad .so.1 link"
@@ -17,12 +17,13 @@ soname=$(readelf -d "$stage/usr/local/lib/libshexec.so.1.0.0" | sed -n 's/.*SONA
 [ "$soname" = libshexec.so.1 ] || fail "SONAME is '$soname'"
 
 cat > "$app/app.c" <<'C'
-#include <shexec.h>
+#include <shexec_tool.h>
 #include <stdio.h>
 #include <string.h>
 int main(void) {
     shexec_session *s; shexec_run *r;
     if (shexec_session_new(&s) || shexec_run_new(&r, s, "echo installed; exit 5")) return 1;
+    if (shexec_tool_set_enabled(s, "bash", 1) || !shexec_tool_is_enabled(s, "bash")) return 4;
     if (shexec_run_exec(r)) return 2;
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
     int ok = strcmp(out, "installed\n") == 0 && shexec_run_exit_code(r) == 5;

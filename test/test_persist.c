@@ -69,7 +69,7 @@ static int teardown(void **state)
 static void use_shell(shexec_session *s, const char *shell)
 {
     const char *argv[] = {shell, NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 /* Run cmd to its end; its stdout (and stderr, notice) into the buffers. */
@@ -422,7 +422,7 @@ static void test_unfinished_runs_change_nothing(void **state)
     shexec_task *t = NULL;
     assert_int_equal(shexec_run_new(&r, f->s, "echo $BASE; export BASE=3 TK=1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
-    while (!shexec_run_done(shexec_task_run(t)))
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(f->s, 10000) >= 0);
     size_t n;
     assert_string_equal(shexec_run_output(shexec_task_run(t), SHEXEC_STDOUT, &n), "1\n");
@@ -469,14 +469,19 @@ static void test_oversized_state_not_adopted(void **state)
 static void test_remote_wrapper_refused(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_REMOTE), SHEXEC_OK);
+    /* the program stays (the session's own argv passed back), the kind changes */
+    const char *const *argv = shexec_session_shell_argv(f->s);
+    assert_int_equal(shexec_session_set_shell(f->s, argv, SHEXEC_WRAPPER_REMOTE), SHEXEC_OK);
+    argv = shexec_session_shell_argv(f->s);
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_ESTATE);
     assert_int_equal(shexec_session_persist_env(f->s), 0);
-    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(f->s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
-    assert_int_equal(shexec_session_set_wrapper_kind(f->s, SHEXEC_WRAPPER_REMOTE_SHELL),
+    argv = shexec_session_shell_argv(f->s);
+    assert_int_equal(shexec_session_set_shell(f->s, argv, SHEXEC_WRAPPER_REMOTE_SHELL),
                      SHEXEC_ESTATE);
     assert_int_equal(shexec_session_wrapper_kind(f->s), SHEXEC_WRAPPER_LOCAL);
+    assert_true(shexec_session_shell_argv(f->s) == argv); /* unchanged: not even copied */
     assert_int_equal(shexec_session_set_persist_env(NULL, 1), SHEXEC_EINVAL);
     assert_null(shexec_session_getenv(f->s, "A=B"));
     assert_null(shexec_session_getenv(f->s, NULL));

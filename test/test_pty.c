@@ -274,7 +274,7 @@ static void test_missed_hangup_is_sent_again(void **state)
     int child = atoi(out_of(r));
     assert_true(child > 0);
     /* it outlived the hangup (its handler took it): the group is adopted */
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     int gone = drive_until_gone(s, child, 10000);
     if (!gone)
@@ -294,7 +294,7 @@ static void test_hangup_ignored_is_left_alone(void **state)
     shexec_run *r = run_mode(s, "trap '' HUP; sleep 30 & echo $!", 1, 0);
     int child = atoi(out_of(r));
     assert_true(child > 0);
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     /* past the last look, 1.7 s after the exit */
     int64_t end = tu_now_ms() + 2200;
@@ -310,7 +310,7 @@ static void wait_for(shexec_session *s, shexec_task *t, const char *text)
     shexec_run *tr = shexec_task_run(t);
     int64_t end = tu_now_ms() + 10000;
     while (!strstr(out_of(tr), text)) {
-        if (tu_now_ms() > end || shexec_run_done(tr))
+        if (tu_now_ms() > end || shexec_run_state(tr) > SHEXEC_STATE_RUNNING)
             fail_msg("never saw [%s]; output [%s]", text, out_of(tr));
         shexec_session_wait(s, 50);
     }
@@ -319,7 +319,7 @@ static void wait_for(shexec_session *s, shexec_task *t, const char *text)
 static void wait_done(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 10000;
-    while (!shexec_run_done(shexec_task_run(t))) {
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         shexec_session_wait(s, 200);
     }
@@ -376,7 +376,7 @@ static void test_drive_a_repl(void **state)
     shexec_session_wait(s, 300);
     assert_int_equal(shexec_run_write(tr, "\x03", 1), SHEXEC_OK);
     wait_for(s, t, "KeyboardInterrupt");
-    assert_false(shexec_run_done(tr));
+    assert_false(shexec_run_state(tr) > SHEXEC_STATE_RUNNING);
     /* ^D ends it (python reports the earlier interrupt when it exits, and
      * bash passes SIGINT on: either ending is the REPL's own) */
     assert_int_equal(shexec_run_close_stdin(tr), SHEXEC_OK);
@@ -440,7 +440,7 @@ static void test_output_read_while_running_then_final(void **state)
     while (strcmp(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\n") != 0 && tu_now_ms() < end)
         shexec_session_wait(s, 50);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\n");
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, 1000);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "one\ntwo\n");
     shexec_run_free(r);

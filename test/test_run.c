@@ -58,7 +58,7 @@ static shexec_run *run_cmd(shexec_session *s, const char *cmd)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-    assert_true(shexec_run_done(r));
+    assert_true(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     return r;
 }
 
@@ -259,7 +259,7 @@ static void test_run_pid(void **state)
     }
     assert_true(atoll(out_of(r)) == live);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_true(shexec_run_pid(r) == live); /* kept after the end */
     shexec_run_free(r);
@@ -394,7 +394,7 @@ static void test_library_descriptors_cloexec(void **state)
         checked++;
     }
     assert_true(checked >= 2); /* at least the two pipes */
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(*state, 1000) >= 0);
     shexec_run_free(r);
 }
@@ -420,17 +420,17 @@ static void test_shell_selection(void **state)
     }
     /* {path, NULL}: that program is the shell */
     const char *sh[] = {"/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, sh), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, sh, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *r = run_cmd(*state, "echo $0");
     assert_string_equal(out_of(r), "sh\n");
     shexec_run_free(r);
     const char *empty[] = {"", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, empty), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_shell(*state, empty, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
     /* a name is looked up in the host's PATH when set; not found, the setting stays */
     const char *by_name[] = {"sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, by_name), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, by_name, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     const char *unknown[] = {"shexec-no-such-shell", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, unknown), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_set_shell(*state, unknown, SHEXEC_WRAPPER_LOCAL), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(*state), "shexec-no-such-shell"));
     r = run_cmd(*state, "echo $0");
     assert_string_equal(out_of(r), "sh\n");
@@ -440,14 +440,14 @@ static void test_shell_selection(void **state)
         return;
     /* an absolute path is not looked for when set: a missing one fails the start */
     const char *missing[] = {"/nonexistent/shell", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(*state, missing), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, missing, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *bad = NULL;
     assert_int_equal(shexec_run_new(&bad, *state, "true"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(bad), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(*state), "/nonexistent/shell"));
     assert_int_equal(shexec_run_state(bad), SHEXEC_STATE_NEW);
     shexec_run_free(bad);
-    assert_int_equal(shexec_session_set_shell_argv(*state, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(*state, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     r = run_cmd(*state, "echo back");
     assert_string_equal(out_of(r), "back\n");
     shexec_run_free(r);
@@ -600,7 +600,7 @@ static void exercise_waiting(shexec_session *s)
     assert_int_equal(shexec_run_exit_code(r), 4);
     shexec_run_free(r);
 
-    shexec_session_set_timeouts(s, 300, 600000);
+    shexec_session_set_timeouts_ms(s, 300, 600000);
     r = run_cmd(s, "sleep 30");
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     shexec_run_free(r);
@@ -617,7 +617,7 @@ static void test_wait_with_pidfd(void **state)
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     if (heavy_ok())
         assert_true(shx_test_run_pidfd(r) >= 0); /* this kernel has pidfds: the main path is the one tested */
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, -1);
     shexec_run_free(r);
     exercise_waiting(s);
@@ -631,7 +631,7 @@ static void test_wait_fallback_without_pidfd(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 0.1"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     assert_int_equal(shx_test_run_pidfd(r), -1);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, -1);
     assert_int_equal(shexec_run_exit_code(r), 0);
     shexec_run_free(r);
@@ -683,7 +683,7 @@ static void test_timeout_term_trap_cleanup_captured(void **state)
     while (!strstr(out_of(r), "ready"))
         assert_true(shexec_session_wait(*state, 50) >= 0);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(*state, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_exit_code(r), -1);
@@ -727,9 +727,9 @@ static void test_timeout_kills_whole_group(void **state)
 static void test_timeout_default_and_clamp(void **state)
 {
     shexec_session *s = *state;
-    assert_int_equal(shexec_session_set_timeouts(s, 0, 100), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_timeouts(s, 200, 100), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 0, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 200, 100), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 300, 400), SHEXEC_OK);
 
     shexec_run *r = run_cmd(s, "sleep 30"); /* the session default: 300 ms */
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
@@ -759,7 +759,7 @@ static void test_run_timeout_ms(void **state)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "sleep 30"), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), SHEXEC_DEFAULT_TIMEOUT_MS);
-    assert_int_equal(shexec_session_set_timeouts(s, 300, 400), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 300, 400), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 300); /* the session's, until the start */
     assert_int_equal(shexec_run_set_timeout_ms(r, 350), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 350);
@@ -769,7 +769,7 @@ static void test_run_timeout_ms(void **state)
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
     assert_int_equal(shexec_run_timeout_ms(r), 400);
     /* fixed at the start: later session settings do not change it */
-    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 100, 200), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(r), 400);
     shexec_run_free(r);
 
@@ -793,7 +793,7 @@ static void test_run_timeout_ms(void **state)
     assert_int_equal(shexec_run_timeout_ms(r), 200);
     assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
     assert_int_equal(shexec_run_timeout_ms(shexec_task_run(t)), 900000);
-    assert_false(shexec_run_done(shexec_task_run(t)));
+    assert_false(shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING);
     shexec_task_free(t);
 }
 
@@ -808,15 +808,19 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     assert_non_null(strstr(out_of(r), "started\n"));
     assert_int_equal(shexec_run_exit_code(r), 0);
     /* by default the leftover is adopted as a task, still running */
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-    assert_non_null(shexec_run_leftover_task(r));
+    const char *id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_non_null(id);
+    assert_true(id[0] == 't' && strlen(id) == 13);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     assert_true(tu_pid_alive(pid));
     shexec_task *t = NULL;
-    assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&t, s, id), SHEXEC_OK);
+    assert_string_equal(shexec_task_id(t), id);
     shexec_run_free(r);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
-    while (!shexec_run_done(shexec_task_run(t)))
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, 1000);
     assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(pid, 2000));
@@ -829,15 +833,23 @@ static void test_leftovers_do_not_hold_the_run(void **state)
     r = run_cmd(s, "sleep 30 >/dev/null 2>&1 & echo $!");
     assert_int_equal(sscanf(out_of(r), "%d", &pid), 1);
     assert_true(tu_wait_pid_gone(pid, 2000));
-    assert_null(shexec_run_leftover_task(r));
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_KILLED);
+    assert_null(id);
     shexec_run_free(r);
 
     /* nothing left: nothing adopted */
     assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_ADOPT), SHEXEC_OK);
     r = run_cmd(s, "sleep 0.01");
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_NONE);
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_NONE);
+    assert_null(id);
     shexec_run_free(r);
+    /* no run: none, and no id */
+    id = "unset";
+    assert_int_equal(shexec_run_leftovers(NULL, &id), SHEXEC_LEFTOVERS_NONE);
+    assert_null(id);
+    assert_int_equal(shexec_run_leftovers(NULL, NULL), SHEXEC_LEFTOVERS_NONE);
 }
 
 /* ---- non-blocking use and cancel ------------------------------------------ */
@@ -848,14 +860,14 @@ static void test_start_wait_cancel(void **state)
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, "echo go; sleep 300"), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_start(r), SHEXEC_ESTATE);
     assert_int_equal(shexec_run_set_timeout_ms(r, 5), SHEXEC_ESTATE);
     assert_int_equal(shexec_session_wait(s, 100), 0); /* nothing finished in it */
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
     assert_int_equal(shexec_run_signal(r), SIGTERM);
@@ -876,7 +888,7 @@ static int pump_host_loop(shexec_session *s, shexec_run *r)
     struct pollfd fds[32];
     int finished = 0;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(r)) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int32_t timeout = -1;
         int n = shexec_session_pollfds(fds, 32, &timeout, s);
@@ -924,7 +936,7 @@ static void test_pollfds_never_signals(void **state)
         int finished = 0;
         if (by_wait) {
             int64_t end = tu_now_ms() + 20000;
-            while (!shexec_run_done(r)) {
+            while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
                 assert_true(tu_now_ms() < end);
                 int rc = shexec_session_wait(s, 1000);
                 assert_true(rc >= 0);
@@ -964,7 +976,7 @@ static void test_wait_and_process_count_finished(void **state)
     assert_int_equal(shexec_run_start(b), SHEXEC_OK);
     int finished = 0;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(a) || !shexec_run_done(b)) {
+    while (shexec_run_state(a) <= SHEXEC_STATE_RUNNING || shexec_run_state(b) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int rc = shexec_session_wait(s, -1); /* no limit: it returns when one finished */
         assert_true(rc >= 1);
@@ -973,7 +985,7 @@ static void test_wait_and_process_count_finished(void **state)
     assert_int_equal(finished, 2);
     assert_int_equal(shexec_run_exit_code(b), 2);
     assert_int_equal(shexec_session_wait(s, 50), 0); /* the time ran out */
-    assert_false(shexec_run_done(slow));
+    assert_false(shexec_run_state(slow) > SHEXEC_STATE_RUNNING);
 
     /* process counts the same way */
     assert_int_equal(shexec_run_cancel(slow), SHEXEC_OK);
@@ -1225,7 +1237,7 @@ static void test_stdin_large_input_linear(void **state)
         assert_int_equal(shexec_run_write(r, buf, piece), SHEXEC_OK);
     free(buf);
     assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
-    while (!shexec_run_done(r)) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() - t0 < 30000);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -1261,7 +1273,7 @@ static void test_stdin_timeout_while_writing(void **state)
         assert_int_equal(shexec_run_write(r, buf, total), SHEXEC_OK);
         free(buf);
         int64_t t0 = tu_now_ms();
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             assert_true(shexec_session_wait(s, -1) >= 0);
         int64_t ms = tu_now_ms() - t0;
         print_message("%s: timed out after %lld ms\n", cmds[i], (long long)ms);
@@ -1396,7 +1408,7 @@ static void test_output_closed_then_runs_on(void **state)
     const char *const shells[] = {"/bin/sh", "/bin/bash"};
     for (int i = 0; i < 2; i++) {
         const char *argv[] = {shells[i], NULL};
-        assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
         shexec_run *r = run_cmd(s, "echo before; exec >&- 2>&-; sleep 0.3; exit 5");
         assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
         assert_int_equal(shexec_run_exit_code(r), 5);

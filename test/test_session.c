@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 
@@ -348,9 +349,9 @@ static void test_forged_tag_does_not_hold_output(void **state)
     while (c.bytes < 100000 && tu_now_ms() < end)
         shexec_session_wait(s, 50);
     /* everything but what could still be a record arrived while the command slept */
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
     assert_int_equal(c.bytes, 100000 + strlen(shx_test_sentinel_tag(s)));
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, -1);
     assert_string_equal(shexec_session_cwd(s), "/tmp");
     shexec_run_free(r);
@@ -530,7 +531,7 @@ static void test_shell_wrapper_prefix(void **state)
     assert_non_null(getcwd(here, sizeof here));
     snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
     const char *argv[] = {wrap, "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     shexec_run *r = run_cmd(s, "cd /tmp && echo in $PWD");
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "in /tmp\n");
     assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "wrapped\n");
@@ -541,21 +542,32 @@ static void test_shell_wrapper_prefix(void **state)
     /* a name looked up in PATH, with arguments: env -i clears everything */
     setenv("SHEXEC_VISIBLE", "1", 1);
     const char *envi[] = {"env", "-i", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, envi), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, envi, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     expect(s, "echo ${SHEXEC_VISIBLE-gone}; cd /usr", "gone\n", 0, "/usr");
     unsetenv("SHEXEC_VISIBLE");
 
     /* a name is looked up when it is set: not found is an error then, and
      * the previous setting stays */
     const char *missing[] = {"no-such-wrapper-program", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, missing), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_set_shell(s, missing, SHEXEC_WRAPPER_LOCAL), SHEXEC_ESPAWN);
     assert_non_null(strstr(shexec_session_errmsg(s), "no-such-wrapper-program"));
     expect(s, "echo ${SHEXEC_VISIBLE-gone}", "gone\n", 0, "/usr");
+    /* also with a remote kind: neither the program, nor the kind, nor the
+     * cwd (which a remote kind would reset) changes */
+    assert_int_equal(shexec_session_set_shell(s, missing, SHEXEC_WRAPPER_REMOTE), SHEXEC_ESPAWN);
+    assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
+    assert_string_equal(shexec_session_cwd(s), "/usr");
+    const char *const *got = shexec_session_shell_argv(s);
+    assert_non_null(got);
+    assert_string_equal(got[0], "env");
+    assert_string_equal(got[1], "-i");
+    assert_string_equal(got[2], "/bin/sh");
+    assert_null(got[3]);
     /* an absolute path that does not exist fails when a command starts
      * (not under valgrind: it cannot follow an execve that fails in a vfork
      * child) */
     const char *absent[] = {"/nonexistent/wrapper", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, absent), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, absent, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     const char *vg = getenv("VALGRIND");
     if (!(vg && strcmp(vg, "1") == 0)) {
         assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
@@ -565,8 +577,16 @@ static void test_shell_wrapper_prefix(void **state)
     }
 
     const char *empty[] = {NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, empty), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, empty, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    const char *blank[] = {"", NULL};
+    assert_int_equal(shexec_session_set_shell(s, blank, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_shell(s, NULL, -1), SHEXEC_EINVAL);
+    assert_string_equal(shexec_session_shell_argv(s)[0], "/nonexistent/wrapper");
+    assert_int_equal(shexec_session_set_shell(NULL, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_EINVAL);
+    assert_null(shexec_session_shell_argv(NULL));
+    assert_int_equal(shexec_session_wrapper_kind(NULL), SHEXEC_WRAPPER_LOCAL);
+    assert_int_equal(shexec_session_set_shell(s, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+    assert_null(shexec_session_shell_argv(s)); /* the default */
     expect(s, "echo back", "back\n", 0, "/usr");
 }
 
@@ -621,7 +641,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
     snprintf(host_path, sizeof host_path, "%s:%s", legit, old_path);
     setenv("PATH", host_path, 1);
     const char *argv[] = {"fakewrap", "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     setenv("PATH", old_path, 1);
     free(old_path);
 
@@ -678,7 +698,7 @@ static void test_wrapper_program_chosen_by_host(void **state)
     assert_non_null(getcwd(here, sizeof here));
     assert_int_equal(chdir(legit), 0);
     const char *rel[] = {"./fakewrap", "/bin/sh", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, rel), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, rel, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(chdir(here), 0);
     assert_int_equal(unlink(record), 0);
     assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
@@ -699,7 +719,7 @@ static void set_test_wrapper(shexec_session *s)
     assert_non_null(getcwd(here, sizeof here));
     snprintf(wrap, sizeof wrap, "%s/test/data/wrap.sh", here);
     const char *argv[] = {wrap, "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 /*
@@ -794,6 +814,100 @@ static void test_wrapper_run_var_names_in_any_locale(void **state)
     assert_non_null(strstr(msg, "CAF\xC9"));
 }
 
+/* Every setting reads back: the defaults, what was set, what a refused set
+ * left, and the defaults again for a NULL session. */
+static void test_settings_read_back(void **state)
+{
+    shexec_session *s = *state;
+    uint32_t def = 1, max = 1;
+    uint64_t limit = 1;
+    int unit = -1, keep = -1;
+
+    /* a new session: the documented defaults */
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, &max), SHEXEC_OK);
+    assert_int_equal(def, SHEXEC_DEFAULT_TIMEOUT_MS);
+    assert_int_equal(max, SHEXEC_DEFAULT_MAX_TIMEOUT_MS);
+    assert_int_equal(shexec_session_kill_grace_ms(s), SHEXEC_DEFAULT_KILL_GRACE_MS);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, SHEXEC_DEFAULT_OUTPUT_LIMIT);
+    assert_int_equal(unit, SHEXEC_UNIT_CHARS);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shexec_session_env_inherit(s), 1);
+    assert_null(shexec_session_shell_argv(s));
+    assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
+    assert_int_equal(shexec_session_persist_env(s), 0);
+    assert_int_equal(shexec_session_max_tasks(s), SHEXEC_DEFAULT_MAX_TASKS);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_ADOPT);
+    assert_int_equal(shexec_session_watchdog(s), 0);
+
+    /* set, then get */
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 1500, 9000), SHEXEC_OK);
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, &max), SHEXEC_OK);
+    assert_int_equal(def, 1500);
+    assert_int_equal(max, 9000);
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_kill_grace_ms(s), 0);
+    assert_int_equal(shexec_session_set_kill_grace_ms(s, 250), SHEXEC_OK);
+    assert_int_equal(shexec_session_kill_grace_ms(s), 250);
+    assert_int_equal(shexec_session_set_output_limit(s, 4096, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD_TAIL), SHEXEC_OK);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, 4096);
+    assert_int_equal(unit, SHEXEC_UNIT_BYTES);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD_TAIL);
+    assert_int_equal(shexec_session_output_limit(s, NULL, NULL, &keep), SHEXEC_OK);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD_TAIL);
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_inherit(s), 0);
+    assert_int_equal(shexec_session_set_env_inherit(s, 5), SHEXEC_OK); /* any non-zero: 1 */
+    assert_int_equal(shexec_session_env_inherit(s), 1);
+    assert_int_equal(shexec_session_set_max_tasks(s, 3), SHEXEC_OK);
+    assert_int_equal(shexec_session_max_tasks(s), 3);
+    assert_int_equal(shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_KILL);
+    assert_int_equal(shexec_session_set_persist_env(s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_persist_env(s), 1);
+    assert_int_equal(shexec_session_set_watchdog(s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_watchdog(s), 1);
+    assert_int_equal(shexec_session_set_watchdog(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_watchdog(s), 0);
+
+    /* a refused set leaves the value as it was */
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 9001, 9000), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 0, 9000), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_timeouts_ms(s, &def, NULL), SHEXEC_OK);
+    assert_int_equal(def, 1500);
+    assert_int_equal(shexec_session_set_output_limit(s, 10, 9, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_output_limit(s, (1ull << 30) + 1, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_output_limit(s, &limit, &unit, &keep), SHEXEC_OK);
+    assert_int_equal(limit, 4096);
+    assert_int_equal(unit, SHEXEC_UNIT_BYTES);
+    assert_int_equal(shexec_session_set_on_leftovers(s, 9), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_on_leftovers(s), SHEXEC_ON_LEFTOVERS_KILL);
+
+    /* a NULL session reads as the defaults; the two-value getters say EINVAL */
+    def = max = 1;
+    assert_int_equal(shexec_session_timeouts_ms(NULL, &def, &max), SHEXEC_EINVAL);
+    assert_int_equal(def, SHEXEC_DEFAULT_TIMEOUT_MS);
+    assert_int_equal(max, SHEXEC_DEFAULT_MAX_TIMEOUT_MS);
+    limit = 1;
+    unit = keep = -1;
+    assert_int_equal(shexec_session_output_limit(NULL, &limit, &unit, &keep), SHEXEC_EINVAL);
+    assert_int_equal(limit, SHEXEC_DEFAULT_OUTPUT_LIMIT);
+    assert_int_equal(unit, SHEXEC_UNIT_CHARS);
+    assert_int_equal(keep, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shexec_session_timeouts_ms(NULL, NULL, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_kill_grace_ms(NULL), SHEXEC_DEFAULT_KILL_GRACE_MS);
+    assert_int_equal(shexec_session_env_inherit(NULL), 1);
+    assert_int_equal(shexec_session_max_tasks(NULL), SHEXEC_DEFAULT_MAX_TASKS);
+    assert_int_equal(shexec_session_on_leftovers(NULL), SHEXEC_ON_LEFTOVERS_ADOPT);
+    assert_int_equal(shexec_session_watchdog(NULL), 0);
+    assert_int_equal(shexec_session_persist_env(NULL), 0);
+    assert_null(shexec_session_shell_argv(NULL));
+    assert_null(shexec_session_cwd(NULL));
+}
+
 static void test_logical_cwd_through_symlink(void **state)
 {
     shexec_session *s = *state;
@@ -837,6 +951,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_run_var_names_in_any_locale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logical_cwd_through_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settings_read_back, setup, teardown),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
 }

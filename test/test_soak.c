@@ -53,7 +53,7 @@ static int scaled(int n, int sanitized, int valgrind)
 /* RSS may grow this much over the soak (malloc's arenas settle in steps). */
 #define RSS_SLACK_KIB 1024
 
-/* /bin/sh as the session's shell (shexec_session_set_shell_argv()). */
+/* /bin/sh as the session's shell (shexec_session_set_shell()). */
 static const char *const sh_argv[] = {"/bin/sh", NULL};
 
 typedef struct {
@@ -140,8 +140,8 @@ static void one_task_cycle(shexec_session *s, int i)
     if (i % 10 == 9) {
         assert_int_equal(shexec_run_new(&r, s, "sleep 100 & echo bg"), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-        assert_int_equal(shexec_session_find_task(&t, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+        assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+        assert_int_equal(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
     } else {
         shexec_run *tr = NULL;
         assert_int_equal(shexec_run_new(&tr, s, i % 2 ? "sleep 100" : "echo up; sleep 100"),
@@ -150,9 +150,9 @@ static void one_task_cycle(shexec_session *s, int i)
         if (i % 4 == 0)
             assert_true(shexec_session_wait(s, 0) >= 0);
     }
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(shexec_task_run(t))) {
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -195,7 +195,7 @@ static void test_soak_runs(void **state)
     shexec_session *s = NULL;
     assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
     /* /bin/sh starts in half the time of bash; the default shell gets its share below */
-    assert_int_equal(shexec_session_set_shell_argv(s, sh_argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, sh_argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     int total = scaled(10000, 1000, 300);
     int warm = scaled(200, 50, 30);
     int with_default = total / 5;
@@ -206,7 +206,7 @@ static void test_soak_runs(void **state)
     footprint before = measure();
     for (; i < total; i++) {
         if (i == total - with_default)
-            assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
+            assert_int_equal(shexec_session_set_shell(s, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
         one_run(s, i, dir);
     }
     assert_int_equal(shx_test_active(s), 0);
@@ -223,7 +223,7 @@ static void test_soak_task_cycles(void **state)
     tu_leak_begin();
     shexec_session *s = NULL;
     assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
-    assert_int_equal(shexec_session_set_shell_argv(s, sh_argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, sh_argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(shexec_session_set_kill_grace_ms(s, 2000), SHEXEC_OK);
     int total = scaled(1000, 100, 50);
     int warm = scaled(50, 10, 10);
@@ -234,7 +234,7 @@ static void test_soak_task_cycles(void **state)
     footprint before = measure();
     for (; i < total; i++) {
         if (i == total - total / 5)
-            assert_int_equal(shexec_session_set_shell_argv(s, NULL), SHEXEC_OK);
+            assert_int_equal(shexec_session_set_shell(s, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
         one_task_cycle(s, i);
     }
     assert_int_equal(shx_test_active(s), 0);

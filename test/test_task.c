@@ -76,7 +76,7 @@ static shexec_run *run_of(shexec_task *t)
 static void wait_done(shexec_session *s, shexec_task *t)
 {
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -89,7 +89,7 @@ static void test_background_returns_at_once(void **state)
     shexec_task *t = start_task(s, "sleep 60");
     assert_true(tu_now_ms() - t0 < 2000);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     regex_t re;
     assert_int_equal(regcomp(&re, "^t[0-9a-f]{12}$", REG_EXTENDED), 0);
     assert_int_equal(regexec(&re, shexec_task_id(t), 0, NULL, 0), 0);
@@ -98,12 +98,12 @@ static void test_background_returns_at_once(void **state)
     shexec_task *u = start_task(s, "sleep 60");
     assert_string_not_equal(shexec_task_id(t), shexec_task_id(u));
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(u)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(u)), SHEXEC_OK);
     assert_ptr_equal(found, u);
-    assert_int_equal(shexec_session_find_task(&found, s, "t000000000000"), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&found, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_null(found);
     assert_non_null(strstr(shexec_session_errmsg(s), "t000000000000"));
-    assert_int_equal(shexec_session_find_task(&found, s, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_take_task(&found, s, NULL), SHEXEC_EINVAL);
     /* freeing a running task kills and reaps it */
     pid_t pid = (pid_t)shexec_run_pid(run_of(t));
     assert_true(pid > 0);
@@ -125,7 +125,7 @@ static void test_task_limit(void **state)
     assert_null(extra);
     assert_int_equal(shexec_run_state(extra_run), SHEXEC_STATE_NEW);
     /* a finished task keeps its slot until it is freed */
-    shexec_task_kill(t[0]);
+    shexec_run_cancel(shexec_task_run(t[0]));
     wait_done(s, t[0]);
     assert_int_equal(shexec_run_start_task(&extra, extra_run), SHEXEC_ELIMIT);
     assert_null(extra);
@@ -167,7 +167,7 @@ static void test_finished_tasks_hold_their_slot(void **state)
     assert_string_equal(shexec_run_output(run_of(a), SHEXEC_STDOUT, NULL), "a\n");
     assert_string_equal(shexec_run_output(run_of(b), SHEXEC_STDOUT, NULL), "b\n");
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(a)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(a)), SHEXEC_OK);
     assert_ptr_equal(found, a);
     shexec_task_free(a);
     c = as_task(c_run);
@@ -185,7 +185,7 @@ static int count_tasks(const shexec_session *s)
 /*
  * Leftovers the host never looked up are the session's: once finished they
  * are released to make room (oldest first), and their id then says so.
- * One the host looked up with shexec_session_find_task() is the host's and
+ * One the host looked up with shexec_session_take_task() is the host's and
  * is never released for it.
  */
 static void test_unclaimed_leftovers_released(void **state)
@@ -200,11 +200,11 @@ static void test_unclaimed_leftovers_released(void **state)
         snprintf(cmd, sizeof cmd, "(sleep 0.1; echo late%d) &", i);
         assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
-        snprintf(ids[i], sizeof ids[i], "%s", shexec_run_leftover_task(r));
+        assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+        snprintf(ids[i], sizeof ids[i], "%s", tu_leftover_id(r));
         shexec_run_free(r);
         if (i == 1) /* the host takes this one */
-            assert_int_equal(shexec_session_find_task(&kept, s, ids[i]), SHEXEC_OK);
+            assert_int_equal(shexec_session_take_task(&kept, s, ids[i]), SHEXEC_OK);
         while (shx_test_active(s))
             assert_true(shexec_session_wait(s, 1000) >= 0);
         assert_true(count_tasks(s) <= 2);
@@ -214,14 +214,14 @@ static void test_unclaimed_leftovers_released(void **state)
     for (int i = 0; i < 5; i++) {
         if (i == 1)
             continue;
-        assert_int_equal(shexec_session_find_task(&t, s, ids[i]), SHEXEC_ENOTASK);
+        assert_int_equal(shexec_session_take_task(&t, s, ids[i]), SHEXEC_ENOTASK);
         char want[128];
         snprintf(want, sizeof want,
                  "task \"%s\" finished and was released unread (retention limit)", ids[i]);
         assert_string_equal(shexec_session_errmsg(s), want);
     }
     assert_string_equal(shexec_run_output(run_of(kept), SHEXEC_STDOUT, NULL), "late1\n");
-    assert_int_equal(shexec_session_find_task(&t, s, ids[5]), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&t, s, ids[5]), SHEXEC_OK);
     assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "late5\n");
     /* both are the host's now: a new task finds no room, none is released */
     shexec_run *u_run = new_run(s, "true");
@@ -235,7 +235,7 @@ static void test_unclaimed_leftovers_released(void **state)
     shexec_task_free(kept);
     assert_int_equal(count_tasks(s), 0);
     /* an id never issued is still just unknown */
-    assert_int_equal(shexec_session_find_task(&t, s, "t000000000000"), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&t, s, "t000000000000"), SHEXEC_ENOTASK);
     assert_string_equal(shexec_session_errmsg(s), "no task with id \"t000000000000\"");
 }
 
@@ -271,7 +271,7 @@ static void test_status_and_exit_code(void **state)
     assert_int_equal(shexec_run_start_task(&again, run_of(t)), SHEXEC_ESTATE);
     assert_null(again);
     assert_int_equal(shexec_run_start(run_of(t)), SHEXEC_ESTATE);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK); /* finished: nothing to do */
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK); /* finished: nothing to do */
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_EXITED);
     shexec_task_free(t);
 }
@@ -296,7 +296,7 @@ static void test_kill_and_timeout(void **state)
         shexec_session_wait(s, 100);
     int child = atoi(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL));
     assert_true(child > 0);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     wait_done(s, t);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
     assert_int_equal(shexec_run_signal(run_of(t)), SIGKILL); /* TERM was ignored */
@@ -305,7 +305,7 @@ static void test_kill_and_timeout(void **state)
 
     /* no timeout by default; an optional safety net, not clamped to the
      * session maximum (which is for foreground runs); 0 is not "none" */
-    assert_int_equal(shexec_session_set_timeouts(s, 100, 200), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 100, 200), SHEXEC_OK);
     shexec_run *nr = new_run(s, "sleep 60");
     assert_int_equal(shexec_run_set_timeout_ms(nr, 0), SHEXEC_EINVAL);
     assert_int_equal(shexec_run_set_timeout_ms(nr, 300), SHEXEC_OK);
@@ -324,7 +324,7 @@ static void test_kill_and_timeout(void **state)
     assert_int_equal(shexec_run_cancel(fresh), SHEXEC_ESTATE);
     assert_int_equal(shexec_run_state(fresh), SHEXEC_STATE_NEW);
     shexec_run_free(fresh);
-    assert_int_equal(shexec_task_kill(NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(NULL)), SHEXEC_EINVAL);
 }
 
 static void test_read_only_new_output(void **state)
@@ -426,7 +426,7 @@ static void test_unpumped_task_blocks_without_loss(void **state)
     assert_true(cap >= 65536);
     print_message("task pipe capacity %d bytes\n", cap);
     usleep(400000); /* nobody pumps: the writer fills the pipe and blocks */
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     wait_done(s, t);
     shx_buf want = SHX_BUF_INIT;
     for (int i = 1; i <= 500000; i++)
@@ -493,7 +493,7 @@ static void test_stdin_input(void **state)
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     assert_int_equal(shexec_run_write(r, "shout\n", 6), SHEXEC_OK);
     assert_int_equal(shexec_run_close_stdin(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         shexec_session_wait(s, 1000);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "SHOUT\n");
     shexec_run_free(r);
@@ -520,7 +520,7 @@ static void test_stdin_large_input_interleaved(void **state)
     }
     free(buf);
     assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() - t0 < 30000);
         assert_true(shexec_session_wait(s, 1000) >= 0);
     }
@@ -549,9 +549,9 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 5000);
     int server = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
     assert_true(server > 0);
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *srv = NULL;
-    assert_int_equal(shexec_session_find_task(&srv, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&srv, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     shexec_session_wait(s, 200);
     assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_RUNNING);
@@ -565,7 +565,7 @@ static void test_leftovers_adopted(void **state)
     assert_true(tu_now_ms() - t0 < 400);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
     shexec_task *late = NULL;
-    assert_int_equal(shexec_session_find_task(&late, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&late, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     wait_done(s, late);
     assert_string_equal(shexec_run_output(run_of(late), SHEXEC_STDOUT, NULL), "late\n");
@@ -575,7 +575,7 @@ static void test_leftovers_adopted(void **state)
     shexec_task_free(late);
 
     /* killing the adopted server */
-    assert_int_equal(shexec_task_kill(srv), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(srv)), SHEXEC_OK);
     wait_done(s, srv);
     assert_int_equal(shexec_run_state(run_of(srv)), SHEXEC_STATE_KILLED);
     assert_true(tu_wait_pid_gone(server, 2000));
@@ -591,8 +591,8 @@ static void test_leftovers_killed_when_table_full(void **state)
     assert_int_equal(shexec_run_new(&r, s, "sleep 60 & echo $!"), SHEXEC_OK);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     int pid = atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_KILLED);
-    assert_null(shexec_run_leftover_task(r));
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
+    assert_null(tu_leftover_id(r));
     assert_true(tu_wait_pid_gone(pid, 2000));
     shexec_run_free(r);
     shexec_task_free(busy);
@@ -610,7 +610,7 @@ static void test_task_keeps_its_own_leftovers(void **state)
     /* the shell is gone, its child is not: the task is still running */
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_RUNNING);
     assert_true(tu_pid_alive(pid));
-    shexec_task_kill(t);
+    shexec_run_cancel(shexec_task_run(t));
     wait_done(s, t);
     assert_true(tu_wait_pid_gone(pid, 2000));
     shexec_task_free(t);
@@ -661,8 +661,9 @@ static void test_host_poll_loop(void **state)
     assert_true(need >= 6); /* stdout, stderr (and pidfds) of three tasks */
 
     int host_events = 0, rounds = 0, finished = 0;
-    while (!(shexec_run_done(run_of(t[0])) && shexec_run_done(run_of(t[1])) &&
-             shexec_run_done(run_of(t[2])))) {
+    while (shexec_run_state(run_of(t[0])) <= SHEXEC_STATE_RUNNING ||
+           shexec_run_state(run_of(t[1])) <= SHEXEC_STATE_RUNNING ||
+           shexec_run_state(run_of(t[2])) <= SHEXEC_STATE_RUNNING) {
         assert_true(++rounds < 100000);
         struct pollfd fds[64];
         fds[0] = (struct pollfd){.fd = host_pipe[0], .events = POLLIN};
@@ -723,7 +724,7 @@ static void test_foreground_and_tasks_together(void **state)
     assert_string_equal(shexec_run_output(run_of(bg), SHEXEC_STDOUT, NULL), "bg1\nbg2\nbg3\n");
     shexec_run_free(r);
     shexec_session_wait(s, 2000);
-    assert_true(shexec_run_done(run_of(bg)));
+    assert_true(shexec_run_state(run_of(bg)) > SHEXEC_STATE_RUNNING);
     shexec_task_free(bg);
 }
 
@@ -739,7 +740,7 @@ static void start_task_fails(shexec_run *r, int code)
     assert_null(t);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_NEW);
     assert_int_equal(shexec_run_pid(r), 0);
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
 }
 
 /*
@@ -822,7 +823,7 @@ static void test_run_free_on_task_run_ignored(void **state)
     shexec_run_free(r); /* finished: still ignored */
     assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 5);
     shexec_task *found = NULL;
-    assert_int_equal(shexec_session_find_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&found, s, shexec_task_id(t)), SHEXEC_OK);
     assert_ptr_equal(found, t);
     shexec_task_free(t); /* frees the task and its run */
     assert_int_equal(shx_test_tasks(s), 0);
@@ -859,7 +860,7 @@ static void test_run_cancel_on_task_run_kills(void **state)
     assert_int_equal(seen, SHEXEC_STATE_KILLED);
     /* finished: cancel and kill do nothing more */
     assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     assert_int_equal(shexec_run_state(run_of(t)), SHEXEC_STATE_KILLED);
     shexec_task_free(t);
 }
@@ -890,7 +891,7 @@ static void test_done_fn_set_after_start(void **state)
     shexec_task *t = start_task(s, "exit 4");
     pid_t pid = (pid_t)shexec_run_pid(run_of(t));
     assert_true(tu_wait_pid_gone(pid, 10000));
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_task_set_done_fn(t, on_done, &seen), SHEXEC_OK);
     wait_done(s, t);
     assert_int_equal(done_calls, 1);
@@ -934,7 +935,7 @@ static void wait_output(shexec_session *s, shexec_task *t, const char *text)
     int64_t end = tu_now_ms() + 20000;
     while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), text)) {
         assert_true(tu_now_ms() < end);
-        assert_false(shexec_run_done(run_of(t)));
+        assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
         assert_true(shexec_session_wait(s, 100) >= 0);
     }
 }
@@ -985,9 +986,9 @@ static void test_output_fn_set_while_running(void **state)
     r = new_run(s, "(sleep 0.3; echo late; echo later) & echo now");
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "now\n");
-    assert_int_equal(shexec_run_leftovers(r), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *left = NULL;
-    assert_int_equal(shexec_session_find_task(&left, s, shexec_run_leftover_task(r)), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&left, s, tu_leftover_id(r)), SHEXEC_OK);
     shexec_run_free(r);
     assert_int_equal(shexec_run_set_output_fn(shexec_task_run(left), to_tagged_sink, &d),
                      SHEXEC_OK);
@@ -1008,7 +1009,7 @@ static void test_session_wait_counts_finished(void **state)
     shexec_task *t = start_task(s, "true");
     int finished = 0, last = -1;
     int64_t end = tu_now_ms() + 20000;
-    while (!shexec_run_done(run_of(t))) {
+    while (shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         last = shexec_session_wait(s, 1000);
         assert_true(last >= 0);
@@ -1028,14 +1029,14 @@ static void test_session_wait_counts_finished(void **state)
     t = start_task(s, "true");
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     finished = 0;
-    while (!shexec_run_done(r) || !shexec_run_done(run_of(t))) {
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING || shexec_run_state(run_of(t)) <= SHEXEC_STATE_RUNNING) {
         assert_true(tu_now_ms() < end);
         int rc = shexec_session_wait(s, 1000);
         assert_true(rc >= 0);
         finished += rc;
     }
     assert_int_equal(finished, 2);
-    assert_false(shexec_run_done(run_of(sleeper)));
+    assert_false(shexec_run_state(run_of(sleeper)) > SHEXEC_STATE_RUNNING);
     shexec_run_free(r);
     shexec_task_free(t);
     shexec_task_free(sleeper);
@@ -1050,9 +1051,9 @@ static void test_shorter_grace_brings_kill_forward(void **state)
     shexec_task *t = start_task(s, "trap '' TERM; echo ready; sleep 300");
     while (!strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "ready"))
         assert_true(shexec_session_wait(s, 50) >= 0);
-    assert_int_equal(shexec_task_kill(t), SHEXEC_OK);
+    assert_int_equal(shexec_run_cancel(shexec_task_run(t)), SHEXEC_OK);
     assert_true(shexec_session_wait(s, 100) >= 0); /* TERM ignored: still running */
-    assert_false(shexec_run_done(run_of(t)));
+    assert_false(shexec_run_state(run_of(t)) > SHEXEC_STATE_RUNNING);
     assert_int_equal(shexec_session_set_kill_grace_ms(s, 100), SHEXEC_OK);
     int64_t t0 = tu_now_ms();
     shexec_task_free(t); /* terminates again: the SIGKILL moves forward */

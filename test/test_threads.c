@@ -69,7 +69,7 @@ static void *work(void *arg)
     shexec_session_set_kill_grace_ms(s, 200);
     if (w->id % 2) { /* half the threads on the lighter shell */
         const char *const sh[] = {"/bin/sh", NULL};
-        EXPECT(w, shexec_session_set_shell_argv(s, sh) == SHEXEC_OK, "set_shell_argv: %s",
+        EXPECT(w, shexec_session_set_shell(s, sh, SHEXEC_WRAPPER_LOCAL) == SHEXEC_OK, "set_shell: %s",
                shexec_session_errmsg(s));
     }
 
@@ -130,7 +130,7 @@ static void *work(void *arg)
             EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task: %s",
                    shexec_session_errmsg(s));
             r = NULL; /* the task's now */
-            while (!shexec_run_done(shexec_task_run(t)))
+            while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
                 EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
             snprintf(want, sizeof want, "task-%d-%d\n", w->id, i);
             shexec_run *tr = shexec_task_run(t);
@@ -142,8 +142,8 @@ static void *work(void *arg)
             EXPECT(w, shexec_run_new(&r, s, "sleep 100") == SHEXEC_OK, "run_new");
             EXPECT(w, shexec_run_start_task(&t, r) == SHEXEC_OK, "start_task");
             r = NULL;
-            EXPECT(w, shexec_task_kill(t) == SHEXEC_OK, "task_kill");
-            while (!shexec_run_done(shexec_task_run(t)))
+            EXPECT(w, shexec_run_cancel(shexec_task_run(t)) == SHEXEC_OK, "task_kill");
+            while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
                 EXPECT(w, shexec_session_wait(s, 1000) >= 0, "wait");
             tr = shexec_task_run(t);
             EXPECT(w, shexec_run_state(tr) == SHEXEC_STATE_KILLED, "killed state %d",
@@ -154,8 +154,8 @@ static void *work(void *arg)
             /* leftovers, adopted and left to the session's free */
             EXPECT(w, shexec_run_new(&r, s, "sleep 100 & echo bg") == SHEXEC_OK, "run_new");
             EXPECT(w, shexec_run_exec(r) == SHEXEC_OK, "leftover run");
-            EXPECT(w, shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_ADOPTED, "leftovers %d",
-                   shexec_run_leftovers(r));
+            EXPECT(w, shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED, "leftovers %d",
+                   shexec_run_leftovers(r, NULL));
             shexec_run_free(r);
             r = NULL;
         }

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "json.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 #include "testhook.h"
 #include "testutil.h"
 
@@ -203,7 +204,7 @@ static void test_timeout_result(void **state)
     assert_string_equal(str(r, "stdout"), "partial\n");
     assert_string_equal(str(r, "stderr"), "Command timed out after 500 ms\n");
     /* over the maximum: clamped (and said so in the message) */
-    assert_int_equal(shexec_session_set_timeouts(s, 200, 300), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_timeouts_ms(s, 200, 300), SHEXEC_OK);
     r = call(s, "bash", "{\"command\":\"sleep 30\",\"timeout\":900000}", SHEXEC_OK);
     assert_string_equal(str(r, "stderr"), "Command timed out after 300 ms\n");
     /* past 32 bits too: a large number is a long timeout, not a bad one */
@@ -505,7 +506,7 @@ static void test_unread_tasks_released(void **state)
 
 /*
  * Only tasks the host never held are released: one it created itself, and
- * a tool task it looked up with shexec_session_find_task(), stay valid and
+ * a tool task it looked up with shexec_session_take_task(), stay valid and
  * keep their slots; tool tasks come and go around them.
  */
 static void test_host_held_tasks_never_released(void **state)
@@ -522,7 +523,7 @@ static void test_host_held_tasks_never_released(void **state)
     start_bg(s, "echo held", held_id, sizeof held_id);
     settle(s);
     shexec_task *held = NULL;
-    assert_int_equal(shexec_session_find_task(&held, s, held_id), SHEXEC_OK);
+    assert_int_equal(shexec_session_take_task(&held, s, held_id), SHEXEC_OK);
     for (int i = 0; i < 5; i++) {
         start_bg(s, "echo tool", id, sizeof id);
         settle(s);
@@ -542,7 +543,7 @@ static void test_host_held_tasks_never_released(void **state)
     r = read_task(s, held_id, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "held\n");
     shexec_task *gone = NULL;
-    assert_int_equal(shexec_session_find_task(&gone, s, held_id), SHEXEC_ENOTASK);
+    assert_int_equal(shexec_session_take_task(&gone, s, held_id), SHEXEC_ENOTASK);
     read_task(s, held_id, SHEXEC_ENOTASK);
     assert_string_equal(shexec_run_output(shexec_task_run(held), SHEXEC_STDOUT, NULL), "held\n");
     assert_string_equal(shexec_task_id(held), held_id);
@@ -608,12 +609,12 @@ static void test_task_being_read_not_released(void **state)
     /* a, the oldest finished task, would be the one to go */
     const shx_json *r = read_task(s, a, SHEXEC_OK);
     assert_string_equal(str(r, "stdout"), "a\n");
-    assert_true(shexec_run_done(run)); /* the adoption happened inside that call */
-    assert_int_equal(shexec_run_leftovers(run), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_true(shexec_run_state(run) > SHEXEC_STATE_RUNNING); /* the adoption happened inside that call */
+    assert_int_equal(shexec_run_leftovers(run, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     r = read_task(s, b, SHEXEC_ENOTASK);
     assert_non_null(strstr(str(r, "error"), "released unread"));
     char args[128];
-    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", shexec_run_leftover_task(run));
+    snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", tu_leftover_id(run));
     call(s, "task_kill", args, SHEXEC_OK);
     shexec_run_free(run);
     assert_int_equal(count_tasks(s), 0);
@@ -823,7 +824,7 @@ static void test_result_refuses_unfinished_run(void **state)
     assert_int_equal(shexec_tool_result(&out, r), SHEXEC_ESTATE); /* running */
     assert_null(out);
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
-    while (!shexec_run_done(r))
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
         assert_true(shexec_session_wait(s, 1000) >= 0);
     assert_int_equal(shexec_tool_result(&out, r), SHEXEC_OK);
     shx_json *res = NULL;

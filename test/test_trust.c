@@ -73,7 +73,7 @@ static int teardown(void **state)
 static void use_shell(shexec_session *s, const char *shell)
 {
     const char *argv[] = {shell, NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
 }
 
 static shexec_run *run(shexec_session *s, const char *cmd)
@@ -155,7 +155,7 @@ static void test_state_read_only_when_asked(void **state)
                                                           : "cat forged.rec >>/dev/fd/173 2>/dev/null"),
                          SHEXEC_OK);
         assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
-        while (!shexec_run_done(r))
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
             assert_true(shexec_session_wait(f->s, -1) >= 0);
         assert_int_equal(shx_test_run_listed(r), 0);
         shexec_task_free(t);
@@ -256,7 +256,7 @@ static void test_nothing_on_the_command_line(void **state)
     for (int wrapped = 0; wrapped < 2; wrapped++) {
         if (wrapped) {
             const char *argv[] = {"env", "/bin/bash", NULL};
-            assert_int_equal(shexec_session_set_shell_argv(f->s, argv), SHEXEC_OK);
+            assert_int_equal(shexec_session_set_shell(f->s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
             assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
             shexec_run_free(run(f->s, "export DB_PASSWORD=s3cret-exported; SHELL_ONLY=s3cret-var; "
                                       "fn() { echo s3cret-function; }"));
@@ -338,7 +338,7 @@ static void closefrom_case(const char *dir)
     shexec_run_free(r);
     usleep(300 * 1000);
     shexec_session_wait(s, 0);
-    if (shexec_run_done(shexec_task_run(t)))
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING)
         _exit(16); /* killed while the host lives */
     if (kill((pid_t)old_wd, 0) == 0 && waitpid((pid_t)old_wd, NULL, WNOHANG) == 0)
         _exit(17); /* the old watchdog is still ours to reap */

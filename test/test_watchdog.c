@@ -341,7 +341,7 @@ static void test_setting_errors_and_life(void **state)
     assert_false(tu_pid_alive((pid_t)wd)); /* reaped: not even a zombie */
     usleep(100 * 1000);
     assert_true(tu_pid_alive(task_pid));
-    assert_false(shexec_run_done(r));
+    assert_false(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
 
     /* on again, then a normal free: the watchdog is reaped, nothing leaks */
     assert_int_equal(shexec_session_set_watchdog(s, 1), SHEXEC_OK);

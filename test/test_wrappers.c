@@ -291,7 +291,7 @@ static void test_wrapper_that_clears_the_environment(void **state)
     shexec_session *s = NULL;
     assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
     const char *keeps[] = {"env", "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, keeps), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, keeps, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(shexec_session_set_cwd(s, "/"), SHEXEC_OK);
     shexec_run *r = run_in(s, "printf '%s|' \"$BASH_EXECUTION_STRING\" \"${BASH_ENV-unset}\"; cd /usr", 0);
     expect_out(r, "printf '%s|' \"$BASH_EXECUTION_STRING\" \"${BASH_ENV-unset}\"; cd /usr|unset|",
@@ -301,7 +301,7 @@ static void test_wrapper_that_clears_the_environment(void **state)
     shexec_run_free(r);
 
     const char *clears[] = {"env", "-i", "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, clears), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, clears, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     r = run_in(s, "cd /tmp", 0);
     assert_string_equal(shexec_session_cwd(s), "/usr");
     assert_non_null(strstr(shexec_run_notice(r), "did not pass BASH_ENV"));
@@ -334,7 +334,7 @@ static void test_bubblewrap_passes_the_channel(void **state)
     const char *argv[] = {bwrap,  "--ro-bind", "/",  "/", "--dev", "/dev", "--proc", "/proc",
                           "--bind", g_tmp,     g_tmp, "--unshare-pid", "--die-with-parent",
                           "/bin/bash", NULL};
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
     assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
     assert_int_equal(shexec_session_set_cwd(s, work), SHEXEC_OK);
     common_checks(s, work, 1);
@@ -409,10 +409,16 @@ static void test_ssh_in_band(void **state)
         assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
         const char *argv[20];
         ssh_argv(argv, 0, shells[k]);
-        assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
-        assert_int_equal(shexec_session_set_wrapper_kind(s, 7), SHEXEC_EINVAL);
-        assert_int_equal(shexec_session_set_wrapper_kind(s, SHEXEC_WRAPPER_REMOTE_SHELL), SHEXEC_OK);
+        /* an unknown kind changes nothing: program, kind and cwd stay */
+        char before[PATH_MAX];
+        snprintf(before, sizeof before, "%s", shexec_session_cwd(s));
+        assert_int_equal(shexec_session_set_shell(s, argv, 7), SHEXEC_EINVAL);
+        assert_null(shexec_session_shell_argv(s));
+        assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_LOCAL);
+        assert_string_equal(shexec_session_cwd(s), before);
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_REMOTE_SHELL), SHEXEC_OK);
         assert_int_equal(shexec_session_wrapper_kind(s), SHEXEC_WRAPPER_REMOTE_SHELL);
+        assert_string_equal(shexec_session_shell_argv(s)[0], argv[0]);
         /* the remote side's starting directory until a command reports one */
         assert_string_equal(shexec_session_cwd(s), "");
         shexec_run *r = run_in(s, "true", 0);
@@ -452,7 +458,7 @@ static void test_ssh_in_band(void **state)
         free(big);
 
         /* back to local: the host's cwd again */
-        assert_int_equal(shexec_session_set_wrapper_kind(s, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
         char here[PATH_MAX];
         assert_non_null(getcwd(here, sizeof here));
         assert_string_equal(shexec_session_cwd(s), here);
@@ -473,8 +479,7 @@ static void test_ssh_timeout_ends_remote_command(void **state)
     assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
     const char *argv[20];
     ssh_argv(argv, 1, "sh");
-    assert_int_equal(shexec_session_set_shell_argv(s, argv), SHEXEC_OK);
-    assert_int_equal(shexec_session_set_wrapper_kind(s, SHEXEC_WRAPPER_REMOTE_SHELL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_REMOTE_SHELL), SHEXEC_OK);
     assert_int_equal(shexec_session_set_kill_grace_ms(s, 500), SHEXEC_OK);
     assert_int_equal(shexec_session_set_cwd(s, g_tmp), SHEXEC_OK);
 

@@ -3,6 +3,8 @@
  */
 #include "testutil.h"
 
+#include <shexec.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,4 +205,11 @@ int tu_platform_has(unsigned feature, const char *what)
     printf("[ SKIPPED  ] needs %s: compiled out of this build (PORTABLE=1, WATCHDOG=0)\n",
            what);
     return 0;
+}
+
+const char *tu_leftover_id(const struct shexec_run *run)
+{
+    const char *id = "unset";
+    shexec_run_leftovers(run, &id);
+    return id;
 }

@@ -53,5 +53,8 @@ int tu_platform_has(unsigned feature, const char *what);
 int tu_count_children_all(void);
 /* Resident set size of this process in KiB (VmRSS), or -1. */
 long tu_rss_kib(void);
+/* The id of the task that adopted a run's leftovers (shexec_run_leftovers()), or NULL. */
+struct shexec_run;
+const char *tu_leftover_id(const struct shexec_run *run);
 
 #endif

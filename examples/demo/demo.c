@@ -132,12 +132,14 @@ int main(void)
     shexec_run *r = NULL;
     shexec_run_new(&r, s, "sleep 30 & echo \"server started as $!\"");
     shexec_run_exec(r);
+    const char *left;
+    shexec_run_leftovers(r, &left);
     printf("  stdout: %s", shexec_run_output(r, SHEXEC_STDOUT, NULL));
     printf("  [exited, exit %d, %llu ms; the server was adopted as task %s]\n",
            shexec_run_exit_code(r), (unsigned long long)shexec_run_duration_ms(r),
-           shexec_run_leftover_task(r) ? shexec_run_leftover_task(r) : "(none)");
+           left ? left : "(none)");
     shexec_task *server = NULL;
-    shexec_session_find_task(&server, s, shexec_run_leftover_task(r));
+    shexec_session_take_task(&server, s, left);
     shexec_run_free(r);
 
     /* a background task: start, read what is new, read again */
@@ -154,7 +156,7 @@ int main(void)
     }
     bg_run = shexec_task_run(bg); /* the task's now: state and results are read here */
     printf("  started task %s, state running\n", shexec_task_id(bg));
-    for (int round = 1; !shexec_run_done(bg_run); round++) {
+    for (int round = 1; shexec_run_state(bg_run) <= SHEXEC_STATE_RUNNING; round++) {
         shexec_session_wait(s, 400); /* the host would do other work here */
         size_t n;
         const char *fresh = shexec_task_read(bg, SHEXEC_STDOUT, &n);
@@ -171,9 +173,9 @@ int main(void)
 
     if (server) {
         printf("\n# kill the adopted server (SIGTERM to its process group)\n");
-        shexec_task_kill(server);
+        shexec_run_cancel(shexec_task_run(server));
         shexec_run *server_run = shexec_task_run(server);
-        while (!shexec_run_done(server_run))
+        while (shexec_run_state(server_run) <= SHEXEC_STATE_RUNNING)
             shexec_session_wait(s, 1000);
         printf("  [task %s %s]\n", shexec_task_id(server), state_name(shexec_run_state(server_run)));
         shexec_task_free(server);

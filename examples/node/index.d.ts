@@ -131,6 +131,13 @@ export class Task<T extends Output = string> extends EventEmitter {
 }
 
 export class Session {
+  /** The session's settings as they are now, named as the constructor's options. */
+  readonly settings: {
+    timeoutMs: number; maxTimeoutMs: number; killGraceMs: number;
+    outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
+    envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
+    watchdog: boolean; persistEnv: boolean;
+  };
   constructor(options?: SessionOptions);
   /** Where the next command starts (absolute). */
   readonly cwd: string | null;

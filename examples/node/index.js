@@ -100,9 +100,12 @@ const LOOP_CALLS = new Set(['shexec_session_pollfds', 'shexec_session_process'])
 const READ_ONLY = new Set([
   'shexec_version', 'shexec_strerror', 'shexec_free',
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
-  'shexec_run_done', 'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
+  'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_output_limit',
+  'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
+  'shexec_session_watchdog',
+  'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
-  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_leftover_task', 'shexec_run_notice',
+  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_notice',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
 ]);
 
@@ -128,14 +131,21 @@ for (const decl of [
   'const char *shexec_session_errmsg(void *s)',
   'int shexec_session_set_cwd(void *s, const char *dir)',
   'const char *shexec_session_cwd(void *s)',
-  'int shexec_session_set_timeouts(void *s, uint32_t default_ms, uint32_t max_ms)',
+  'int shexec_session_set_timeouts_ms(void *s, uint32_t default_ms, uint32_t max_ms)',
+  'int shexec_session_timeouts_ms(void *s, _Out_ uint32_t *default_ms, _Out_ uint32_t *max_ms)',
   'int shexec_session_set_kill_grace_ms(void *s, uint32_t ms)',
+  'uint32_t shexec_session_kill_grace_ms(void *s)',
+  'int shexec_session_output_limit(void *s, _Out_ uint64_t *limit, _Out_ int *unit, _Out_ int *keep)',
+  'int shexec_session_env_inherit(void *s)',
+  'uint32_t shexec_session_max_tasks(void *s)',
+  'int shexec_session_on_leftovers(void *s)',
+  'int shexec_session_watchdog(void *s)',
   'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
   'int shexec_session_set_env_inherit(void *s, int inherit)',
   'int shexec_session_setenv(void *s, const char *name, const char *value)',
   'int shexec_session_env_deny(void *s, const char *glob)',
   'int shexec_session_env_allow(void *s, const char *glob)',
-  'int shexec_session_set_shell_argv(void *s, const char **argv)',
+  'int shexec_session_set_shell(void *s, const char **argv, int wrapper_kind)',
   'int shexec_session_pollfds(_Inout_ void *fds, uint32_t cap, _Out_ int32_t *timeout_ms, void *s)',
   'int shexec_session_process(void *s, const void *fds, uint32_t n)',
   'int shexec_session_set_max_tasks(void *s, uint32_t max)',
@@ -144,7 +154,7 @@ for (const decl of [
   'int shexec_session_persist_env(void *s)',
   'const char *shexec_session_getenv(void *s, const char *name)',
   'int shexec_session_set_on_leftovers(void *s, int policy)',
-  'int shexec_session_find_task(_Out_ void **out, void *s, const char *id)',
+  'int shexec_session_take_task(_Out_ void **out, void *s, const char *id)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
   'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
   'int shexec_run_set_cwd(void *r, const char *dir)',
@@ -159,7 +169,6 @@ for (const decl of [
   'int shexec_run_set_ansi(void *r, int mode)',
   'int shexec_run_start(void *r)',
   'int shexec_run_start_task(_Out_ void **out, void *r)',
-  'int shexec_run_done(void *r)',
   'int shexec_run_cancel(void *r)',
   'int shexec_run_state(void *r)',
   'int shexec_run_exit_code(void *r)',
@@ -170,14 +179,12 @@ for (const decl of [
   'uint64_t shexec_run_duration_ms(void *r)',
   'int64_t shexec_run_pid(void *r)',
   'uint32_t shexec_run_timeout_ms(void *r)',
-  'int shexec_run_leftovers(void *r)',
-  'const char *shexec_run_leftover_task(void *r)',
+  'int shexec_run_leftovers(void *r, _Out_ const char **task_id)',
   'const char *shexec_run_notice(void *r)',
   'void shexec_run_free(void *r)',
   'const char *shexec_task_id(void *t)',
   'void *shexec_task_run(void *t)',
   'const void *shexec_task_read(void *t, int stream, _Out_ size_t *len)',
-  'int shexec_task_kill(void *t)',
   'void shexec_task_free(void *t)',
   'int shexec_tool_set_enabled(void *s, const char *name, int enabled)',
   'int shexec_tool_is_enabled(void *s, const char *name)',
@@ -202,6 +209,9 @@ const STDERR = 2;
 const STREAM_NAMES = { [STDOUT]: 'stdout', [STDERR]: 'stderr' };
 const STREAMS = { stdout: STDOUT, stderr: STDERR, [STDOUT]: STDOUT, [STDERR]: STDERR };
 const STATE_NAMES = ['new', 'running', 'exited', 'signaled', 'timed_out', 'cancelled', 'killed'];
+const STATE_RUNNING = 1; // every state after it is final
+/** True once the run has finished (its state is past RUNNING). */
+const finished = (rp) => C.shexec_run_state(rp) > STATE_RUNNING;
 const LEFTOVER_NAMES = ['none', 'adopted', 'killed'];
 const UNITS = { chars: 0, bytes: 1 };
 const KEEPS = { head: 0, head_tail: 1 };
@@ -321,7 +331,8 @@ function collectResult(rp, sp, encoding) {
   const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
   const out = readStream(C.shexec_run_output, rp, STDOUT);
   const err = readStream(C.shexec_run_output, rp, STDERR);
-  const leftover = C.shexec_run_leftover_task(rp);
+  const leftover = [null];
+  const leftovers = C.shexec_run_leftovers(rp, leftover);
   return {
     stdout: decodeAs(out, encoding),
     stderr: decodeAs(err, encoding),
@@ -338,8 +349,8 @@ function collectResult(rp, sp, encoding) {
       stdout: Number(C.shexec_run_output_total(rp, STDOUT)),
       stderr: Number(C.shexec_run_output_total(rp, STDERR)),
     },
-    leftovers: LEFTOVER_NAMES[C.shexec_run_leftovers(rp)] || 'none',
-    leftoverTaskId: leftover || null,
+    leftovers: LEFTOVER_NAMES[leftovers] || 'none',
+    leftoverTaskId: leftover[0] || null,
     durationMs: Number(C.shexec_run_duration_ms(rp)),
     pid: Number(C.shexec_run_pid(rp)),
     notice: C.shexec_run_notice(rp) || '',
@@ -577,7 +588,7 @@ class Session {
         : Math.max(600000, o.timeoutMs);
       const def = o.timeoutMs !== undefined ? u32(o.timeoutMs, 'timeoutMs', { zeroOk: false })
         : Math.min(120000, max);
-      check(C.shexec_session_set_timeouts(sp, def, max), sp);
+      check(C.shexec_session_set_timeouts_ms(sp, def, max), sp);
     }
     if (o.killGraceMs !== undefined) check(C.shexec_session_set_kill_grace_ms(sp, u32(o.killGraceMs, 'killGraceMs')), sp);
     if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
@@ -590,7 +601,7 @@ class Session {
     for (const g of o.envAllow || []) check(C.shexec_session_env_allow(sp, String(g)), sp);
     if (o.shell !== undefined && o.shell !== null) {
       const argv = Array.isArray(o.shell) ? o.shell.map(String) : [String(o.shell)];
-      check(C.shexec_session_set_shell_argv(sp, [...argv, null]), sp);
+      check(C.shexec_session_set_shell(sp, [...argv, null], 0), sp); // SHEXEC_WRAPPER_LOCAL
     }
     if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
     if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);
@@ -603,6 +614,32 @@ class Session {
   _live() {
     if (!this._ptr || this._closing) throw new ClosedError(-6, 'the session is closed');
     return this._ptr;
+  }
+
+  /**
+   * The session's settings as they are now, named as the constructor's
+   * options: timeoutMs, maxTimeoutMs, killGraceMs, outputLimit, outputUnit,
+   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv.
+   */
+  get settings() {
+    const sp = this._live();
+    const def = [0], max = [0], limit = [0], unit = [0], keep = [0];
+    check(C.shexec_session_timeouts_ms(sp, def, max), sp);
+    check(C.shexec_session_output_limit(sp, limit, unit, keep), sp);
+    const nameOf = (table, v) => Object.keys(table).find((k) => table[k] === v);
+    return {
+      timeoutMs: def[0],
+      maxTimeoutMs: max[0],
+      killGraceMs: C.shexec_session_kill_grace_ms(sp),
+      outputLimit: Number(limit[0]),
+      outputUnit: nameOf(UNITS, unit[0]),
+      outputKeep: nameOf(KEEPS, keep[0]),
+      envInherit: C.shexec_session_env_inherit(sp) === 1,
+      maxTasks: C.shexec_session_max_tasks(sp),
+      onLeftovers: nameOf(ON_LEFTOVERS, C.shexec_session_on_leftovers(sp)),
+      watchdog: C.shexec_session_watchdog(sp) === 1,
+      persistEnv: C.shexec_session_persist_env(sp) === 1,
+    };
   }
 
   /** The session's working directory (absolute): where the next command starts. */
@@ -755,14 +792,14 @@ class Session {
     for (const t of this._tasks) if (t.id === id) return t;
     const sp = this._live();
     const out = [null];
-    check(C.shexec_session_find_task(out, sp, String(id)), sp);
+    check(C.shexec_session_take_task(out, sp, String(id)), sp);
     const task = new Task(this, {});
     task._bindRun(C.shexec_task_run(out[0]));
     task._attach(out[0], true);
     return task;
   }
 
-  // -- tools (the shell as tools for a model; see shexec.h) -------------------
+  // -- tools (the shell as tools for a model; see shexec_tool.h) -------------------
 
   /** The enabled tools as [{name, description, inputSchema}]. */
   listTools() {
@@ -906,13 +943,13 @@ class Session {
     for (const rs of this._runs) C.shexec_run_cancel(rs.rp);
     for (const id of this._knownTaskIds) {
       const out = [null];
-      if (C.shexec_session_find_task(out, sp, id) === 0 && !this._ownsTask(out[0])) {
+      if (C.shexec_session_take_task(out, sp, id) === 0 && !this._ownsTask(out[0])) {
         const t = new Task(this, {});
         t._bindRun(C.shexec_task_run(out[0]));
         t._attach(out[0], false);
       }
     }
-    for (const t of this._tasks) if (t._tp) C.shexec_task_kill(t._tp);
+    for (const t of this._tasks) if (t._tp) C.shexec_run_cancel(C.shexec_task_run(t._tp));
     pump.kick();
     this._maybeFinishClose();
     return this._closing;
@@ -1069,7 +1106,7 @@ class RunState {
 
   /** True once finished and settled. */
   poll() {
-    if (C.shexec_run_done(this.rp) !== 1) return false;
+    if (!finished(this.rp)) return false;
     this.flushEvents();
     if (this.sink && this.onOutput) this.sink.end((d, st) => safeCall(this.onOutput, d, st));
     const sp = this.session._ptr;
@@ -1148,7 +1185,7 @@ class Task extends EventEmitter {
 
   _bindRun(rp) {
     this._rp = rp;
-    if (C.shexec_run_done(rp) === 1) return; // ended already: no output to come
+    if (finished(rp)) return; // ended already: no output to come
     this._sink = new OutputSink(this._encoding);
     check(C.shexec_run_set_output_fn(rp, this._sink.cb, null), this._session._ptr);
   }
@@ -1247,7 +1284,7 @@ class Task extends EventEmitter {
   kill() {
     if (this._tp) {
       this.ref();
-      check(C.shexec_task_kill(this._tp), this._session._ptr);
+      check(C.shexec_run_cancel(C.shexec_task_run(this._tp)), this._session._ptr);
       pump.kick();
     }
     return this.done;
@@ -1258,7 +1295,7 @@ class Task extends EventEmitter {
   }
 
   _poll() {
-    if (!this._tp || C.shexec_run_done(this._rp) !== 1) return;
+    if (!this._tp || !finished(this._rp)) return;
     this._flushEvents();
     if (this._sink) this._sink.end((d, st) => this.emit('output', d, st));
     const sp = this._session._ptr;
@@ -1288,7 +1325,7 @@ class Task extends EventEmitter {
   /** The session is being freed under us (process exit). */
   _abandon() {
     const sp = this._session._ptr;
-    C.shexec_task_kill(this._tp);
+    C.shexec_run_cancel(C.shexec_task_run(this._tp));
     const result = collectResult(this._rp, sp, this._encoding);
     result.id = this.id;
     result.state = 'killed';

@@ -210,18 +210,18 @@ static void cmd_run(struct host *h, const char *command)
 static void cmd_kill(struct host *h, const char *id)
 {
     shexec_task *t = NULL;
-    if (shexec_session_find_task(&t, h->s, id) != SHEXEC_OK) {
+    if (shexec_session_take_task(&t, h->s, id) != SHEXEC_OK) {
         fprintf(stderr, "kill: %s\n", shexec_session_errmsg(h->s));
         return;
     }
-    if (shexec_run_done(shexec_task_run(t))) {
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING) {
         /* the library would accept this silently; a person typing it wants to know */
         char how[64];
         describe(t, how, sizeof how);
         fprintf(stderr, "kill: task %s has already finished (%s)\n", id, how);
         return;
     }
-    if (shexec_task_kill(t) != SHEXEC_OK) {
+    if (shexec_run_cancel(shexec_task_run(t)) != SHEXEC_OK) {
         fprintf(stderr, "kill: %s\n", shexec_session_errmsg(h->s));
         return;
     }
@@ -333,7 +333,8 @@ static int read_stdin(struct host *h)
 static void kill_all(struct host *h)
 {
     for (struct host_task *ht = h->first; ht; ht = ht->next)
-        if (!shexec_run_done(shexec_task_run(ht->task)) && shexec_task_kill(ht->task) == SHEXEC_OK)
+        if (shexec_run_state(shexec_task_run(ht->task)) <= SHEXEC_STATE_RUNNING &&
+            shexec_run_cancel(shexec_task_run(ht->task)) == SHEXEC_OK)
             printf("[%s killing]\n", shexec_task_id(ht->task));
 }
 

@@ -131,6 +131,13 @@ _WRAPPER_KIND_NAMES = {v: k for k, v in _WRAPPER_KINDS.items()}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
 _KEEPS = {"head": 0, "head_tail": 1}
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
+_STATE_RUNNING = 1  # every state after it is final
+
+
+def _finished(lib, ptr):
+    """True once the run has finished: its state is past RUNNING."""
+    return lib.shexec_run_state(ptr) > _STATE_RUNNING
+
 
 # How long one slice of pumping lasts, so Ctrl-C and deadlines are noticed.
 _SLICE_MS = 200
@@ -203,15 +210,23 @@ _PROTOTYPES = {
     "shexec_session_errmsg": (_str, [_vp]),
     "shexec_session_set_cwd": (_int, [_vp, _str]),
     "shexec_session_cwd": (_str, [_vp]),
-    "shexec_session_set_shell_argv": (_int, [_vp, ctypes.POINTER(_str)]),
-    "shexec_session_set_wrapper_kind": (_int, [_vp, _int]),
+    "shexec_session_set_shell": (_int, [_vp, ctypes.POINTER(_str), _int]),
+    "shexec_session_shell_argv": (ctypes.POINTER(_str), [_vp]),
     "shexec_session_wrapper_kind": (_int, [_vp]),
     "shexec_session_set_persist_env": (_int, [_vp, _int]),
     "shexec_session_persist_env": (_int, [_vp]),
     "shexec_session_getenv": (_str, [_vp, _str]),
     "shexec_session_environ": (_int, [ctypes.POINTER(ctypes.POINTER(_str)), _vp]),
-    "shexec_session_set_timeouts": (_int, [_vp, _u32, _u32]),
+    "shexec_session_set_timeouts_ms": (_int, [_vp, _u32, _u32]),
+    "shexec_session_timeouts_ms": (_int, [_vp, ctypes.POINTER(_u32), ctypes.POINTER(_u32)]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
+    "shexec_session_kill_grace_ms": (_u32, [_vp]),
+    "shexec_session_output_limit": (_int, [_vp, ctypes.POINTER(_u64), ctypes.POINTER(_int),
+                                           ctypes.POINTER(_int)]),
+    "shexec_session_env_inherit": (_int, [_vp]),
+    "shexec_session_max_tasks": (_u32, [_vp]),
+    "shexec_session_on_leftovers": (_int, [_vp]),
+    "shexec_session_watchdog": (_int, [_vp]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
     "shexec_session_set_env_inherit": (_int, [_vp, _int]),
     "shexec_session_setenv": (_int, [_vp, _str, _str]),
@@ -224,7 +239,7 @@ _PROTOTYPES = {
     "shexec_session_set_max_tasks": (_int, [_vp, _u32]),
     "shexec_session_set_on_leftovers": (_int, [_vp, _int]),
     "shexec_session_set_watchdog": (_int, [_vp, _int]),
-    "shexec_session_find_task": (_int, [_pvp, _vp, _str]),
+    "shexec_session_take_task": (_int, [_pvp, _vp, _str]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
@@ -240,7 +255,6 @@ _PROTOTYPES = {
     "shexec_run_set_ansi": (_int, [_vp, _int]),
     "shexec_run_start": (_int, [_vp]),
     "shexec_run_start_task": (_int, [_pvp, _vp]),
-    "shexec_run_done": (_int, [_vp]),
     "shexec_run_cancel": (_int, [_vp]),
     "shexec_run_state": (_int, [_vp]),
     "shexec_run_exit_code": (_int, [_vp]),
@@ -251,15 +265,13 @@ _PROTOTYPES = {
     "shexec_run_duration_ms": (_u64, [_vp]),
     "shexec_run_pid": (_i64, [_vp]),
     "shexec_run_timeout_ms": (_u32, [_vp]),
-    "shexec_run_leftovers": (_int, [_vp]),
-    "shexec_run_leftover_task": (_str, [_vp]),
+    "shexec_run_leftovers": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_run_notice": (_str, [_vp]),
     "shexec_run_free": (None, [_vp]),
     # task: what only a background command has; the rest is its run's
     "shexec_task_id": (_str, [_vp]),
     "shexec_task_run": (_vp, [_vp]),
     "shexec_task_read": (_vp, [_vp, _int, _psz]),
-    "shexec_task_kill": (_int, [_vp]),
     "shexec_task_free": (None, [_vp]),
     # tools
     "shexec_tool_is_enabled": (_int, [_vp, _str]),
@@ -747,40 +759,47 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_cwd(p, b), p)
 
-    def set_shell(self, shell):
+    def set_shell(self, shell, wrapper_kind="local"):
         """The shell: a path or a name looked up in the host's PATH now
         (SpawnError when not found), a list (program and leading arguments,
         e.g. ["docker", "exec", "-i", "ctr", "bash"]), or None for the
-        default (/bin/bash when executable, else /bin/sh)."""
-        with self._guard():
-            p = self._live()
-            if shell is None:
-                _check(_lib.shexec_session_set_shell_argv(p, None), p)
-                return
+        default (/bin/bash when executable, else /bin/sh); and what a
+        wrapper program carries: 'local' (the default: it passes
+        descriptors, as bwrap, unshare, nsenter do), 'remote' (only
+        stdin/stdout/stderr, arguments as they are: docker exec -i, kubectl
+        exec -i) or 'remote_shell' (the same, and its arguments are joined
+        for a remote shell to parse again: ssh). With a remote kind the cwd
+        names a directory on the other side, "" until the first command
+        reports one; back to 'local' it is the host's current directory
+        again. On any error nothing changes."""
+        v = _lookup(_WRAPPER_KINDS, wrapper_kind, "wrapper kind")
+        argv = None
+        if shell is not None:
             if isinstance(shell, (str, bytes, os.PathLike)):
                 shell = [shell]
             items = [_cstr(a, "shell argument") for a in shell]
             argv = (ctypes.c_char_p * (len(items) + 1))(*items)
             argv[len(items)] = None
-            _check(_lib.shexec_session_set_shell_argv(p, argv), p)
-
-    def set_wrapper_kind(self, kind):
-        """What the wrapper program set with set_shell carries: 'local' (the
-        default: it passes descriptors, as bwrap, unshare, nsenter do),
-        'remote' (only stdin/stdout/stderr, arguments as they are: docker
-        exec -i, kubectl exec -i) or 'remote_shell' (the same, and its
-        arguments are joined for a remote shell to parse again: ssh). With
-        a remote kind the cwd names a directory on the other side, "" until
-        the first command reports one; back to 'local' it is the host's
-        current directory again."""
-        v = _lookup(_WRAPPER_KINDS, kind, "wrapper kind")
         with self._guard():
             p = self._live()
-            _check(_lib.shexec_session_set_wrapper_kind(p, v), p)
+            _check(_lib.shexec_session_set_shell(p, argv, v), p)
+
+    @property
+    def shell(self):
+        """The program argv given to set_shell (a list of str), or None for
+        the default shell."""
+        with self._guard():
+            argv = _lib.shexec_session_shell_argv(self._live())
+            if not argv:
+                return None
+            out = []
+            while argv[len(out)] is not None:
+                out.append(os.fsdecode(argv[len(out)]))
+            return out
 
     @property
     def wrapper_kind(self):
-        """'local', 'remote' or 'remote_shell' (see set_wrapper_kind)."""
+        """'local', 'remote' or 'remote_shell' (see set_shell)."""
         with self._guard():
             return _WRAPPER_KIND_NAMES[_lib.shexec_session_wrapper_kind(self._live())]
 
@@ -831,13 +850,66 @@ class Session(object):
                 i += 1
             return env
 
-    def set_timeouts(self, default_ms, max_ms):
+    def set_timeouts_ms(self, default_ms, max_ms):
         """Default run timeout and the maximum any run may ask for, in ms."""
         d = _uint(default_ms, "default_ms", _U32_MAX)
         m = _uint(max_ms, "max_ms", _U32_MAX)
         with self._guard():
             p = self._live()
-            _check(_lib.shexec_session_set_timeouts(p, d, m), p)
+            _check(_lib.shexec_session_set_timeouts_ms(p, d, m), p)
+
+    @property
+    def timeouts_ms(self):
+        """(default_ms, max_ms): the session's run timeouts."""
+        d, m = _u32(), _u32()
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_timeouts_ms(p, ctypes.byref(d), ctypes.byref(m)), p)
+        return (d.value, m.value)
+
+    @property
+    def kill_grace_ms(self):
+        """The time between SIGTERM and SIGKILL, in ms."""
+        with self._guard():
+            return _lib.shexec_session_kill_grace_ms(self._live())
+
+    @property
+    def output_limit(self):
+        """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
+        'head_tail'."""
+        limit, unit, keep = _u64(), _int(), _int()
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_output_limit(p, ctypes.byref(limit), ctypes.byref(unit),
+                                                    ctypes.byref(keep)), p)
+        units = {0: "chars", 1: "bytes"}
+        keeps = {v: k for k, v in _KEEPS.items()}
+        return (limit.value, units[unit.value], keeps[keep.value])
+
+    @property
+    def inherits_env(self):
+        """True when commands start from the host's environment."""
+        with self._guard():
+            return bool(_lib.shexec_session_env_inherit(self._live()))
+
+    @property
+    def max_tasks(self):
+        """How many tasks the session holds at once."""
+        with self._guard():
+            return _lib.shexec_session_max_tasks(self._live())
+
+    @property
+    def on_leftovers(self):
+        """'adopt' or 'kill' (see set_on_leftovers)."""
+        with self._guard():
+            v = _lib.shexec_session_on_leftovers(self._live())
+        return {k: n for n, k in _ON_LEFTOVERS.items()}[v]
+
+    @property
+    def watchdog(self):
+        """True while the session's watchdog is in place (set_watchdog)."""
+        with self._guard():
+            return bool(_lib.shexec_session_watchdog(self._live()))
 
     def set_kill_grace_ms(self, ms):
         """Time between SIGTERM and SIGKILL when a command is terminated."""
@@ -1010,7 +1082,7 @@ class Session(object):
         with self._guard():
             sp = self._live()
             out = ctypes.c_void_p()
-            _check(_lib.shexec_session_find_task(ctypes.byref(out), sp, b), sp)
+            _check(_lib.shexec_session_take_task(ctypes.byref(out), sp, b), sp)
             return self._task_object(out.value)
 
     # -- tools: the shell as tools handed to a model -------------------------
@@ -1096,7 +1168,7 @@ class Session(object):
         the task is freed here, giving back its slot."""
         for tp, core in list(self._task_cores.items()):
             out = ctypes.c_void_p()
-            rc = _lib.shexec_session_find_task(ctypes.byref(out), sp, core.id.encode("ascii"))
+            rc = _lib.shexec_session_take_task(ctypes.byref(out), sp, core.id.encode("ascii"))
             if rc != OK or out.value != tp:
                 self._forget_task(core)
                 core.mark_dead("the tool layer read it to completion or killed it")
@@ -1208,8 +1280,9 @@ atexit.register(_close_all_sessions)
 # --------------------------------------------------------------------------
 
 def _leftover_task_id(p):
-    lt = _lib.shexec_run_leftover_task(p)
-    return lt.decode("ascii", "replace") if lt else None
+    lt = _str()
+    _lib.shexec_run_leftovers(p, ctypes.byref(lt))
+    return lt.value.decode("ascii", "replace") if lt.value else None
 
 
 # What a Run reports, each read from a C run by one function: live while the
@@ -1227,7 +1300,7 @@ _RESULTS = {
     "duration_ms": lambda p: _lib.shexec_run_duration_ms(p),
     "pid": lambda p: _lib.shexec_run_pid(p),
     "timeout_ms": lambda p: _lib.shexec_run_timeout_ms(p),
-    "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p), "unknown"),
+    "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p, None), "unknown"),
     "leftover_task": _leftover_task_id,
     "notice": lambda p: _lib.shexec_run_notice(p).decode("utf-8", "replace"),
 }
@@ -1407,7 +1480,7 @@ class Run(object):
 
     def _snapshot(self, ptr):
         self._results = dict((k, read(ptr)) for k, read in _RESULTS.items())
-        if self._tool and self._lib.shexec_run_done(ptr):
+        if self._tool and _finished(self._lib, ptr):
             out = ctypes.c_void_p()
             rc = self._lib.shexec_tool_result(ctypes.byref(out), ptr)
             try:
@@ -1423,7 +1496,7 @@ class Run(object):
         if core is not None:
             s = self._session
             with s._guard():
-                return bool(_lib.shexec_run_done(_task_run_ptr(s, core)))
+                return bool(_finished(_lib, _task_run_ptr(s, core)))
         if not self._ptr:
             return True
         s = self._session
@@ -1433,7 +1506,7 @@ class Run(object):
             ptr = self._ptr
             if not ptr:
                 return True
-            if not self._lib.shexec_run_done(ptr):
+            if not _finished(self._lib, ptr):
                 return False
             self._snapshot(ptr)
             self._release(ptr)
@@ -1841,7 +1914,7 @@ class Task(object):
         it ends (state 'killed') as the loop is pumped."""
         s = self._session
         with s._guard():
-            _check(self._call(_lib.shexec_task_kill), s._ptr)
+            _check(self._call(lambda tp: _lib.shexec_run_cancel(_lib.shexec_task_run(tp))), s._ptr)
 
     @property
     def callback_error(self):

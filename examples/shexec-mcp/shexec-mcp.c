@@ -25,11 +25,11 @@
  * NUL inside a method name is refused, never half-matched, and every message
  * that needs an answer gets exactly one.
  *
- * Uses only the public API (include/shexec.h), and the library's strict
+ * Uses only the public API (include/shexec_tool.h, shexec.h), and the library's strict
  * JSON parser and writer (lib/json.c, lib/buf.c) compiled into it: one
  * JSON reading for the tool arguments and the messages around them.
  */
-#include <shexec.h>
+#include <shexec_tool.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -353,13 +353,14 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
     shx_buf_puts(t, "cwd: ");
     shx_buf_puts(t, shexec_session_cwd(sv->s));
     shx_buf_puts(t, "\n");
-    const char *left = shexec_run_leftover_task(r);
+    const char *left;
+    int leftovers = shexec_run_leftovers(r, &left);
     if (left)
         shx_buf_printf(t, "leftover_task_id: %s (processes the command left running keep running as "
                      "this background task: read their output with task_output, stop them with "
                      "task_kill)\n",
                   left);
-    else if (shexec_run_leftovers(r) == SHEXEC_LEFTOVERS_KILLED)
+    else if (leftovers == SHEXEC_LEFTOVERS_KILLED)
         shx_buf_puts(t, "leftovers: killed (the command left processes running that could not be "
                    "kept as a background task: the task table was full or they could not be "
                    "tracked)\n");
@@ -396,7 +397,7 @@ static const char *state_word(int state)
 static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text)
 {
     shexec_run *r = shexec_task_run(t);
-    int done = shexec_run_done(r);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
     shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
               status ? status : done ? "completed" : "running");
     if (done)
@@ -479,7 +480,7 @@ static int progress_tick(server *sv)
         int due = c->pending.len >= PROGRESS_FLUSH_BYTES ||
                   (c->pending.len && now - c->pending_since_ms >= PROGRESS_FLUSH_MS) ||
                   now - c->last_sent_ms >= PROGRESS_HEARTBEAT_MS;
-        if (due && !shexec_run_done(c->run))
+        if (due && shexec_run_state(c->run) <= SHEXEC_STATE_RUNNING)
             send_progress(sv, c, 0);
         int64_t at = c->pending.len ? c->pending_since_ms + PROGRESS_FLUSH_MS
                                     : c->last_sent_ms + PROGRESS_HEARTBEAT_MS;
@@ -517,7 +518,7 @@ static void finish_calls(server *sv)
 {
     for (call **pc = &sv->calls; *pc;) {
         call *c = *pc;
-        if (!shexec_run_done(c->run)) {
+        if (shexec_run_state(c->run) <= SHEXEC_STATE_RUNNING) {
             pc = &c->next;
             continue;
         }
@@ -684,7 +685,7 @@ static int parse_task_args(const shx_json *args, int with_new_only, const char *
 static shexec_task *find_task(server *sv, const char *id, const char *task_id)
 {
     shexec_task *t = NULL;
-    int rc = shexec_session_find_task(&t, sv->s, task_id);
+    int rc = shexec_session_take_task(&t, sv->s, task_id);
     if (rc == SHEXEC_OK)
         return t;
     shx_buf m = {0};
@@ -732,7 +733,7 @@ static void tool_task_output(server *sv, const char *id, const shx_json *args)
     send_tool_text(sv, id, &text, 0);
     shx_buf_free(&text);
     /* a task a pending task_kill waits for is freed by that call */
-    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t))
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
         shexec_task_free(t);
 }
 
@@ -745,7 +746,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     shexec_task *t = task_of_call(sv, id, args, 0, &new_only);
     if (!t)
         return;
-    if (shexec_run_done(shexec_task_run(t)) && !task_in_use(sv, t)) {
+    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
         shx_buf text = {0};
         format_task(t, 0, "completed", &text);
         send_tool_text(sv, id, &text, 0);
@@ -760,7 +761,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     c->run = shexec_task_run(t);
     c->next = sv->calls;
     sv->calls = c;
-    shexec_task_kill(t);
+    shexec_run_cancel(shexec_task_run(t));
 }
 
 /* ---- methods ----------------------------------------------------------------- */
@@ -1242,8 +1243,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* the program and its kind first: a remote kind's cwd is on the other side */
-    if ((shell_argv && shexec_session_set_shell_argv(sv.s, shell_argv) != SHEXEC_OK) ||
-        shexec_session_set_wrapper_kind(sv.s, wrapper_kind) != SHEXEC_OK) {
+    if ((shell_argv || wrapper_kind != SHEXEC_WRAPPER_LOCAL) &&
+        shexec_session_set_shell(sv.s, shell_argv, wrapper_kind) != SHEXEC_OK) {
         log_msg("--: %s", shexec_session_errmsg(sv.s));
         shexec_session_free(sv.s);
         return 2;
@@ -1258,7 +1259,7 @@ int main(int argc, char **argv)
         shexec_session_free(sv.s);
         return 2;
     }
-    shexec_session_set_timeouts(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
+    shexec_session_set_timeouts_ms(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
     /* a server killed outright must not leave its commands running */
     if (shexec_session_set_watchdog(sv.s, 1) != SHEXEC_OK)
         log_msg("no watchdog (commands would outlive a killed server): %s",

@@ -1111,13 +1111,12 @@ static int lib_setup(shexec_session *s, const wctx *w, const dcase *c, const lmo
         argv[i] = m->argv[i];
     argv[m->argc] = g_shell;
     argv[m->argc + 1] = NULL;
-    rc = shexec_session_set_shell_argv(s, argv);
+    rc = shexec_session_set_shell(s, argv, m->wrapper == W_REMOTE_SHELL
+                                               ? SHEXEC_WRAPPER_REMOTE_SHELL
+                                               : SHEXEC_WRAPPER_LOCAL);
     free(argv);
     if (rc != SHEXEC_OK)
-        return lib_fail(res, s, "shexec_session_set_shell_argv", rc);
-    if (m->wrapper == W_REMOTE_SHELL &&
-        (rc = shexec_session_set_wrapper_kind(s, SHEXEC_WRAPPER_REMOTE_SHELL)) != SHEXEC_OK)
-        return lib_fail(res, s, "shexec_session_set_wrapper_kind", rc);
+        return lib_fail(res, s, "shexec_session_set_shell", rc);
     if ((rc = shexec_session_set_env_inherit(s, 0)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_env_inherit", rc);
     char names[N_ENV][32];
@@ -1135,8 +1134,8 @@ static int lib_setup(shexec_session *s, const wctx *w, const dcase *c, const lmo
                                               SHEXEC_KEEP_HEAD)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_output_limit", rc);
     uint32_t ms = (uint32_t)c->timeout_s * 1000u;
-    if ((rc = shexec_session_set_timeouts(s, ms, ms)) != SHEXEC_OK)
-        return lib_fail(res, s, "shexec_session_set_timeouts", rc);
+    if ((rc = shexec_session_set_timeouts_ms(s, ms, ms)) != SHEXEC_OK)
+        return lib_fail(res, s, "shexec_session_set_timeouts_ms", rc);
     if ((rc = shexec_session_set_kill_grace_ms(s, 200)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_kill_grace_ms", rc);
     if ((rc = shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL)) != SHEXEC_OK)

@@ -97,7 +97,7 @@ $(FUZZ_OUT)/shx_config.h: lib/probe.sh
 
 define FUZZ_RULE
 $(FUZZ_OUT)/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_DIR)/fuzzutil.h $(FUZZ_LIB_$(1)) \
-    $(wildcard lib/*.h) include/shexec.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
+    $(wildcard lib/*.h) include/shexec.h include/shexec_tool.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
 	@mkdir -p $$(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_DEFS_$(1)) -o $$@ $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_LIB_$(1)) -lm
 endef

@@ -16,7 +16,7 @@
  * taken from the input up to a NUL) and whether it is disabled, renamed,
  * or called by its old name after a rename, or with NULL arguments; the
  * rest, up to a NUL, is the arguments JSON. A model of the validation in
- * tool.c and shexec.h decides which code the call must return. What must
+ * tool.c and shexec_tool.h decides which code the call must return. What must
  * hold for every call:
  *   - out_json is valid JSON (read with the library's parser): an object
  *     whose only member is "error", a string equal to the session's
@@ -38,6 +38,7 @@
 #include "fuzzutil.h"
 #include "json.h"
 #include "shexec.h"
+#include <shexec_tool.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -220,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(shexec_session_new(&s) == SHEXEC_OK, "session");
     FZ_CHECK(shexec_session_set_env_inherit(s, 0) == SHEXEC_OK, "env inherit");
     const char *const shell[] = {NO_SUCH_SHELL, NULL};
-    FZ_CHECK(shexec_session_set_shell_argv(s, shell) == SHEXEC_OK, "shell");
+    FZ_CHECK(shexec_session_set_shell(s, shell, SHEXEC_WRAPPER_LOCAL) == SHEXEC_OK, "shell");
     const char *exposed[3];
     for (int i = 0; i < 3; i++) {
         exposed[i] = tool_ids[i];

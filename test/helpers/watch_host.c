@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     }
     shexec_run *left = new_run(s, "sleep 1000 >/dev/null 2>&1 & echo $! >> %s/pids; "
                                   "sleep 1000 & echo $! >> %s/pids");
-    if (shexec_run_exec(left) != SHEXEC_OK || shexec_run_leftovers(left) != SHEXEC_LEFTOVERS_ADOPTED)
+    if (shexec_run_exec(left) != SHEXEC_OK || shexec_run_leftovers(left, NULL) != SHEXEC_LEFTOVERS_ADOPTED)
         die("the leftover was not adopted", s);
     shexec_run *fg = new_run(s, "sleep 1000 & echo $! >> %s/pids; setsid sleep 1000 & "
                                 "echo $! > %s/escapee; echo $$ >> %s/pids; wait");

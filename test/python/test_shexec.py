@@ -363,9 +363,35 @@ class TestRuns(Base):
         self.assertEqual(t.run.pid, int(t.output()))
         self.assertNotEqual(t.run.pid, pid)
 
+    def test_settings_read_back(self):
+        s = Session()
+        self.addCleanup(s.close)
+        self.assertEqual(s.timeouts_ms, (120000, 600000))
+        self.assertEqual(s.kill_grace_ms, 5000)
+        self.assertEqual(s.output_limit, (30000, "chars", "head"))
+        self.assertTrue(s.inherits_env)
+        self.assertEqual(s.max_tasks, 10)
+        self.assertEqual(s.on_leftovers, "adopt")
+        self.assertFalse(s.watchdog)
+        s.set_timeouts_ms(4000, 8000)
+        s.set_kill_grace_ms(250)
+        s.set_output_limit(100, "bytes", "head_tail")
+        s.env_inherit(False)
+        s.set_max_tasks(3)
+        s.set_on_leftovers("kill")
+        self.assertEqual(s.timeouts_ms, (4000, 8000))
+        self.assertEqual(s.kill_grace_ms, 250)
+        self.assertEqual(s.output_limit, (100, "bytes", "head_tail"))
+        self.assertFalse(s.inherits_env)
+        self.assertEqual(s.max_tasks, 3)
+        self.assertEqual(s.on_leftovers, "kill")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_timeouts_ms(9000, 8000)
+        self.assertEqual(s.timeouts_ms, (4000, 8000))   # unchanged
+
     def test_run_timeout_ms(self):
         s = self.session()
-        s.set_timeouts(4000, 8000)
+        s.set_timeouts_ms(4000, 8000)
         self.assertEqual(s.run("true").timeout_ms, 4000)      # the session default
         self.assertEqual(s.run("true", timeout_ms=6000).timeout_ms, 6000)
         self.assertEqual(s.run("true", timeout_ms=60000).timeout_ms, 8000)   # clamped
@@ -400,11 +426,13 @@ class TestRuns(Base):
     def test_wrapper_kind(self):
         s = self.session()
         self.assertEqual(s.wrapper_kind, "local")
+        self.assertIsNone(s.shell)
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_wrapper_kind("carrier-pigeon")
+            s.set_shell(["sh"], "carrier-pigeon")
+        self.assertIsNone(s.shell)  # nothing changed
         # a remote kind works through any wrapper that passes stdout: here none
-        s.set_shell(["sh"])
-        s.set_wrapper_kind("remote")
+        s.set_shell(["sh"], "remote")
+        self.assertEqual(s.shell, ["sh"])
         self.assertEqual(s.wrapper_kind, "remote")
         self.assertEqual(s.cwd, "")
         r = s.run("cd /tmp; echo here")
@@ -413,7 +441,7 @@ class TestRuns(Base):
         r = s.run("exec >/dev/null; cd /usr")
         self.assertEqual(r.stdout, b"")
         self.assertEqual(s.cwd, "/usr")
-        s.set_wrapper_kind("local")
+        s.set_shell(["sh"], "local")
         self.assertEqual(s.cwd, os.getcwd())
 
 
@@ -763,7 +791,7 @@ class TestTools(Base):
     def test_tool_prepare_foreground(self):
         s = self.session(cwd="/")
         s.enable_tool("bash")
-        s.set_timeouts(4000, 8000)
+        s.set_timeouts_ms(4000, 8000)
         run, background = s.tool_prepare("bash", {"command": "cd /tmp && echo hi; echo e >&2",
                                                   "timeout": 6000, "env": {"SHX_V": "v"}})
         self.assertFalse(background)
@@ -952,9 +980,9 @@ class TestErrors(Base):
     def test_bad_arguments(self):
         s = self.session()
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_timeouts(0, 10)
+            s.set_timeouts_ms(0, 10)
         with self.assertRaises(shexec.InvalidArgumentError):
-            s.set_timeouts(10, 1 << 40)
+            s.set_timeouts_ms(10, 1 << 40)
         with self.assertRaises(shexec.InvalidArgumentError):
             s.set_output_limit(10, "words")
         with self.assertRaises(shexec.InvalidArgumentError):

@@ -26,6 +26,26 @@ test('echo hello: stdout, empty stderr, exit code 0, the sentinel stripped', asy
   await s.close();
 });
 
+test('settings read back: the defaults, then what the options set', async () => {
+  const d = new Session();
+  assert.deepEqual(d.settings, {
+    timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, outputLimit: 30000,
+    outputUnit: 'chars', outputKeep: 'head', envInherit: true, maxTasks: 10,
+    onLeftovers: 'adopt', watchdog: false, persistEnv: false,
+  });
+  await d.close();
+  const s = new Session({
+    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100, outputUnit: 'bytes',
+    outputKeep: 'head_tail', envInherit: false, maxTasks: 3, onLeftovers: 'kill', persistEnv: true,
+  });
+  assert.deepEqual(s.settings, {
+    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100,
+    outputUnit: 'bytes', outputKeep: 'head_tail', envInherit: false, maxTasks: 3,
+    onLeftovers: 'kill', watchdog: false, persistEnv: true,
+  });
+  await s.close();
+});
+
 test('a non-zero exit is data, not a rejection', async () => {
   const s = new Session();
   const r = await s.run('exit 42');

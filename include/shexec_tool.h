@@ -1,0 +1,137 @@
+/*
+ * shexec_tool.h - libshexec's tool layer: the shell handed to a model as
+ * JSON tools (bash, task_output, task_kill), ready for MCP tools/list and
+ * tools/call or an LLM API's tool use.
+ *
+ * It is built on the API of shexec.h, which it includes: a session's tools
+ * run commands in that session, with its settings. Link with -lshexec, as
+ * for shexec.h.
+ */
+#ifndef SHEXEC_TOOL_H
+#define SHEXEC_TOOL_H
+
+#include "shexec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * TOOLS: the shell as tools handed to a model
+ *
+ * Each session has a registry of three tools, registered but DISABLED until
+ * the host enables them:
+ *   bash         {command: string (required), timeout: integer ms,
+ *                 run_in_background: boolean, cwd: string,
+ *                 env: object of strings, pty: boolean}
+ *   task_output  {task_id: string (required), new_only: boolean}
+ *   task_kill    {task_id: string (required)}
+ * Results are JSON objects:
+ *   bash:        {"stdout","stderr","exit_code","timed_out",
+ *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
+ *                 "signal" when a signal ended the command and
+ *                 "leftover_task_id" when it left processes running and
+ *                 "notice" when shexec_run_notice() has something to say; on
+ *                 timeout exit_code is -1, timed_out true and stderr ends with
+ *                 "Command timed out after N ms". With run_in_background:
+ *                 {"task_id","status":"running"}.
+ *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
+ *                 "truncated":{...}} plus "exit_code" and "state" once
+ *                 completed; a completed task is then removed (its final
+ *                 output is returned once). Background tasks count against
+ *                 the session's task limit until then; finished ones are
+ *                 released unread, oldest first, when a new task needs
+ *                 room (see TASKS in shexec.h).
+ *   task_kill:   the same, with "status":"killed"; the task is removed.
+ *   errors:      {"error": "message for the model"}.
+ * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
+ * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
+ * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
+ * A task the tool layer started or adopted is freed by the tool layer
+ * (read to completion, killed, or released for room), unless the host
+ * holds it: once the host got a pointer to it from
+ * shexec_session_take_task(), a task_output or task_kill that completes it
+ * only withdraws its id (it is no longer found, as the model expects) and
+ * the host frees it with shexec_task_free(); it still holds its slot
+ * until then.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Enable or disable a tool.
+ * Enable (non-zero) or disable (0) a tool by its exposed name. An unknown
+ * name is SHEXEC_ENOTOOL, which is also how to ask whether a name exists.
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOTOOL (no such tool).
+ */
+SHEXEC_API int shexec_tool_set_enabled(shexec_session *s, const char *name, int enabled);
+
+/* 1 when a tool is exposed under `name` and enabled, else 0. */
+SHEXEC_API int shexec_tool_is_enabled(shexec_session *s, const char *name);
+
+/*
+ * Expose a tool under another name.
+ * E.g. "bash" as "run_bash"; later calls use the new name. Names are 1-64 of
+ * [A-Za-z0-9_-]. Errors: SHEXEC_ENOTOOL, SHEXEC_EINVAL (bad or taken name),
+ * SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const char *new_name);
+
+/*
+ * List the enabled tools as JSON.
+ * A JSON array of {"name","description","inputSchema"} (JSON Schema, draft
+ * 2020-12 compatible), ready for MCP tools/list or an LLM API. *out_json is
+ * malloc'd: free it with shexec_free(). Errors: SHEXEC_EINVAL,
+ * SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
+
+/*
+ * Call a tool and wait for its JSON result.
+ * `args_json` (NUL-terminated JSON object; NULL means {}) is parsed strictly
+ * (RFC 8259, bounded depth and size; unknown fields, wrong types, duplicate
+ * keys refused). *out_json receives the result, also on most errors
+ * ({"error": ...}); free it with shexec_free(). Returns SHEXEC_OK when the
+ * tool ran (a non-zero exit or a timeout is data), else: SHEXEC_ENOTOOL
+ * ("Tool not available: NAME": unknown or disabled), SHEXEC_EINVAL
+ * (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not found: ID", or
+ * "Task ID finished and was released unread (retention limit: ...)"),
+ * SHEXEC_ELIMIT (no task slot, or more than SHEXEC_MAX_ENV_VARS in `env`),
+ * SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG, SHEXEC_ESYS, SHEXEC_ESTATE
+ * (from a callback), SHEXEC_ENOMEM (then *out_json may be NULL).
+ */
+SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *name,
+                                const char *args_json);
+
+/*
+ * Prepare the bash tool's run without starting it.
+ * For hosts that run their own loop (an MCP server answering pings while
+ * commands run, streaming their output): `name` must be the bash tool's
+ * exposed name (enabled), and `args_json` is checked exactly as
+ * shexec_tool_call() checks it. *out_run receives a run configured from the
+ * arguments (command, timeout, cwd, env, pty) and not started, and
+ * *out_background whether run_in_background was asked for. The caller sets
+ * what it wants (an output callback), starts it (shexec_run_start(),
+ * shexec_run_exec() or shexec_run_start_task()) and owns it. Tasks the
+ * caller starts this way are the caller's (see TASKS in shexec.h). Errors
+ * (*out_run NULL; the message for the model is in shexec_session_errmsg()):
+ * as shexec_tool_call() before anything runs.
+ */
+SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
+                                   shexec_session *s, const char *name, const char *args_json);
+
+/*
+ * Render a finished run as the bash tool's JSON result.
+ * A finished foreground run, rendered as the bash tool's JSON result (see
+ * above; the session's cwd as it is now). *out_json is malloc'd: free it
+ * with shexec_free(). Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
+ * finished), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
+
+/* Free a string the library handed out (tool JSON). NULL is a no-op. */
+SHEXEC_API void shexec_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHEXEC_TOOL_H */
