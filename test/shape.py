@@ -13,7 +13,7 @@ import re
 CONCERNS = [
     ('run and its processes', 'run start result ending cwd channels loop proc group spawn spawnfa '
      'launch stream capture script record sentinel walk procfs'),
-    ('session, settings, tasks', 'session settings task base'),
+    ('session, settings, tasks', 'session settings getters task base'),
     ('persisted shell state', 'persist pstate shstate replay shfuncs'),
     ('host-death watchdog', 'watchdog watchdog_fork watchdog_proc'),
     ('tool layer', 'tool tooldef toolhook'),
