@@ -137,6 +137,8 @@ export class Session {
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;
+    /** The shell's argv as given, or null for the default shell. */
+    shell: string[] | null;
   };
   constructor(options?: SessionOptions);
   /** Where the next command starts (absolute). */

@@ -102,7 +102,7 @@ const READ_ONLY = new Set([
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
   'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_output_limit',
   'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
-  'shexec_session_watchdog',
+  'shexec_session_watchdog', 'shexec_session_shell_argv',
   'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_notice',
@@ -140,6 +140,7 @@ for (const decl of [
   'uint32_t shexec_session_max_tasks(void *s)',
   'int shexec_session_on_leftovers(void *s)',
   'int shexec_session_watchdog(void *s)',
+  'void *shexec_session_shell_argv(void *s)',
   'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
   'int shexec_session_set_env_inherit(void *s, int inherit)',
   'int shexec_session_setenv(void *s, const char *name, const char *value)',
@@ -547,6 +548,20 @@ process.on('exit', () => pump.onExit());
 
 let nextUserId = 1;
 
+// The argv a session's shell was set to (a NULL-terminated array the session
+// owns), copied out; null for the default shell.
+function shellArgv(sp) {
+  const argv = C.shexec_session_shell_argv(sp);
+  if (!argv) return null;
+  const out = [];
+  const width = koffi.sizeof('void *');
+  for (let i = 0; ; i++) {
+    const arg = koffi.decode(argv, i * width, 'const char *');
+    if (arg === null) return out;
+    out.push(arg);
+  }
+}
+
 class Session {
   /**
    * @param {object} [opts] cwd, timeoutMs, maxTimeoutMs, killGraceMs,
@@ -619,7 +634,8 @@ class Session {
   /**
    * The session's settings as they are now, named as the constructor's
    * options: timeoutMs, maxTimeoutMs, killGraceMs, outputLimit, outputUnit,
-   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv.
+   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv, and
+   * shell (its argv as given, or null for the default shell).
    */
   get settings() {
     const sp = this._live();
@@ -639,6 +655,7 @@ class Session {
       onLeftovers: nameOf(ON_LEFTOVERS, C.shexec_session_on_leftovers(sp)),
       watchdog: C.shexec_session_watchdog(sp) === 1,
       persistEnv: C.shexec_session_persist_env(sp) === 1,
+      shell: shellArgv(sp),
     };
   }
 
