@@ -38,7 +38,7 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   Session.tool_prepare() returns a Run not started yet (state 'new') for
   Run.start() / exec() / start_task(); dropping it frees it.
 - Tasks belong to their session, as in C: dropping a Task object does NOT
-  stop the task (find it again with Session.find_task(id)); Task.free() /
+  stop the task (find it again with Session.take_task(id)); Task.free() /
   close() / the `with` block frees it (terminating it if still running).
   A task's results are those of its run, Task.run (Task.state, .exit_code,
   .output()... are shortcuts to it); that Run is the task's and dies with
@@ -49,7 +49,7 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   start until it is freed, finished or not: free() the ones you are done
   with. Tasks you never took as objects (started by call_tool, leftovers
   you never looked up) are the session's: finished ones are released to
-  make room, and find_task() then raises NoTaskError ("... finished and
+  make room, and take_task() then raises NoTaskError ("... finished and
   was released unread (retention limit)").
 - Output callbacks run inside the calls that pump the session's loop
   (Session.run, Run.wait, Task.wait, Session.wait, Session.process, ...),
@@ -1074,7 +1074,7 @@ class Session(object):
         self._task_wrappers[tp] = task
         return task
 
-    def find_task(self, task_id):
+    def take_task(self, task_id):
         """The Task with this id (the same object while one exists). The
         task is then yours: it is never released to make room.
         NoTaskError when the session has no such task."""
@@ -1143,10 +1143,10 @@ class Session(object):
         wrote it). Returns the result dict; errors the model should read come
         back as {"error": ...} rather than as exceptions. A task the tool
         layer reads to completion or kills is gone for the model: a Task
-        object you hold for one (find_task()) is dead afterwards
+        object you hold for one (take_task()) is dead afterwards
         (ClosedError), and the task is freed.
         Finished tool tasks nobody read are released when a new task needs
-        room (unless looked up with find_task())."""
+        room (unless taken with take_task())."""
         n = _cstr(name, "tool name")
         args = self._tool_args(arguments)
         with self._guard():
@@ -1820,7 +1820,7 @@ class _TaskCore(object):
 
 class Task(object):
     """A background command owned by its session (Session.start_task(),
-    Run.start_task(), Session.find_task()): a run started in the
+    Run.start_task(), Session.take_task()): a run started in the
     background. Its run, Task.run, holds its settings and results (state,
     exit code, output, input, cancel); the properties and methods below
     that read or feed the command are shortcuts to it, and what only a task

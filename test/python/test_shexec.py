@@ -462,7 +462,7 @@ class TestTasks(Base):
         self.assertEqual(b"".join(got), b"got:hi\n")
         self.assertEqual(t.output(), b"one\ngot:hi\n")  # everything so far
         self.assertEqual(t.output("stderr"), b"")
-        self.assertIs(s.find_task(t.id), t)
+        self.assertIs(s.take_task(t.id), t)
         t.kill()
         self.assertTrue(t.wait(3000))
         self.assertTrue(t.done)
@@ -471,7 +471,7 @@ class TestTasks(Base):
         t.free()
         self.assertFalse(t.alive)
         with self.assertRaises(shexec.NoTaskError):
-            s.find_task(t.id)
+            s.take_task(t.id)
 
     def test_task_exit_code(self):
         s = self.session()
@@ -525,17 +525,17 @@ class TestTasks(Base):
         second = s.run("(sleep 0.1; echo b) &").leftover_task
         self.assertIsNotNone(second)
         with self.assertRaises(shexec.NoTaskError) as ctx:
-            s.find_task(first)
+            s.take_task(first)
         self.assertIn("finished and was released unread (retention limit)",
                       ctx.exception.message)
-        t = s.find_task(second)
+        t = s.take_task(second)
         t.wait(5000)
         self.assertEqual(t.output(), b"b\n")
 
     def test_unknown_task(self):
         s = self.session()
         with self.assertRaises(shexec.NoTaskError) as ctx:
-            s.find_task("t000000000000")
+            s.take_task("t000000000000")
         self.assertEqual(ctx.exception.code, shexec.ENOTASK)
         self.assertEqual(ctx.exception.name, "SHEXEC_ENOTASK")
         self.assertIn("t000000000000", str(ctx.exception))
@@ -555,7 +555,7 @@ class TestTasks(Base):
         self.assertEqual(r.stdout, b"started\n")
         self.assertEqual(r.leftovers, "adopted")
         self.assertRegex(r.leftover_task, r"^t[0-9a-f]{12}$")
-        t = s.find_task(r.leftover_task)
+        t = s.take_task(r.leftover_task)
         self.assertTrue(t.wait(5000))
         self.assertEqual(t.output(), b"later\n")
         self.assertEqual(t.exit_code, -1)
@@ -697,7 +697,7 @@ class TestTasks(Base):
         self.assertEqual(r.stdout, b"got:hi\n")   # reading marks nothing in the run
         r.close()                                 # a task's run goes with its task
         self.assertEqual(r.state, "exited")
-        self.assertIs(s.find_task(t.id).run, r)
+        self.assertIs(s.take_task(t.id).run, r)
         t.free()
         with self.assertRaises(shexec.ClosedError):
             r.state
@@ -716,7 +716,7 @@ class TestTasks(Base):
     def test_leftover_task_run(self):
         s = self.session()
         r = s.run("(sleep 0.2; echo later) & echo started")
-        t = s.find_task(r.leftover_task)
+        t = s.take_task(r.leftover_task)
         self.assertEqual(t.id, r.leftover_task)
         self.assertEqual(t.run.task_id, t.id)
         self.assertIsNone(t.run.command)
@@ -769,8 +769,8 @@ class TestTools(Base):
         done = s.call_tool("bash", {"command": "echo hi", "run_in_background": True})
         running = s.call_tool("bash", {"command": "sleep 30", "run_in_background": True})
         mine = s.start_task("sleep 30")
-        t1 = s.find_task(done["task_id"])
-        t2 = s.find_task(running["task_id"])
+        t1 = s.take_task(done["task_id"])
+        t2 = s.take_task(running["task_id"])
         self.assertTrue(t1.wait(5000))
         r = s.call_tool("task_output", {"task_id": t1.id})
         self.assertEqual((r.get("status"), r.get("stdout")), ("completed", "hi\n"), r)
@@ -844,7 +844,7 @@ class TestTools(Base):
         self.assertEqual(run.timeout_ms, 0)        # a task: none
         self.assertTrue(t.wait(5000))
         self.assertEqual(t.output(), b"bg\n")
-        self.assertIs(s.find_task(t.id), t)        # the caller's task
+        self.assertIs(s.take_task(t.id), t)        # the caller's task
         with self.assertRaises(shexec.StateError):
             run.tool_result()
         t.free()
@@ -1050,7 +1050,7 @@ class TestLifetime(Base):
         tid = t.id
         del t
         gc.collect()
-        t = s.find_task(tid)
+        t = s.take_task(tid)
         self.assertTrue(t.wait(5000))
         self.assertEqual(t.output(), b"done\n")
 
@@ -1114,7 +1114,7 @@ class TestLifetime(Base):
                 objs.append(s.start_run("sleep 30"))
                 objs.append(s.start_run("echo x", stdin=True))
                 objs.append(s.run("echo done"))
-                objs.append(s.find_task(objs[-5].id))
+                objs.append(s.take_task(objs[-5].id))
             del s
             rng.shuffle(objs)
             while objs:
