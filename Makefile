@@ -5,6 +5,7 @@
 #                        packages it installs: node_modules in examples/node and test/mcp)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
+#                        WATCHDOG=0, TOOLS=0: the library without the watchdog, the tool layer;
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
 #                        one line per suite, VERBOSE=1: every suite's whole log)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
@@ -67,6 +68,11 @@ ifeq ($(WATCHDOG),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nowatchdog,$(VARIANT)-nowatchdog)
   LIB_FEATURES += -DSHX_WITH_WATCHDOG=0
 endif
+# TOOLS=0: the library without the tool layer (lib/tool*.c: shexec_tool.h's
+# calls are not in it); the tool layer's tests are left out
+ifeq ($(TOOLS),0)
+  VARIANT  := $(if $(filter default,$(VARIANT)),notools,$(VARIANT)-notools)
+endif
 # another compiler or libc builds apart (CC=clang: build/clang, CC=musl-gcc:
 # build/musl), so variants never mix objects
 CC_NAME    := $(notdir $(firstword $(CC)))
@@ -76,7 +82,8 @@ ifneq ($(CC_TAG),)
 endif
 
 B          := build/$(VARIANT)
-LIB_SRCS   := $(sort $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/watchdog%.c),$(wildcard lib/*.c)))
+LIB_SRCS   := $(sort $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/watchdog%.c) \
+                $(if $(filter 0,$(TOOLS)),lib/tool%.c),$(wildcard lib/*.c)))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # what lib/probe.sh found for this compiler and variant (platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h
@@ -98,11 +105,12 @@ DEMO       := build/examples/demo
 POLL_HOST  := build/examples/poll_host
 MCP_SERVER := build/examples/shexec-mcp
 
-TEST_SRCS  := $(sort $(wildcard test/test_*.c))
+TEST_SRCS  := $(sort $(filter-out $(if $(filter 0,$(TOOLS)),test/test_tool.c),$(wildcard test/test_*.c)))
 TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
 HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
 HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))
-TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote $(B) -iquote test $(CFLAGS)
+TEST_CFLAGS := $(BASE_CFLAGS) $(OPT) $(SAN) -Iinclude -iquote lib -iquote $(B) -iquote test \
+  $(if $(filter 0,$(TOOLS)),-DSHX_TEST_NO_TOOLS) $(CFLAGS)
 TEST_LIBS  := -lcmocka
 # musl has no cmocka package: test/cmocka-musl.sh builds one from Debian's
 # cmocka source into build/cmocka-musl (cmocka-present runs it)

@@ -198,6 +198,12 @@ long tu_rss_kib(void)
     return kib;
 }
 
+void tu_compiled_out(const char *what)
+{
+    printf("[ SKIPPED  ] needs %s: compiled out of this build (TOOLS=0)\n", what);
+    skip();
+}
+
 int tu_platform_has(unsigned feature, const char *what)
 {
     if (shx_test_platform() & feature)

@@ -48,6 +48,8 @@ void tu_leak_end(void);
  * the test to skip().
  */
 int tu_platform_has(unsigned feature, const char *what);
+/* Skip the calling test: `what` is compiled out of this build (TOOLS=0). */
+void tu_compiled_out(const char *what);
 
 /* Number of live (unreaped) children of all threads of this process. */
 int tu_count_children_all(void);
