@@ -5,7 +5,8 @@
 #                        packages it installs: node_modules in examples/node and test/mcp)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
-#                        WATCHDOG=0, TOOLS=0: the library without the watchdog, the tool layer;
+#                        WATCHDOG=0, TOOLS=0, PERSIST=0: the library without the watchdog, the
+#                        tool layer, persisted shell state;
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
 #                        one line per suite, VERBOSE=1: every suite's whole log)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
@@ -68,6 +69,13 @@ ifeq ($(WATCHDOG),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nowatchdog,$(VARIANT)-nowatchdog)
   LIB_FEATURES += -DSHX_WITH_WATCHDOG=0
 endif
+# PERSIST=0: the library without persisted shell state (lib/persist.c,
+# pstate.c, replay.c, shfuncs.c); shexec_session_set_persist_env(s, 1) then
+# fails with SHEXEC_ESYS and the tests that need it skip
+ifeq ($(PERSIST),0)
+  VARIANT  := $(if $(filter default,$(VARIANT)),nopersist,$(VARIANT)-nopersist)
+  LIB_FEATURES += -DSHX_WITH_PERSIST=0
+endif
 # TOOLS=0: the library without the tool layer (lib/tool*.c: shexec_tool.h's
 # calls are not in it); the tool layer's tests are left out
 ifeq ($(TOOLS),0)
@@ -82,8 +90,10 @@ ifneq ($(CC_TAG),)
 endif
 
 B          := build/$(VARIANT)
+PERSIST_SRCS := lib/persist.c lib/pstate.c lib/replay.c lib/shfuncs.c
 LIB_SRCS   := $(sort $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/watchdog%.c) \
-                $(if $(filter 0,$(TOOLS)),lib/tool%.c),$(wildcard lib/*.c)))
+                $(if $(filter 0,$(TOOLS)),lib/tool%.c) \
+                $(if $(filter 0,$(PERSIST)),$(PERSIST_SRCS)),$(wildcard lib/*.c)))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # what lib/probe.sh found for this compiler and variant (platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h

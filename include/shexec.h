@@ -534,7 +534,8 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * persists".
  *
  * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ESTATE (on with a remote wrapper
- * kind, which reports only the directory; nothing changes).
+ * kind, which reports only the directory; nothing changes), SHEXEC_ESYS (on
+ * in a library built without it, PERSIST=0), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on);
 

@@ -1,9 +1,13 @@
 /*
  * getters.c - a session's settings read back: timeouts, kill grace, output
- * limit, environment base, shell program, task limit, leftovers policy and
- * watchdog. A NULL session reads as a new session's defaults.
+ * limit, environment base, shell program, task limit, leftovers policy,
+ * watchdog and persisted state; and the environment the next command gets.
+ * A NULL session reads as a new session's defaults.
  */
+#include <string.h>
+
 #include "session.h"
+#include "settings.h"
 #include "watchdog.h"
 
 SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,
@@ -56,4 +60,54 @@ SHEXEC_API int shexec_session_watchdog(const shexec_session *s)
 SHEXEC_API const char *const *shexec_session_shell_argv(const shexec_session *s)
 {
     return s ? (const char *const *)s->shell_argv : NULL;
+}
+
+SHEXEC_API int shexec_session_persist_env(const shexec_session *s)
+{
+    return s && s->persist;
+}
+
+/* The environment the session's next command starts with, before its run's
+ * own variables, without PWD (always the session cwd): built anew. */
+static int env_view(shexec_session *s)
+{
+    char **env = NULL;
+    if (shx_session_env_build(s, &env, NULL) != SHEXEC_OK)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; env[i]; i++)
+        if (strncmp(env[i], "PWD=", 4) != 0)
+            env[k++] = env[i];
+    env[k] = NULL;
+    shx_env_free(s->env_view);
+    s->env_view = env;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API const char *shexec_session_getenv(shexec_session *s, const char *name)
+{
+    if (!s)
+        return NULL;
+    shx_ok(s);
+    if (!shx_env_name_valid(name)) {
+        shx_fail(s, SHEXEC_EINVAL, "invalid environment variable name \"%s\"",
+                 name ? name : "(null)");
+        return NULL;
+    }
+    if (env_view(s) != SHEXEC_OK)
+        return NULL;
+    return shx_env_get(s->env_view, name);
+}
+
+SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    int rc = env_view(s);
+    if (rc == SHEXEC_OK)
+        *out = (const char *const *)s->env_view;
+    return rc;
 }

@@ -185,12 +185,12 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
                         "for the run's channel");
     /* a session that keeps the shell's state: every foreground run reports
      * it, and every command starts with what the last one left */
-    o.capture = l->capture = s->persist_env && !r->task;
+    o.capture = l->capture = s->persist && !r->task;
     shx_buf extra = SHX_BUF_INIT, funcs = SHX_BUF_INIT, args = SHX_BUF_INIT, prelude = SHX_BUF_INIT;
     size_t nargs = 0;
     int rc = SHEXEC_OK;
-    if (s->persist_env && bash &&
-        (shx_persist_replay(s, r, &extra) != 0 || shx_persist_func_names(s, &funcs, &o.nfuncs) != 0))
+    if (bash && (shx_persist_replay(s->persist, &r->env, &extra) != 0 ||
+                 shx_persist_func_names(s->persist, &funcs, &o.nfuncs) != 0))
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     if (rc == SHEXEC_OK && wrapped)
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
@@ -275,7 +275,7 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
             shx_buf_printf(&l->added, "BASH_ENV=/dev/fd/%d", l->channel_at);
             shx_buf_putc(&l->added, '\0');
         }
-        if (s->persist_env && bash && shx_persist_func_entries(s, &l->added) != 0)
+        if (bash && shx_persist_func_entries(s->persist, &l->added) != 0)
             l->added.failed = 1;
         if (l->added.failed)
             rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
@@ -363,12 +363,12 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     /* a wrapper program (more than the shell alone) gets the session's
      * environment; the run's variables go inside it, through the prelude */
     int wrapped = s->shell_argv && s->shell_argv[1];
-    rc = shx_persist_env_build(s, &l->env, wrapped ? NULL : &r->env);
+    rc = shx_session_env_build(s, &l->env, wrapped ? NULL : &r->env);
     /* what a run that reports its state is compared with when it ends */
-    if (rc == SHEXEC_OK && s->persist_env && !r->task && !wrapped && r->env.n) {
-        shx_env_free(r->prior_env);
-        r->prior_env = NULL;
-        rc = shx_persist_env_build(s, &r->prior_env, NULL);
+    if (rc == SHEXEC_OK && s->persist && !r->task && !wrapped && r->env.n) {
+        shx_env_free(r->persist.prior_env);
+        r->persist.prior_env = NULL;
+        rc = shx_session_env_build(s, &r->persist.prior_env, NULL);
     }
     if (rc != SHEXEC_OK) {
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");

@@ -20,13 +20,8 @@
 #include <string.h>
 
 #include "replay.h"
-#include "session.h"
 #include "shfuncs.h"
 #include "shstate.h"
-#include "record.h"
-#include "run.h"
-
-extern char **environ;
 
 _Static_assert(SHX_STATE_MAX + 0u == SHEXEC_MAX_PERSIST_BYTES,
                "the record's bound on the shell state is the documented one");
@@ -90,7 +85,7 @@ static const char *env_value(char *const *env, const char *name, size_t n)
 }
 
 typedef struct adopt_ctx {
-    shexec_run *r;
+    const shx_persist_report *in;
     shx_envlist env, vars;
     shx_buf name;
     shx_namefilter filter; /* the session's deny and allow lists, compiled once */
@@ -134,7 +129,7 @@ static int take_decl(void *user, const shx_decl *d)
         if (!d->has_value || is_pwd(d->name, d->name_len) || den)
             return 0; /* exported but unset: nothing in the environment */
         if (keeps_prior(d->name, d->name_len)) {
-            const char *prior = env_value(c->r->start_env, d->name, d->name_len);
+            const char *prior = env_value(c->in->run->start_env, d->name, d->name_len);
             return prior ? set_n(c, &c->env, d->name, d->name_len, prior) : 0;
         }
         return set_n(c, &c->env, d->name, d->name_len, d->value);
@@ -190,18 +185,18 @@ static int take_func(void *user, const char *name, size_t n, const char *body, s
     return 0;
 }
 
-static void notice(shexec_run *r, const char *fmt, const char *detail)
+static void notice(shx_buf *to, const char *fmt, const char *detail)
 {
-    if (r->notice.len)
-        shx_buf_puts(&r->notice, "; ");
-    shx_buf_printf(&r->notice, fmt, detail);
+    if (to->len)
+        shx_buf_puts(to, "; ");
+    shx_buf_printf(to, fmt, detail);
 }
 
 /* What the start environment has that the shell could not list (names that
  * are not identifiers) or that keeps its value (SHLVL, _), carried over. */
 static int carry_over(adopt_ctx *c)
 {
-    for (char **e = c->r->start_env; e && *e; e++) {
+    for (char **e = c->in->run->start_env; e && *e; e++) {
         const char *eq = strchr(*e, '=');
         size_t n = (size_t)(eq - *e);
         const char *have;
@@ -218,8 +213,8 @@ static int carry_over(adopt_ctx *c)
  * session's value. */
 static int revert_run_vars(adopt_ctx *c)
 {
-    const shx_envlist *rv = &c->r->env;
-    char *const *prior_env = c->r->prior_env ? c->r->prior_env : c->r->start_env;
+    const shx_envlist *rv = c->in->run_env;
+    char *const *prior_env = c->in->run->prior_env ? c->in->run->prior_env : c->in->run->start_env;
     for (size_t i = 0; i < rv->n; i++) {
         const char *name = rv->names[i];
         size_t n = strlen(name);
@@ -236,7 +231,7 @@ static int revert_run_vars(adopt_ctx *c)
 }
 
 /*
- * What a state is taken from, as the key kept in s->plisting: a kind byte
+ * What a state is taken from, as the key kept in p->listing: a kind byte
  * ('d': bash's declare -p, 'e': export -p), the listing, then, with bash's
  * functions, a NUL (a listing holds none) and the functions.
  */
@@ -258,13 +253,13 @@ static int same_bytes(const char *p, const shx_buf *b, size_t n)
 
 /* Is the record's key the one kept? Compared piece by piece where it lies:
  * a listing can be MiBs, and most commands leave it as it was. */
-static int listing_is_kept(const shexec_session *s, const shx_record *rec)
+static int listing_is_kept(const shx_persist *p, const shx_record *rec)
 {
     const shx_buf *listing = record_listing(rec);
     int funcs = record_has_funcs(rec);
-    const char *k = s->plisting.data;
+    const char *k = p->listing.data;
     size_t len = 1 + listing->len + (funcs ? 1 + rec->funcs.len : 0);
-    if (!s->plisting_ok || !k || s->plisting.len != len || k[0] != (rec->has_decl ? 'd' : 'e') ||
+    if (!p->listing_ok || !k || p->listing.len != len || k[0] != (rec->has_decl ? 'd' : 'e') ||
         !same_bytes(k + 1, listing, listing->len))
         return 0;
     k += 1 + listing->len;
@@ -290,16 +285,16 @@ static int listing_possible(const shx_record *rec)
     return !rec->has_decl || rec->decl.len > 0;
 }
 
-void shx_persist_adopt(shexec_run *r)
+void shx_persist_adopt(shx_persist *p, const shx_persist_report *in)
 {
-    shexec_session *s = r->s;
-    const shx_record *rec = &r->record;
-    if (!s || !s->persist_env || !rec->want_state)
+    const shx_record *rec = in->record;
+    shx_buf *to = in->notice;
+    if (!p || !rec->want_state)
         return; /* state is read only from a run whose shell was asked to list it */
     if (rec->over || rec->state_over) {
         char bound[64];
         (void)snprintf(bound, sizeof bound, "%u", SHEXEC_MAX_PERSIST_BYTES);
-        notice(r, "the shell state the command left is larger than %s bytes "
+        notice(to, "the shell state the command left is larger than %s bytes "
                   "(SHEXEC_MAX_PERSIST_BYTES): the session's environment stays as it was", bound);
         return;
     }
@@ -307,20 +302,19 @@ void shx_persist_adopt(shexec_run *r)
         return; /* nothing reported (the command ended in exec, or replaced the EXIT trap) */
     /* a listing of the other kind than the session's shell gives is not
      * one its shell wrote */
-    if ((rec->has_decl && !s->shell_bash) || (!rec->has_decl && s->shell_bash) ||
+    if ((rec->has_decl && !in->shell_bash) || (!rec->has_decl && in->shell_bash) ||
         !listing_possible(rec)) {
-        notice(r, "the shell state the command reported is not one its shell lists: the "
+        notice(to, "the shell state the command reported is not one its shell lists: the "
                   "session's environment stays as it was%s", "");
         return;
     }
-    s->listing_kind = rec->has_decl ? 1 : 2;
     /* Most commands change nothing: the same listing, taken by the same
      * rules from the state it gave, gives that state again. A run with
      * variables of its own is taken in full (they are reverted). */
-    if (!r->env.n && s->penv_set && listing_is_kept(s, rec))
+    if (!in->run_env->n && p->env_set && listing_is_kept(p, rec))
         return;
-    s->plisting_ok = 0;
-    adopt_ctx c = {.r = r, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
+    p->listing_ok = 0;
+    adopt_ctx c = {.in = in, .env = SHX_ENVLIST_INIT, .vars = SHX_ENVLIST_INIT,
                    .name = SHX_BUF_INIT, .skipped = SHX_BUF_INIT, .from_decl = rec->has_decl};
     c.env.max = c.vars.max = (size_t)1 << 24; /* the byte bound is the bound */
     shx_envlist funcs = SHX_ENVLIST_INIT;
@@ -328,7 +322,7 @@ void shx_persist_adopt(shexec_run *r)
     shx_buf scratch = SHX_BUF_INIT;
     const shx_buf *listing = rec->has_decl ? &rec->decl : &rec->env;
     size_t bad_at = 0;
-    int rc = shx_namefilter_init(&c.filter, &s->deny, &s->allow) != SHEXEC_OK
+    int rc = shx_namefilter_init(&c.filter, in->deny, in->allow) != SHEXEC_OK
                  ? SHX_DECL_NOMEM
                  : shx_decl_each(listing->data ? listing->data : "", listing->len, &scratch,
                                  take_decl, &c, &bad_at);
@@ -354,10 +348,10 @@ void shx_persist_adopt(shexec_run *r)
         if (rc == SHX_DECL_MALFORMED && !c.nomem) {
             char where[96];
             (void)snprintf(where, sizeof where, "line at byte %zu", bad_at);
-            notice(r, "the variables the shell listed could not be read (%s): the session's "
+            notice(to, "the variables the shell listed could not be read (%s): the session's "
                       "environment stays as it was", where);
         } else {
-            notice(r, "out of memory: the session's environment stays as it was%s", "");
+            notice(to, "out of memory: the session's environment stays as it was%s", "");
         }
         shx_envlist_free(&c.env);
         shx_envlist_free(&c.vars);
@@ -366,42 +360,40 @@ void shx_persist_adopt(shexec_run *r)
         return;
     }
     if (funcs_bad)
-        notice(r, "the functions the shell listed could not be read: none is kept%s", "");
+        notice(to, "the functions the shell listed could not be read: none is kept%s", "");
     if (c.nskipped) {
         if (c.nskipped > 8)
             shx_buf_printf(&c.skipped, " and %d more", c.nskipped - 8);
-        notice(r, "not kept for the next commands: %s", c.skipped.data ? c.skipped.data : "");
+        notice(to, "not kept for the next commands: %s", c.skipped.data ? c.skipped.data : "");
     }
     shx_buf_free(&c.skipped);
-    shx_envlist_free(&s->penv);
-    shx_envlist_free(&s->pvars);
-    shx_envlist_free(&s->pfuncs);
-    s->penv = c.env;
-    s->pvars = c.vars;
-    s->pfuncs = funcs;
-    s->penv_set = 1;
+    shx_envlist_free(&p->env);
+    shx_envlist_free(&p->vars);
+    shx_envlist_free(&p->funcs);
+    p->env = c.env;
+    p->vars = c.vars;
+    p->funcs = funcs;
+    p->env_set = 1;
     /* kept to be compared with the next listing, when it gave the state by
      * itself (a run's own variables were reverted: taken in full again) */
-    shx_buf_free(&s->plisting);
-    s->plisting_ok = !r->env.n && listing_key(rec, &s->plisting) == 0;
-    if (!s->plisting_ok)
-        shx_buf_free(&s->plisting);
+    shx_buf_free(&p->listing);
+    p->listing_ok = !in->run_env->n && listing_key(rec, &p->listing) == 0;
+    if (!p->listing_ok)
+        shx_buf_free(&p->listing);
 }
 
-void shx_persist_forget_lost(shexec_run *r)
+void shx_persist_forget_lost(shx_persist *p, const shx_buf *lost, shx_buf *to)
 {
-    shexec_session *s = r->s;
-    const shx_buf *lost = &r->record.lost;
-    if (!s || !lost->len)
+    if (!p || !lost->len)
         return;
     shx_buf names = SHX_BUF_INIT;
     int n = 0;
     for (size_t off = 0; off < lost->len; off += strlen(lost->data + off) + 1) {
         const char *name = lost->data + off, *v;
         /* only a function the session gave this shell: the report is untrusted */
-        if (!shx_envlist_find(&s->pfuncs, name, strlen(name), &v) || !v)
+        if (!shx_envlist_find(&p->funcs, name, strlen(name), &v) || !v)
             continue;
-        if (shx_envlist_set(&s->pfuncs, name, NULL) != SHEXEC_OK)
+        if (shx_envlist_set(&p->funcs, name, NULL) != SHEXEC_OK)
             continue;
         if (n++ < 8)
             shx_buf_printf(&names, "%s%.64s", names.len ? ", " : "", name);
@@ -409,8 +401,8 @@ void shx_persist_forget_lost(shexec_run *r)
     if (n) {
         /* the next listing is taken in full: the state it was compared
          * with is not the session's any more */
-        s->plisting_ok = 0;
-        notice(r, "bash could not define the kept function(s) %s: they are dropped",
+        p->listing_ok = 0;
+        notice(to, "bash could not define the kept function(s) %s: they are dropped",
                names.data ? names.data : "");
     }
     shx_buf_free(&names);

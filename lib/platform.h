@@ -113,6 +113,7 @@ enum {
     SHX_PLATFORM_BIG_PIPES = 1 << 5, /* task pipes can be grown */
     SHX_PLATFORM_PPOLL = 1 << 6,     /* deadlines waited for to the nanosecond */
     SHX_PLATFORM_WATCHDOG = 1 << 7,  /* the host-death watchdog (WATCHDOG=0 leaves it out) */
+    SHX_PLATFORM_PERSIST = 1 << 8,   /* persisted shell state (PERSIST=0 leaves it out) */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */

@@ -263,8 +263,8 @@ void shx_run_release(shexec_run *run)
     if (run->rec_fd >= 0)
         close(run->rec_fd);
     shx_record_free(&run->record);
-    shx_env_free(run->start_env);
-    shx_env_free(run->prior_env);
+    shx_env_free(run->persist.start_env);
+    shx_env_free(run->persist.prior_env);
     if (run->state != SHEXEC_STATE_NEW) {
         shx_stream_free(&run->out);
         shx_stream_free(&run->err);
@@ -352,14 +352,21 @@ void shx_run_ended(shexec_run *r)
     /* the status the shell reported stands in for one the host took away */
     if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
         r->proc.exit_code = r->record.status;
+    shexec_session *s = r->s;
+    if (!s)
+        return; /* the session is gone: nothing of it to change */
     /* the shell's state, like its cwd, only from a foreground shell that
      * exited by itself; also for a run with its own cwd */
     /* any run's shell may say it could not define a function it was given
      * (first: the state the run may adopt next no longer has it) */
     if (usable)
-        shx_persist_forget_lost(r);
-    if (r->persist && !r->task && r->state == SHEXEC_STATE_EXITED)
-        shx_persist_adopt(r);
+        shx_persist_forget_lost(s->persist, &r->record.lost, &r->notice);
+    if (r->persist.on && !r->task && r->state == SHEXEC_STATE_EXITED) {
+        shx_persist_report in = {.record = &r->record, .run_env = &r->env, .run = &r->persist,
+                                 .deny = &s->deny, .allow = &s->allow,
+                                 .shell_bash = s->shell_bash, .notice = &r->notice};
+        shx_persist_adopt(s->persist, &in);
+    }
     /* a run with its own cwd, and a task, never move the session; nor does a
      * shell that a signal ended (a timeout: bash's EXIT trap may still have
      * reported where it was) */
@@ -367,18 +374,18 @@ void shx_run_ended(shexec_run *r)
         return;
     if (r->out.filter) {
         if (r->out.sentinel.found)
-            shx_cwd_adopt_remote(&r->s->cwd, &r->notice,
+            shx_cwd_adopt_remote(&s->cwd, &r->notice,
                                  r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
                                  r->out.sentinel.path.len);
     } else if (usable && r->record.has_cwd) {
-        shx_cwd_adopt(&r->s->cwd, &r->notice, r->record.cwd.data ? r->record.cwd.data : "",
+        shx_cwd_adopt(&s->cwd, &r->notice, r->record.cwd.data ? r->record.cwd.data : "",
                       r->record.cwd.len);
     } else if (usable) {
         if (r->notice.len)
             shx_buf_puts(&r->notice, "; ");
         shx_buf_printf(&r->notice, "the shell reported no working directory (the command "
                        "replaced the EXIT trap, or ended in exec): the session stays in %s",
-                       r->s->cwd);
+                       s->cwd);
     }
 }
 

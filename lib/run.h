@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "env.h"
+#include "persist.h"
 #include "proc.h"
 #include "record.h"
 #include "shexec.h"
@@ -53,11 +54,8 @@ struct shexec_run {
     int rec_fd;                   /* the run's channel (channels.c); -1 when read or none */
     size_t rec_from;              /* where the report starts in it (after the prelude) */
     shx_record record;            /* what the shell reported on it */
-    int persist;                  /* its shell reports its state (persist_env, foreground) */
     int prelude_marked;           /* its prelude says it ran (BASH_ENV through a wrapper) */
-    char **start_env;             /* persist: the environment the shell got */
-    char **prior_env;             /* persist: the same without the run's own variables;
-                                     NULL when the run has none (start_env then) */
+    shx_persist_run persist;      /* its shell reports its state (persist.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
     int hangup_checks;            /* looks left for members that missed the

@@ -41,14 +41,7 @@ struct shexec_session {
     int unit, keep;
     int env_inherit;
     shx_envlist env;
-    int persist_env;              /* shexec_session_set_persist_env() */
-    int penv_set;                 /* penv holds the environment a run left (else: base + env) */
-    shx_envlist penv;             /* that environment, in the shell's order */
-    shx_envlist pvars;            /* bash: shell variables, name -> the `declare` line replaying it */
-    shx_envlist pfuncs;           /* bash: functions, name -> "() { ...}" (NULL: dropped) */
-    shx_buf plisting;             /* the listing the state was last taken from */
-    int plisting_ok;              /* plisting is what gave the state as it is now */
-    int listing_kind;             /* once the shell has listed: 1 declare -p, 2 export -p */
+    struct shx_persist *persist;  /* pstate.c's kept shell state; NULL: persist_env off */
     int shell_bash;               /* the shell is bash, not in POSIX mode (settings.c) */
     int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
     int wrapper_drops_bash_env;   /* the wrapper program cleared BASH_ENV once (launch.c) */

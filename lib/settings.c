@@ -2,7 +2,8 @@
  * settings.c - what a session is set to: the tracked working directory, the
  * shell or wrapper program (resolved once, on the host's terms) and the
  * wrapper scripts, timeouts and kill grace, output limits, the environment
- * policy, task limits and the leftovers policy. Runs read these when they
+ * policy (and the environment a command starts with), whether the shell's
+ * state is kept (pstate.h holds it), task limits and the leftovers policy. Runs read these when they
  * start; nothing here starts or waits for anything.
  */
 #include "session.h"
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include "pstate.h"
 #include "platform.h"
@@ -84,7 +87,10 @@ void shx_settings_free(shexec_session *s)
     free_argv(s->shell_argv);
     free(s->shell_path);
     shx_envlist_free(&s->env);
-    shx_persist_drop(s, 1);
+    shx_persist_free(s->persist);
+    s->persist = NULL;
+    shx_env_free(s->env_view);
+    s->env_view = NULL;
     shx_globlist_free(&s->deny);
     shx_globlist_free(&s->allow);
 }
@@ -214,7 +220,7 @@ SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *ar
     if (wrapper_kind != SHEXEC_WRAPPER_LOCAL && wrapper_kind != SHEXEC_WRAPPER_REMOTE &&
         wrapper_kind != SHEXEC_WRAPPER_REMOTE_SHELL)
         return shx_fail(s, SHEXEC_EINVAL, "unknown wrapper kind %d", wrapper_kind);
-    if (wrapper_kind != SHEXEC_WRAPPER_LOCAL && s->persist_env)
+    if (wrapper_kind != SHEXEC_WRAPPER_LOCAL && s->persist)
         return shx_fail(s, SHEXEC_ESTATE, "the session keeps the shell's state "
                         "(shexec_session_set_persist_env), which a remote wrapper cannot report");
     if (argv && (!argv[0] || !argv[0][0]))
@@ -254,7 +260,7 @@ SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *ar
         s->cwd = cwd;
     }
     s->wrapper_kind = wrapper_kind;
-    shx_persist_drop(s, 0); /* another shell: its variables and functions are its own */
+    shx_persist_drop_shell(s->persist); /* another shell: its variables and functions are its own */
     learn_shell(s);
     return SHEXEC_OK;
 }
@@ -342,7 +348,7 @@ SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const 
         return SHEXEC_EINVAL;
     shx_ok(s);
     int rc = shx_env_error(s, shx_envlist_set(&s->env, name, value), name);
-    if (rc == SHEXEC_OK && shx_persist_setenv(s, name, value) != SHEXEC_OK)
+    if (rc == SHEXEC_OK && shx_persist_setenv(s->persist, name, value) != SHEXEC_OK)
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     return rc;
 }
@@ -353,7 +359,7 @@ static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
         return SHEXEC_EINVAL;
     shx_ok(s);
     int rc = shx_globlist_add(g, glob);
-    shx_persist_rules_changed(s);
+    shx_persist_rules_changed(s->persist);
     if (rc == SHEXEC_EINVAL)
         return shx_fail(s, rc, "empty environment glob");
     if (rc == SHEXEC_ENOMEM)
@@ -388,5 +394,34 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
     if (policy != SHEXEC_ON_LEFTOVERS_ADOPT && policy != SHEXEC_ON_LEFTOVERS_KILL)
         return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
     s->leftovers_policy = policy;
+    return SHEXEC_OK;
+}
+
+int shx_session_env_build(const shexec_session *s, char ***out, const shx_envlist *run_ov)
+{
+    const shx_envlist *kept = shx_persist_env(s->persist);
+    if (kept)
+        return shx_env_build(out, NULL, kept, run_ov, &s->deny, &s->allow);
+    return shx_env_build(out, s->env_inherit ? (const char *const *)environ : NULL, &s->env, run_ov,
+                         &s->deny, &s->allow);
+}
+
+SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (!on) {
+        shx_persist_free(s->persist); /* what was kept is forgotten, the environment too */
+        s->persist = NULL;
+        return SHEXEC_OK;
+    }
+    if (s->wrapper_kind != SHEXEC_WRAPPER_LOCAL)
+        return shx_fail(s, SHEXEC_ESTATE, "a remote wrapper cannot report the shell's state: "
+                        "persisting it needs SHEXEC_WRAPPER_LOCAL");
+    if (!SHX_WITH_PERSIST)
+        return shx_fail(s, SHEXEC_ESYS, "this build has no persisted shell state (PERSIST=0)");
+    if (!s->persist && !(s->persist = shx_persist_new()))
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     return SHEXEC_OK;
 }

@@ -59,15 +59,15 @@ int shx_run_begin(shexec_run *r)
     r->rec_from = l.prelude_len;
     r->prelude_marked = l.marker;
     l.channel = -1;
-    if (s->persist_env && !r->task && !remote) {
-        r->persist = 1;
+    if (s->persist && !r->task && !remote) {
+        r->persist.on = 1;
         /* state is read only from a run whose shell was asked to list it */
         r->record.want_state = l.capture;
-        r->start_env = l.env; /* the run's now */
+        r->persist.start_env = l.env; /* the run's now */
         l.env = NULL;
     } else {
-        shx_env_free(r->prior_env);
-        r->prior_env = NULL;
+        shx_env_free(r->persist.prior_env);
+        r->persist.prior_env = NULL;
     }
 
     shx_proc_started(&r->proc, child.pid, child.pidfd);

@@ -16,7 +16,7 @@ void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
     out->limit = s->limit;
     out->unit = s->unit;
     out->max_tasks = s->max_tasks;
-    out->persist_env = s->persist_env;
+    out->persist_env = s->persist != NULL;
     out->in_callback = s->in_loop;
 }
 

@@ -97,7 +97,7 @@ for f in sorted(glob.glob('lib/*.[ch]')):
     for inc in shape.unused_includes(f):
         problems.append('%s includes %s and uses nothing of it' % (f, inc))
 
-MAX_BACK_UP = 15  # each a file that sees the session's or the run's layout
+MAX_BACK_UP = 11  # each a file that sees the session's or the run's layout
 back_up = shape.back_up_dependencies()
 if len(back_up) > MAX_BACK_UP:
     problems.append('%d dependencies run back up the layering (at most %d): %s' %

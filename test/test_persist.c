@@ -577,8 +577,33 @@ static void test_parser_quote_round_trip(void **state)
     shx_buf_free(&b);
 }
 
+/* PERSIST=0: turning the setting on fails, clearly, and changes nothing;
+ * an exported variable stays with its command. */
+static void test_compiled_out(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_ESYS);
+    assert_non_null(strstr(shexec_session_errmsg(f->s), "PERSIST=0"));
+    assert_int_equal(shexec_session_persist_env(f->s), 0);
+    assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "export KEPT=1; echo ok"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    assert_null(shexec_session_getenv(f->s, "KEPT"));
+}
+
 int main(void)
 {
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state")) {
+        const struct CMUnitTest compiled_out[] = {
+            cmocka_unit_test_setup_teardown(test_compiled_out, setup, teardown),
+            cmocka_unit_test(test_parser_bash_and_dash),
+            cmocka_unit_test(test_parser_quote_round_trip),
+        };
+        return cmocka_run_group_tests(compiled_out, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_export_and_unset_persist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off_nothing_persists, setup, teardown),

@@ -140,6 +140,8 @@ static const char forged[] =
 static void test_state_read_only_when_asked(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     for (int sh = 0; sh < 2; sh++) {
         use_shell(f->s, g_shells[sh]);
         assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
@@ -181,6 +183,8 @@ static void test_state_read_only_when_asked(void **state)
 static void test_forged_listing_runs_nothing(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     write_file(f->dir, "forged.rec", forged, sizeof forged - 1);
     shexec_run *r = run(f->s, "trap - EXIT; cat forged.rec >&173; X=$X");
@@ -223,6 +227,8 @@ static void test_forged_listing_runs_nothing(void **state)
 static void test_builtin_named_functions_not_kept(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     shexec_run *r = run(f->s, "builtin() { :; }; mine() { echo mine; }; cd /tmp");
     assert_non_null(strstr(shexec_run_notice(r), "reported no working directory"));
@@ -249,6 +255,8 @@ static void test_builtin_named_functions_not_kept(void **state)
 static void test_nothing_on_the_command_line(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     shexec_run_free(run(f->s, "export DB_PASSWORD=s3cret-exported; SHELL_ONLY=s3cret-var; "
                               "fn() { echo s3cret-function; }"));
@@ -287,6 +295,8 @@ static void test_nothing_on_the_command_line(void **state)
 static void test_one_function_does_not_wipe_the_others(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     if (!functions_kept())
         skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
@@ -375,6 +385,8 @@ static void test_host_closes_our_descriptors(void **state)
 static void test_dash_chdir_is_listed(void **state)
 {
     fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        skip();
     use_shell(f->s, "/bin/sh");
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     shexec_run_free(run(f->s, "export A=1"));

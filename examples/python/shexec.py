@@ -810,7 +810,8 @@ class Session(object):
         `source .venv/bin/activate` last. The deny list, PWD, SHLVL and the
         shell's own variables never persist; timed-out runs and tasks change
         nothing. Off (the default) forgets what was kept. StateError with a
-        remote wrapper kind."""
+        remote wrapper kind; ShexecError (ESYS) from a library built without
+        it (PERSIST=0)."""
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_persist_env(p, 1 if on else 0), p)
