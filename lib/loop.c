@@ -123,7 +123,7 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
  * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
  * the reader is gone and the rest is dropped. Written bytes are only
  * counted here (stdin_off): the queue drops them in amortized linear time
- * (shx_run_input_written), never by moving the rest after each write.
+ * (shx_job_input_written), never by moving the rest after each write.
  */
 static void flush_stdin(shx_job *j)
 {

@@ -2,9 +2,9 @@
  * session.c - the session handle: its life (new, free: every command of it
  * stopped and reaped) and the calls that pump its loop (wait, and
  * pollfds/process for a host's own loop), and the watchdog attached to it.
- * It installs the leftovers policy (task.c's) a run's ending asks, and the
- * release of what was freed from a callback at the end of each loop
- * round. Settings are settings.c's.
+ * It installs in its loop (loop.h) the leftovers policy (task.c's) a
+ * foreground run's ending asks, and the release of what was freed from a
+ * callback at the end of each loop round. Settings are settings.c's.
  */
 #include "session.h"
 #include "watchdog.h"
