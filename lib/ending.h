@@ -1,31 +1,26 @@
 /*
- * ending.h - ending.c: how a run ends (terminating it, its shell's exit, what
- * its group leaves, its channel read, its final report).
+ * ending.h - ending.c: how a job ends (terminating it, its shell's exit,
+ * what its group leaves, finishing it), with what the loop's jobs share
+ * (job.h's shx_job_policy).
  */
 #ifndef SHX_ENDING_H
 #define SHX_ENDING_H
 
 #include <stdint.h>
 
-#include "shexec.h"
+#include "job.h"
 
-/* Begin terminating a live run: SIGTERM now, SIGKILL after the grace. */
-void shx_run_terminate(shexec_run *r, int reason, int64_t now);
-
-/* Close the command's stdin and drop what was queued for it. */
-void shx_run_input_close(shexec_run *r);
+/* Begin terminating a live job: SIGTERM now, SIGKILL after the grace
+ * (policy NULL: no pidfds, no grace). */
+void shx_job_terminate(shx_job *j, const shx_job_policy *policy, int reason, int64_t now);
 
 /* The command is over: processes finished, streams drained, input closed,
- * the ending reported through the ended hook. */
-void shx_run_finish(shexec_run *r, int64_t now);
+ * the ending reported through the job's on_ended. */
+void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now);
 
-/* Its shell has exited: 1 when the run is finished, 0 when it stays active
- * to follow what is left in its group; a task adopting leftovers joins
+/* Its shell has exited: 1 when the job is finished, 0 when it stays active
+ * to follow what is left in its group; a job adopting leftovers joins
  * *born. */
-int shx_run_shell_exited(shexec_session *s, shexec_run *r, int64_t now, shexec_run **born);
-
-/* Read the run's channel (the shell has exited), up to the record's bound,
- * and close it (ending.c). */
-void shx_run_read_record(shexec_run *r);
+int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born);
 
 #endif

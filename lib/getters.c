@@ -22,7 +22,7 @@ SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *def
 
 SHEXEC_API uint32_t shexec_session_kill_grace_ms(const shexec_session *s)
 {
-    return s ? s->kill_grace_ms : SHEXEC_DEFAULT_KILL_GRACE_MS;
+    return s ? s->loop.jobs.kill_grace_ms : SHEXEC_DEFAULT_KILL_GRACE_MS;
 }
 
 SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,

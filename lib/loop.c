@@ -1,18 +1,20 @@
 /*
- * loop.c - the session's poll loop: one poll() over the output pipes, stdin
- * pipes and pidfds of every live run and task, with the nearest deadline
+ * loop.c - the poll loop: one poll() over the output pipes, stdin pipes and
+ * pidfds of every job it drives (runs and tasks), with the nearest deadline
  * (timeout, kill grace) on CLOCK_MONOTONIC as its timeout. No periodic
  * wake-ups, no SIGCHLD handler, no waitpid(-1): a shell is waited for by its
  * own pid. The same round is exposed to hosts that run their own loop
  * (shexec_session_pollfds / shexec_session_process).
  *
- * The loop drives processes (proc.c: signals, deadlines, reaping) and
- * streams (stream.c); a shell's exit's leftovers and a command's finish are
- * ending.c's. What an ending means (run state, session cwd, leftovers as a
- * task, task callbacks, releasing what callbacks freed) is reported through
- * each run's own callbacks (run.h) and the session's round end. Without pidfds (old kernels,
- * valgrind, or forced for testing) an exit is noticed by waitid(WNOHANG)
- * at pipe EOF and on a backoff (1 ms doubling to 50 ms); anchors likewise.
+ * The loop drives jobs: processes (proc.c: signals, deadlines, reaping),
+ * streams (stream.c) and stdin queues (job.c); a shell's exit's leftovers
+ * and a command's finish are ending.c's. What an ending means (run state,
+ * session cwd, leftovers as a task, task callbacks, releasing what
+ * callbacks freed) is reported through each job's own callbacks (job.h)
+ * and the loop's round end, set by their owners. Without pidfds (old
+ * kernels, valgrind, or forced for testing) an exit is noticed by
+ * waitid(WNOHANG) at pipe EOF and on a backoff (1 ms doubling to 50 ms);
+ * anchors likewise.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,13 +25,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "platform.h"
-#include "session.h"
-#include "spawn.h"
+#include "base.h"
 #include "ending.h"
-#include "run.h"
+#include "group.h"
+#include "job.h"
 #include "loop.h"
+#include "platform.h"
 #include "proc.h"
+#include "spawn.h"
 #include "stream.h"
 
 #define FALLBACK_MAX_NS 50000000LL
@@ -40,10 +43,10 @@
 
 enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
 
-void shx_loop_add(shexec_session *s, shexec_run *r)
+void shx_loop_add(shx_loop *l, shx_job *j)
 {
-    r->next_active = s->active;
-    s->active = r;
+    j->next_active = l->active;
+    l->active = j;
 }
 
 static void min_deadline(int64_t *next, int64_t t)
@@ -53,118 +56,86 @@ static void min_deadline(int64_t *next, int64_t t)
 }
 
 static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n, int fd,
-                   short events, shexec_run *r, int kind, int index)
+                   short events, shx_job *j, int kind, int index)
 {
     if (*n < cap) {
         fds[*n] = (struct pollfd){.fd = fd, .events = events, .revents = 0};
         if (own)
-            own[*n] = (shx_fd_owner){r, kind, index};
+            own[*n] = (shx_fd_owner){j, kind, index};
     }
     (*n)++;
 }
 
-void shx_loop_enforce(shexec_session *s)
+void shx_loop_enforce(shx_loop *l)
 {
     int64_t now = shx_now_ns();
-    for (shexec_run *r = s->active; r; r = r->next_active)
-        shx_proc_enforce(&r->proc, now, s->kill_grace_ms, s->use_pidfd);
+    for (shx_job *j = l->active; j; j = j->next_active)
+        shx_proc_enforce(&j->proc, now, l->jobs.kill_grace_ms, l->jobs.use_pidfd);
 }
 
-size_t shx_loop_collect(shexec_session *s, struct pollfd *fds, shx_fd_owner *own, size_t cap,
+size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size_t cap,
                         int64_t *next_ns)
 {
     int64_t now = shx_now_ns();
     int64_t next = -1;
     size_t n = 0;
-    for (shexec_run *r = s->active; r; r = r->next_active) {
-        int live = !shx_proc_exited(&r->proc) || shx_proc_following(&r->proc);
+    for (shx_job *j = l->active; j; j = j->next_active) {
+        int live = !shx_proc_exited(&j->proc) || shx_proc_following(&j->proc);
         if (live) {
             /* a deadline already passed wakes the host at once: the
              * enforcing is shx_loop_enforce()'s, never a listing's */
-            if (r->proc.sent == SHX_SENT_NONE && !r->proc.no_timeout)
-                min_deadline(&next, r->proc.deadline_ns);
-            else if (r->proc.sent == SHX_SENT_TERM)
-                min_deadline(&next, r->proc.kill_at_ns);
-            if ((!shx_proc_exited(&r->proc) && r->proc.pidfd < 0) || (shx_proc_following(&r->proc) && shx_group_unwatched(&r->proc.group)))
-                min_deadline(&next, r->proc.next_check_ns);
+            if (j->proc.sent == SHX_SENT_NONE && !j->proc.no_timeout)
+                min_deadline(&next, j->proc.deadline_ns);
+            else if (j->proc.sent == SHX_SENT_TERM)
+                min_deadline(&next, j->proc.kill_at_ns);
+            if ((!shx_proc_exited(&j->proc) && j->proc.pidfd < 0) || (shx_proc_following(&j->proc) && shx_group_unwatched(&j->proc.group)))
+                min_deadline(&next, j->proc.next_check_ns);
             /* signalling may have found every anchor gone: with no pidfd
              * or deadline left to wake the loop, settle must run now to
              * look for other members or finish the run */
-            if (shx_proc_following(&r->proc) && r->proc.phase != SHX_PROC_PINNED && r->proc.group.n == 0)
+            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->proc.group.n == 0)
                 min_deadline(&next, now);
-            if (shx_proc_following(&r->proc) && r->proc.phase != SHX_PROC_PINNED && r->hangup_checks > 0)
-                min_deadline(&next, r->hangup_check_ns);
+            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->hangup_checks > 0)
+                min_deadline(&next, j->hangup_check_ns);
         }
-        if (r->out.fd >= 0)
-            add_fd(fds, own, cap, &n, r->out.fd, POLLIN, r, FD_OUT, 0);
-        if (r->err.fd >= 0)
-            add_fd(fds, own, cap, &n, r->err.fd, POLLIN, r, FD_ERR, 0);
-        if (r->proc.pidfd >= 0 && !shx_proc_exited(&r->proc))
-            add_fd(fds, own, cap, &n, r->proc.pidfd, POLLIN, r, FD_PID, 0);
-        if (r->stdin_fd >= 0 && (shx_run_input_left(r) > 0 || r->stdin_close))
-            add_fd(fds, own, cap, &n, r->stdin_fd, POLLOUT, r, FD_IN, 0);
+        if (j->out.fd >= 0)
+            add_fd(fds, own, cap, &n, j->out.fd, POLLIN, j, FD_OUT, 0);
+        if (j->err.fd >= 0)
+            add_fd(fds, own, cap, &n, j->err.fd, POLLIN, j, FD_ERR, 0);
+        if (j->proc.pidfd >= 0 && !shx_proc_exited(&j->proc))
+            add_fd(fds, own, cap, &n, j->proc.pidfd, POLLIN, j, FD_PID, 0);
+        if (j->stdin_fd >= 0 && (shx_job_input_left(j) > 0 || j->stdin_close))
+            add_fd(fds, own, cap, &n, j->stdin_fd, POLLOUT, j, FD_IN, 0);
         /* output a read pushed out (ANSI stripping) waits for the callback:
          * the next round hands it over, without waiting for more */
-        if (shx_stream_has_queued(&r->out) || shx_stream_has_queued(&r->err))
+        if (shx_stream_has_queued(&j->out) || shx_stream_has_queued(&j->err))
             min_deadline(&next, now);
-        if (shx_proc_following(&r->proc))
-            for (int i = 0; i < r->proc.group.n; i++)
-                if (r->proc.group.pidfd[i] >= 0)
-                    add_fd(fds, own, cap, &n, r->proc.group.pidfd[i], POLLIN, r, FD_ANCHOR, i);
+        if (shx_proc_following(&j->proc))
+            for (int i = 0; i < j->proc.group.n; i++)
+                if (j->proc.group.pidfd[i] >= 0)
+                    add_fd(fds, own, cap, &n, j->proc.group.pidfd[i], POLLIN, j, FD_ANCHOR, i);
     }
     *next_ns = next;
     return n;
-}
-
-/* A drained queue bigger than this is given back rather than kept. */
-#define STDIN_KEEP_MAX (1u << 20)
-
-size_t shx_run_input_left(const shexec_run *r)
-{
-    return r->stdin_buf.len - r->stdin_off;
-}
-
-/*
- * Written bytes stay in front of the queue until they are at least as many
- * as those left, and only then are the rest moved to the front: each move
- * is paid for by the writes since the last one, so the bytes moved never
- * exceed the bytes written, and the buffer never holds more than twice
- * what is left (plus what is appended).
- */
-void shx_run_input_written(shexec_run *r)
-{
-    size_t left = shx_run_input_left(r);
-    if (left == 0) {
-        r->stdin_off = 0;
-        if (r->stdin_buf.cap > STDIN_KEEP_MAX)
-            shx_buf_free(&r->stdin_buf);
-        else
-            shx_buf_clear(&r->stdin_buf);
-    } else if (r->stdin_off >= left) {
-        memmove(r->stdin_buf.data, r->stdin_buf.data + r->stdin_off, left);
-        r->stdin_buf.len = left;
-        r->stdin_buf.data[left] = '\0';
-        r->stdin_off = 0;
-    }
 }
 
 /*
  * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
  * the reader is gone and the rest is dropped. Written bytes are only
  * counted here (stdin_off): the queue drops them in amortized linear time
- * (shx_run_input_written), never by moving the rest after each write.
+ * (shx_job_input_written), never by moving the rest after each write.
  */
-static void flush_stdin(shexec_run *r)
+static void flush_stdin(shx_job *j)
 {
     size_t budget = STDIN_ROUND_MAX;
-    while (r->stdin_fd >= 0 && budget > 0) {
-        size_t left = shx_run_input_left(r);
+    while (j->stdin_fd >= 0 && budget > 0) {
+        size_t left = shx_job_input_left(j);
         if (left == 0)
             break;
-        ssize_t w = shx_write_nosigpipe(r->stdin_fd, r->stdin_buf.data + r->stdin_off,
+        ssize_t w = shx_write_nosigpipe(j->stdin_fd, j->stdin_buf.data + j->stdin_off,
                                         left < budget ? left : budget);
         if (w > 0) {
-            r->stdin_off += (size_t)w;
+            j->stdin_off += (size_t)w;
             budget -= (size_t)w;
             continue;
         }
@@ -172,49 +143,49 @@ static void flush_stdin(shexec_run *r)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        shx_run_input_close(r);
+        shx_job_input_close(j);
         return;
     }
-    shx_run_input_written(r);
-    if (r->stdin_fd >= 0 && r->stdin_close && shx_run_input_left(r) == 0)
-        shx_run_input_close(r);
+    shx_job_input_written(j);
+    if (j->stdin_fd >= 0 && j->stdin_close && shx_job_input_left(j) == 0)
+        shx_job_input_close(j);
 }
 
-int shx_loop_dispatch(shexec_session *s, const struct pollfd *fds, const shx_fd_owner *own,
+int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner *own,
                       size_t n)
 {
     int output = 0;
     /* what reads pushed out since the last round goes to the callbacks
      * first: it came before anything read now */
-    for (shexec_run *r = s->active; r; r = r->next_active) {
-        shx_stream_give_queued(&r->out);
-        shx_stream_give_queued(&r->err);
+    for (shx_job *j = l->active; j; j = j->next_active) {
+        shx_stream_give_queued(&j->out);
+        shx_stream_give_queued(&j->err);
     }
     for (size_t i = 0; i < n; i++) {
         if (!fds[i].revents)
             continue;
-        shexec_run *r = own[i].run;
+        shx_job *j = own[i].job;
         switch (own[i].kind) {
         case FD_OUT:
-            output |= shx_stream_read(&r->out) == SHX_STREAM_DATA;
+            output |= shx_stream_read(&j->out) == SHX_STREAM_DATA;
             break;
         case FD_ERR:
-            output |= shx_stream_read(&r->err) == SHX_STREAM_DATA;
+            output |= shx_stream_read(&j->err) == SHX_STREAM_DATA;
             break;
         case FD_PID:
-            shx_proc_check(&r->proc);
+            shx_proc_check(&j->proc);
             break;
         case FD_IN:
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
-                shx_run_input_close(r);
+                shx_job_input_close(j);
             else
-                flush_stdin(r);
+                flush_stdin(j);
             break;
         case FD_ANCHOR:
             /* the anchor index may have moved if an earlier one was dropped */
-            for (int a = 0; a < r->proc.group.n; a++)
-                if (r->proc.group.pidfd[a] == fds[i].fd) {
-                    shx_group_drop(&r->proc.group, a);
+            for (int a = 0; a < j->proc.group.n; a++)
+                if (j->proc.group.pidfd[a] == fds[i].fd) {
+                    shx_group_drop(&j->proc.group, a);
                     break;
                 }
             break;
@@ -243,86 +214,86 @@ static void await_exit_briefly(shx_proc *p)
     } while (!shx_proc_exited(p) && shx_now_ns() < until);
 }
 
-int shx_loop_settle(shexec_session *s, int look_now)
+int shx_loop_settle(shx_loop *l, int look_now)
 {
     int64_t now = shx_now_ns();
     int finished = 0;
-    shexec_run *done = NULL, *born = NULL;
-    for (shexec_run **pp = &s->active; *pp;) {
-        shexec_run *r = *pp;
-        int due = now >= r->proc.next_check_ns;
+    shx_job *done = NULL, *born = NULL;
+    for (shx_job **pp = &l->active; *pp;) {
+        shx_job *j = *pp;
+        int due = now >= j->proc.next_check_ns;
         if (due) {
-            r->proc.check_backoff_ns = r->proc.check_backoff_ns * 2 > FALLBACK_MAX_NS
+            j->proc.check_backoff_ns = j->proc.check_backoff_ns * 2 > FALLBACK_MAX_NS
                                       ? FALLBACK_MAX_NS
-                                      : r->proc.check_backoff_ns * 2;
-            r->proc.next_check_ns = now + r->proc.check_backoff_ns;
+                                      : j->proc.check_backoff_ns * 2;
+            j->proc.next_check_ns = now + j->proc.check_backoff_ns;
         }
-        if (!shx_proc_exited(&r->proc) && r->proc.pidfd < 0 &&
-            (due || look_now || (r->out.fd < 0 && r->err.fd < 0)))
-            shx_proc_check(&r->proc);
-        else if (!shx_proc_exited(&r->proc) && !r->proc.exit_awaited && r->out.fd < 0 && r->err.fd < 0 &&
-                 s->active == r && !r->next_active)
-            await_exit_briefly(&r->proc);
+        if (!shx_proc_exited(&j->proc) && j->proc.pidfd < 0 &&
+            (due || look_now || (j->out.fd < 0 && j->err.fd < 0)))
+            shx_proc_check(&j->proc);
+        else if (!shx_proc_exited(&j->proc) && !j->proc.exit_awaited && j->out.fd < 0 && j->err.fd < 0 &&
+                 l->active == j && !j->next_active)
+            await_exit_briefly(&j->proc);
         int end = 0;
-        if (r->proc.phase == SHX_PROC_PINNED) {
+        if (j->proc.phase == SHX_PROC_PINNED) {
             /* followed by its pipes; once SIGKILL is sent nothing in the
              * group runs on, whatever still holds a pipe (an escapee) */
-            if ((r->out.fd < 0 && r->err.fd < 0) || r->proc.sent == SHX_SENT_KILL) {
-                shx_run_finish(r, now);
+            if ((j->out.fd < 0 && j->err.fd < 0) || j->proc.sent == SHX_SENT_KILL) {
+                shx_job_finish(j, &l->jobs, now);
                 end = 1;
             }
-        } else if (shx_proc_following(&r->proc)) {
-            if (due && shx_group_unwatched(&r->proc.group))
-                shx_group_prune(&r->proc.group);
-            if (r->hangup_checks > 0 && now >= r->hangup_check_ns) {
-                shx_group_signal_missed(&r->proc.group, SIGHUP);
+        } else if (shx_proc_following(&j->proc)) {
+            if (due && shx_group_unwatched(&j->proc.group))
+                shx_group_prune(&j->proc.group);
+            if (j->hangup_checks > 0 && now >= j->hangup_check_ns) {
+                shx_group_signal_missed(&j->proc.group, SIGHUP);
                 /* the k-th look waits 4^k times the first */
-                if (--r->hangup_checks > 0)
-                    r->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - r->hangup_checks)));
+                if (--j->hangup_checks > 0)
+                    j->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - j->hangup_checks)));
             }
             /* every anchor ended: look for members they left behind */
-            if (r->proc.group.n == 0) {
-                if (!shx_proc_anchor(&r->proc, s->use_pidfd)) {
-                    shx_run_finish(r, now);
+            if (j->proc.group.n == 0) {
+                if (!shx_proc_anchor(&j->proc, l->jobs.use_pidfd)) {
+                    shx_job_finish(j, &l->jobs, now);
                     end = 1;
                 }
             }
-        } else if (shx_proc_exited(&r->proc)) {
-            end = shx_run_shell_exited(s, r, now, &born);
+        } else if (shx_proc_exited(&j->proc)) {
+            end = shx_job_shell_exited(j, &l->jobs, now, &born);
         }
         if (end) {
-            *pp = r->next_active;
-            r->next_active = done;
-            done = r;
+            *pp = j->next_active;
+            j->next_active = done;
+            done = j;
             finished++;
             continue;
         }
-        pp = &r->next_active;
+        pp = &j->next_active;
     }
     /* tasks adopted in this round join the loop once the walk is over */
     while (born) {
-        shexec_run *r = born;
-        born = r->next_active;
-        shx_loop_add(s, r);
+        shx_job *j = born;
+        born = j->next_active;
+        shx_loop_add(l, j);
     }
     /* completion callbacks last, when the active list is consistent again */
     while (done) {
-        shexec_run *r = done;
-        done = r->next_active;
-        r->next_active = NULL;
-        if (r->on_finished)
-            r->on_finished(r);
+        shx_job *j = done;
+        done = j->next_active;
+        j->next_active = NULL;
+        if (j->on_finished)
+            j->on_finished(j->ctx);
     }
     return finished;
 }
 
-/* After a round: nothing holds run pointers, deferred frees can happen. */
-static void end_round(shexec_session *s, int outer)
+/* After a round: nothing holds job pointers, deferred frees can happen. */
+static void end_round(shx_loop *l, int outer)
 {
     if (!outer) {
-        s->in_loop = 0;
-        s->round_end(s);
-        s->in_loop = 1;
+        l->in_loop = 0;
+        l->round_end(l->round_end_ctx);
+        l->in_loop = 1;
     }
 }
 
@@ -348,24 +319,24 @@ static int64_t wait_for(int64_t next)
 }
 
 /* poll() without sleeping until an event, for OUTPUT_SPIN_NS or wait_ns if shorter */
-static int poll_briefly(shexec_session *s, struct pollfd *fds, nfds_t n, int64_t wait_ns)
+static int poll_briefly(shx_loop *l, struct pollfd *fds, nfds_t n, int64_t wait_ns)
 {
     int64_t spin = wait_ns >= 0 && wait_ns < OUTPUT_SPIN_NS ? wait_ns : OUTPUT_SPIN_NS;
     int64_t until = shx_now_ns() + spin;
     int got;
-    s->output_spins++;
+    l->output_spins++;
     while ((got = shx_poll_ns(fds, n, 0)) == 0 && shx_now_ns() < until)
         sched_yield();
     return got;
 }
 
 /*
- * `until` is held for the whole call: a callback may free it (or the run
- * of a task being waited for), and its release must wait until nothing
- * looks at it any more; the caller then finds free_pending set.
+ * `until` must outlive the call: a callback may ask to free what owns it,
+ * and the caller holds it so that the release waits until nothing looks at
+ * it any more.
  */
-int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t timeout_ns,
-             int *finished_out)
+int shx_loop_run(shx_loop *l, const shx_job *until, int stop_on_any, int64_t timeout_ns,
+                 int *finished_out)
 {
     int finished_total = 0;
     struct pollfd small_fds[24];
@@ -376,30 +347,28 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
     int rc = SHEXEC_OK;
     int64_t end = timeout_ns >= 0 ? shx_now_ns() + timeout_ns : -1;
 
-    int outer = s->in_loop;
-    s->in_loop = 1;
-    if (until)
-        until->held++;
+    int outer = l->in_loop;
+    l->in_loop = 1;
     /* without a pidfd, an exit is otherwise seen only when its backed-off
      * check falls due: a call made after the shell ended sees it ended */
     int look_now = 1;
     int output = 0; /* the last round read output */
     for (;;) {
-        if (until && until->state != SHEXEC_STATE_RUNNING)
+        if (until && until->ended)
             break;
-        if (!s->active)
+        if (!l->active)
             break;
 
-        shx_loop_enforce(s);
+        shx_loop_enforce(l);
         int64_t next;
-        size_t n = shx_loop_collect(s, fds, own, cap, &next);
+        size_t n = shx_loop_collect(l, fds, own, cap, &next);
         if (n > cap) {
             struct pollfd *nf = malloc(n * sizeof *nf);
             shx_fd_owner *no = malloc(n * sizeof *no);
             if (!nf || !no) {
                 free(nf);
                 free(no);
-                rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+                rc = shx_fail(l->errs, SHEXEC_ENOMEM, "out of memory");
                 break;
             }
             if (fds != small_fds) {
@@ -414,29 +383,27 @@ int shx_loop(shexec_session *s, shexec_run *until, int stop_on_any, int64_t time
         if (end >= 0)
             min_deadline(&next, end);
         int64_t wait_ns = wait_for(next);
-        int got = output && wait_ns != 0 ? poll_briefly(s, fds, (nfds_t)n, wait_ns) : 0;
+        int got = output && wait_ns != 0 ? poll_briefly(l, fds, (nfds_t)n, wait_ns) : 0;
         if (got == 0)
             got = shx_poll_ns(fds, (nfds_t)n, output ? wait_for(next) : wait_ns);
         if (got < 0) {
             if (errno == EINTR)
                 continue; /* deadlines are absolute: the next round waits what remains */
-            rc = shx_fail(s, SHEXEC_ESYS, "poll failed: %s", strerror(errno));
+            rc = shx_fail(l->errs, SHEXEC_ESYS, "poll failed: %s", strerror(errno));
             break;
         }
         /* also without events: queued output may wait for a callback */
-        output = shx_loop_dispatch(s, fds, own, got > 0 ? n : 0);
-        int finished = shx_loop_settle(s, look_now);
+        output = shx_loop_dispatch(l, fds, own, got > 0 ? n : 0);
+        int finished = shx_loop_settle(l, look_now);
         look_now = 0;
         finished_total += finished;
-        end_round(s, outer);
+        end_round(l, outer);
         if (finished && stop_on_any)
             break;
         if (end >= 0 && shx_now_ns() >= end)
             break;
     }
-    if (until)
-        until->held--;
-    s->in_loop = outer;
+    l->in_loop = outer;
     if (fds != small_fds) {
         free(fds);
         free(own);

@@ -26,12 +26,12 @@ SHEXEC_API int shexec_run_exit_code(const shexec_run *run)
 {
     /* a shell that exited in its TERM trap after a timeout or cancel still
      * did not end the run by exiting: one rule, the state decides */
-    return run && run->state == SHEXEC_STATE_EXITED ? run->proc.exit_code : -1;
+    return run && run->state == SHEXEC_STATE_EXITED ? run->job.proc.exit_code : -1;
 }
 
 SHEXEC_API int shexec_run_signal(const shexec_run *run)
 {
-    return run && finished(run) ? run->proc.term_signal : 0;
+    return run && finished(run) ? run->job.proc.term_signal : 0;
 }
 
 static shx_stream *stream_of(shexec_run *run, int stream)
@@ -39,9 +39,9 @@ static shx_stream *stream_of(shexec_run *run, int stream)
     if (!run || run->state == SHEXEC_STATE_NEW)
         return NULL;
     if (stream == SHEXEC_STDOUT)
-        return &run->out;
+        return &run->job.out;
     if (stream == SHEXEC_STDERR)
-        return &run->err;
+        return &run->job.err;
     return NULL;
 }
 
@@ -114,6 +114,6 @@ SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run)
 
 SHEXEC_API int64_t shexec_run_pid(const shexec_run *run)
 {
-    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->proc.pid : 0;
+    return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->job.proc.pid : 0;
 }
 

@@ -15,9 +15,9 @@
 #include "platform.h"
 #include "session.h"
 #include "settings.h"
+#include "channels.h"
 #include "cwd.h"
 #include "ending.h"
-#include "start.h"
 #include "run.h"
 #include "proc.h"
 #include "record.h"
@@ -44,6 +44,31 @@ void shx_run_unlink(shexec_session *s, shexec_run *r)
     r->prev = r->next = NULL;
 }
 
+/* The run's job ended (its processes done, its output read): what the
+ * shell reported on the run's channel (after the prelude) before it
+ * exited, up to the record's bound (the channel is closed: never used
+ * again), and the run made final. */
+static void job_ended(void *ctx, int64_t now)
+{
+    shexec_run *r = ctx;
+    if (r->rec_fd >= 0) {
+        if (shx_channel_read(r->rec_fd, r->rec_from, &r->record) != 0)
+            r->record.nomem = 1; /* unread: not believed */
+        close(r->rec_fd);
+        r->rec_fd = -1;
+    }
+    r->end_ns = now;
+    if (r->job.leftovers_killed)
+        r->leftovers = SHEXEC_LEFTOVERS_KILLED;
+    if (r->s)
+        shx_run_ended(r);
+}
+
+void shx_run_terminate(shexec_run *r, int reason, int64_t now)
+{
+    shx_job_terminate(&r->job, r->s ? &r->s->loop.jobs : NULL, reason, now);
+}
+
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len)
 {
     *out = NULL;
@@ -66,10 +91,9 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     r->command[len] = '\0';
     r->command_len = len;
     r->s = s;
-    shx_proc_init(&r->proc, &s->proc_observer);
-    r->on_ended = shx_run_ended;
-    r->out.fd = r->err.fd = -1;
-    r->stdin_fd = -1;
+    shx_job_init(&r->job, &s->proc_observer);
+    r->job.on_ended = job_ended;
+    r->job.ctx = r;
     r->rec_fd = -1;
     shx_record_init(&r->record);
     r->state = SHEXEC_STATE_NEW;
@@ -174,36 +198,10 @@ SHEXEC_API int shexec_run_set_output_fn(shexec_run *run, shexec_output_fn fn, vo
     run->user = user;
     if (run->state == SHEXEC_STATE_RUNNING) {
         /* from the next chunk read on */
-        shx_stream_set_fn(&run->out, fn, user);
-        shx_stream_set_fn(&run->err, fn, user);
+        shx_stream_set_fn(&run->job.out, fn, user);
+        shx_stream_set_fn(&run->job.err, fn, user);
     }
     return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_run_start(shexec_run *run)
-{
-    if (!run)
-        return SHEXEC_EINVAL;
-    return shx_run_begin(run);
-}
-
-SHEXEC_API int shexec_run_exec(shexec_run *run)
-{
-    if (!run)
-        return SHEXEC_EINVAL;
-    int rc = shx_run_begin(run);
-    if (rc != SHEXEC_OK)
-        return rc;
-    shexec_session *s = run->s;
-    rc = shx_loop(s, run, 0, -1, NULL); /* holds run: a callback's free waits for us */
-    if (run->free_pending) {
-        /* a callback freed it: the release it asked for happens now, and
-         * the caller must not look at the run again */
-        shx_run_unlink(s, run);
-        shx_run_release(run);
-        return shx_fail(s, SHEXEC_ESTATE, "the run was freed by a callback while it ran");
-    }
-    return rc;
 }
 
 SHEXEC_API int shexec_run_cancel(shexec_run *run)
@@ -222,8 +220,8 @@ void shx_run_detach(shexec_run *run)
 {
     run->fn = NULL;
     run->user = NULL;
-    shx_stream_detach(&run->out);
-    shx_stream_detach(&run->err);
+    shx_stream_detach(&run->job.out);
+    shx_stream_detach(&run->job.err);
 }
 
 SHEXEC_API void shexec_run_free(shexec_run *run)
@@ -235,7 +233,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
         return;
     run->free_pending = 1;
     shx_run_detach(run); /* the host is done with it: no callback after this */
-    if (run->s && run->s->in_loop) {
+    if (run->s && run->s->loop.in_loop) {
         /* from a callback: the loop round, or a frame waiting for this run,
          * may still hold it; released by shx_release_deferred once it ended
          * (or by the frame holding it) */
@@ -253,21 +251,23 @@ void shx_run_release(shexec_run *run)
     shexec_session *s = run->s;
     if (s && run->state == SHEXEC_STATE_RUNNING) {
         shx_run_terminate(run, run->task ? SHX_END_KILL : SHX_END_CANCEL, shx_now_ns());
-        shx_loop(s, run, 0, -1, NULL); /* holds run: frees from callbacks meanwhile wait */
+        run->held++; /* frees from callbacks meanwhile wait */
+        shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
+        run->held--;
     }
     free(run->leftover_task);
-    shx_escapees_release(&run->proc.escapees);
-    shx_buf_free(&run->stdin_buf);
-    if (run->stdin_fd >= 0)
-        close(run->stdin_fd);
+    shx_escapees_release(&run->job.proc.escapees);
+    shx_buf_free(&run->job.stdin_buf);
+    if (run->job.stdin_fd >= 0)
+        close(run->job.stdin_fd);
     if (run->rec_fd >= 0)
         close(run->rec_fd);
     shx_record_free(&run->record);
     shx_env_free(run->persist.start_env);
     shx_env_free(run->persist.prior_env);
     if (run->state != SHEXEC_STATE_NEW) {
-        shx_stream_free(&run->out);
-        shx_stream_free(&run->err);
+        shx_stream_free(&run->job.out);
+        shx_stream_free(&run->job.err);
     }
     shx_buf_free(&run->rendered[0]);
     shx_buf_free(&run->rendered[1]);
@@ -294,9 +294,9 @@ int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
         return shx_fail(r->s, SHEXEC_EINVAL, "input is NULL");
     if (!r->want_stdin && !r->pty)
         return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
-    if (r->state != SHEXEC_STATE_RUNNING || r->stdin_fd < 0 || r->stdin_close)
+    if (r->state != SHEXEC_STATE_RUNNING || r->job.stdin_fd < 0 || r->job.stdin_close)
         return shx_fail(r->s, SHEXEC_EPIPE, "the command's stdin is closed");
-    if (shx_buf_append(&r->stdin_buf, data, len) != 0)
+    if (shx_buf_append(&r->job.stdin_buf, data, len) != 0)
         return shx_fail(r->s, SHEXEC_ENOMEM, "out of memory");
     return SHEXEC_OK;
 }
@@ -308,10 +308,10 @@ int shx_run_end_input(shexec_run *r)
         return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
     if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
         return shx_run_queue_input(r, "\x04", 1);
-    r->stdin_close = 1;
-    if (r->stdin_fd >= 0 && shx_run_input_left(r) == 0) {
-        close(r->stdin_fd);
-        r->stdin_fd = -1;
+    r->job.stdin_close = 1;
+    if (r->job.stdin_fd >= 0 && shx_job_input_left(&r->job) == 0) {
+        close(r->job.stdin_fd);
+        r->job.stdin_fd = -1;
     }
     return SHEXEC_OK;
 }
@@ -328,13 +328,13 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
 
 void shx_run_ended(shexec_run *r)
 {
-    if (r->proc.end_reason == SHX_END_TIMEOUT)
+    if (r->job.proc.end_reason == SHX_END_TIMEOUT)
         r->state = SHEXEC_STATE_TIMED_OUT;
-    else if (r->proc.end_reason == SHX_END_CANCEL)
+    else if (r->job.proc.end_reason == SHX_END_CANCEL)
         r->state = SHEXEC_STATE_CANCELLED;
-    else if (r->proc.end_reason == SHX_END_KILL)
+    else if (r->job.proc.end_reason == SHX_END_KILL)
         r->state = SHEXEC_STATE_KILLED;
-    else if (r->proc.term_signal)
+    else if (r->job.proc.term_signal)
         r->state = SHEXEC_STATE_SIGNALED;
     else
         r->state = SHEXEC_STATE_EXITED;
@@ -350,8 +350,8 @@ void shx_run_ended(shexec_run *r)
         return;
     }
     /* the status the shell reported stands in for one the host took away */
-    if (r->state == SHEXEC_STATE_EXITED && r->proc.status_lost && usable && r->record.has_status)
-        r->proc.exit_code = r->record.status;
+    if (r->state == SHEXEC_STATE_EXITED && r->job.proc.status_lost && usable && r->record.has_status)
+        r->job.proc.exit_code = r->record.status;
     shexec_session *s = r->s;
     if (!s)
         return; /* the session is gone: nothing of it to change */
@@ -372,11 +372,11 @@ void shx_run_ended(shexec_run *r)
      * reported where it was) */
     if (r->cwd || r->task || r->state != SHEXEC_STATE_EXITED)
         return;
-    if (r->out.filter) {
-        if (r->out.sentinel.found)
+    if (r->job.out.filter) {
+        if (r->job.out.sentinel.found)
             shx_cwd_adopt_remote(&s->cwd, &r->notice,
-                                 r->out.sentinel.path.data ? r->out.sentinel.path.data : "",
-                                 r->out.sentinel.path.len);
+                                 r->job.out.sentinel.path.data ? r->job.out.sentinel.path.data : "",
+                                 r->job.out.sentinel.path.len);
     } else if (usable && r->record.has_cwd) {
         shx_cwd_adopt(&s->cwd, &r->notice, r->record.cwd.data ? r->record.cwd.data : "",
                       r->record.cwd.len);

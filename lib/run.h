@@ -1,7 +1,10 @@
 /*
  * run.h - the run handle's layout, and run.c's internal calls (the handle,
- * its input, its exit policy). Starting a run is start.h's, what it tells
- * result.h's, how it ends ending.h's, the cwd it reports cwd.h's.
+ * its input, its exit policy). A run keeps what the command was set to and
+ * what it gave (its settings, policy and results); what the loop drives
+ * for it is its job (job.h), embedded, whose callbacks run.c and task.c
+ * set. Starting a run is start.h's, what it tells result.h's, how its job
+ * ends ending.h's, the cwd it reports cwd.h's.
  */
 #ifndef SHX_RUN_H
 #define SHX_RUN_H
@@ -11,16 +14,14 @@
 
 #include "buf.h"
 #include "env.h"
+#include "job.h"
 #include "persist.h"
-#include "proc.h"
 #include "record.h"
 #include "shexec.h"
-#include "stream.h"
 
 struct shexec_run {
     shexec_session *s;            /* NULL once the session is freed */
     shexec_run *prev, *next;      /* all runs of the session */
-    shexec_run *next_active;      /* runs the loop drives */
     char *command;
     size_t command_len;
     uint32_t timeout_ms;          /* 0: not set (the session default; a task: none) */
@@ -34,20 +35,12 @@ struct shexec_run {
     void *user;
 
     int state;                    /* SHEXEC_STATE_* */
-    shx_proc proc;                /* the shell, its group, deadlines (proc.c) */
+    shx_job job;                  /* what the loop drives: its process, streams, input */
     int64_t start_ns, end_ns;
-    shx_stream out, err;
     shx_buf rendered[2];          /* captured output as returned to the host */
     int rendered_valid[2];
 
     shexec_task *task;            /* the task this run is the engine of, or NULL */
-    /* how the loop reports the run's ending (its creator sets them, as
-     * libuv's per-handle exit callback): its processes are done and its
-     * output read (make it final: run.c's shx_run_ended); then, after the
-     * round that ended it, once the active list is consistent again (a
-     * task's done callback; NULL: nothing) */
-    void (*on_ended)(shexec_run *r);
-    void (*on_finished)(shexec_run *r);
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
@@ -58,26 +51,13 @@ struct shexec_run {
     shx_persist_run persist;      /* its shell reports its state (persist.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
-    int hangup_checks;            /* looks left for members that missed the
-                                     terminal's hangup (loop.c) */
-    int64_t hangup_check_ns;      /* when the next look is due */
     uint16_t cols, rows;
     int ansi;                     /* SHEXEC_ANSI_* */
     int free_pending;             /* freed: no callback any more; released once ended */
     int held;                     /* library frames that wait on this run across loop
                                      rounds: its deferred release waits for them */
     int want_stdin;
-    int stdin_fd;                 /* write end, non-blocking; -1 when closed */
-    shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
-    size_t stdin_off;
-    int stdin_close;              /* close once stdin_buf is written */
 };
-
-/* After a terminal's hangup, members that missed it are looked for this
- * many times, the first SHX_HANGUP_FIRST_NS after it, each wait four times
- * the one before (5 ms to 1.7 s after). */
-#define SHX_HANGUP_CHECKS 5
-#define SHX_HANGUP_FIRST_NS ((int64_t)5000000)
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 /* Take r off the session's list of runs (it became a task's). */
@@ -85,9 +65,17 @@ void shx_run_unlink(shexec_session *s, shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);
+/* Begin terminating a live run's job: SIGTERM now, SIGKILL after the
+ * session's grace. */
+void shx_run_terminate(shexec_run *r, int reason, int64_t now);
 /* No more callbacks for this run (it is being freed). */
 void shx_run_detach(shexec_run *r);
 /* The run's processes are done: its final state, and the cwd it reported. */
 void shx_run_ended(shexec_run *r);
+/* The job of a run (its ctx): the run. */
+static inline shexec_run *shx_run_of(const shx_job *j)
+{
+    return (shexec_run *)j->ctx;
+}
 
 #endif

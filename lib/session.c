@@ -2,9 +2,9 @@
  * session.c - the session handle: its life (new, free: every command of it
  * stopped and reaped) and the calls that pump its loop (wait, and
  * pollfds/process for a host's own loop), and the watchdog attached to it.
- * It installs the leftovers policy (task.c's) a run's ending asks, and the
- * release of what was freed from a callback at the end of each loop
- * round. Settings are settings.c's.
+ * It installs in its loop (loop.h) the leftovers policy (task.c's) a
+ * foreground run's ending asks, and the release of what was freed from a
+ * callback at the end of each loop round. Settings are settings.c's.
  */
 #include "session.h"
 #include "watchdog.h"
@@ -16,7 +16,6 @@
 
 #include "platform.h"
 #include "settings.h"
-#include "ending.h"
 #include "run.h"
 #include "task.h"
 #include "loop.h"
@@ -43,6 +42,20 @@ void shx_release_deferred(shexec_session *s)
     }
 }
 
+/* The loop's end of a round: nothing holds run or task pointers. */
+static void round_end(void *ctx)
+{
+    shx_release_deferred(ctx);
+}
+
+/* The loop's leftovers policy for a foreground run's job: task.c's. */
+static shx_job *adopt_leftovers(void *ctx, shx_job *from)
+{
+    shexec_run *adopted = NULL;
+    if (!shx_task_adopt_leftovers(ctx, shx_run_of(from), &adopted))
+        return NULL;
+    return &adopted->job;
+}
 
 SHEXEC_API int shexec_session_new(shexec_session **out)
 {
@@ -52,9 +65,12 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
     shexec_session *s = calloc(1, sizeof *s);
     if (!s)
         return SHEXEC_ENOMEM;
-    s->use_pidfd = shx_pidfd_compiled(); /* and the kernel may still have none */
-    s->adopt_leftovers = shx_task_adopt_leftovers;
-    s->round_end = shx_release_deferred;
+    s->loop.jobs.use_pidfd = shx_pidfd_compiled(); /* and the kernel may still have none */
+    s->loop.jobs.adopt_leftovers = adopt_leftovers;
+    s->loop.jobs.ctx = s;
+    s->loop.round_end = round_end;
+    s->loop.round_end_ctx = s;
+    s->loop.errs = s;
     int rc = shx_settings_init(s);
     if (rc != SHEXEC_OK) {
         shx_settings_free(s);
@@ -68,13 +84,13 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
 
 SHEXEC_API void shexec_session_free(shexec_session *s)
 {
-    if (!s || s->in_loop) /* from a callback: refused, the loop still uses s */
+    if (!s || s->loop.in_loop) /* from a callback: refused, the loop still uses s */
         return;
     int64_t now = shx_now_ns();
-    for (shexec_run *r = s->active; r; r = r->next_active)
-        shx_run_terminate(r, r->task ? SHX_END_KILL : SHX_END_CANCEL, now);
-    while (s->active)
-        if (shx_loop(s, NULL, 0, -1, NULL) != SHEXEC_OK)
+    for (shx_job *j = s->loop.active; j; j = j->next_active)
+        shx_run_terminate(shx_run_of(j), shx_run_of(j)->task ? SHX_END_KILL : SHX_END_CANCEL, now);
+    while (s->loop.active)
+        if (shx_loop_run(&s->loop, NULL, 0, -1, NULL) != SHEXEC_OK)
             break;
     while (s->tasks)
         shexec_task_free(s->tasks);
@@ -85,7 +101,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
             shx_run_release(r);
         } else {
             r->s = NULL;
-            r->proc.observer = NULL;
+            r->job.proc.observer = NULL;
         }
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
@@ -98,13 +114,13 @@ SHEXEC_API int shexec_session_wait(shexec_session *s, int32_t timeout_ms)
 {
     if (!s)
         return SHEXEC_EINVAL;
-    if (s->in_loop)
+    if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_session_wait called from a callback");
     shx_ok(s);
-    if (!s->active)
+    if (!s->loop.active)
         return 0;
     int finished = 0;
-    int rc = shx_loop(s, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000, &finished);
+    int rc = shx_loop_run(&s->loop, NULL, 1, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000, &finished);
     return rc != SHEXEC_OK ? rc : finished;
 }
 
@@ -113,11 +129,11 @@ SHEXEC_API int shexec_session_pollfds(struct pollfd *fds, uint32_t cap, int32_t 
 {
     if (!s || !timeout_ms || (!fds && cap))
         return SHEXEC_EINVAL;
-    if (s->in_loop)
+    if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_session_pollfds called from a callback");
     shx_ok(s);
     int64_t next;
-    size_t n = shx_loop_collect(s, fds, NULL, cap, &next);
+    size_t n = shx_loop_collect(&s->loop, fds, NULL, cap, &next);
     if (next < 0)
         *timeout_ms = -1;
     else {
@@ -144,15 +160,15 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
 {
     if (!s || (!fds && n))
         return SHEXEC_EINVAL;
-    if (s->in_loop)
+    if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "shexec_session_process called from a callback");
     shx_ok(s);
-    s->in_loop = 1;
+    s->loop.in_loop = 1;
     /* match the host's entries against the current set by descriptor: the
      * host's entries with events, sorted, are searched (the host's array
      * and ours may both hold thousands) */
     int64_t next;
-    size_t have = shx_loop_collect(s, NULL, NULL, 0, &next);
+    size_t have = shx_loop_collect(&s->loop, NULL, NULL, 0, &next);
     size_t nready = 0;
     for (uint32_t j = 0; j < n; j++)
         nready += fds[j].revents != 0;
@@ -163,7 +179,7 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
         free(cur);
         free(own);
         free(ready);
-        s->in_loop = 0;
+        s->loop.in_loop = 0;
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     }
     if (ready) {
@@ -174,7 +190,7 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
         qsort(ready, nready, sizeof *ready, by_fd);
     }
     if (have)
-        have = shx_loop_collect(s, cur, own, have, &next);
+        have = shx_loop_collect(&s->loop, cur, own, have, &next);
     for (size_t i = 0; i < have; i++) {
         ready_fd key = {cur[i].fd, 0};
         const ready_fd *hit = ready ? bsearch(&key, ready, nready, sizeof *ready, by_fd) : NULL;
@@ -182,13 +198,13 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
         if (hit)
             cur[i].revents = hit->revents;
     }
-    shx_loop_dispatch(s, cur, own, have);
-    shx_loop_enforce(s);
-    int finished = shx_loop_settle(s, 0);
+    shx_loop_dispatch(&s->loop, cur, own, have);
+    shx_loop_enforce(&s->loop);
+    int finished = shx_loop_settle(&s->loop, 0);
     free(cur);
     free(own);
     free(ready);
-    s->in_loop = 0;
+    s->loop.in_loop = 0;
     shx_release_deferred(s);
     return finished;
 }
@@ -197,8 +213,8 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
 static void replay_running(void *ctx)
 {
     shexec_session *s = ctx;
-    for (shexec_run *r = s->active; r; r = r->next_active)
-        shx_proc_replay(&r->proc);
+    for (const shx_job *j = s->loop.active; j; j = j->next_active)
+        shx_proc_replay(&j->proc);
 }
 
 SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
@@ -215,7 +231,7 @@ SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
     if (!SHX_WITH_WATCHDOG)
         return shx_fail(s, SHEXEC_ESYS, "this build of the library has no watchdog (WATCHDOG=0)");
     if (!s->watchdog) {
-        s->watchdog = shx_watchdog_new(s, s->kill_grace_ms, replay_running, s);
+        s->watchdog = shx_watchdog_new(s, s->loop.jobs.kill_grace_ms, replay_running, s);
         if (!s->watchdog)
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         s->proc_observer = (shx_proc_observer){shx_watchdog_observe, s->watchdog};

@@ -1,11 +1,12 @@
 /*
  * session.h - the session handle's layout, and session.c's one internal
  * call. The files that read the layout: session.c (its life and pumping),
- * settings.c (what it is set to), task.c (its tasks), cwd.c (its working
- * directory), toolhook.c and testhook.c (the tool layer's and the tests'
- * doors), and, until a run's processes have a home of their own, the files
- * that start, pump and end runs. base.c owns its first member (the error
- * message) and needs nothing else of it; runs and tasks are pointers here.
+ * settings.c and getters.c (what it is set to), task.c (its tasks), the
+ * persisted shell state's files, toolhook.c and testhook.c (the tool
+ * layer's and the tests' doors), and run.c, start.c and launch.c (a run's
+ * settings over the session's). base.c owns its first member (the error
+ * message) and needs nothing else of it; the loop (loop.h) is embedded and
+ * knows nothing of the session; runs and tasks are pointers here.
  */
 #ifndef SHX_SESSION_H
 #define SHX_SESSION_H
@@ -16,6 +17,7 @@
 #include "base.h"
 #include "buf.h"
 #include "env.h"
+#include "loop.h"
 #include "proc.h"
 #include "sentinel.h"
 #include "shexec.h"
@@ -25,18 +27,15 @@
 
 struct shexec_session {
     shx_base base;                /* first: base.c's (the error message) */
-    /* the leftovers policy a foreground run's ending asks (task.c's,
-     * installed by session.c): adopted as a task (1, *adopted its run) or
-     * not (0: they are killed) */
-    int (*adopt_leftovers)(shexec_session *s, shexec_run *r, shexec_run **adopted);
-    /* a loop round is over and nothing holds run or task pointers: deferred
-     * frees can happen (session.c's shx_release_deferred) */
-    void (*round_end)(shexec_session *s);
+    /* the loop and its jobs' shared state (loop.h): session.c sets its
+     * callbacks, the leftovers policy (task.c's) and the end of a round
+     * (shx_release_deferred); the kill grace is a setting (settings.c) */
+    shx_loop loop;
     char *cwd;
     char **shell_argv;            /* NULL: the default shell */
     char *shell_path;             /* shell_argv[0] resolved, absolute */
     const char *default_shell;
-    uint32_t default_timeout_ms, max_timeout_ms, kill_grace_ms;
+    uint32_t default_timeout_ms, max_timeout_ms;
     uint64_t limit;
     int unit, keep;
     int env_inherit;
@@ -51,14 +50,9 @@ struct shexec_session {
     int wrapper_kind;             /* SHEXEC_WRAPPER_*: how the record comes back */
     shx_buf test_script;          /* a sample prelude, for the tests' hook */
     shexec_run *runs;             /* every run not yet freed */
-    shexec_run *active;           /* runs with a live process */
     shexec_task *tasks;           /* every task not yet freed */
     uint32_t max_tasks;
     int leftovers_policy;
-    int in_loop;                  /* inside the loop (callbacks run there) */
-    int use_pidfd;
-    uint64_t output_spins;        /* rounds that looked again before sleeping (loop.c) */
-    int procfs_seen;              /* /proc listed processes once: not asked again */
     void *tools;                  /* tooldef.c's registry, NULL until made */
     void (*tools_free)(void *);   /* how it is freed */
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */

@@ -57,7 +57,7 @@ int shx_settings_init(shexec_session *s)
 {
     s->default_timeout_ms = SHEXEC_DEFAULT_TIMEOUT_MS;
     s->max_timeout_ms = SHEXEC_DEFAULT_MAX_TIMEOUT_MS;
-    s->kill_grace_ms = SHEXEC_DEFAULT_KILL_GRACE_MS;
+    s->loop.jobs.kill_grace_ms = SHEXEC_DEFAULT_KILL_GRACE_MS;
     s->limit = SHEXEC_DEFAULT_OUTPUT_LIMIT;
     s->unit = SHEXEC_UNIT_CHARS;
     s->keep = SHEXEC_KEEP_HEAD;
@@ -290,7 +290,7 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
     if (!s)
         return SHEXEC_EINVAL;
     shx_ok(s);
-    s->kill_grace_ms = ms;
+    s->loop.jobs.kill_grace_ms = ms;
     shx_watchdog_set_grace(s->watchdog, ms);
     return SHEXEC_OK;
 }

@@ -1,7 +1,9 @@
 /*
  * start.c - starting a run: everything it is set to resolved once into one
  * shx_launch (launch.c), then spawned, its streams set up, and handed to
- * the loop.
+ * the loop; the host's three ways to start one (shexec_run_start,
+ * shexec_run_exec, shexec_run_start_task) are here, above the run, the task
+ * and the session, which never call back up into a start.
  */
 #include <stdlib.h>
 
@@ -14,6 +16,7 @@
 #include "run.h"
 #include "stream.h"
 #include "loop.h"
+#include "task.h"
 
 int shx_run_begin(shexec_run *r)
 {
@@ -23,7 +26,7 @@ int shx_run_begin(shexec_run *r)
     shx_ok(s);
     if (r->state != SHEXEC_STATE_NEW)
         return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
-    if (s->in_loop)
+    if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a run from an output callback");
     shx_launch l;
     int rc = shx_launch_resolve(&l, r);
@@ -40,7 +43,7 @@ int shx_run_begin(shexec_run *r)
                          .pass_fds = pass,
                          .pass_at = at,
                          .n_pass = remote ? 0 : l.script_fd >= 0 ? 2 : 1,
-                         .use_pidfd = s->use_pidfd,
+                         .use_pidfd = s->loop.jobs.use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
                          .pty = r->pty != SHEXEC_PTY_OFF,
@@ -70,32 +73,85 @@ int shx_run_begin(shexec_run *r)
         r->persist.prior_env = NULL;
     }
 
-    shx_proc_started(&r->proc, child.pid, child.pidfd);
+    shx_proc_started(&r->job.proc, child.pid, child.pidfd);
     /* only a remote wrapper's record comes in-band, on stdout */
-    shx_stream_init(&r->out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,
+    shx_stream_init(&r->job.out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,
                     l.unit, l.keep, r->fn,
                     r->user);
-    shx_stream_init(&r->err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
+    shx_stream_init(&r->job.err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
                     r->user);
     if (r->ansi == SHEXEC_ANSI_STRIP) {
-        shx_stream_enable_strip(&r->out);
-        shx_stream_enable_strip(&r->err);
+        shx_stream_enable_strip(&r->job.out);
+        shx_stream_enable_strip(&r->job.err);
     }
     if (r->task) {
-        shx_stream_enable_fresh(&r->out);
-        shx_stream_enable_fresh(&r->err);
+        shx_stream_enable_fresh(&r->job.out);
+        shx_stream_enable_fresh(&r->job.err);
     }
     if (r->pty)
         r->want_stdin = 1; /* the terminal is the input too */
-    r->stdin_fd = child.in_fd;
+    r->job.pty = r->pty != SHEXEC_PTY_OFF;
+    r->job.stdin_fd = child.in_fd;
     r->effective_timeout_ms = l.timeout_ms;
-    r->proc.no_timeout = l.timeout_ms == 0;
+    r->job.proc.no_timeout = l.timeout_ms == 0;
     r->start_ns = shx_now_ns();
-    r->proc.deadline_ns = r->start_ns + (int64_t)l.timeout_ms * 1000000;
-    r->proc.check_backoff_ns = 1000000;
-    r->proc.next_check_ns = r->start_ns + r->proc.check_backoff_ns;
+    r->job.proc.deadline_ns = r->start_ns + (int64_t)l.timeout_ms * 1000000;
+    r->job.proc.check_backoff_ns = 1000000;
+    r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
     r->state = SHEXEC_STATE_RUNNING;
-    shx_loop_add(s, r);
+    shx_loop_add(&s->loop, &r->job);
     shx_launch_free(&l);
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_run_start(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    return shx_run_begin(run);
+}
+
+SHEXEC_API int shexec_run_exec(shexec_run *run)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    int rc = shx_run_begin(run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    shexec_session *s = run->s;
+    run->held++; /* a callback's free waits for us */
+    rc = shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
+    run->held--;
+    if (run->free_pending) {
+        /* a callback freed it: the release it asked for happens now, and
+         * the caller must not look at the run again */
+        shx_run_unlink(s, run);
+        shx_run_release(run);
+        return shx_fail(s, SHEXEC_ESTATE, "the run was freed by a callback while it ran");
+    }
+    return rc;
+}
+
+SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !run)
+        return SHEXEC_EINVAL;
+    shexec_session *s = run->s;
+    if (!s)
+        return SHEXEC_ESTATE;
+    shx_ok(s);
+    shexec_task *t;
+    int rc = shx_task_prepare(&t, s, run);
+    if (rc != SHEXEC_OK)
+        return rc;
+    rc = shx_run_begin(run);
+    if (rc != SHEXEC_OK) {
+        shx_task_abandon(t);
+        return rc;
+    }
+    shx_task_started(t);
+    *out = t;
     return SHEXEC_OK;
 }

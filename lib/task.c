@@ -17,8 +17,6 @@
 #include <string.h>
 
 #include "session.h"
-#include "start.h"
-#include "ending.h"
 #include "task.h"
 #include "run.h"
 #include "stream.h"
@@ -110,7 +108,7 @@ int shx_task_room(shexec_session *s)
     }
     /* Inside the loop the round may still hold them: the end of the round
      * frees them (shx_release_deferred). Outside it nothing does. */
-    if (!s->in_loop) {
+    if (!s->loop.in_loop) {
         for (shexec_task *t = s->tasks, *next; t; t = next) {
             next = t->next;
             if (t->free_pending && t->run->state != SHEXEC_STATE_RUNNING)
@@ -169,8 +167,9 @@ int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adop
 }
 
 /* A task's run ended in the last round: the host's done callback. */
-static void task_run_finished(shexec_run *r)
+static void task_run_finished(void *ctx)
 {
+    shexec_run *r = ctx;
     shexec_task *t = r->task;
     if (t && t->done_fn)
         t->done_fn(t->done_user, t);
@@ -192,41 +191,35 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     shexec_run *r = t->run;
     t->s = s;
     r->task = t;
-    r->on_finished = task_run_finished;
+    r->job.follows_leftovers = 1;
+    r->job.on_finished = task_run_finished;
     r->state = SHEXEC_STATE_RUNNING;
-    r->hangup_checks = from->hangup_checks;
-    r->hangup_check_ns = from->hangup_check_ns;
+    r->job.hangup_checks = from->job.hangup_checks;
+    r->job.hangup_check_ns = from->job.hangup_check_ns;
     r->start_ns = shx_now_ns();
-    r->proc.check_backoff_ns = 1000000;
-    r->proc.next_check_ns = r->start_ns + r->proc.check_backoff_ns;
+    r->job.proc.check_backoff_ns = 1000000;
+    r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
     /* the pipes move to the task: later output is the leftovers' */
-    shx_stream_init(&r->out, SHEXEC_STDOUT, from->out.fd, NULL, from->out.capture.limit,
-                    from->out.capture.unit, from->out.capture.keep, NULL, NULL);
-    shx_stream_init(&r->err, SHEXEC_STDERR, from->err.fd, NULL, from->err.capture.limit,
-                    from->err.capture.unit, from->err.capture.keep, NULL, NULL);
-    shx_stream_enable_fresh(&r->out);
-    shx_stream_enable_fresh(&r->err);
-    from->out.fd = from->err.fd = -1;
-    shx_proc_adopt_group(&r->proc, &from->proc, s->use_pidfd);
+    shx_stream_init(&r->job.out, SHEXEC_STDOUT, from->job.out.fd, NULL, from->job.out.capture.limit,
+                    from->job.out.capture.unit, from->job.out.capture.keep, NULL, NULL);
+    shx_stream_init(&r->job.err, SHEXEC_STDERR, from->job.err.fd, NULL, from->job.err.capture.limit,
+                    from->job.err.capture.unit, from->job.err.capture.keep, NULL, NULL);
+    shx_stream_enable_fresh(&r->job.out);
+    shx_stream_enable_fresh(&r->job.err);
+    from->job.out.fd = from->job.err.fd = -1;
+    shx_proc_adopt_group(&r->job.proc, &from->job.proc, s->loop.jobs.use_pidfd);
     link_task(s, t);
     *out = t; /* the caller adds t->run to the loop */
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
+int shx_task_prepare(shexec_task **out, shexec_session *s, shexec_run *run)
 {
-    if (out)
-        *out = NULL;
-    if (!out || !run)
-        return SHEXEC_EINVAL;
-    shexec_session *s = run->s;
-    if (!s)
-        return SHEXEC_ESTATE;
-    shx_ok(s);
+    *out = NULL;
     if (run->state != SHEXEC_STATE_NEW || run->task || run->free_pending)
         return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
     /* before making room: a start from a callback fails anyway */
-    if (s->in_loop)
+    if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a task from a callback");
     if (!shx_task_room(s)) {
         int running = shx_task_live_count(s);
@@ -247,18 +240,25 @@ SHEXEC_API int shexec_run_start_task(shexec_task **out, shexec_run *run)
         return rc;
     }
     run->task = t;
-    run->on_finished = task_run_finished;
-    rc = shx_run_begin(run);
-    if (rc != SHEXEC_OK) {
-        run->task = NULL;
-        run->on_finished = NULL;
-        free(t);
-        return rc;
-    }
-    shx_run_unlink(s, run); /* the task's now: freed with it */
-    link_task(s, t);
+    run->job.follows_leftovers = 1;
+    run->job.on_finished = task_run_finished;
     *out = t;
     return SHEXEC_OK;
+}
+
+void shx_task_started(shexec_task *t)
+{
+    shx_run_unlink(t->s, t->run); /* the task's now: freed with it */
+    link_task(t->s, t);
+}
+
+void shx_task_abandon(shexec_task *t)
+{
+    shexec_run *run = t->run;
+    run->task = NULL;
+    run->job.follows_leftovers = 0;
+    run->job.on_finished = NULL;
+    free(t);
 }
 
 SHEXEC_API shexec_run *shexec_task_run(const shexec_task *t)
@@ -308,7 +308,7 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
     if (!t || t->run->state == SHEXEC_STATE_NEW ||
         (stream != SHEXEC_STDOUT && stream != SHEXEC_STDERR))
         return "";
-    shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->out : &t->run->err;
+    shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->job.out : &t->run->job.err;
     if (shexec_run_state(t->run) <= SHEXEC_STATE_RUNNING)
         shx_stream_flush_strip(st); /* show a pending prompt line */
     shx_buf *out = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
@@ -324,12 +324,12 @@ SHEXEC_API void shexec_task_free(shexec_task *t)
     /* From inside the loop a free under way (deferred, or waiting below for
      * the task to end) is not started again. Outside it, a deferred free
      * that has not happened yet (the task was still running) happens now. */
-    if (!t || (t->free_pending && t->s && t->s->in_loop))
+    if (!t || (t->free_pending && t->s && t->s->loop.in_loop))
         return;
     t->free_pending = 1;
     t->done_fn = NULL; /* no callback for a task being freed */
     shx_run_detach(t->run);
-    if (t->s && t->s->in_loop) {
+    if (t->s && t->s->loop.in_loop) {
         /* from a callback: the loop round, or a frame waiting for this
          * task, may still hold it; released once it has ended */
         if (t->run->state == SHEXEC_STATE_RUNNING)

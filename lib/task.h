@@ -24,6 +24,14 @@ struct shexec_task {
 };
 
 int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out);
+/* A task for run, which is not started yet: the session's room checked,
+ * an id given, run made its engine. SHEXEC_OK, or shexec_run_start_task()'s
+ * errors (ESTATE, ELIMIT, ENOMEM) with the session's message. Then either
+ * shx_task_started() (the run started: the task joins the session, the run
+ * is the task's) or shx_task_abandon() (it did not: run as it was, t freed). */
+int shx_task_prepare(shexec_task **out, shexec_session *s, shexec_run *run);
+void shx_task_started(shexec_task *t);
+void shx_task_abandon(shexec_task *t);
 int shx_task_live_count(const shexec_session *s);
 /*
  * Room for one more task: 1 when the session holds fewer than max_tasks

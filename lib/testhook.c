@@ -16,27 +16,27 @@
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {
-    s->use_pidfd = on && shx_pidfd_compiled() ? 1 : 0;
+    s->loop.jobs.use_pidfd = on && shx_pidfd_compiled() ? 1 : 0;
 }
 
 int shx_test_uses_pidfd(const shexec_session *s)
 {
-    return s->use_pidfd;
+    return s->loop.jobs.use_pidfd;
 }
 
 int shx_test_run_pidfd(const shexec_run *r)
 {
-    return r->proc.pidfd;
+    return r->job.proc.pidfd;
 }
 
 int shx_test_run_fd(const shexec_run *r, int stream)
 {
-    return stream == SHEXEC_STDOUT ? r->out.fd : r->err.fd;
+    return stream == SHEXEC_STDOUT ? r->job.out.fd : r->job.err.fd;
 }
 
 uint64_t shx_test_output_spins(const shexec_session *s)
 {
-    return s->output_spins;
+    return s->loop.output_spins;
 }
 
 int shx_test_run_listed(const shexec_run *r)
@@ -83,7 +83,7 @@ size_t shx_test_tasks(const shexec_session *s)
 size_t shx_test_active(const shexec_session *s)
 {
     size_t n = 0;
-    for (const shexec_run *r = s->active; r; r = r->next_active)
+    for (const shx_job *j = s->loop.active; j; j = j->next_active)
         n++;
     return n;
 }

@@ -17,7 +17,7 @@ void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
     out->unit = s->unit;
     out->max_tasks = s->max_tasks;
     out->persist_env = s->persist != NULL;
-    out->in_callback = s->in_loop;
+    out->in_callback = s->loop.in_loop;
 }
 
 void **shx_hook_tools(shexec_session *s, void (*free_fn)(void *))

@@ -11,7 +11,7 @@ import os
 import re
 
 CONCERNS = [
-    ('run and its processes', 'run start result ending cwd channels loop proc group spawn spawnfa '
+    ('run and its processes', 'run start result ending cwd channels loop job proc group spawn spawnfa '
      'launch stream capture script record sentinel walk procfs'),
     ('session, settings, tasks', 'session settings getters task base'),
     ('persisted shell state', 'persist pstate shstate replay shfuncs'),
