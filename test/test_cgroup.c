@@ -1,7 +1,14 @@
 /*
- * test_cgroup.c - the cgroup v2 file parsers on texts: hybrid, pure v2 and
- * container mountinfos, escapes, several mounts, a removed or missing
- * cgroup, the keyed files and lists, garbage and oversized input.
+ * test_cgroup.c - the cgroup v2 primitives. The parsers on texts: hybrid,
+ * pure v2 and container mountinfos, escapes, several mounts, a removed or
+ * missing cgroup, garbage and oversized input. Then live, on this
+ * machine's cgroup2 (the host's own cgroup found by the module itself), in
+ * a child cgroup made per test: process trees that left their session and
+ * parent (setsid, double fork) listed, signalled and killed, by cgroup.kill
+ * and by the freezer fallback; CPU accounting; limit and creation errors.
+ * The live tests skip, saying why, where cgroup2 is not writable; every
+ * test's teardown kills, reaps and removes what it made, and fails it when
+ * a descriptor, child or cgroup is left.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,10 +17,16 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cgroup.h"
 #include "cgroupfs.h"
 #include "testutil.h"
 
@@ -340,6 +353,387 @@ static void test_controllers_and_pids(void **state)
     }
 }
 
+/* ------------------------------------------------------------------------
+ * Live, on this machine's cgroup2
+ * ------------------------------------------------------------------------ */
+
+#define MAX_KIDS 8
+#define WAIT_MS 10000
+
+typedef struct live {
+    char parent[SHX_CGROUP_PATH_MAX]; /* the host's own cgroup */
+    char dir[SHX_CGROUP_PATH_MAX];    /* the test's child cgroup, "" when none */
+    shx_cgroup_probe probe;
+    const char *skip_reason; /* why the live tests cannot run here */
+    pid_t kids[MAX_KIDS];    /* children forked, until reaped */
+    int nkids;
+    int fds; /* descriptors open before the test */
+} live;
+
+static int live_setup(void **state)
+{
+    static unsigned counter;
+    live *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    *state = t;
+    t->fds = tu_count_fds();
+    const char *reason = NULL;
+    if (shx_cgroup_self_dir(t->parent, &reason) != 0) {
+        t->skip_reason = reason;
+        return 0;
+    }
+    if (shx_cgroup_probe_dir(t->parent, &t->probe) != 0) {
+        t->skip_reason = t->probe.reason;
+        return 0;
+    }
+    char name[64];
+    (void)snprintf(name, sizeof name, "shexec-test-%d-%u", (int)getpid(), counter++);
+    if (shx_cgroup_create(t->parent, name, t->dir) != 0) {
+        t->dir[0] = '\0';
+        t->skip_reason = "cannot make a child cgroup";
+    }
+    return 0;
+}
+
+/* Reap the children that have ended (all, waiting, when wait is set). */
+static void reap(live *t, int wait)
+{
+    for (int i = 0; i < t->nkids;) {
+        if (waitpid(t->kids[i], NULL, wait ? 0 : WNOHANG) == t->kids[i] || errno == ECHILD) {
+            t->kids[i] = t->kids[--t->nkids];
+            errno = 0;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* Wait until count(t) is want (at_least: want or more), or WAIT_MS pass;
+ * the children that end meanwhile are reaped. 1, or 0 on the timeout. */
+static int wait_count(live *t, long (*count)(live *), long want, int at_least)
+{
+    int64_t end = tu_now_ms() + WAIT_MS;
+    for (;;) {
+        reap(t, 0);
+        long n = count(t);
+        if (n == want || (at_least && n > want))
+            return 1;
+        if (tu_now_ms() > end) {
+            print_error("waited for %ld, have %ld\n", want, n);
+            return 0;
+        }
+        struct timespec ms = {0, 2000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+static int wait_until(live *t, long (*count)(live *), long want)
+{
+    return wait_count(t, count, want, 0);
+}
+
+static long member_count(live *t)
+{
+    pid_t pids[64];
+    return shx_cgroup_pids(t->dir, pids, 64);
+}
+
+/* The member count once every member runs sleep (the trees have settled:
+ * no shell nor subshell between fork and exec left), else -1. */
+static long settled_count(live *t)
+{
+    pid_t pids[64];
+    long n = shx_cgroup_pids(t->dir, pids, 64);
+    for (long i = 0; i < n; i++) {
+        char path[64], comm[32] = "";
+        (void)snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            if (!fgets(comm, sizeof comm, f))
+                comm[0] = '\0';
+            fclose(f);
+        }
+        if (strcmp(comm, "sleep\n") != 0)
+            return -1;
+    }
+    return n;
+}
+
+static long populated(live *t)
+{
+    return shx_cgroup_populated(t->dir);
+}
+
+static int live_teardown(void **state)
+{
+    live *t = *state;
+    int ok = 1;
+    if (t->dir[0]) {
+        if (shx_cgroup_kill(t->dir, 1000) != 0 || !wait_until(t, populated, 0))
+            ok = 0;
+    }
+    for (int i = 0; i < t->nkids; i++)
+        (void)kill(t->kids[i], SIGKILL);
+    reap(t, 1);
+    if (t->dir[0]) { /* the child cgroup a failed test may have left */
+        char inner[SHX_CGROUP_PATH_MAX + 8];
+        (void)snprintf(inner, sizeof inner, "%s/inner", t->dir);
+        (void)shx_cgroup_remove(inner);
+    }
+    if (t->dir[0] && shx_cgroup_remove(t->dir) != 0) {
+        print_error("cgroup %s left: %s\n", t->dir, strerror(errno));
+        ok = 0;
+    }
+    if (tu_count_fds() != t->fds) {
+        print_error("descriptor leak: %d open before, %d after\n", t->fds, tu_count_fds());
+        ok = 0;
+    }
+    if (tu_count_children() != 0) {
+        print_error("child process(es) left behind\n");
+        ok = 0;
+    }
+    free(t);
+    return ok ? 0 : -1;
+}
+
+/* The live test's state, or a skip saying why there is none. */
+static live *need_cgroup(void **state)
+{
+    live *t = *state;
+    if (t->skip_reason) {
+        print_message("skipped: cgroup v2 is not usable here: %s\n", t->skip_reason);
+        skip();
+    }
+    return t;
+}
+
+/* Fork a child that moves itself into the test's cgroup, leaves its
+ * session (setsid) and runs script in sh (TERM ignored with ignore_term:
+ * ignored signals stay ignored across exec). */
+static pid_t spawn_tree(live *t, const char *script, int ignore_term)
+{
+    assert_true(t->nkids < MAX_KIDS);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (shx_cgroup_move(t->dir, 0) != 0)
+            _exit(126);
+        (void)setsid();
+        if (ignore_term)
+            (void)signal(SIGTERM, SIG_IGN);
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    t->kids[t->nkids++] = pid;
+    return pid;
+}
+
+/* Three processes: the shell become sleep, a background sleep, and a
+ * double-forked one that init adopts. */
+static const char tree[] = "(sleep 300 &); sleep 300 & exec sleep 300";
+
+static void test_live_self_dir(void **state)
+{
+    live *t = need_cgroup(state);
+    char path[SHX_CGROUP_PATH_MAX + 32];
+    struct stat st;
+    (void)snprintf(path, sizeof path, "%s/cgroup.procs", t->parent);
+    assert_int_equal(stat(path, &st), 0);
+    print_message("host cgroup: %s (cgroup.kill %s, freezer %s, controllers %#x, subtree %#x)\n",
+                  t->parent, t->probe.kill ? "yes" : "no", t->probe.freeze ? "yes" : "no",
+                  t->probe.controllers, t->probe.subtree);
+    assert_int_equal(t->probe.writable, 1);
+    assert_int_equal(shx_cgroup_populated(t->dir), 0);
+    pid_t pids[4];
+    assert_int_equal(shx_cgroup_pids(t->dir, pids, 4), 0);
+    /* not a cgroup directory */
+    shx_cgroup_probe p;
+    errno = 0;
+    assert_int_equal(shx_cgroup_probe_dir("/", &p), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_string_equal(p.reason, "not a cgroup v2 directory");
+}
+
+/* Members listed whatever their session; SIGTERM to all; the rest killed. */
+static void test_live_term_then_kill(void **state)
+{
+    live *t = need_cgroup(state);
+    pid_t a = spawn_tree(t, tree, 0);
+    pid_t b = spawn_tree(t, tree, 1);
+    assert_true(wait_until(t, settled_count, 6));
+    pid_t pids[16];
+    long n = shx_cgroup_pids(t->dir, pids, 16);
+    assert_int_equal(n, 6);
+    int found_a = 0, found_b = 0;
+    for (long i = 0; i < n; i++) {
+        found_a += pids[i] == a;
+        found_b += pids[i] == b;
+        assert_true(getsid(pids[i]) != getsid(0));
+    }
+    assert_int_equal(found_a + found_b, 2);
+    pid_t few[2];
+    errno = 0;
+    assert_int_equal(shx_cgroup_pids(t->dir, few, 2), -1);
+    assert_int_equal(errno, ENOBUFS);
+    assert_int_equal(shx_cgroup_populated(t->dir), 1);
+    /* a cgroup with members cannot be removed */
+    assert_int_equal(shx_cgroup_remove(t->dir), -1);
+    assert_int_equal(errno, EBUSY);
+
+    assert_int_equal(shx_cgroup_signal(t->dir, SIGTERM), 6);
+    assert_true(wait_until(t, member_count, 3)); /* the tree that ignores TERM */
+    /* a process leaves its cgroup early in its exit, before it is a zombie */
+    assert_true(tu_wait_pid_gone(a, WAIT_MS));
+    assert_true(tu_pid_alive(b));
+
+    assert_int_equal(shx_cgroup_kill(t->dir, 1000), 0);
+    assert_true(wait_until(t, populated, 0));
+    for (long i = 0; i < n; i++)
+        assert_true(tu_wait_pid_gone(pids[i], WAIT_MS));
+    reap(t, 1);
+    assert_int_equal(shx_cgroup_remove(t->dir), 0);
+    assert_int_equal(shx_cgroup_remove(t->dir), -1);
+    assert_int_equal(errno, ENOENT);
+    t->dir[0] = '\0';
+}
+
+/* The kill for kernels without cgroup.kill, on the same kind of trees. */
+static void test_live_freeze_fallback(void **state)
+{
+    live *t = need_cgroup(state);
+    if (!t->probe.freeze) {
+        print_message("skipped: no cgroup.freeze here (Linux before 5.2)\n");
+        skip();
+    }
+    spawn_tree(t, tree, 1);
+    spawn_tree(t, "trap '' TERM; while :; do (sleep 300 &); sleep 1; done", 1);
+    assert_true(wait_count(t, member_count, 5, 1));
+    pid_t pids[64];
+    long n = shx_cgroup_pids(t->dir, pids, 64);
+    assert_true(n >= 5);
+    assert_int_equal(shx_cgroup_kill_frozen(t->dir, 1000), 0);
+    /* none listed on return, and thawed */
+    assert_int_equal(member_count(t), 0);
+    assert_true(wait_until(t, populated, 0));
+    for (long i = 0; i < n; i++)
+        assert_true(tu_wait_pid_gone(pids[i], WAIT_MS));
+    char path[SHX_CGROUP_PATH_MAX + 32];
+    (void)snprintf(path, sizeof path, "%s/cgroup.freeze", t->dir);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    assert_int_equal(fgetc(f), '0');
+    fclose(f);
+    /* an empty cgroup: nothing to do */
+    assert_int_equal(shx_cgroup_kill_frozen(t->dir, 100), 0);
+}
+
+/* cpu.stat needs no controller: a busy member's time is counted. */
+static void test_live_cpu_stat(void **state)
+{
+    live *t = need_cgroup(state);
+    shx_cgroup_cpu before;
+    assert_int_equal(shx_cgroup_read_cpu(t->dir, &before), 0);
+    assert_true(t->nkids < MAX_KIDS);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (shx_cgroup_move(t->dir, 0) != 0)
+            _exit(126);
+        clock_t end = clock() + CLOCKS_PER_SEC / 5;
+        volatile unsigned long spin = 0;
+        while (clock() < end)
+            spin++;
+        _exit(0);
+    }
+    t->kids[t->nkids++] = pid;
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    t->nkids--;
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shx_cgroup_cpu after;
+    assert_int_equal(shx_cgroup_read_cpu(t->dir, &after), 0);
+    print_message("cpu.stat: usage %llu user %llu system %llu usec\n", after.usage_usec,
+                  after.user_usec, after.system_usec);
+    assert_true(after.usage_usec > before.usage_usec);
+    assert_true(after.usage_usec >= 50000);
+    assert_true(after.user_usec > 0);
+}
+
+/* Limits and accounting of controllers not enabled for the cgroup. */
+static void test_live_limits(void **state)
+{
+    live *t = need_cgroup(state);
+    const char *reason = NULL;
+    if (!(t->probe.subtree & SHX_CGROUP_MEMORY)) {
+        assert_int_equal(shx_cgroup_set_limit(t->dir, "memory.max", "100M", &reason), -1);
+        assert_int_equal(errno, ENOENT);
+        assert_string_equal(reason, "the controller is not enabled for this cgroup");
+        shx_cgroup_memory m;
+        assert_int_equal(shx_cgroup_read_memory(t->dir, &m), -1);
+        assert_int_equal(errno, ENOENT);
+    } else {
+        assert_int_equal(shx_cgroup_set_limit(t->dir, "memory.max", "100M", &reason), 0);
+        assert_int_equal(shx_cgroup_set_limit(t->dir, "memory.max", "lots", &reason), -1);
+        assert_int_equal(errno, EINVAL);
+    }
+    if (!(t->probe.subtree & SHX_CGROUP_PIDS)) {
+        assert_int_equal(shx_cgroup_set_limit(t->dir, "pids.max", "10", &reason), -1);
+        assert_int_equal(errno, ENOENT);
+        unsigned long long v;
+        assert_int_equal(shx_cgroup_read_pids_max(t->dir, &v), -1);
+        assert_int_equal(errno, ENOENT);
+    }
+    /* a value the kernel refuses (this limit file needs no controller) */
+    reason = NULL;
+    assert_int_equal(shx_cgroup_set_limit(t->dir, "cgroup.max.descendants", "lots", &reason), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(reason, "the kernel refused the value");
+    assert_int_equal(shx_cgroup_set_limit(t->dir, "cgroup.max.descendants", "5", &reason), 0);
+    assert_int_equal(shx_cgroup_set_limit(t->dir, "../cgroup.procs", "1", &reason), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(reason, "not a cgroup file name");
+}
+
+static void test_live_create_and_move_errors(void **state)
+{
+    live *t = need_cgroup(state);
+    const char *name = strrchr(t->dir, '/') + 1;
+    char other[SHX_CGROUP_PATH_MAX];
+    assert_int_equal(shx_cgroup_create(t->parent, name, other), -1);
+    assert_int_equal(errno, EEXIST);
+    static const char *bad[] = {"", ".", "..", "a/b"};
+    for (size_t i = 0; i < 4; i++) {
+        errno = 0;
+        assert_int_equal(shx_cgroup_create(t->dir, bad[i], other), -1);
+        assert_int_equal(errno, EINVAL);
+    }
+    /* a child of the test's cgroup: the parent is then busy */
+    assert_int_equal(shx_cgroup_create(t->dir, "inner", other), 0);
+    assert_int_equal(shx_cgroup_remove(t->dir), -1);
+    assert_int_equal(errno, EBUSY);
+    assert_int_equal(shx_cgroup_remove(other), 0);
+    /* a pid with no process */
+    assert_int_equal(shx_cgroup_move(t->dir, 0x3ffffffe), -1);
+    assert_int_equal(errno, ESRCH);
+    /* a cgroup that is not there */
+    char gone[SHX_CGROUP_PATH_MAX + 8];
+    (void)snprintf(gone, sizeof gone, "%s/none", t->dir);
+    assert_int_equal(shx_cgroup_populated(gone), -1);
+    assert_int_equal(errno, ENOENT);
+    shx_cgroup_cpu c;
+    assert_int_equal(shx_cgroup_read_cpu(gone, &c), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(shx_cgroup_signal(gone, SIGTERM), -1);
+    assert_int_equal(errno, ENOENT);
+}
+
+#define LIVE_TEST(f) cmocka_unit_test_setup_teardown(f, live_setup, live_teardown)
+#define LIVE_TESTS                                                                                 \
+    LIVE_TEST(test_live_self_dir), LIVE_TEST(test_live_term_then_kill),                            \
+        LIVE_TEST(test_live_freeze_fallback), LIVE_TEST(test_live_cpu_stat),                       \
+        LIVE_TEST(test_live_limits), LIVE_TEST(test_live_create_and_move_errors)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_self_cgroup),
         cmocka_unit_test(test_keyed_files),
         cmocka_unit_test(test_controllers_and_pids),
+        LIVE_TESTS,
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
