@@ -240,6 +240,32 @@ static void watchdog_row(const char *shell, const double *raw, const double *off
              start_ms);
 }
 
+/* Row 1c: row 1's library runs with each command in a cgroup of its own
+ * (shexec_session_set_containment "auto"), against the same runs with
+ * process groups (paired per round); "n/a" where no cgroup can be made. */
+static void contain_row(const char *shell, const double *raw, const double *off,
+                        const double *on, int rounds, const char *why)
+{
+    char what[80];
+    snprintf(what, sizeof what, "spawn `%s -c true`, a cgroup per command", shell);
+    bench_row *r = row_new("1c", what, "runs/s");
+    if (why) {
+        cell(r, C_VERDICT, "n/a");
+        footnote("1c: no cgroup can be made here (%s)", why);
+        return;
+    }
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.05 of off");
+    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    footnote("1c: ratio = lib time per run with containment on / off, back to back (median of "
+             "per-round ratios); on = a cgroup made, joined by the shell, read and removed "
+             "per command");
+}
+
 /* Rows 1p, 1bp: rows 1 and 1b with the session keeping the shell's state
  * (shexec_session_set_persist_env), against the same runs with it off. */
 static void persist_row(const char *id, const char *shell, const double *raw, const double *off,
@@ -444,6 +470,13 @@ void sec_spawn(void)
     if (shexec_session_set_watchdog(sw, 1) != SHEXEC_OK)
         die("shexec_session_set_watchdog: %s", shexec_session_errmsg(sw));
     double watchdog_start_ms = (now_s() - w0) * 1e3;
+    /* the same as s[0] with a cgroup per command, where one can be made */
+    shexec_session *sc = lib_session();
+    const char *contain_why = NULL;
+    if (shexec_session_set_containment(sc, "auto") != SHEXEC_OK)
+        die("shexec_session_set_containment: %s", shexec_session_errmsg(sc));
+    if (shexec_session_containment(sc, &contain_why) == SHEXEC_CONTAIN_CGROUP)
+        contain_why = NULL;
     /* s[0] and s[1] with the shell's state kept */
     shexec_session *sp[2] = {lib_session(), lib_session()};
     if (shexec_session_set_shell(sp[1], NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
@@ -458,12 +491,13 @@ void sec_spawn(void)
         lib_loop(s[sh], 10);
     }
     lib_loop(sw, 10);
+    lib_loop(sc, 10);
     lib_loop(sp[0], 10);
     lib_loop(sp[1], 10);
 
     double v[2][NV][16];
     double use_raw[2][NU][16], use_lib[2][NU][16];
-    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16];
+    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vc[16], vco[16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
@@ -481,6 +515,8 @@ void sec_spawn(void)
          * first: their ratio is a few per cent, below the drift across a
          * round */
         on_off(sw, s[0], "true", z->spawn_n, k, &vw[k], &vwo[k]);
+        if (!contain_why)
+            on_off(sc, s[0], "true", z->spawn_n, k, &vc[k], &vco[k]);
         for (int sh = 0; sh < 2; sh++)
             on_off(sp[sh], s[sh], "true", z->spawn_n, k, &vp[sh][k], &vpo[sh][k]);
         on_off(sp[1], s[1], "x=1", z->spawn_n, k, &vx[1][k], &vx[0][k]);
@@ -495,6 +531,7 @@ void sec_spawn(void)
     shexec_session_free(s[0]);
     shexec_session_free(s[1]);
     shexec_session_free(sw);
+    shexec_session_free(sc);
     shexec_session_free(sp[0]);
     shexec_session_free(sp[1]);
 
@@ -503,6 +540,7 @@ void sec_spawn(void)
     usage_footnote("1", use_raw[0], use_lib[0], rounds);
     usage_footnote("1b", use_raw[1], use_lib[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], vwo, vw, rounds, watchdog_start_ms);
+    contain_row(shells[0], v[0][V_RAW], vco, vc, rounds, contain_why);
     persist_row("1p", shells[0], v[0][V_RAW], vpo[0], vp[0], rounds);
     persist_row("1bp", shells[1], v[1][V_RAW], vpo[1], vp[1], rounds);
     persist_listed_row(vx[0], vx[1], rounds);

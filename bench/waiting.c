@@ -167,7 +167,7 @@ enum { P_GONE, P_DYING, P_RUNNING };
 
 /*
  * Where pid stands: gone (no /proc entry, a zombie, or no longer in group
- * pgid), dying (exiting, or a SIGTERM/SIGKILL is pending: it runs no more
+ * pgid, unless pgid is 0: any group), dying (exiting, or a SIGTERM/SIGKILL is pending: it runs no more
  * code of its own), or running.
  */
 static int proc_state(pid_t pid, pid_t pgid)
@@ -187,7 +187,7 @@ static int proc_state(pid_t pid, pid_t pgid)
     if (!p || sscanf(p + 1, " %c %d %d %d %d %d %u", &state, &ppid, &pgrp, &sess, &tty, &tpgid,
                      &flags) != 7)
         return P_GONE;
-    if (state == 'Z' || state == 'X' || pgrp != pgid)
+    if (state == 'Z' || state == 'X' || (pgid && pgrp != pgid))
         return P_GONE;
     if (flags & PF_EXITING)
         return P_DYING;
@@ -213,20 +213,25 @@ typedef struct {
 } tree_result;
 
 /* The tree's command: its shell's pid first (it leads the group, so it is
- * the group id to check against), then each child's. */
+ * the group id to check against), then each child's; with detach, every
+ * second child leaves the group and session (setsid) first. */
 static void tree_cmd(char *cmd, size_t cap, char *file, size_t file_cap, int procs,
-                     const char *who, int round)
+                     const char *who, int round, int detach)
 {
     strf(file, file_cap, "%s/tree-%s%d.pids", B.tmpdir, who, round);
     strf(cmd, cap,
-         "echo $$ > '%s'; i=0; while [ $i -lt %d ]; do sleep 100 & echo $! >> '%s'; "
+         "echo $$ > '%s'; i=0; while [ $i -lt %d ]; do %s & echo $! >> '%s'; "
          "i=$((i+1)); done; wait",
-         file, procs, file);
+         file, procs,
+         detach ? "if [ $((i %% 2)) = 1 ]; then setsid sleep 100; else sleep 100; fi"
+                : "sleep 100",
+         file);
 }
 
 /* After the return at t_ret: where each recorded process stands, then how
  * long until every one is gone. */
-static void tree_settle(const char *file, int procs, int64_t t_ret, tree_result *res)
+static void tree_settle(const char *file, int procs, int64_t t_ret, tree_result *res,
+                        int any_group)
 {
     FILE *f = fopen(file, "r");
     if (!f)
@@ -237,7 +242,7 @@ static void tree_settle(const char *file, int procs, int64_t t_ret, tree_result 
     long v;
     if (fscanf(f, "%ld", &v) != 1)
         die("the process tree's pid file is empty");
-    pgid = (pid_t)v;
+    pgid = any_group ? 0 : (pid_t)v;
     while (res->started < procs && fscanf(f, "%ld", &v) == 1)
         pids[res->started++] = (pid_t)v;
     fclose(f);
@@ -265,13 +270,13 @@ static void tree_settle(const char *file, int procs, int64_t t_ret, tree_result 
     free(pids);
 }
 
-static tree_result lib_tree(shexec_session *s, int procs, uint32_t ms, int round)
+static tree_result lib_tree(shexec_session *s, int procs, uint32_t ms, int round, int detach)
 {
     char file[512], cmd[1024];
-    tree_cmd(cmd, sizeof cmd, file, sizeof file, procs, "lib", round);
+    tree_cmd(cmd, sizeof cmd, file, sizeof file, procs, "lib", round, detach);
     tree_result res = {0};
     res.late_ms = lib_timeout(s, cmd, ms, 0) - ms;
-    tree_settle(file, procs, now_ns(), &res);
+    tree_settle(file, procs, now_ns(), &res, detach);
     return res;
 }
 
@@ -286,7 +291,7 @@ static tree_result lib_tree(shexec_session *s, int procs, uint32_t ms, int round
 static tree_result raw_tree(int procs, uint32_t ms, int round)
 {
     char file[512], cmd[1024];
-    tree_cmd(cmd, sizeof cmd, file, sizeof file, procs, "raw", round);
+    tree_cmd(cmd, sizeof cmd, file, sizeof file, procs, "raw", round, 0);
     char *argv[] = {(char *)"sh", (char *)"-c", cmd, NULL};
     int64_t t0 = now_ns();
     pid_t pid = raw_spawn_own_group(BENCH_SHELL, argv);
@@ -306,8 +311,62 @@ static tree_result raw_tree(int procs, uint32_t ms, int round)
         die("the raw tree's shell did not end by SIGTERM (status 0x%x)", status);
     tree_result res = {0};
     res.late_ms = (double)(t_ret - deadline) / 1e6;
-    tree_settle(file, procs, t_ret, &res);
+    tree_settle(file, procs, t_ret, &res, 0);
     return res;
+}
+
+/*
+ * Rows 5d, 5e: the tree of 5c with each command in a cgroup (containment
+ * "auto"), procs processes, with detach every second one leaving the group
+ * and session first (setsid): a process group could not end those. With
+ * floor, 5c's floor runs beside it, in turns first; without, the row is
+ * the library's alone.
+ */
+static void contained_tree_row(const char *id, shexec_session *s, int procs, uint32_t ms,
+                               int rounds, int detach, int floor)
+{
+    double late[16], gone[16], over[16];
+    int min_started = procs, max_dying = 0, max_running = 0;
+    for (int k = 0; k < rounds; k++) {
+        tree_result tr, fl = {0};
+        if (floor && !(k & 1))
+            fl = raw_tree(procs, ms, k);
+        tr = lib_tree(s, procs, ms, k, detach);
+        if (floor && (k & 1))
+            fl = raw_tree(procs, ms, k);
+        late[k] = tr.late_ms;
+        gone[k] = tr.gone_ms;
+        over[k] = tr.late_ms - fl.late_ms;
+        if (tr.started < min_started)
+            min_started = tr.started;
+        if (floor && fl.started < min_started)
+            min_started = fl.started;
+        if (tr.dying_at_ret > max_dying)
+            max_dying = tr.dying_at_ret;
+        if (tr.running_at_ret > max_running)
+            max_running = tr.running_at_ret;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%d-process tree%s, timeout %u ms, cgroup", procs,
+             detach ? " (half setsid)" : "", ms);
+    bench_row *r = row_new(id, what, "ms late");
+    double m_late = median(late, rounds), m_gone = maxof(gone, rounds);
+    cell(r, C_LIB, "%.1f", m_late);
+    cell(r, C_OTHER, "@ret %d dying %d running; 0 @+%.0f ms", max_dying, max_running, m_gone);
+    if (floor) {
+        cell(r, C_RATIO, "%+.1f ms", median(over, rounds));
+        cell(r, C_TARGET, "floor +5 ms");
+    } else {
+        cell(r, C_TARGET, "report");
+    }
+    if (min_started < procs)
+        cell(r, C_VERDICT, "INVALID(%d started)", min_started);
+    else if (max_running)
+        cell(r, C_VERDICT, "MISS(running)");
+    else if (floor)
+        cell(r, C_VERDICT, median(over, rounds) <= 5.0 ? "PASS" : "MISS(late)");
+    else
+        cell(r, C_VERDICT, "info");
 }
 
 void sec_timeouts(void)
@@ -330,11 +389,11 @@ void sec_timeouts(void)
         /* the floor and the library take turns going first */
         tree_result tr, fl;
         if (k & 1) {
-            tr = lib_tree(s, z->tree_procs, z->tree_timeout_ms, k);
+            tr = lib_tree(s, z->tree_procs, z->tree_timeout_ms, k, 0);
             fl = raw_tree(z->tree_procs, z->tree_timeout_ms, k);
         } else {
             fl = raw_tree(z->tree_procs, z->tree_timeout_ms, k);
-            tr = lib_tree(s, z->tree_procs, z->tree_timeout_ms, k);
+            tr = lib_tree(s, z->tree_procs, z->tree_timeout_ms, k, 0);
         }
         tree_late[k] = tr.late_ms;
         tree_gone[k] = tr.gone_ms;
@@ -381,6 +440,20 @@ void sec_timeouts(void)
         cell(r, C_VERDICT, "MISS(%s)", m_late > TREE_LATE_AIM_MS ? "late" : "gone");
     else
         cell(r, C_VERDICT, "PASS");
+    /* 5d, 5e: the same ends through a cgroup per command */
+    shexec_session *sc = lib_session();
+    const char *why = NULL;
+    if (shexec_session_set_kill_grace_ms(sc, GRACE_MS) != SHEXEC_OK ||
+        shexec_session_set_containment(sc, "auto") != SHEXEC_OK)
+        die("containment: %s", shexec_session_errmsg(sc));
+    int contained = shexec_session_containment(sc, &why) == SHEXEC_CONTAIN_CGROUP;
+    if (contained) {
+        lib_run_ok(sc, "true");
+        contained_tree_row("5d", sc, z->tree_procs, z->tree_timeout_ms, z->tree_rounds, 0, 1);
+        /* four times the processes: four times the time to start them */
+        contained_tree_row("5e", sc, z->tree_procs * 4, z->tree_timeout_ms * 4, 1, 1, 0);
+    }
+    shexec_session_free(sc);
     footnote("5: ms late = return of shexec_run_exec - (its call + timeout), spawn included; "
              "median of %d rounds (5c: %d); every run checked TIMED_OUT, 5/5b by TERM/KILL",
              rounds, z->tree_rounds);
@@ -393,5 +466,11 @@ void sec_timeouts(void)
              "+%.0f ms);", maxof(raw_gone, z->tree_rounds));
     footnote("    lib ratio = lib - floor, median of per-round differences (the rounds alternate "
              "which goes first)");
+    if (contained)
+        footnote("5d, 5e: containment \"auto\": TERM to the group and each member outside it, "
+                 "KILL by cgroup.kill, no /proc walk; 5e's detached half counts as gone only "
+                 "when its process is");
+    else
+        footnote("5d, 5e: not measured, no cgroup can be made here (%s)", why);
     rule();
 }

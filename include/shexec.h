@@ -248,11 +248,21 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * (setsid, `set -m`) but still descend from one of the command's live
  * processes are found through /proc and signalled with it. A process whose
  * parent already exited has passed to init and cannot be traced (a daemon
- * that detaches properly outlives the session: stop it yourself, or keep
- * it in the command's group). Without /proc, escapees cannot be found, and
+ * that detaches properly outlives the session), unless the session holds
+ * its commands in cgroups (CONTAINMENT, below). Without /proc, escapees cannot be found, and
  * leftovers are adopted only while they hold the command's output pipes
  * (else killed: SHEXEC_LEFTOVERS_KILLED). How: docs/internals.md, "Ending
  * processes".
+ *
+ * CONTAINMENT. With shexec_session_set_containment() on, each command runs
+ * in a cgroup v2 of its own, which its shell joins before any of the
+ * command runs. Membership survives setsid and double forks: the command's
+ * processes are its cgroup's members. Signals go to the members (SIGTERM
+ * first, then SIGKILL to all at once through cgroup.kill); leftovers are
+ * the members left after the shell exits, including daemons that
+ * detached; a task lasts while any member does. shexec_run_cost() gives
+ * the whole tree's CPU time. A command running as root can still move
+ * itself out of its cgroup: containment bounds accidents, not an attacker.
  *
  * WHAT PERSISTS. The working directory. Nothing else by default: variables,
  * functions, `export`s and `set` options last for one command, as with
@@ -583,6 +593,73 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  */
 SHEXEC_API int shexec_session_on_leftovers(const shexec_session *s);
 
+/* How a session holds its commands' processes (shexec_session_containment()). */
+enum {
+    SHEXEC_CONTAIN_GROUP = 0, /* a process group each, and the processes found leaving it */
+    SHEXEC_CONTAIN_CGROUP = 1 /* a cgroup v2 each (ENDING PROCESSES, CONTAINMENT) */
+};
+
+/*
+ * Hold each command's processes in a cgroup v2 of its own.
+ * parent names where: "auto" (a child of the cgroup the host runs in, found
+ * through /proc/self/cgroup and the cgroup2 mount: whatever the host's
+ * supervisor set on that cgroup still applies), an absolute path of a
+ * cgroup2 directory the host may write, or NULL, "" or "off" (process
+ * groups only, the default). The session makes one cgroup there
+ * (shexec-PID-N) and one below it per command, removed when the command's
+ * processes are gone; the session's free kills what is left in them and
+ * removes them. With "auto" where no cgroup can be made (no cgroup2 mount,
+ * read-only, no permission, a kernel before 5.2), the session keeps process
+ * groups and shexec_session_containment() says why: that is SHEXEC_OK.
+ * Errors: SHEXEC_EINVAL (s NULL, or parent none of the above),
+ * SHEXEC_ESTATE (commands run: runs, tasks or adopted leftovers; or from a
+ * callback), SHEXEC_ESYS (a named parent where no cgroup can be made: the
+ * message says why; the setting is unchanged).
+ */
+SHEXEC_API int shexec_session_set_containment(shexec_session *s, const char *parent);
+
+/*
+ * How the session holds its commands' processes.
+ * SHEXEC_CONTAIN_CGROUP or SHEXEC_CONTAIN_GROUP. When detail is not NULL,
+ * *detail receives the session's cgroup directory (CGROUP), or why not
+ * ("not asked for", "turned off", "no cgroup2 mount", "the cgroup2 mount is
+ * read-only", ...); owned by the session, valid until the setting changes.
+ */
+SHEXEC_API int shexec_session_containment(const shexec_session *s, const char **detail);
+
+/* What a limit bounds (shexec_session_set_limit(), shexec_run_set_limit()). */
+enum {
+    SHEXEC_LIMIT_MEMORY = 0, /* bytes of memory of the command's processes together (memory.max) */
+    SHEXEC_LIMIT_SWAP = 1,   /* bytes of swap they may use besides (memory.swap.max) */
+    SHEXEC_LIMIT_PIDS = 2,   /* processes and threads at once (pids.max): a fork bomb's end */
+    SHEXEC_LIMIT_CPU = 3     /* CPU time per wall time, in thousandths of one CPU (cpu.max:
+                                500 = half a CPU, 2000 = two) */
+};
+/* How many SHEXEC_LIMIT_* there are. */
+#define SHEXEC_LIMITS 4
+
+/*
+ * Bound every command of the session: limit (SHEXEC_LIMIT_*) to value, 0
+ * for none (the default). Needs containment by cgroup (a command's limits
+ * are its cgroup's) and the limit's controller (memory, pids, cpu) for the
+ * session's cgroups: in cgroup v2 where the parent cgroup enables it for
+ * its children, else (hybrid machines, whose controllers sit in cgroup v1
+ * hierarchies) in the v1 hierarchy of that controller, in a cgroup below
+ * the host's own there. A command that a limit stopped says so
+ * (shexec_run_limit_hit(), and its notice). On cgroup v1, SHEXEC_LIMIT_SWAP
+ * needs SHEXEC_LIMIT_MEMORY too (it bounds memory and swap together).
+ * Errors: SHEXEC_EINVAL (s NULL, an unknown limit, a CPU limit below 10
+ * or a memory limit below 1 MiB: the command could not start), SHEXEC_ESTATE
+ * (containment is not by cgroup: shexec_session_set_containment()),
+ * SHEXEC_ESYS (the controller is not available here: the message says why;
+ * nothing is set, never silently ignored).
+ */
+SHEXEC_API int shexec_session_set_limit(shexec_session *s, int limit, uint64_t value);
+
+/* The session's limit (SHEXEC_LIMIT_*): its value, 0 for none (s NULL, an
+ * unknown limit). */
+SHEXEC_API uint64_t shexec_session_limit(const shexec_session *s, int limit);
+
 /*
  * End the session's commands if the host dies (a watchdog).
  * Set whether the session's commands are ended when the host dies without
@@ -642,6 +719,14 @@ SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const c
  * (run NULL or ms 0), SHEXEC_ESTATE (already started).
  */
 SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms);
+
+/*
+ * Bound this run: limit (SHEXEC_LIMIT_*) to value in place of the
+ * session's (0: none for this run). Checked when the run starts, as
+ * shexec_session_set_limit() checks it. Errors: SHEXEC_EINVAL (run NULL,
+ * an unknown limit, a value too small), SHEXEC_ESTATE (started already).
+ */
+SHEXEC_API int shexec_run_set_limit(shexec_run *run, int limit, uint64_t value);
 
 /*
  * Run in another directory than the session cwd.
@@ -886,6 +971,36 @@ enum {
  * until it is freed. Take the task itself with shexec_session_take_task().
  */
 SHEXEC_API int shexec_run_leftovers(const shexec_run *run, const char **task_id);
+
+/*
+ * Which limits stopped the command, once it has finished: a bit (1 <<
+ * SHEXEC_LIMIT_*) for each limit it ran into: MEMORY when the out-of-memory
+ * killer ended one of its processes at the memory limit, PIDS when a fork
+ * failed at the process limit. 0: none (run NULL, not finished, no limits).
+ * The notice says the same in words ("killed: out of memory (limit 512
+ * MiB)").
+ */
+SHEXEC_API int shexec_run_limit_hit(const shexec_run *run);
+
+/* Where shexec_run_cost()'s numbers come from. */
+enum {
+    SHEXEC_COST_NONE = 0,   /* not finished, or nothing known */
+    SHEXEC_COST_CGROUP = 1, /* the command's cgroup: every process it started */
+    SHEXEC_COST_RUSAGE = 2  /* the kernel's wait of the shell: the shell and the
+                               children it waited for (not what it left running) */
+};
+
+/*
+ * What the command cost, once it has finished.
+ * Returns the SHEXEC_COST_* source; each pointer that is not NULL receives
+ * the CPU time in user and system mode (microseconds) and the peak memory
+ * in bytes: the cgroup's memory.peak where the memory controller is on for
+ * it, else the largest resident size of the shell or one process it waited
+ * for; 0 when unknown. All 0 with SHEXEC_COST_NONE (run NULL, not
+ * finished).
+ */
+SHEXEC_API int shexec_run_cost(const shexec_run *run, uint64_t *user_usec, uint64_t *system_usec,
+                               uint64_t *peak_bytes);
 
 /*
  * What the library declined to do for this run.

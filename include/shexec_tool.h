@@ -31,7 +31,9 @@ extern "C" {
  *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
  *                 "signal" when a signal ended the command and
  *                 "leftover_task_id" when it left processes running and
- *                 "notice" when shexec_run_notice() has something to say; on
+ *                 "notice" when shexec_run_notice() has something to say (a
+ *                 limit hit: "killed: out of memory (limit 64 MiB)") and
+ *                 "cost":{"cpu_ms","peak_bytes"} (shexec_run_cost()); on
  *                 timeout exit_code is -1, timed_out true and stderr ends with
  *                 "Command timed out after N ms". With run_in_background:
  *                 {"task_id","status":"running"}.

@@ -120,7 +120,7 @@ static int has_file(const char *dir, const char *file)
     return join(dir, file, path) == 0 && access(path, F_OK) == 0;
 }
 
-int shx_cgroup_self_dir(char dir[SHX_CGROUP_PATH_MAX], const char **reason)
+int shx_cgroup_self_dir(const char *controller, char dir[SHX_CGROUP_PATH_MAX], const char **reason)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, reason, compiled_out);
@@ -135,8 +135,8 @@ int shx_cgroup_self_dir(char dir[SHX_CGROUP_PATH_MAX], const char **reason)
     }
     char self[SHX_CGROUP_PATH_MAX], mount[SHX_CGROUP_PATH_MAX], root[SHX_CGROUP_PATH_MAX];
     const char *why = NULL;
-    int rc = shx_cgroupfs_self(cg, cg_len, self, &why) == 0 &&
-                     shx_cgroupfs_mount(mi, mi_len, self, mount, root, &why) == 0 &&
+    int rc = shx_cgroupfs_v1_self(cg, cg_len, controller, self, &why) == 0 &&
+                     shx_cgroupfs_v1_mount(mi, mi_len, controller, self, mount, root, &why) == 0 &&
                      shx_cgroupfs_join(mount, root, self, dir, &why) == 0
                  ? 0
                  : fail(ENOENT, reason, why);
@@ -241,9 +241,8 @@ int shx_cgroup_move(const char *dir, pid_t pid)
     return write_file(dir, "cgroup.procs", text);
 }
 
-/* dir's flat-keyed file's key to *value: 0, -1 with errno (EINVAL: no such
- * key or no number). */
-static int read_key(const char *dir, const char *file, const char *key, unsigned long long *value)
+int shx_cgroup_read_key(const char *dir, const char *file, const char *key,
+                        unsigned long long *value)
 {
     char *text;
     size_t len;
@@ -259,7 +258,7 @@ int shx_cgroup_populated(const char *dir)
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
     unsigned long long v;
-    if (read_key(dir, "cgroup.events", "populated", &v) != 0)
+    if (shx_cgroup_read_key(dir, "cgroup.events", "populated", &v) != 0)
         return -1;
     return v != 0;
 }
@@ -297,14 +296,15 @@ static long list_members(const char *dir, pid_t **pids)
     return n;
 }
 
-long shx_cgroup_signal(const char *dir, int sig)
+long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
     pid_t *pids;
     long n = list_members(dir, &pids), sent = 0;
     for (long i = 0; i < n; i++)
-        sent += kill(pids[i], sig) == 0;
+        if (except_pgid <= 0 || getpgid(pids[i]) != except_pgid)
+            sent += kill(pids[i], sig) == 0;
     int err = errno;
     free(pids);
     errno = err;
@@ -334,7 +334,7 @@ static int wait_frozen(const char *dir, int wait_ms)
 {
     for (int waited = 0;; waited++) {
         unsigned long long frozen = 0;
-        if (read_key(dir, "cgroup.events", "frozen", &frozen) == 0 && frozen)
+        if (shx_cgroup_read_key(dir, "cgroup.events", "frozen", &frozen) == 0 && frozen)
             return 1;
         if (waited >= wait_ms)
             return 0;
@@ -428,7 +428,7 @@ int shx_cgroup_read_pids_max(const char *dir, unsigned long long *max)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
-    return read_key(dir, "pids.events", "max", max);
+    return shx_cgroup_read_key(dir, "pids.events", "max", max);
 }
 
 int shx_cgroup_set_limit(const char *dir, const char *file, const char *value,

@@ -22,13 +22,15 @@
 #include "cgroupfs.h"
 
 /*
- * The directory of the calling process's cgroup v2 (from /proc/self/cgroup
- * and /proc/self/mountinfo) into dir. 0, or -1 with errno and *reason
- * (reason may be NULL): ENOSYS (compiled out), ENOENT (no /proc, no cgroup2
- * mount, no v2 line, the cgroup removed or outside the mount), the errors of
- * open() and read().
+ * The directory of the calling process's cgroup v2 (controller NULL), or
+ * of its cgroup in the v1 hierarchy of controller ("memory", "pids",
+ * "cpu": hybrid machines), from /proc/self/cgroup and /proc/self/mountinfo,
+ * into dir. 0, or -1 with errno and *reason (reason may be NULL): ENOSYS
+ * (compiled out), ENOENT (no /proc, no such mount, no such line, the cgroup
+ * removed or outside the mount), the errors of open() and read().
  */
-int shx_cgroup_self_dir(char dir[SHX_CGROUP_PATH_MAX], const char **reason);
+int shx_cgroup_self_dir(const char *controller, char dir[SHX_CGROUP_PATH_MAX],
+                        const char **reason);
 
 /* What a parent cgroup allows (shx_cgroup_probe). */
 typedef struct shx_cgroup_probe {
@@ -86,11 +88,13 @@ long shx_cgroup_pids(const char *dir, pid_t *out, size_t cap);
 
 /*
  * Send sig to every member listed in dir (e.g. SIGTERM before a grace
- * period; a process forked meanwhile is missed: shx_cgroup_kill is exact).
- * The count signalled (a member gone already not counted), or -1 with
- * errno: ENOENT, ENOMEM, E2BIG, ENOSYS.
+ * period; a process forked meanwhile is missed: shx_cgroup_kill is exact),
+ * except those in process group except_pgid (> 0: signalled already, by
+ * one kill of the group; 0: none excepted). The count signalled (a member
+ * gone already not counted), or -1 with errno: ENOENT, ENOMEM, E2BIG,
+ * ENOSYS.
  */
-long shx_cgroup_signal(const char *dir, int sig);
+long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid);
 
 /*
  * SIGKILL every member of dir and of its children at once: cgroup.kill
@@ -129,6 +133,12 @@ typedef struct shx_cgroup_memory {
 /* dir's memory accounting. 0, or -1 with errno: ENOENT (not available: the
  * memory controller is not enabled for it), EINVAL, ENOSYS. */
 int shx_cgroup_read_memory(const char *dir, shx_cgroup_memory *out);
+
+/* dir's flat-keyed file's ("key value" lines: memory.events, v1's
+ * memory.oom_control) key to *value. 0, or -1 with errno: EINVAL (no such
+ * key, or no number), ENOENT, ENOSYS. */
+int shx_cgroup_read_key(const char *dir, const char *file, const char *key,
+                        unsigned long long *value);
 
 /* Times a fork failed in dir on pids.max (pids.events "max") to *max.
  * 0, or -1 with errno: ENOENT (the pids controller not enabled), EINVAL,

@@ -88,9 +88,36 @@ static int path_under(const char *root, const char *path)
     return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* 1 when the comma-separated list f names word. */
+static int lists(const line *f, const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = 0; i + n <= f->n; i++)
+        if ((i == 0 || f->s[i - 1] == ',') && memcmp(f->s + i, word, n) == 0 &&
+            (i + n == f->n || f->s[i + n] == ','))
+            return 1;
+    return 0;
+}
+
+/* The mount's kind: cgroup2 (controller NULL), or a cgroup v1 hierarchy
+ * whose super options name controller. */
+static int wanted_mount(const line *fstype, const line *super, const char *controller)
+{
+    if (!controller)
+        return is(fstype, "cgroup2");
+    return is(fstype, "cgroup") && super->s && lists(super, controller);
+}
+
 int shx_cgroupfs_mount(const char *text, size_t len, const char *self,
                        char mount[SHX_CGROUP_PATH_MAX], char root[SHX_CGROUP_PATH_MAX],
                        const char **reason)
+{
+    return shx_cgroupfs_v1_mount(text, len, NULL, self, mount, root, reason);
+}
+
+int shx_cgroupfs_v1_mount(const char *text, size_t len, const char *controller, const char *self,
+                          char mount[SHX_CGROUP_PATH_MAX], char root[SHX_CGROUP_PATH_MAX],
+                          const char **reason)
 {
     if (len > SHX_CGROUPFS_MAX_TEXT) {
         *reason = "mountinfo is too long";
@@ -101,9 +128,9 @@ int shx_cgroupfs_mount(const char *text, size_t len, const char *self,
     line l;
     while (next_line(text, len, &pos, &l)) {
         /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-        line f, froot = {NULL, 0}, fmount = {NULL, 0};
+        line f, froot = {NULL, 0}, fmount = {NULL, 0}, ftype = {NULL, 0}, fsuper = {NULL, 0};
         size_t fp = 0;
-        int k = 0, dash = 0, cgroup2 = 0;
+        int k = 0, dash = 0;
         while (next_field(&l, &fp, &f)) {
             k++;
             if (k == 4)
@@ -112,16 +139,17 @@ int shx_cgroupfs_mount(const char *text, size_t len, const char *self,
                 fmount = f;
             else if (k > 6 && !dash && is(&f, "-"))
                 dash = k;
-            else if (dash && k == dash + 1) {
-                cgroup2 = is(&f, "cgroup2");
-                break;
-            }
+            else if (dash && k == dash + 1)
+                ftype = f;
+            else if (dash && k == dash + 3)
+                fsuper = f;
         }
-        if (!cgroup2)
+        if (!ftype.s || !wanted_mount(&ftype, &fsuper, controller))
             continue;
         char m[SHX_CGROUP_PATH_MAX], r[SHX_CGROUP_PATH_MAX];
         if (unescape(&fmount, m) != 0 || unescape(&froot, r) != 0 || m[0] != '/' || r[0] != '/') {
-            *reason = "a malformed cgroup2 line in mountinfo";
+            *reason = controller ? "a malformed cgroup line in mountinfo"
+                                 : "a malformed cgroup2 line in mountinfo";
             return -1;
         }
         int preferred = self && path_under(r, self);
@@ -134,14 +162,41 @@ int shx_cgroupfs_mount(const char *text, size_t len, const char *self,
             return 0;
     }
     if (!found) {
-        *reason = "no cgroup v2 mount";
+        *reason = controller ? "no cgroup v1 mount of the controller" : "no cgroup v2 mount";
         return -1;
     }
     return 0;
 }
 
+/* Line l's path if it is the v2 line ("0::PATH"; controller NULL) or the
+ * v1 line of a hierarchy that holds controller ("N:LIST:PATH"), else NULL. */
+static const char *line_path(const line *l, const char *controller, size_t *n)
+{
+    if (!controller) {
+        if (l->n < 3 || memcmp(l->s, "0::", 3) != 0)
+            return NULL;
+        *n = l->n - 3;
+        return l->s + 3;
+    }
+    const char *c1 = memchr(l->s, ':', l->n);
+    const char *c2 = c1 ? memchr(c1 + 1, ':', l->n - (size_t)(c1 + 1 - l->s)) : NULL;
+    if (!c2)
+        return NULL;
+    line list = {c1 + 1, (size_t)(c2 - c1 - 1)};
+    if (!lists(&list, controller))
+        return NULL;
+    *n = l->n - (size_t)(c2 + 1 - l->s);
+    return c2 + 1;
+}
+
 int shx_cgroupfs_self(const char *text, size_t len, char path[SHX_CGROUP_PATH_MAX],
                       const char **reason)
+{
+    return shx_cgroupfs_v1_self(text, len, NULL, path, reason);
+}
+
+int shx_cgroupfs_v1_self(const char *text, size_t len, const char *controller,
+                         char path[SHX_CGROUP_PATH_MAX], const char **reason)
 {
     if (len > SHX_CGROUPFS_MAX_TEXT) {
         *reason = "/proc/self/cgroup is too long";
@@ -151,10 +206,10 @@ int shx_cgroupfs_self(const char *text, size_t len, char path[SHX_CGROUP_PATH_MA
     size_t pos = 0;
     line l;
     while (next_line(text, len, &pos, &l)) {
-        if (l.n < 3 || memcmp(l.s, "0::", 3) != 0)
+        size_t n = 0;
+        const char *p = line_path(&l, controller, &n);
+        if (!p)
             continue;
-        const char *p = l.s + 3;
-        size_t n = l.n - 3;
         if (n >= sizeof deleted - 1 && memcmp(p + n - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0) {
             *reason = "the host's cgroup has been removed";
             return -1;
@@ -171,7 +226,8 @@ int shx_cgroupfs_self(const char *text, size_t len, char path[SHX_CGROUP_PATH_MA
         path[n] = '\0';
         return 0;
     }
-    *reason = "the host is in no cgroup v2 (no 0:: line in /proc/self/cgroup)";
+    *reason = controller ? "the controller has no cgroup v1 hierarchy in /proc/self/cgroup"
+                         : "the host is in no cgroup v2 (no 0:: line in /proc/self/cgroup)";
     return -1;
 }
 

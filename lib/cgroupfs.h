@@ -1,5 +1,6 @@
 /*
- * cgroupfs.h - the text of Linux's cgroup v2 files, parsed: where the host's
+ * cgroupfs.h - the text of Linux's cgroup v2 files (and where a v1
+ * hierarchy of a controller is), parsed: where the host's
  * own cgroup is (from /proc/self/mountinfo and /proc/self/cgroup) and what a
  * cgroup's interface files say (cgroup.events, cgroup.procs, cpu.stat,
  * memory.events, pids.events, cgroup.controllers). Pure: buffers in, values
@@ -41,6 +42,19 @@ int shx_cgroupfs_mount(const char *text, size_t len, const char *self,
  */
 int shx_cgroupfs_self(const char *text, size_t len, char path[SHX_CGROUP_PATH_MAX],
                       const char **reason);
+
+/*
+ * The same for a cgroup v1 hierarchy (machines in "hybrid" mode keep the
+ * memory, pids and cpu controllers there): the mount of fstype "cgroup"
+ * whose options name controller ("memory"), and the process's path in it
+ * (the /proc/self/cgroup line "N:LIST:PATH" whose LIST names it). NULL
+ * controller: cgroup v2, as above. Errors as above.
+ */
+int shx_cgroupfs_v1_mount(const char *text, size_t len, const char *controller, const char *self,
+                          char mount[SHX_CGROUP_PATH_MAX], char root[SHX_CGROUP_PATH_MAX],
+                          const char **reason);
+int shx_cgroupfs_v1_self(const char *text, size_t len, const char *controller,
+                         char path[SHX_CGROUP_PATH_MAX], const char **reason);
 
 /*
  * The directory of cgroup path self, seen through a cgroup2 mount of

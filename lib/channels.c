@@ -13,9 +13,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "channels.h"
+#include "script.h"
 
 #include "platform.h"
 #include "base.h"
@@ -105,4 +107,15 @@ int shx_devfd_works(int fd)
         return 0;
     close(again);
     return 1;
+}
+
+/* The channel's number in the shell: SHX_CHANNEL_FD, or lower where the
+ * limit on open descriptors is lower (a dup2 above it fails). */
+int shx_channel_number(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur <= (rlim_t)SHX_CHANNEL_FD + 1)
+        return rl.rlim_cur >= 12 ? (int)rl.rlim_cur - 1 : -1;
+    return SHX_CHANNEL_FD;
 }

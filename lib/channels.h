@@ -19,6 +19,11 @@
  */
 int shx_channel_open(shexec_session *s, const shx_buf *prelude, int *out);
 
+/* The channel's number in the shell: SHX_CHANNEL_FD (script.h), or lower
+ * where the limit on open descriptors is lower (a dup2 above it fails);
+ * -1 when that limit is below 12. */
+int shx_channel_number(void);
+
 /* Feed rec what the file holds from offset `from` to its end (the record
  * bounds how much is taken). 0, or -1 when the file cannot be read. */
 int shx_channel_read(int fd, size_t from, shx_record *rec);

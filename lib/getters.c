@@ -8,6 +8,7 @@
 
 #include "session.h"
 #include "settings.h"
+#include "contain.h"
 #include "watchdog.h"
 
 SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,
@@ -110,4 +111,12 @@ SHEXEC_API int shexec_session_environ(const char *const **out, shexec_session *s
     if (rc == SHEXEC_OK)
         *out = (const char *const *)s->env_view;
     return rc;
+}
+
+SHEXEC_API int shexec_session_containment(const shexec_session *s, const char **detail)
+{
+    if (detail)
+        *detail = !s ? "no session" : s->contain ? shx_contain_dir(s->contain)
+                                    : s->contain_why ? s->contain_why : "not asked for";
+    return s && s->contain ? SHEXEC_CONTAIN_CGROUP : SHEXEC_CONTAIN_GROUP;
 }

@@ -11,16 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "channels.h"
+#include "contain.h"
 #include "pstate.h"
 #include "platform.h"
 #include "script.h"
 #include "session.h"
 #include "shstate.h"
+#include "spawn.h"
 #include "settings.h"
 #include "run.h"
 
@@ -31,12 +33,6 @@
  * side (ssh joins them): below the 128 KiB Linux allows one. */
 #define REMOTE_ARGS_MAX ((size_t)120 << 10)
 
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash && slash[1] ? slash + 1 : path;
-}
 
 /* The built environment with PWD set to the start directory (so a shell
  * keeps a logical path, through symlinks, from one command to the next)
@@ -154,17 +150,6 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
     shx_buf_putc(tail, '\0');
 }
 
-/* The channel's number in the shell: SHX_CHANNEL_FD, or lower where the
- * limit on open descriptors is lower (a dup2 above it fails). */
-static int channel_number(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur <= (rlim_t)SHX_CHANNEL_FD + 1)
-        return rl.rlim_cur >= 12 ? (int)rl.rlim_cur - 1 : -1;
-    return SHX_CHANNEL_FD;
-}
-
 /*
  * Everything the shell is given besides its standard descriptors: the
  * run's channel with the prelude in it, the argv tail (the -c string with
@@ -179,7 +164,20 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int bash = !remote && s->shell_bash;
     int mode = remote ? SHX_LAUNCH_REMOTE : bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX;
-    shx_script_opts o = {.mode = mode, .channel_fd = channel_number(), .marker = bash && wrapped};
+    shx_script_opts o = {.mode = mode, .channel_fd = shx_channel_number(), .marker = bash && wrapped};
+    /* the command's cgroups, v2's and those of its v1 limits, as the
+     * shell joins them (local modes) */
+    char join[1 + SHX_CTRLS][SHX_CGROUP_PATH_MAX + 16];
+    const char *joins[2 + SHX_CTRLS] = {NULL};
+    for (int k = -1, n = 0; l->cgroup && !remote && k < SHX_CTRLS; k++) {
+        const char *dir = k < 0 ? l->cgroup : l->cgroup_v1[k];
+        if (dir) {
+            (void)snprintf(join[n], sizeof join[n], "%s/cgroup.procs", dir);
+            joins[n] = join[n];
+            o.join = joins;
+            n++;
+        }
+    }
     if (!remote && o.channel_fd < 0)
         return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                         "for the run's channel");
@@ -299,6 +297,13 @@ void shx_launch_free(shx_launch *l)
     free(l->envp);
     shx_env_free(l->env);
     free(l->dir);
+    for (int k = -1; k < SHX_CTRLS; k++) {
+        char *dir = k < 0 ? l->cgroup : l->cgroup_v1[k];
+        if (dir) {
+            (void)shx_cgroup_remove(dir);
+            free(dir);
+        }
+    }
 }
 
 /*
@@ -386,7 +391,25 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
         rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");
         goto fail;
     }
-    rc = build_launch(l, s, r, base_name(prefix[np - 1]), wrapped);
+    /* a contained session's command joins a cgroup of its own, bounded by
+     * the run's limits over the session's */
+    uint64_t limits[SHEXEC_LIMITS];
+    int limited = 0;
+    for (int i = 0; i < SHEXEC_LIMITS; i++)
+        limited |= (limits[i] = (r->limits_set >> i & 1) ? r->limits[i] : s->limits[i]) != 0;
+    const char *why = NULL;
+    if (limited && !s->contain)
+        rc = shx_fail(s, SHEXEC_ESTATE, "limits need containment by cgroup, which the session "
+                      "does not have");
+    else if (s->contain && shx_contain_run_make(s->contain, limits, &l->cgroup, l->cgroup_v1,
+                                                &why) != 0)
+        rc = shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                      "cannot make the command's cgroup in %s: %s (%s)",
+                      shx_contain_dir(s->contain), why, strerror(errno));
+    if (rc != SHEXEC_OK)
+        goto fail;
+    memcpy(l->limits, limits, sizeof limits);
+    rc = build_launch(l, s, r, shx_base_name(prefix[np - 1]), wrapped);
     if (rc != SHEXEC_OK)
         goto fail;
     if (!(l->envp = with_added(l, l->env))) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "contain.h"
 #include "shexec.h"
 
 typedef struct shx_launch {
@@ -30,13 +31,17 @@ typedef struct shx_launch {
     uint64_t limit;           /* output limit, unit, keep */
     int unit, keep;
     uint32_t timeout_ms;      /* 0: none */
+    char *cgroup;             /* the command's cgroup (contain.h), NULL: none */
+    char *cgroup_v1[SHX_CTRLS]; /* its cgroups in v1 hierarchies, for limits; NULL: none */
+    uint64_t limits[SHEXEC_LIMITS]; /* its limits, by SHEXEC_LIMIT_* (0: none) */
 } shx_launch;
 
 /* Every setting the run starts with, the run's own over the session's,
  * into l. SHEXEC_OK, or an error with the session's message set and
  * nothing left to free. */
 int shx_launch_resolve(shx_launch *l, shexec_run *r);
-/* Close and free what l holds (its channel too, unless taken: -1). */
+/* Close and free what l holds (its channel too, unless taken: -1; its
+ * cgroups, unless taken: NULL, are removed). */
 void shx_launch_free(shx_launch *l);
 
 /* The one rule for a run's timeout (launch.c): a task has its own or none,

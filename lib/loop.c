@@ -88,12 +88,13 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
                 min_deadline(&next, j->proc.deadline_ns);
             else if (j->proc.sent == SHX_SENT_TERM)
                 min_deadline(&next, j->proc.kill_at_ns);
-            if ((!shx_proc_exited(&j->proc) && j->proc.pidfd < 0) || (shx_proc_following(&j->proc) && shx_group_unwatched(&j->proc.group)))
+            if ((!shx_proc_exited(&j->proc) && j->proc.pidfd < 0) || shx_proc_unwatched(&j->proc))
                 min_deadline(&next, j->proc.next_check_ns);
             /* signalling may have found every anchor gone: with no pidfd
              * or deadline left to wake the loop, settle must run now to
              * look for other members or finish the run */
-            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->proc.group.n == 0)
+            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->proc.group.n == 0 &&
+                !j->proc.cgroup)
                 min_deadline(&next, now);
             if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->hangup_checks > 0)
                 min_deadline(&next, j->hangup_check_ns);
@@ -245,14 +246,16 @@ int shx_loop_settle(shx_loop *l, int look_now)
         } else if (shx_proc_following(&j->proc)) {
             if (due && shx_group_unwatched(&j->proc.group))
                 shx_group_prune(&j->proc.group);
+            int look = j->proc.cgroup ? due : j->proc.group.n == 0;
             if (j->hangup_checks > 0 && now >= j->hangup_check_ns) {
                 shx_group_signal_missed(&j->proc.group, SIGHUP);
                 /* the k-th look waits 4^k times the first */
                 if (--j->hangup_checks > 0)
                     j->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - j->hangup_checks)));
             }
-            /* every anchor ended: look for members they left behind */
-            if (j->proc.group.n == 0) {
+            /* every anchor ended (or, with a cgroup, the look is due): look
+             * for members left behind */
+            if (look) {
                 if (!shx_proc_anchor(&j->proc, l->jobs.use_pidfd)) {
                     shx_job_finish(j, &l->jobs, now);
                     end = 1;

@@ -12,11 +12,57 @@
  */
 #include "proc.h"
 
+#include "shx_config.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "cgroup.h"
+
+/* With a cgroup the command's processes are its members (see proc.h):
+ * SIGKILL goes to all of them at once (cgroup.kill); another signal goes
+ * to the group while the shell's zombie holds its id (one atomic kill,
+ * forks included), then to each member outside that group, so that none
+ * gets it twice. No /proc walk is needed for escapees. */
+
+/* How long the freezer's kill (kernels without cgroup.kill) waits per round. */
+#define FROZEN_KILL_WAIT_MS 20
+
+static int cgroup_populated(const shx_proc *p)
+{
+    return shx_cgroup_populated(p->cgroup) == 1;
+}
+
+static void signal_cgroup(shx_proc *p, int sig)
+{
+    pid_t group = 0;
+    if (!shx_proc_reaped(p) && kill(-p->pid, sig) == 0)
+        group = p->pid;
+    if (sig == SIGKILL)
+        (void)shx_cgroup_kill(p->cgroup, FROZEN_KILL_WAIT_MS);
+    else
+        (void)shx_cgroup_signal(p->cgroup, sig, group);
+}
+
+/* What the command cost: the cgroup's whole tree, read as its processes
+ * end (the killed may be finishing their exit: negligible). */
+static void read_cgroup_cost(shx_proc *p)
+{
+    shx_cgroup_cpu cpu;
+    if (!p->cgroup || shx_cgroup_read_cpu(p->cgroup, &cpu) != 0)
+        return;
+    p->cost.source = SHX_COST_CGROUP;
+    p->cost.user_usec = cpu.user_usec;
+    p->cost.system_usec = cpu.system_usec;
+    /* without the memory controller the wait's peak (one process's) stays */
+    shx_cgroup_memory mem;
+    if (shx_cgroup_read_memory(p->cgroup, &mem) == 0 && mem.peak)
+        p->cost.peak_bytes = mem.peak;
+}
 
 void shx_proc_init(shx_proc *p, const shx_proc_observer *observer)
 {
@@ -58,7 +104,12 @@ void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd)
     p->no_timeout = 1;
     p->exit_code = -1; /* the leftovers are not our children: no status */
     from->handed_on = 1;
-    shx_group_anchor(&p->group, p->pid, use_pidfd);
+    /* the cgroup goes with them; what it counted so far was the command's */
+    read_cgroup_cost(from);
+    p->cgroup = from->cgroup;
+    from->cgroup = NULL;
+    if (!p->cgroup)
+        shx_group_anchor(&p->group, p->pid, use_pidfd);
     tell(p, SHX_PROC_EV_ANCHORS);
 }
 
@@ -69,8 +120,14 @@ void shx_proc_pin(shx_proc *p)
 
 int shx_proc_anchor(shx_proc *p, int use_pidfd)
 {
-    if (shx_group_anchor(&p->group, p->pid, use_pidfd) == 0)
+    if (p->cgroup ? !cgroup_populated(p) : shx_group_anchor(&p->group, p->pid, use_pidfd) == 0)
         return 0;
+    if (p->cgroup && p->phase != SHX_PROC_ANCHORED) {
+        /* no descriptor tells when the members are gone: looked at on a
+         * timer, soon at first (the loop doubles the wait) */
+        p->check_backoff_ns = 500000;
+        p->next_check_ns = 0;
+    }
     p->phase = SHX_PROC_ANCHORED;
     tell(p, SHX_PROC_EV_ANCHORS);
     return 1;
@@ -81,11 +138,14 @@ void shx_proc_hand_over(shx_proc *from, shx_proc *to)
     to->phase = SHX_PROC_PINNED;
     from->phase = SHX_PROC_REAPED;
     from->handed_on = 1;
+    read_cgroup_cost(from);
+    to->cgroup = from->cgroup;
+    from->cgroup = NULL;
 }
 
 int shx_proc_group_alive(const shx_proc *p)
 {
-    return kill(-p->pid, 0) == 0;
+    return p->cgroup ? cgroup_populated(p) : kill(-p->pid, 0) == 0;
 }
 
 void shx_proc_hangup(shx_proc *p)
@@ -96,6 +156,10 @@ void shx_proc_hangup(shx_proc *p)
 
 void shx_proc_kill_rest(shx_proc *p, int find_escapees, int use_pidfd)
 {
+    if (p->cgroup) {
+        signal_cgroup(p, SIGKILL);
+        return;
+    }
     if (find_escapees) {
         shx_escapees_find(&p->escapees, p->pid, use_pidfd);
         shx_escapees_signal(&p->escapees, SIGKILL);
@@ -108,7 +172,10 @@ int shx_proc_reap_killing_rest(shx_proc *p)
     shx_proc_reap(p);
     if (!shx_proc_group_alive(p))
         return 0;
-    kill(-p->pid, SIGKILL);
+    if (p->cgroup)
+        signal_cgroup(p, SIGKILL);
+    else
+        kill(-p->pid, SIGKILL);
     return 1;
 }
 
@@ -133,12 +200,16 @@ static int group_is_ours(shx_proc *p, int use_pidfd)
  * from anyone else's: look while the group is still the command's. */
 static void find_escapees(shx_proc *p, int use_pidfd)
 {
-    if (group_is_ours(p, use_pidfd))
+    if (!p->cgroup && group_is_ours(p, use_pidfd))
         shx_escapees_find(&p->escapees, p->pid, use_pidfd);
 }
 
 static void signal_all(shx_proc *p, int sig, int use_pidfd)
 {
+    if (p->cgroup) {
+        signal_cgroup(p, sig);
+        return;
+    }
     signal_group(p, sig, use_pidfd);
     shx_escapees_signal(&p->escapees, sig);
 }
@@ -206,9 +277,24 @@ void shx_proc_reap(shx_proc *p)
 {
     if (shx_proc_reaped(p))
         return;
+#if SHX_HAVE_PROCFS
+    /* wait4's usage: the shell's and its waited-for children's CPU time */
+    struct rusage ru;
+    int status;
+    pid_t got;
+    while ((got = wait4(p->pid, &status, 0, &ru)) < 0 && errno == EINTR)
+        ;
+    if (got == p->pid && p->cost.source != SHX_COST_CGROUP) {
+        p->cost.source = SHX_COST_RUSAGE;
+        p->cost.user_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
+        p->cost.system_usec = (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
+        p->cost.peak_bytes = (uint64_t)ru.ru_maxrss * 1024u; /* the largest one process, in KiB */
+    }
+#else
     siginfo_t si;
     while (waitid(P_PID, (id_t)p->pid, &si, WEXITED) < 0 && errno == EINTR)
         ;
+#endif
     p->phase = SHX_PROC_REAPED;
 }
 
@@ -218,7 +304,10 @@ void shx_proc_finish(shx_proc *p, int use_pidfd)
         tell(p, SHX_PROC_EV_OVER); /* while the leader, unreaped, holds the id */
     if (p->sent != SHX_SENT_NONE)
         find_escapees(p, use_pidfd); /* also those started during the grace period */
-    if (!shx_proc_reaped(p)) {
+    if (p->cgroup) {
+        if (cgroup_populated(p))
+            signal_cgroup(p, SIGKILL); /* anything still in the cgroup goes now */
+    } else if (!shx_proc_reaped(p)) {
         signal_group(p, SIGKILL, use_pidfd); /* anything still in the group goes now */
     } else if (p->status_lost && p->end_reason != SHX_END_NONE &&
                shx_group_anchor(&p->group, p->pid, use_pidfd) > 0) {
@@ -232,6 +321,7 @@ void shx_proc_finish(shx_proc *p, int use_pidfd)
     shx_escapees_signal(&p->escapees, SIGKILL);
     shx_escapees_release(&p->escapees);
     shx_proc_reap(p);
+    read_cgroup_cost(p);
     shx_group_release(&p->group);
     if (p->pidfd >= 0) {
         close(p->pidfd);

@@ -52,8 +52,23 @@ typedef struct shx_proc_observer {
     void *ctx;
 } shx_proc_observer;
 
+/* What a command cost, read as it ends (shx_proc_finish). */
+enum { SHX_COST_NONE = 0, SHX_COST_CGROUP = 1, SHX_COST_RUSAGE = 2 };
+typedef struct shx_proc_cost {
+    int source;               /* SHX_COST_*: the cgroup's whole tree, or the shell's wait */
+    uint64_t user_usec, system_usec;
+    uint64_t peak_bytes;      /* 0: unknown */
+} shx_proc_cost;
+
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
+    /* the command's cgroup (contain.h; malloc'd, the owner's to dispose of
+     * after the finish), NULL: its process group alone. Its members are
+     * the command's processes, whatever group or session they moved to:
+     * they are signalled and killed through it, and while one lives the
+     * command's processes are not over. */
+    char *cgroup;
+    shx_proc_cost cost;       /* read by shx_proc_finish */
     const shx_proc_observer *observer; /* NULL: nobody (the owner's, shared) */
     int handed_on;            /* its group goes on in another process object */
     int pidfd;                /* -1 without pidfds */
@@ -88,6 +103,13 @@ static inline int shx_proc_reaped(const shx_proc *p)
 static inline int shx_proc_following(const shx_proc *p)
 {
     return p->phase == SHX_PROC_PINNED || p->phase == SHX_PROC_ANCHORED;
+}
+
+/* The command's processes are followed with nothing to wake the loop when
+ * they end (a cgroup, or anchors without pidfds): looked at on a timer. */
+static inline int shx_proc_unwatched(const shx_proc *p)
+{
+    return shx_proc_following(p) && (p->cgroup || shx_group_unwatched(&p->group));
 }
 
 /* No process yet: every descriptor -1, exit code -1; events to observer. */

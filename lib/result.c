@@ -117,3 +117,17 @@ SHEXEC_API int64_t shexec_run_pid(const shexec_run *run)
     return run && run->state != SHEXEC_STATE_NEW ? (int64_t)run->job.proc.pid : 0;
 }
 
+SHEXEC_API int shexec_run_cost(const shexec_run *run, uint64_t *user_usec, uint64_t *system_usec,
+                               uint64_t *peak_bytes)
+{
+    shx_proc_cost none = {0, 0, 0, 0};
+    const shx_proc_cost *c = run && finished(run) ? &run->job.proc.cost : &none;
+    if (user_usec)
+        *user_usec = c->user_usec;
+    if (system_usec)
+        *system_usec = c->system_usec;
+    if (peak_bytes)
+        *peak_bytes = c->peak_bytes;
+    return c->source == SHX_COST_CGROUP ? SHEXEC_COST_CGROUP
+           : c->source == SHX_COST_RUSAGE ? SHEXEC_COST_RUSAGE : SHEXEC_COST_NONE;
+}

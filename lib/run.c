@@ -16,6 +16,7 @@
 #include "session.h"
 #include "settings.h"
 #include "channels.h"
+#include "contain.h"
 #include "cwd.h"
 #include "ending.h"
 #include "run.h"
@@ -58,6 +59,15 @@ static void job_ended(void *ctx, int64_t now)
         r->rec_fd = -1;
     }
     r->end_ns = now;
+    /* the limits it ran into; then the command's cgroups, its processes
+     * over, go (now, or once the killed have left them) */
+    r->limit_hits = shx_contain_run_hits(r->s ? r->s->contain : NULL, r->job.proc.cgroup,
+                                         r->cgroup_v1);
+    shx_contain_hits_notice(r->limit_hits, r->limits_in_force, &r->notice);
+    if (r->job.proc.cgroup) {
+        shx_contain_run_done(r->s ? r->s->contain : NULL, r->job.proc.cgroup);
+        r->job.proc.cgroup = NULL;
+    }
     if (r->job.leftovers_killed)
         r->leftovers = SHEXEC_LEFTOVERS_KILLED;
     if (r->s)
@@ -128,7 +138,7 @@ SHEXEC_API int shexec_run_new(shexec_run **out, shexec_session *s, const char *c
 }
 
 /* Setters share this: a run can only be configured before it starts. */
-static int configurable(shexec_run *r)
+int shx_run_configurable(shexec_run *r)
 {
     if (!r)
         return SHEXEC_EINVAL;
@@ -140,7 +150,7 @@ static int configurable(shexec_run *r)
 
 SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     if (ms == 0)
@@ -151,7 +161,7 @@ SHEXEC_API int shexec_run_set_timeout_ms(shexec_run *run, uint32_t ms)
 
 SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     if (!dir || !*dir)
@@ -166,7 +176,7 @@ SHEXEC_API int shexec_run_set_cwd(shexec_run *run, const char *dir)
 
 SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *value)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     return shx_env_error(run->s, shx_envlist_set(&run->env, name, value), name);
@@ -174,7 +184,7 @@ SHEXEC_API int shexec_run_setenv(shexec_run *run, const char *name, const char *
 
 SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int unit, int keep)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     rc = shx_check_limit(run->s, limit, unit, keep);
@@ -280,7 +290,7 @@ void shx_run_release(shexec_run *run)
 
 SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     run->want_stdin = enable ? 1 : 0;
@@ -391,7 +401,7 @@ void shx_run_ended(shexec_run *r)
 
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     if (mode != SHEXEC_PTY_OFF && mode != SHEXEC_PTY_ON && mode != SHEXEC_PTY_ECHO)
@@ -402,7 +412,7 @@ SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)
 
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     if (cols == 0 || rows == 0 || cols > 65535 || rows > 65535)
@@ -415,7 +425,7 @@ SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t 
 
 SHEXEC_API int shexec_run_set_ansi(shexec_run *run, int mode)
 {
-    int rc = configurable(run);
+    int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
     if (mode != SHEXEC_ANSI_KEEP && mode != SHEXEC_ANSI_STRIP)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "contain.h"
 #include "env.h"
 #include "job.h"
 #include "persist.h"
@@ -57,9 +58,18 @@ struct shexec_run {
     int held;                     /* library frames that wait on this run across loop
                                      rounds: its deferred release waits for them */
     int want_stdin;
+
+    uint64_t limits[SHEXEC_LIMITS]; /* shexec_run_set_limit(): in limits_set, the run's own */
+    unsigned limits_set;          /* bit 1 << SHEXEC_LIMIT_* */
+    uint64_t limits_in_force[SHEXEC_LIMITS]; /* from its start (launch.c) */
+    char *cgroup_v1[SHX_CTRLS];   /* its cgroups in v1 hierarchies (contain.h), NULL: none */
+    int limit_hits;               /* shexec_run_limit_hit() */
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
+/* SHEXEC_OK while r may still be set (not started), else the error (the
+ * session's message set). */
+int shx_run_configurable(shexec_run *r);
 /* Take r off the session's list of runs (it became a task's). */
 void shx_run_unlink(shexec_session *s, shexec_run *r);
 void shx_run_release(shexec_run *r);

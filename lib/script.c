@@ -64,6 +64,22 @@ static void posix_trap(shx_buf *out, const shx_script_opts *o)
     shx_buf_puts(out, "' EXIT; ");
 }
 
+/* The shell's first act: into the command's cgroup (its own pid is "0"),
+ * quietly (a refusal leaves the host's own move, start.c); the trap set
+ * after it leaves $? at 0, as the command would find it. */
+static void join_cgroup(shx_buf *out, const shx_script_opts *o, const char *echo, const char *end)
+{
+    if (!o->join)
+        return;
+    shx_buf_puts(out, "{ ");
+    for (const char *const *path = o->join; *path; path++) {
+        shx_buf_printf(out, "%s 0 >", echo);
+        shx_script_quote(out, *path);
+        shx_buf_puts(out, "; ");
+    }
+    shx_buf_printf(out, "} 2>&-%s", end);
+}
+
 int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
 {
     if (o->mode == SHX_LAUNCH_POSIX) {
@@ -76,8 +92,10 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
         return 0;
     /* BASH_ENV must not reach the command's own bash scripts; the trap
      * comes first, so that the report works whatever follows */
-    if (o->mode == SHX_LAUNCH_BASH_ENV)
+    if (o->mode == SHX_LAUNCH_BASH_ENV) {
+        join_cgroup(out, o, "builtin echo", "\n");
         shx_buf_puts(out, "builtin unset BASH_ENV\n");
+    }
     if (o->marker)
         shx_buf_printf(out, "builtin printf '\\0prelude=1\\0' >&%d\n", o->channel_fd);
     bash_trap(out, o);
@@ -131,6 +149,7 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
 {
     switch (o->mode) {
     case SHX_LAUNCH_BASH_LOAD:
+        join_cgroup(out, o, "builtin echo", "; ");
         shx_buf_printf(out,
                        "IFS= builtin read -r -d '' -u %d __shexec_p; builtin eval \"$__shexec_p\"; "
                        "builtin unset __shexec_p; ",
@@ -138,6 +157,7 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
         break;
     case SHX_LAUNCH_POSIX:
     case SHX_LAUNCH_POSIX_FD9:
+        join_cgroup(out, o, "echo", "; ");
         posix_trap(out, o);
         if (o->mode == SHX_LAUNCH_POSIX && o->extra_len)
             shx_buf_printf(out, ". /dev/fd/%d; ", o->channel_fd);

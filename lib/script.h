@@ -55,6 +55,10 @@ typedef struct shx_script_opts {
     int capture;            /* the report also lists the shell's state */
     int marker;             /* bash: the prelude's first act says it ran ("prelude=1") */
     const char *hex;        /* REMOTE: the session's nonce (16 hex digits) */
+    /* the cgroup.procs files of the command's cgroups (contain.h), NULL
+     * terminated: the shell moves itself there first, before the rest of
+     * the prelude and before the command (local modes); NULL: none */
+    const char *const *join;
     /* bash: functions given through the environment, NUL-separated names
      * (n of them): made unexported, and each one bash did not define is
      * reported ("lost") */

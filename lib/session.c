@@ -7,6 +7,7 @@
  * callback at the end of each loop round. Settings are settings.c's.
  */
 #include "session.h"
+#include "contain.h"
 #include "watchdog.h"
 
 #include <poll.h>
@@ -105,6 +106,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
         }
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
+    shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
     shx_settings_free(s);
     shx_buf_free(&s->base.errmsg);
     free(s);
@@ -235,6 +237,12 @@ SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
         if (!s->watchdog)
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         s->proc_observer = (shx_proc_observer){shx_watchdog_observe, s->watchdog};
+        if (s->contain && shx_watchdog_set_cgroup(s->watchdog, shx_contain_dir(s->contain)) != SHEXEC_OK) {
+            s->proc_observer = (shx_proc_observer){NULL, NULL};
+            shx_watchdog_free(s->watchdog);
+            s->watchdog = NULL;
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        }
     }
     int rc = shx_watchdog_start(s->watchdog);
     if (rc != SHEXEC_OK) {
@@ -243,4 +251,31 @@ SHEXEC_API int shexec_session_set_watchdog(shexec_session *s, int on)
         s->watchdog = NULL;
     }
     return rc;
+}
+
+SHEXEC_API int shexec_session_set_containment(shexec_session *s, const char *parent)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (s->loop.in_loop)
+        return shx_fail(s, SHEXEC_ESTATE, "cannot change containment from an output callback");
+    if (s->loop.active)
+        return shx_fail(s, SHEXEC_ESTATE, "cannot change containment while commands run "
+                        "(runs, tasks or adopted leftovers)");
+    int off = !parent || !*parent || strcmp(parent, "off") == 0;
+    if (!off && parent[0] != '/' && strcmp(parent, "auto") != 0)
+        return shx_fail(s, SHEXEC_EINVAL, "containment is \"auto\", \"off\" or an absolute "
+                        "cgroup directory, not \"%s\"", parent);
+    shx_contain *made = NULL;
+    const char *why = "turned off";
+    if (!off && shx_contain_new(&made, parent, &why) != 0 && strcmp(parent, "auto") != 0)
+        return shx_fail(s, SHEXEC_ESYS, "cannot hold commands in cgroups under %s: %s", parent,
+                        why);
+    /* "auto" where no cgroup can be made: process groups, and why */
+    shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
+    s->contain = made;
+    s->contain_why = made ? NULL : why;
+    return s->watchdog ? shx_watchdog_set_cgroup(s->watchdog, made ? shx_contain_dir(made) : NULL)
+                       : SHEXEC_OK;
 }

@@ -59,6 +59,9 @@ struct shexec_session {
     char released[SHX_RELEASED_IDS][16]; /* ids of tasks released unread, a ring */
     uint32_t released_next;
     struct shx_watchdog *watchdog; /* watchdog.c's; NULL: off */
+    struct shx_contain *contain;  /* contain.c's cgroups; NULL: process groups alone */
+    const char *contain_why;      /* why not (static text), NULL: never asked */
+    uint64_t limits[SHEXEC_LIMITS]; /* every command's, by SHEXEC_LIMIT_* (0: none) */
     shx_proc_observer proc_observer; /* told by every run's process: the watchdog */
 };
 

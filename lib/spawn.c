@@ -75,7 +75,7 @@ const char *shx_pick_shell(const char *const *candidates)
     return NULL;
 }
 
-static const char *base_name(const char *path)
+const char *shx_base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash && slash[1] ? slash + 1 : path;
@@ -84,9 +84,9 @@ static const char *base_name(const char *path)
 int shx_shell_is_bash(const char *name, const char *path)
 {
     char *real = path ? realpath(path, NULL) : NULL;
-    const char *base = base_name(real ? real : name);
+    const char *base = shx_base_name(real ? real : name);
     /* bash run as "sh" is bash in POSIX mode: no BASH_ENV, POSIX listings */
-    int bash = strncmp(base, "bash", 4) == 0 && strcmp(base_name(name), "sh") != 0;
+    int bash = strncmp(base, "bash", 4) == 0 && strcmp(shx_base_name(name), "sh") != 0;
     free(real);
     return bash;
 }

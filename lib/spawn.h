@@ -62,6 +62,9 @@ const char *shx_pick_shell(const char *const *candidates);
  */
 int shx_shell_is_bash(const char *name, const char *path);
 
+/* The last component of path (path itself when it ends in '/'). */
+const char *shx_base_name(const char *path);
+
 /* 1 when the file at path starts with "#!" (an interpreter runs it). */
 int shx_is_script(const char *path);
 

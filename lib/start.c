@@ -5,8 +5,11 @@
  * shexec_run_exec, shexec_run_start_task) are here, above the run, the task
  * and the session, which never call back up into a start.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "cgroup.h"
 #include "launch.h"
 #include "pty.h"
 #include "script.h"
@@ -73,6 +76,23 @@ int shx_run_begin(shexec_run *r)
         r->persist.prior_env = NULL;
     }
 
+    if (l.cgroup) {
+        /* the shell moves itself first thing (script.h); this move is for
+         * what runs before it (a remote wrapper, a wrapper program). A
+         * refusal other than "already gone" means the command's processes
+         * cannot be held there: it runs with its process group alone. */
+        if (shx_cgroup_move(l.cgroup, child.pid) == 0 || errno == ESRCH) {
+            r->job.proc.cgroup = l.cgroup;
+            l.cgroup = NULL;
+        }
+        for (int k = 0; k < SHX_CTRLS; k++) {
+            if (l.cgroup_v1[k])
+                (void)shx_cgroup_move(l.cgroup_v1[k], child.pid);
+            r->cgroup_v1[k] = l.cgroup_v1[k];
+            l.cgroup_v1[k] = NULL;
+        }
+    }
+    memcpy(r->limits_in_force, l.limits, sizeof l.limits);
     shx_proc_started(&r->job.proc, child.pid, child.pidfd);
     /* only a remote wrapper's record comes in-band, on stdout */
     shx_stream_init(&r->job.out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,

@@ -18,9 +18,8 @@
 #include "toolhook.h"
 
 /* {"error": msg} as the result, and code as the return value. */
-static int error_result(shexec_session *s, int code, char **out, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int error_result(shexec_session *s, int code, char **out, const char *fmt, ...)
+static __attribute__((format(printf, 4, 5))) int
+error_result(shexec_session *s, int code, char **out, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -114,12 +113,9 @@ static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **ru
                         char **out)
 {
     *run = NULL;
-    static const field fields[] = {{"command", SHX_JSON_STRING},
-                                   {"timeout", SHX_JSON_NUMBER},
-                                   {"run_in_background", SHX_JSON_BOOL},
-                                   {"cwd", SHX_JSON_STRING},
-                                   {"env", SHX_JSON_OBJECT},
-                                   {"pty", SHX_JSON_BOOL}};
+    static const field fields[] = {{"command", SHX_JSON_STRING}, {"timeout", SHX_JSON_NUMBER},
+                                   {"run_in_background", SHX_JSON_BOOL}, {"cwd", SHX_JSON_STRING},
+                                   {"env", SHX_JSON_OBJECT}, {"pty", SHX_JSON_BOOL}};
     int rc = check_fields(s, args, fields, sizeof fields / sizeof *fields, out);
     if (rc != SHEXEC_OK)
         return rc;
@@ -227,6 +223,10 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     const char *notice = shexec_run_notice(r);
     if (*notice)
         put_output(&b, "notice", notice, strlen(notice));
+    uint64_t user, sys, peak; /* what it cost: the whole tree's CPU where a cgroup counted it */
+    if (shexec_run_cost(r, &user, &sys, &peak) != SHEXEC_COST_NONE)
+        shx_buf_printf(&b, ",\"cost\":{\"cpu_ms\":%llu,\"peak_bytes\":%llu}",
+                       (unsigned long long)((user + sys) / 1000), (unsigned long long)peak);
     shx_buf_putc(&b, '}');
     shx_buf_free(&err);
     return shx_tool_hand_out(s, &b, out);

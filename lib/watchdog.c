@@ -55,6 +55,7 @@ struct shx_watchdog {
     pid_t pid;                    /* the watchdog, -1: none */
     pid_t forget[FORGET_BATCH];   /* ended groups not yet told */
     size_t nforget;
+    char *cgroup;                 /* the session's cgroup (contain.h), NULL: none */
 };
 
 static void reap(shx_watchdog *w, int patient)
@@ -291,6 +292,8 @@ int shx_watchdog_start(shx_watchdog *w)
     a->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur
                                                                            : 65536;
     a->grace_ms = w->grace_ms;
+    if (w->cgroup)
+        memcpy(a->cgroup, w->cgroup, strlen(w->cgroup) + 1); /* shorter than the arena's */
     a->host = getpid();
     a->test_pause_ms = test_pause_ms;
     pid_t pid = fds[0] < 0 || fds[1] < 0 ? -1 : fork_watchdog();
@@ -318,21 +321,41 @@ int shx_watchdog_start(shx_watchdog *w)
     return SHEXEC_OK;
 }
 
-void shx_watchdog_free(shx_watchdog *w)
+/* Tell the watchdog process to exit without signalling, and reap it. */
+static void stop(shx_watchdog *w)
 {
-    if (!w)
+    if (w->fd < 0 && w->pid <= 0)
         return;
-    if (w->fd < 0 && w->pid <= 0) {
-        free(w);
-        return;
-    }
     shx_wd_msg m = {.type = SHX_WD_QUIT};
     send_msg(w, &m); /* checks the channel: one the host closed is not ours to close */
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
     reap(w, 1);
+}
+
+void shx_watchdog_free(shx_watchdog *w)
+{
+    if (!w)
+        return;
+    stop(w);
+    free(w->cgroup);
     free(w);
+}
+
+int shx_watchdog_set_cgroup(shx_watchdog *w, const char *dir)
+{
+    char *copy = NULL;
+    if (dir && (strlen(dir) >= SHX_CGROUP_PATH_MAX || !(copy = strdup(dir))))
+        return shx_fail(w->s, SHEXEC_ENOMEM, "out of memory");
+    free(w->cgroup);
+    w->cgroup = copy;
+    if (w->fd < 0 && w->pid <= 0)
+        return SHEXEC_OK;
+    /* its arena was filled as it started: a new one learns the cgroup (no
+     * command runs while containment changes, so none is lost between) */
+    stop(w);
+    return shx_watchdog_start(w);
 }
 
 /* ---- for the tests (testhook.c) ----------------------------------------------- */

@@ -44,6 +44,11 @@ int shx_watchdog_start(shx_watchdog *w);
 void shx_watchdog_free(shx_watchdog *w);
 /* The time between SIGTERM and SIGKILL changed. NULL: nothing. */
 void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms);
+/* The session's commands are held in cgroups below dir (NULL: no longer):
+ * at the host's death they are ended through it (TERM to each member, the
+ * grace, cgroup.kill). A running watchdog is replaced by one that knows.
+ * SHEXEC_OK, or as shx_watchdog_start (the watchdog is then off). */
+int shx_watchdog_set_cgroup(shx_watchdog *w, const char *dir);
 /* The process objects' events (a shx_proc_observer's fn; ctx: the
  * watchdog): groups started, anchored, over. */
 void shx_watchdog_observe(void *ctx, int event, const shx_proc *p);
@@ -76,6 +81,11 @@ static inline void shx_watchdog_free(shx_watchdog *w)
 static inline void shx_watchdog_set_grace(shx_watchdog *w, uint32_t grace_ms)
 {
     (void)w, (void)grace_ms;
+}
+static inline int shx_watchdog_set_cgroup(shx_watchdog *w, const char *dir)
+{
+    (void)w, (void)dir;
+    return SHEXEC_OK;
 }
 static inline void shx_watchdog_observe(void *ctx, int event, const shx_proc *p)
 {

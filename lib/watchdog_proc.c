@@ -23,9 +23,9 @@
  * followed group's leader unreaped (the zombie holds the id). So the groups
  * are sent SIGTERM, SIGCONT and SIGKILL the moment EOF is read, with no
  * grace, before the leaders can be reaped and their ids reused; processes
- * that left their group cannot be found.
+ * that left their group cannot be found. A session whose commands are in
+ * cgroups is ended through them instead (watchdog_cgroup.c).
  */
-
 #include "shx_config.h"
 
 #include <errno.h>
@@ -34,11 +34,12 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base.h" /* shx_now_ns: clock_gettime alone, async-signal-safe */
 #include "platform.h"
 #include "watchdog_proc.h"
+#include "watchdog_cgroup.h"
 #include "group.h"
 
 /* ---- reading /proc without allocating ------------------------------------ */
@@ -305,16 +306,11 @@ static void signal_marked(shx_wd_arena *a, int sig)
     }
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The host is gone: end every command of the session, then exit. */
 static void __attribute__((noreturn)) terminate_all(shx_wd_arena *a)
 {
+    if (a->cgroup[0]) /* the members, whatever their group */
+        shx_wd_cgroup_terminate(a->cgroup, a->grace_ms, a->test_pause_ms, a->dents, sizeof a->dents);
     if (scan(a) != 0) {
         /* no /proc: the groups are still pinned by their leaders' zombies
          * for a moment, so signal them all at once (see the top) */
@@ -331,8 +327,8 @@ static void __attribute__((noreturn)) terminate_all(shx_wd_arena *a)
         poll(NULL, 0, (int)a->test_pause_ms);
     signal_marked(a, SIGTERM);
     signal_marked(a, SIGCONT); /* a stopped process acts on SIGTERM only when continued */
-    int64_t kill_at = now_ms() + a->grace_ms;
-    while (now_ms() < kill_at) {
+    int64_t kill_at = shx_now_ns() / 1000000 + a->grace_ms;
+    while (shx_now_ns() / 1000000 < kill_at) {
         poll(NULL, 0, 20);
         if (scan(a) != 0 || look(a) == 0)
             _exit(0); /* all gone */

@@ -13,10 +13,10 @@ import re
 CONCERNS = [
     ('run and its processes', 'run start result ending cwd channels loop job proc group spawn spawnfa '
      'launch stream capture script record sentinel walk procfs'),
-    ('containment (cgroup v2)', 'cgroup cgroupfs'),
+    ('containment (cgroup v2)', 'cgroup cgroupfs contain limits'),
     ('session, settings, tasks', 'session settings getters task base'),
     ('persisted shell state', 'persist pstate shstate replay shfuncs'),
-    ('host-death watchdog', 'watchdog watchdog_fork watchdog_proc'),
+    ('host-death watchdog', 'watchdog watchdog_fork watchdog_proc watchdog_cgroup'),
     ('tool layer', 'tool tooldef toolhook'),
     ('terminal and colours', 'pty ansi'),
     ('pure helpers', 'buf json env glob utf8 strindex'),

@@ -379,7 +379,7 @@ static int live_setup(void **state)
     *state = t;
     t->fds = tu_count_fds();
     const char *reason = NULL;
-    if (shx_cgroup_self_dir(t->parent, &reason) != 0) {
+    if (shx_cgroup_self_dir(NULL, t->parent, &reason) != 0) {
         t->skip_reason = reason;
         return 0;
     }
@@ -581,7 +581,7 @@ static void test_live_term_then_kill(void **state)
     assert_int_equal(shx_cgroup_remove(t->dir), -1);
     assert_int_equal(errno, EBUSY);
 
-    assert_int_equal(shx_cgroup_signal(t->dir, SIGTERM), 6);
+    assert_int_equal(shx_cgroup_signal(t->dir, SIGTERM, 0), 6);
     assert_true(wait_until(t, member_count, 3)); /* the tree that ignores TERM */
     /* a process leaves its cgroup early in its exit, before it is a zombie */
     assert_true(tu_wait_pid_gone(a, WAIT_MS));
@@ -724,7 +724,7 @@ static void test_live_create_and_move_errors(void **state)
     shx_cgroup_cpu c;
     assert_int_equal(shx_cgroup_read_cpu(gone, &c), -1);
     assert_int_equal(errno, ENOENT);
-    assert_int_equal(shx_cgroup_signal(gone, SIGTERM), -1);
+    assert_int_equal(shx_cgroup_signal(gone, SIGTERM, 0), -1);
     assert_int_equal(errno, ENOENT);
 }
 

@@ -5,6 +5,22 @@ import { EventEmitter } from 'node:events';
 export type StreamName = 'stdout' | 'stderr';
 export type RunStateName = 'exited' | 'signaled' | 'timed_out' | 'cancelled' | 'killed';
 export type Output = string | Buffer;
+export type LimitName = 'memory' | 'swap' | 'pids' | 'cpu';
+
+/**
+ * Bounds on a command's processes together, held by its cgroup (so they
+ * need the containment option); 0 or absent for none. memory: bytes of
+ * memory (the out-of-memory killer ends a process past it); swap: bytes of
+ * swap besides (on cgroup v1 only with memory); pids: processes and threads
+ * at once (a fork bomb's end); cpu: CPU time per wall time in thousandths
+ * of one CPU (500: half a CPU, 2000: two; at least 10).
+ */
+export interface Limits {
+  memory?: number;
+  swap?: number;
+  pids?: number;
+  cpu?: number;
+}
 
 export interface SessionOptions {
   /** Initial working directory (default: the host's). NoCwdError when missing. */
@@ -39,6 +55,23 @@ export interface SessionOptions {
    */
   watchdog?: boolean;
   /**
+   * Hold each command's processes in a cgroup v2 of its own, so that those
+   * that detach (setsid, daemons) are still ended, reported as leftovers and
+   * costed: 'auto' (a child of the cgroup this process runs in), the absolute
+   * path of a cgroup2 directory this process may write, or 'off'/null
+   * (process groups only, the default). 'auto' where no cgroup can be made
+   * keeps process groups (settings.containment says why); a named directory
+   * that cannot hold them throws a SysError.
+   */
+  containment?: 'auto' | 'off' | string | null;
+  /**
+   * Limits on every command, applied after containment: a StateError
+   * without containment by cgroup, a SysError where the controller is not
+   * available here (the message says why), an InvalidArgumentError for an
+   * unknown name or a value too small (memory below 1 MiB, cpu below 10).
+   */
+  limits?: Limits;
+  /**
    * true: the exported environment a command leaves (with bash also its shell
    * variables and functions) is where the next one starts, so
    * `source .venv/bin/activate` lasts (default false; local shells only).
@@ -65,6 +98,11 @@ export interface RunOptions {
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
   outputKeep?: 'head' | 'head_tail';
+  /**
+   * This run's limits in place of the session's (0: none for this run); a
+   * name left out keeps the session's. Checked when the command starts.
+   */
+  limits?: Limits;
   /** Aborting terminates the command's tree: run() rejects with an AbortError,
    * a task ends 'killed'. */
   signal?: AbortSignal;
@@ -89,8 +127,23 @@ export interface RunResult<T extends Output = string> {
   leftoverTaskId: string | null;
   durationMs: number;
   pid: number;
-  /** What the library declined to do (a cwd it did not adopt), or ''. */
+  /** What the library declined to do (a cwd it did not adopt), which limit stopped
+   * the command, or ''. */
   notice: string;
+  /**
+   * What the command cost: CPU time in microseconds and peak memory in bytes
+   * (0 when unknown). source 'cgroup': every process of the command's cgroup
+   * (the containment option); 'rusage': the shell and the children it waited
+   * for, not what it left running; 'none': nothing known (all 0).
+   */
+  cost: { source: 'cgroup' | 'rusage' | 'none'; userUsec: number; systemUsec: number; peakBytes: number };
+  /**
+   * The limits that stopped the command, in the order memory, swap, pids,
+   * cpu: 'memory' when the out-of-memory killer ended one of its processes
+   * at the memory limit, 'pids' when a fork failed at the process limit;
+   * [] when none. The notice says the same in words.
+   */
+  limitsHit: LimitName[];
 }
 
 export interface TaskResult<T extends Output = string> extends RunResult<T> {
@@ -137,6 +190,10 @@ export class Session {
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;
+    /** 'cgroup' and the session's cgroup directory, or 'group' and why not ('not asked for', ...). */
+    containment: { kind: 'cgroup' | 'group'; detail: string };
+    /** Every limit of the session, 0 for none. */
+    limits: Required<Limits>;
     /** The shell's argv as given, or null for the default shell. */
     shell: string[] | null;
   };

@@ -102,10 +102,12 @@ const READ_ONLY = new Set([
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
   'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_output_limit',
   'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
-  'shexec_session_watchdog', 'shexec_session_shell_argv',
+  'shexec_session_watchdog', 'shexec_session_containment', 'shexec_session_limit',
+  'shexec_session_shell_argv',
   'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
-  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_notice',
+  'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_cost', 'shexec_run_limit_hit',
+  'shexec_run_notice',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
 ]);
 
@@ -140,6 +142,7 @@ for (const decl of [
   'uint32_t shexec_session_max_tasks(void *s)',
   'int shexec_session_on_leftovers(void *s)',
   'int shexec_session_watchdog(void *s)',
+  'int shexec_session_containment(void *s, _Out_ const char **detail)',
   'void *shexec_session_shell_argv(void *s)',
   'int shexec_session_set_output_limit(void *s, uint64_t limit, int unit, int keep)',
   'int shexec_session_set_env_inherit(void *s, int inherit)',
@@ -151,6 +154,9 @@ for (const decl of [
   'int shexec_session_process(void *s, const void *fds, uint32_t n)',
   'int shexec_session_set_max_tasks(void *s, uint32_t max)',
   'int shexec_session_set_watchdog(void *s, int on)',
+  'int shexec_session_set_containment(void *s, const char *parent)',
+  'int shexec_session_set_limit(void *s, int limit, uint64_t value)',
+  'uint64_t shexec_session_limit(void *s, int limit)',
   'int shexec_session_set_persist_env(void *s, int on)',
   'int shexec_session_persist_env(void *s)',
   'const char *shexec_session_getenv(void *s, const char *name)',
@@ -158,6 +164,7 @@ for (const decl of [
   'int shexec_session_take_task(_Out_ void **out, void *s, const char *id)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
   'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
+  'int shexec_run_set_limit(void *r, int limit, uint64_t value)',
   'int shexec_run_set_cwd(void *r, const char *dir)',
   'int shexec_run_setenv(void *r, const char *name, const char *value)',
   'int shexec_run_set_output_limit(void *r, uint64_t limit, int unit, int keep)',
@@ -181,6 +188,8 @@ for (const decl of [
   'int64_t shexec_run_pid(void *r)',
   'uint32_t shexec_run_timeout_ms(void *r)',
   'int shexec_run_leftovers(void *r, _Out_ const char **task_id)',
+  'int shexec_run_cost(void *r, _Out_ uint64_t *user_usec, _Out_ uint64_t *system_usec, _Out_ uint64_t *peak_bytes)',
+  'int shexec_run_limit_hit(void *r)',
   'const char *shexec_run_notice(void *r)',
   'void shexec_run_free(void *r)',
   'const char *shexec_task_id(void *t)',
@@ -217,6 +226,11 @@ const LEFTOVER_NAMES = ['none', 'adopted', 'killed'];
 const UNITS = { chars: 0, bytes: 1 };
 const KEEPS = { head: 0, head_tail: 1 };
 const ON_LEFTOVERS = { adopt: 0, kill: 1 };
+const CONTAIN_NAMES = ['group', 'cgroup'];
+const COST_SOURCES = ['none', 'cgroup', 'rusage'];
+// SHEXEC_LIMIT_*: memory and swap in bytes, pids a count, cpu in thousandths
+// of one CPU. A limit's value is also its bit in shexec_run_limit_hit().
+const LIMITS = { memory: 0, swap: 1, pids: 2, cpu: 3 };
 const U32_MAX = 0xffffffff;
 
 const CODES = {
@@ -310,6 +324,28 @@ function u32(value, what, { zeroOk = true } = {}) {
   return value;
 }
 
+/** The [SHEXEC_LIMIT_*, value] pairs of a `limits` option ({memory, swap, pids, cpu}). */
+function limitPairs(limits) {
+  if (limits === undefined || limits === null) return [];
+  if (typeof limits !== 'object' || Array.isArray(limits)) {
+    throw new TypeError('limits must be an object such as {memory: 2 ** 30, pids: 200}');
+  }
+  return Object.entries(limits).map(([name, value]) => {
+    const limit = pick(LIMITS, name, `limits key '${name}'`);
+    // a number past 2^53 would reach C rounded: refused rather than changed
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new InvalidArgumentError(-1,
+        `limits.${name} must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    }
+    return [limit, value];
+  });
+}
+
+/** The names of the limits set in a shexec_run_limit_hit() mask, in the enum's order. */
+function limitNames(bits) {
+  return Object.keys(LIMITS).filter((name) => bits & (1 << LIMITS[name]));
+}
+
 function pick(table, value, what) {
   if (!Object.prototype.hasOwnProperty.call(table, value)) {
     throw new InvalidArgumentError(-1, `${what} must be one of ${Object.keys(table).join(', ')}`);
@@ -334,6 +370,8 @@ function collectResult(rp, sp, encoding) {
   const err = readStream(C.shexec_run_output, rp, STDERR);
   const leftover = [null];
   const leftovers = C.shexec_run_leftovers(rp, leftover);
+  const user = [0], system = [0], peak = [0];
+  const costSource = C.shexec_run_cost(rp, user, system, peak);
   return {
     stdout: decodeAs(out, encoding),
     stderr: decodeAs(err, encoding),
@@ -354,6 +392,13 @@ function collectResult(rp, sp, encoding) {
     leftoverTaskId: leftover[0] || null,
     durationMs: Number(C.shexec_run_duration_ms(rp)),
     pid: Number(C.shexec_run_pid(rp)),
+    cost: {
+      source: COST_SOURCES[costSource] || 'none',
+      userUsec: Number(user[0]),
+      systemUsec: Number(system[0]),
+      peakBytes: Number(peak[0]),
+    },
+    limitsHit: limitNames(C.shexec_run_limit_hit(rp)),
     notice: C.shexec_run_notice(rp) || '',
   };
 }
@@ -569,6 +614,13 @@ class Session {
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
    *   watchdog (true: the session's processes end when this process dies),
+   *   containment ('auto', 'off' or an absolute cgroup2 directory: each
+   *   command in a cgroup of its own, so that what detaches is still ended
+   *   and costed; 'auto' falls back to process groups, settings says why),
+   *   limits ({memory, swap, pids, cpu}: bounds on every command's cgroup,
+   *   0 for none; memory and swap in bytes, pids a count, cpu in
+   *   thousandths of one CPU; a StateError without cgroup containment, a
+   *   SysError where the controller is not available),
    *   persistEnv (true: exports, and with bash shell variables and functions,
    *   carry from one command to the next),
    *   encoding ('utf8' default, or 'buffer')
@@ -619,6 +671,13 @@ class Session {
       check(C.shexec_session_set_shell(sp, [...argv, null], 0), sp); // SHEXEC_WRAPPER_LOCAL
     }
     if (o.maxTasks !== undefined) check(C.shexec_session_set_max_tasks(sp, u32(o.maxTasks, 'maxTasks')), sp);
+    if (o.containment !== undefined) {
+      check(C.shexec_session_set_containment(sp, o.containment === null ? null : String(o.containment)), sp);
+    }
+    // after containment: the library refuses a limit that no cgroup holds
+    for (const [limit, value] of limitPairs(o.limits)) {
+      check(C.shexec_session_set_limit(sp, limit, value), sp);
+    }
     if (o.watchdog !== undefined) check(C.shexec_session_set_watchdog(sp, o.watchdog ? 1 : 0), sp);
     if (o.persistEnv !== undefined) check(C.shexec_session_set_persist_env(sp, o.persistEnv ? 1 : 0), sp);
     if (o.onLeftovers !== undefined) {
@@ -634,8 +693,11 @@ class Session {
   /**
    * The session's settings as they are now, named as the constructor's
    * options: timeoutMs, maxTimeoutMs, killGraceMs, outputLimit, outputUnit,
-   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv, and
-   * shell (its argv as given, or null for the default shell).
+   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv,
+   * containment ({kind: 'cgroup', detail: the session's cgroup directory},
+   * or {kind: 'group', detail: why not}), limits ({memory, swap, pids,
+   * cpu}, 0 for none), and shell (its argv as given, or null for the
+   * default shell).
    */
   get settings() {
     const sp = this._live();
@@ -643,6 +705,8 @@ class Session {
     check(C.shexec_session_timeouts_ms(sp, def, max), sp);
     check(C.shexec_session_output_limit(sp, limit, unit, keep), sp);
     const nameOf = (table, v) => Object.keys(table).find((k) => table[k] === v);
+    const detail = [null];
+    const contained = C.shexec_session_containment(sp, detail);
     return {
       timeoutMs: def[0],
       maxTimeoutMs: max[0],
@@ -655,6 +719,9 @@ class Session {
       onLeftovers: nameOf(ON_LEFTOVERS, C.shexec_session_on_leftovers(sp)),
       watchdog: C.shexec_session_watchdog(sp) === 1,
       persistEnv: C.shexec_session_persist_env(sp) === 1,
+      containment: { kind: CONTAIN_NAMES[contained] || 'group', detail: detail[0] || '' },
+      limits: Object.fromEntries(Object.entries(LIMITS).map(([name, limit]) =>
+        [name, Number(C.shexec_session_limit(sp, limit))])),
       shell: shellArgv(sp),
     };
   }
@@ -713,6 +780,8 @@ class Session {
         check(C.shexec_run_set_timeout_ms(rp, u32(o.timeoutMs, 'timeoutMs', { zeroOk: false })), sp);
       }
       if (o.cwd !== undefined && o.cwd !== null) check(C.shexec_run_set_cwd(rp, String(o.cwd)), sp);
+      // in place of the session's; whether a cgroup can hold them is checked at the start
+      for (const [limit, value] of limitPairs(o.limits)) check(C.shexec_run_set_limit(rp, limit, value), sp);
       for (const [k, v] of Object.entries(o.env || {})) {
         check(C.shexec_run_setenv(rp, k, v === null || v === undefined ? null : String(v)), sp);
       }
@@ -738,15 +807,17 @@ class Session {
   /**
    * Run `command` and resolve to its result once it has ended: {stdout,
    * stderr, exitCode, signal, state, timedOut, cwd, truncated, leftovers,
-   * leftoverTaskId, ...}. A non-zero exit or a timeout is data, not an
+   * leftoverTaskId, cost, limitsHit (the limits that stopped it, e.g.
+   * ['memory']), notice, ...}. A non-zero exit or a timeout is data, not an
    * error. Rejects with a ShexecError when the command could not be run
    * (NoCwdError, SpawnError, ...), with an AbortError (its .result set)
    * when opts.signal aborted it: its process tree is terminated first.
    * @param {string|Buffer} command
    * @param {object} [opts] timeoutMs, cwd, env, onOutput(data, stream),
    *   stdin (string|Buffer|true), pty (true|'echo'), ptySize {cols, rows},
-   *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep, signal,
-   *   encoding ('utf8' default, or 'buffer')
+   *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep,
+   *   limits ({memory, swap, pids, cpu} for this run, in place of the
+   *   session's; 0 for none), signal, encoding ('utf8' default, or 'buffer')
    */
   run(command, opts = {}) {
     return new Promise((resolve, reject) => {

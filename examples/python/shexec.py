@@ -126,6 +126,11 @@ _STATE_NAMES = {0: "new", 1: "running", 2: "exited", 3: "signaled",
                 4: "timed_out", 5: "cancelled", 6: "killed"}
 _LEFTOVER_NAMES = {0: "none", 1: "adopted", 2: "killed"}
 _ON_LEFTOVERS = {"adopt": 0, "kill": 1}
+_CONTAIN_NAMES = {0: "group", 1: "cgroup"}
+_COST_SOURCES = {0: "none", 1: "cgroup", 2: "rusage"}
+# SHEXEC_LIMIT_*: memory and swap in bytes, pids a count, cpu in thousandths
+# of one CPU. The order is the enum's, so a name's index is its bit too.
+_LIMITS = {"memory": 0, "swap": 1, "pids": 2, "cpu": 3}
 _WRAPPER_KINDS = {"local": 0, "remote": 1, "remote_shell": 2}
 _WRAPPER_KIND_NAMES = {v: k for k, v in _WRAPPER_KINDS.items()}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
@@ -227,6 +232,7 @@ _PROTOTYPES = {
     "shexec_session_max_tasks": (_u32, [_vp]),
     "shexec_session_on_leftovers": (_int, [_vp]),
     "shexec_session_watchdog": (_int, [_vp]),
+    "shexec_session_containment": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_session_set_output_limit": (_int, [_vp, _u64, _int, _int]),
     "shexec_session_set_env_inherit": (_int, [_vp, _int]),
     "shexec_session_setenv": (_int, [_vp, _str, _str]),
@@ -239,10 +245,14 @@ _PROTOTYPES = {
     "shexec_session_set_max_tasks": (_int, [_vp, _u32]),
     "shexec_session_set_on_leftovers": (_int, [_vp, _int]),
     "shexec_session_set_watchdog": (_int, [_vp, _int]),
+    "shexec_session_set_containment": (_int, [_vp, _str]),
+    "shexec_session_set_limit": (_int, [_vp, _int, _u64]),
+    "shexec_session_limit": (_u64, [_vp, _int]),
     "shexec_session_take_task": (_int, [_pvp, _vp, _str]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
+    "shexec_run_set_limit": (_int, [_vp, _int, _u64]),
     "shexec_run_set_cwd": (_int, [_vp, _str]),
     "shexec_run_setenv": (_int, [_vp, _str, _str]),
     "shexec_run_set_output_limit": (_int, [_vp, _u64, _int, _int]),
@@ -266,6 +276,9 @@ _PROTOTYPES = {
     "shexec_run_pid": (_i64, [_vp]),
     "shexec_run_timeout_ms": (_u32, [_vp]),
     "shexec_run_leftovers": (_int, [_vp, ctypes.POINTER(_str)]),
+    "shexec_run_cost": (_int, [_vp, ctypes.POINTER(_u64), ctypes.POINTER(_u64),
+                               ctypes.POINTER(_u64)]),
+    "shexec_run_limit_hit": (_int, [_vp]),
     "shexec_run_notice": (_str, [_vp]),
     "shexec_run_free": (None, [_vp]),
     # task: what only a background command has; the rest is its run's
@@ -419,7 +432,7 @@ def _check(rc, sptr):
 # --------------------------------------------------------------------------
 
 def _configure_run(rp, sp, timeout_ms, cwd, env, output_limit, pty, pty_size, ansi_strip,
-                   stdin):
+                   stdin, limits=None):
     """Apply the settings of a new C run `rp` (foreground or, once started
     so, a task). Returns the bytes to feed to its stdin once started (None
     when there are none)."""
@@ -433,6 +446,9 @@ def _configure_run(rp, sp, timeout_ms, cwd, env, output_limit, pty, pty_size, an
                                      None if v is None else _cstr(v, "variable value")), sp)
     if output_limit is not None:
         _check(lib.shexec_run_set_output_limit(rp, *_limit_args(output_limit)), sp)
+    for name, value in _limit_items(limits):
+        _check(lib.shexec_run_set_limit(rp, _lookup(_LIMITS, name, "limit"),
+                                        _uint(value, "%s limit" % name, _U64_MAX)), sp)
     mode = _pty_mode(pty)
     if mode:
         _check(lib.shexec_run_set_pty(rp, mode), sp)
@@ -504,6 +520,18 @@ def _limit_args(limit, unit="chars", keep="head"):
     return (_uint(limit, "output limit", _U64_MAX),
             _lookup(_UNITS, unit, "unit") if isinstance(unit, str) else int(unit),
             _lookup(_KEEPS, keep, "keep") if isinstance(keep, str) else int(keep))
+
+
+def _limit_items(limits):
+    """The (name, value) pairs of a run's `limits` argument: a dict, or
+    pairs as dict() takes them; None for none."""
+    if limits is None:
+        return []
+    try:
+        return list(dict(limits).items())
+    except (TypeError, ValueError):
+        raise TypeError("limits must be a dict such as {'memory': 1 << 30, 'pids': 200}, "
+                        "not %s" % type(limits).__name__)
 
 
 def _pty_mode(pty):
@@ -912,6 +940,18 @@ class Session(object):
         with self._guard():
             return bool(_lib.shexec_session_watchdog(self._live()))
 
+    @property
+    def containment(self):
+        """How the session holds its commands' processes: ('cgroup', the
+        session's cgroup directory), or ('group', why not: 'not asked for',
+        'turned off', 'no cgroup2 mount', ...). See set_containment."""
+        detail = _str()
+        with self._guard():
+            kind = _lib.shexec_session_containment(self._live(), ctypes.byref(detail))
+            # the detail is the session's and changes with the setting: copy it now
+            text = os.fsdecode(detail.value) if detail.value is not None else ""
+        return (_CONTAIN_NAMES.get(kind, "group"), text)
+
     def set_kill_grace_ms(self, ms):
         """Time between SIGTERM and SIGKILL when a command is terminated."""
         v = _uint(ms, "kill grace", _U32_MAX)
@@ -986,10 +1026,52 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_watchdog(p, 1 if on else 0), p)
 
+    def set_containment(self, parent):
+        """Hold each command's processes in a cgroup v2 of its own, so that
+        those which leave its process group (setsid, double forks, daemons)
+        are still signalled, counted as leftovers and costed: parent 'auto'
+        (a child of the cgroup this process runs in), the absolute path of a
+        cgroup2 directory this process may write, or None / 'off' (process
+        groups only, the default). With 'auto' where no cgroup can be made
+        the session keeps process groups and `containment` says why: not an
+        error. StateError while commands run (runs, tasks, adopted
+        leftovers) or from a callback; SysError when the named directory
+        cannot hold them (the message says why; nothing changes). See
+        shexec_session_set_containment()."""
+        b = None if parent is None else _cstr(parent, "containment")
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_containment(p, b), p)
+
+    def set_limit(self, name, value):
+        """Bound every later command: name 'memory' (bytes of its processes
+        together), 'swap' (bytes of swap besides), 'pids' (processes and
+        threads at once: a fork bomb's end) or 'cpu' (thousandths of one
+        CPU: 500 is half a CPU), value an int, 0 for none (the default). A
+        run's `limits` argument takes the place of the session's. Limits are
+        the command's cgroup's: StateError without containment by cgroup
+        (set_containment), SysError when the controller is not available
+        here (the message says why; nothing is set, never silently ignored),
+        InvalidArgumentError for an unknown name or a value too small (a CPU
+        limit below 10, a memory limit below 1 MiB). On cgroup v1, 'swap'
+        needs 'memory' too. What a command ran into: Run.limits_hit."""
+        limit = _lookup(_LIMITS, name, "limit")
+        v = _uint(value, "%s limit" % name, _U64_MAX)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_limit(p, limit, v), p)
+
+    def limit(self, name):
+        """The session's limit `name` ('memory', 'swap', 'pids', 'cpu'; see
+        set_limit) as an int, 0 for none."""
+        limit = _lookup(_LIMITS, name, "limit")
+        with self._guard():
+            return _lib.shexec_session_limit(self._live(), limit)
+
     # -- runs and tasks: configure a run, then start it ------------------------
 
     def _new_run(self, command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                 output_limit, pty_size):
+                 output_limit, pty_size, limits):
         """A configured Run, not started (state 'new')."""
         cmd = _to_bytes(command, "command")
         with self._guard():
@@ -999,7 +1081,7 @@ class Session(object):
             run = Run._new(self, out.value, command)
             try:
                 run._feed = _configure_run(out.value, sp, timeout_ms, cwd, env, output_limit,
-                                           pty, pty_size, ansi_strip, stdin)
+                                           pty, pty_size, ansi_strip, stdin, limits)
                 if on_output is not None:
                     run._set_callback(on_output)
             except BaseException:
@@ -1008,7 +1090,8 @@ class Session(object):
         return run
 
     def run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
-            pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None):
+            pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None,
+            limits=None):
         """Run `command` (str or bytes) to completion and return the finished
         Run. A non-zero exit, a timeout or a signal is data (see .state);
         ShexecError is raised only when nothing could be run.
@@ -1023,18 +1106,21 @@ class Session(object):
         ansi_strip: remove escape sequences, resolve \\r overwrites.
         stdin: bytes/str fed to the command, then EOF (default /dev/null).
         output_limit: int (characters, head) or (limit, unit, keep).
+        limits: {name: value} for this run only, in place of the session's
+          (set_limit: 'memory', 'swap', 'pids', 'cpu'; 0 for none), e.g.
+          {'memory': 512 << 20, 'pids': 100}. Checked when it starts.
         """
         return self.start_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip,
-                              stdin, output_limit, pty_size)._finish()
+                              stdin, output_limit, pty_size, limits)._finish()
 
     def start_run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                   pty=False, ansi_strip=False, stdin=None, output_limit=None,
-                  pty_size=None):
+                  pty_size=None, limits=None):
         """Start `command` and return a live Run at once; drive it with
         Run.wait() (or Session.wait()). Arguments as for run(), except that
         stdin=True gives a pipe to feed with Run.write()/Run.close_stdin()."""
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                          output_limit, pty_size)
+                          output_limit, pty_size, limits)
         try:
             return r.start()
         except BaseException:
@@ -1043,7 +1129,7 @@ class Session(object):
 
     def start_task(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                    pty=False, ansi_strip=False, stdin=False, output_limit=None,
-                   pty_size=None):
+                   pty_size=None, limits=None):
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
         pipe stays open). timeout_ms None/0: no timeout (the default); a
@@ -1053,7 +1139,7 @@ class Session(object):
         if timeout_ms == 0 and not isinstance(timeout_ms, bool):
             timeout_ms = None   # a task without a timeout: leave it unset
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                          output_limit, pty_size)
+                          output_limit, pty_size, limits)
         try:
             return r.start_task()
         except BaseException:
@@ -1280,6 +1366,20 @@ atexit.register(_close_all_sessions)
 # Run
 # --------------------------------------------------------------------------
 
+def _run_cost(p):
+    user, system, peak = _u64(), _u64(), _u64()
+    source = _lib.shexec_run_cost(p, ctypes.byref(user), ctypes.byref(system),
+                                  ctypes.byref(peak))
+    return {"source": _COST_SOURCES.get(source, "none"), "user_usec": user.value,
+            "system_usec": system.value, "peak_bytes": peak.value}
+
+
+def _limits_hit(p):
+    bits = _lib.shexec_run_limit_hit(p)
+    return [name for name, bit in sorted(_LIMITS.items(), key=lambda kv: kv[1])
+            if bits & (1 << bit)]
+
+
 def _leftover_task_id(p):
     lt = _str()
     _lib.shexec_run_leftovers(p, ctypes.byref(lt))
@@ -1304,6 +1404,8 @@ _RESULTS = {
     "leftovers": lambda p: _LEFTOVER_NAMES.get(_lib.shexec_run_leftovers(p, None), "unknown"),
     "leftover_task": _leftover_task_id,
     "notice": lambda p: _lib.shexec_run_notice(p).decode("utf-8", "replace"),
+    "cost": _run_cost,
+    "limits_hit": _limits_hit,
 }
 
 
@@ -1341,9 +1443,11 @@ class Run(object):
     duration_ms, pid (the shell's pid, which is also the command's process
     group id; 0 before the start), timeout_ms (the timeout in force, 0:
     none), leftovers ('none', 'adopted', 'killed'), leftover_task (the id
-    of the task that adopted them, or None) and notice (what the library
-    declined to do, e.g. adopt a working directory that does not exist; ""
-    when nothing)."""
+    of the task that adopted them, or None), cost (CPU time and peak
+    memory once finished), limits_hit (the names of the limits that
+    stopped it, e.g. ['memory']) and notice (what the library declined to
+    do, e.g. adopt a working directory that does not exist, or which limit
+    ended the command; "" when nothing)."""
 
     _lib = _lib
 
@@ -1758,6 +1862,26 @@ class Run(object):
         return self._result("notice")
 
     @property
+    def cost(self):
+        """What the command cost once it finished: {"source", "user_usec",
+        "system_usec", "peak_bytes"}. source 'cgroup' counts every process
+        of the command's cgroup (set_containment), 'rusage' the shell and
+        the children it waited for (not what it left running), 'none' (all
+        0) before the end. CPU times in microseconds; peak_bytes is the
+        peak memory, 0 when unknown."""
+        return dict(self._result("cost"))   # a copy: the snapshot stays as it was
+
+    @property
+    def limits_hit(self):
+        """The names of the limits the command ran into once it finished
+        (Session.set_limit, the `limits` argument), in the order 'memory',
+        'swap', 'pids', 'cpu': 'memory' when the out-of-memory killer ended
+        one of its processes at the memory limit, 'pids' when a fork failed
+        at the process limit. [] when none, or before the end. The notice
+        says the same in words."""
+        return list(self._result("limits_hit"))   # a copy, as for cost
+
+    @property
     def task_id(self):
         """The id of the task this run was started as, or None."""
         return self._core.id if self._core is not None else None
@@ -1886,6 +2010,16 @@ class Task(object):
     @property
     def duration_ms(self):
         return self._run.duration_ms
+
+    @property
+    def cost(self):
+        """CPU time and peak memory once the task finished (Run.cost)."""
+        return self._run.cost
+
+    @property
+    def limits_hit(self):
+        """The limits the task ran into once it finished (Run.limits_hit)."""
+        return self._run.limits_hit
 
     def output(self, stream="stdout"):
         """All output of the stream so far (bounded, as for runs)."""

@@ -328,6 +328,24 @@ static void put_output(shx_buf *t, shexec_run *r)
         shx_buf_puts(t, "(no output)\n");
 }
 
+/* What the command cost, in a line: CPU time (the whole process tree's
+ * where a cgroup counted it, else the shell's and what it waited for) and
+ * peak memory. */
+static void put_cost(shx_buf *t, shexec_run *r)
+{
+    uint64_t user, sys, peak;
+    int source = shexec_run_cost(r, &user, &sys, &peak);
+    if (source == SHEXEC_COST_NONE)
+        return;
+    shx_buf_printf(t, "cost: cpu %.2f s (user %.2f, system %.2f; %s)", (double)(user + sys) / 1e6,
+                   (double)user / 1e6, (double)sys / 1e6,
+                   source == SHEXEC_COST_CGROUP ? "every process of the command"
+                                                : "the shell and what it waited for");
+    if (peak)
+        shx_buf_printf(t, ", peak memory %.1f MiB", (double)peak / (1 << 20));
+    shx_buf_puts(t, "\n");
+}
+
 static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
 {
     shexec_run *r = c->run;
@@ -367,6 +385,7 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
     const char *notice = shexec_run_notice(r);
     if (*notice)
         shx_buf_printf(t, "notice: %s\n", notice);
+    put_cost(t, r);
     /* A command that ran and ended is a result, whatever its status: an exit
      * code, or a signal it got from elsewhere (kill, the OOM killer, its own
      * abort()) is what the command did, for the model to read. What the tool
@@ -1035,6 +1054,15 @@ static void usage(FILE *f)
             "                                   signal ends it (default: only on a timeout and\n"
             "                                   when the command could not run: an exit code is\n"
             "                                   data)\n"
+            "  --containment WHERE              hold each command's processes in a cgroup v2 of its\n"
+            "                                   own, so that daemons that detach are ended with it:\n"
+            "                                   auto (default: below the server's own cgroup, where\n"
+            "                                   one can be made), off, or a cgroup directory\n"
+            "  --memory-max SIZE                bound each command's memory (K, M, G suffixes:\n"
+            "                                   binary); the out-of-memory killer's end says so\n"
+            "  --pids-max N                     bound each command's processes and threads at once\n"
+            "  --cpu-max CPUS                   bound each command's CPU use (1.5: one and a half)\n"
+            "                                   (the three need --containment: cgroups)\n"
             "  --wrapper-kind KIND              what the program after -- carries: local (default:\n"
             "                                   it passes descriptors, as bwrap does), remote\n"
             "                                   (only stdin/stdout/stderr: docker exec -i ctr sh)\n"
@@ -1045,6 +1073,39 @@ static void usage(FILE *f)
             "                                   that runs each command (default: /bin/bash)\n"
             "  --help                           this text\n"
             "  --version                        print the version\n");
+}
+
+/* A limit's value from its flag's text: memory a size with an optional
+ * binary suffix (K, M, G, T), CPU a decimal number of CPUs (to thousandths),
+ * processes a whole number. 0, or -1 when it is none of these (or 0). */
+static int parse_limit(int limit, const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (limit == SHEXEC_LIMIT_CPU) {
+        double cpus = strtod(text, &end);
+        if (end == text || *end || errno || !(cpus > 0) || cpus > 1e6)
+            return -1;
+        *out = (uint64_t)(cpus * 1000 + 0.5);
+        return *out ? 0 : -1;
+    }
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    int shift = 0;
+    if (limit == SHEXEC_LIMIT_MEMORY && *end) {
+        const char *units = "KMGT", *u = strchr(units, end[0] & ~0x20);
+        if (!u || !end[0])
+            return -1;
+        shift = 10 * (int)(u - units + 1);
+        end++;
+        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0) /* 512MiB, 512MB: the same */
+            end += strlen(end);
+    }
+    if (*end || errno || !v || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
 }
 
 static int parse_seconds(const char *flag, const char *text, uint32_t max, uint32_t *out)
@@ -1180,7 +1241,8 @@ int main(int argc, char **argv)
     memset(&sv, 0, sizeof sv);
     sv.stdin_open = 1;
     sv.default_timeout_ms = 120000;
-    const char *workdir = NULL, *disable = NULL, *v;
+    const char *workdir = NULL, *disable = NULL, *containment = "auto", *v;
+    const char *limit_text[SHEXEC_LIMITS] = {NULL};
     const char *const *shell_argv = NULL;
     int no_bash = 0, persist_env = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
     uint32_t secs = 0;
@@ -1210,6 +1272,14 @@ int main(int argc, char **argv)
             if (parse_seconds("--background-task-timeout", v, UINT32_MAX / 1000, &secs) != 0)
                 return 2;
             sv.task_timeout_ms = secs * 1000;
+        } else if ((v = flag_value(argc, argv, &i, "--containment"))) {
+            containment = v;
+        } else if ((v = flag_value(argc, argv, &i, "--memory-max"))) {
+            limit_text[SHEXEC_LIMIT_MEMORY] = v;
+        } else if ((v = flag_value(argc, argv, &i, "--pids-max"))) {
+            limit_text[SHEXEC_LIMIT_PIDS] = v;
+        } else if ((v = flag_value(argc, argv, &i, "--cpu-max"))) {
+            limit_text[SHEXEC_LIMIT_CPU] = v;
         } else if ((v = flag_value(argc, argv, &i, "--disable-tools"))) {
             disable = v;
         } else if ((v = flag_value(argc, argv, &i, "--wrapper-kind"))) {
@@ -1260,6 +1330,36 @@ int main(int argc, char **argv)
         return 2;
     }
     shexec_session_set_timeouts_ms(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
+    /* a cgroup per command where one can be made: what detaches goes too */
+    if (shexec_session_set_containment(sv.s, containment) != SHEXEC_OK) {
+        log_msg("--containment: %s", shexec_session_errmsg(sv.s));
+        shexec_session_free(sv.s);
+        return 2;
+    }
+    const char *why = NULL;
+    if (strcmp(containment, "off") != 0 &&
+        shexec_session_containment(sv.s, &why) != SHEXEC_CONTAIN_CGROUP)
+        log_msg("no cgroups (%s): a daemon a command detaches may outlive it", why);
+    for (int k = 0; k < SHEXEC_LIMITS; k++) {
+        static const char *const flag[SHEXEC_LIMITS] = {"--memory-max", "", "--pids-max",
+                                                         "--cpu-max"};
+        uint64_t value;
+        if (!limit_text[k])
+            continue;
+        if (parse_limit(k, limit_text[k], &value) != 0) {
+            log_msg("%s: \"%s\" is no %s", flag[k], limit_text[k],
+                    k == SHEXEC_LIMIT_MEMORY ? "size (512M, 2G, bytes)"
+                    : k == SHEXEC_LIMIT_CPU  ? "number of CPUs (0.5, 2)"
+                                             : "whole number above 0");
+            shexec_session_free(sv.s);
+            return 2;
+        }
+        if (shexec_session_set_limit(sv.s, k, value) != SHEXEC_OK) {
+            log_msg("%s: %s", flag[k], shexec_session_errmsg(sv.s));
+            shexec_session_free(sv.s);
+            return 2;
+        }
+    }
     /* a server killed outright must not leave its commands running */
     if (shexec_session_set_watchdog(sv.s, 1) != SHEXEC_OK)
         log_msg("no watchdog (commands would outlive a killed server): %s",

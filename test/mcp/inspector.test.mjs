@@ -31,5 +31,6 @@ test('inspector-cli: tools/call bash, with a server flag', async () => {
   const r = await inspector(['--workdir', '/usr', '--method', 'tools/call', '--tool-name', 'bash',
     '--tool-arg', 'command=pwd; echo from-inspector']);
   assert.equal(r.isError, false);
-  assert.equal(r.content[0].text, 'stdout:\n/usr\nfrom-inspector\nexit_code: 0\ncwd: /usr\n');
+  assert.match(r.content[0].text,
+    /^stdout:\n\/usr\nfrom-inspector\nexit_code: 0\ncwd: \/usr\ncost: cpu [0-9.]+ s \(user [0-9.]+, system [0-9.]+; [a-z ]+\)(, peak memory [0-9.]+ MiB)?\n$/);
 });

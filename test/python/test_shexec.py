@@ -53,6 +53,36 @@ def gone(pid):
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+def marked(mark):
+    """Live processes (zombies left out) whose argv[0] is `mark`."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv0 = f.read().split(b"\0", 1)[0]
+        except OSError:       # gone meanwhile
+            continue
+        if argv0 == mark.encode() and not gone(int(name)):
+            out.append(int(name))
+    return out
+
+
+def kill_marked(mark):
+    for pid in marked(mark):
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+# About 0.3 s of CPU in user mode, from the system's interpreter: a pyenv shim
+# would add processes of its own to what is counted.
+BUSY = ("/usr/bin/python3 -c 'import time\nt=time.monotonic()+0.3\n"
+        "while time.monotonic()<t: pass'")
+
+
 def wait_until(pred, timeout=5.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -821,7 +851,11 @@ class TestTools(Base):
         run.start()
         self.assertTrue(run.wait(5000))
         expect = s.call_tool("bash", {"command": "echo $SHX_V; exit 3", "env": {"SHX_V": "v"}})
-        self.assertEqual(run.tool_result(), expect)
+        got = run.tool_result()
+        # what each of the two runs cost differs; its form does not
+        self.assertEqual(set(got.pop("cost")), {"cpu_ms", "peak_bytes"})
+        self.assertEqual(set(expect.pop("cost")), {"cpu_ms", "peak_bytes"})
+        self.assertEqual(got, expect)
         # a timeout is data there too
         run, _ = s.tool_prepare("bash", {"command": "sleep 30", "timeout": 200})
         res = run.exec().tool_result()
@@ -1233,6 +1267,194 @@ class TestHostIntegration(Base):
         for th in threads:
             th.join(20)
         self.assertEqual(errors, [])
+
+
+class TestContainment(Base):
+    MARK = "shexec-bind-mark"
+
+    def contained(self):
+        """A session holding its commands in cgroups, or the test skipped
+        with the reason the library gives."""
+        s = self.session()
+        s.set_containment("auto")
+        kind, detail = s.containment
+        if kind != "cgroup":
+            self.skipTest("no cgroup containment here: %s" % detail)
+        return s
+
+    def test_default_and_bad_parents(self):
+        s = self.session()
+        self.assertEqual(s.containment, ("group", "not asked for"))
+        with self.assertRaises(shexec.InvalidArgumentError) as ctx:
+            s.set_containment("relative")
+        self.assertEqual(ctx.exception.code, shexec.EINVAL)
+        self.assertIn("relative", ctx.exception.message)   # the library's detail
+        with self.assertRaises(shexec.SysError) as ctx:
+            s.set_containment("/tmp")
+        self.assertEqual(ctx.exception.code, shexec.ESYS)
+        self.assertIn("not a cgroup v2 directory", ctx.exception.message)
+        # a failed change leaves the setting as it was
+        self.assertEqual(s.containment, ("group", "not asked for"))
+        s.set_containment(None)
+        self.assertEqual(s.containment, ("group", "turned off"))
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_containment("au\0to")
+        self.assertEqual(s.run("echo hi").stdout, b"hi\n")
+        # not while a command runs: its processes are held one way already
+        t = s.start_task("sleep 30")
+        with self.assertRaises(shexec.StateError):
+            s.set_containment("auto")
+        t.free()
+        self.assertEqual(s.containment, ("group", "turned off"))
+
+    def test_auto_kills_what_detached(self):
+        s = self.contained()
+        kind, cgdir = s.containment
+        self.assertTrue(os.path.isdir(cgdir), cgdir)
+        s.set_on_leftovers("kill")
+        try:
+            # setsid -f: a new session whose parent exits at once, out of
+            # reach of the process group and of the /proc descendant walk
+            r = s.run("setsid -f bash -c 'exec -a %s sleep 300'; echo ok" % self.MARK)
+            self.assertEqual(r.stdout, b"ok\n")
+            self.assertEqual(r.state, "exited")
+            self.assertEqual(r.leftovers, "killed")
+            self.assertTrue(wait_until(lambda: not marked(self.MARK), 2.0),
+                            "a detached process outlived its command: %s" % marked(self.MARK))
+            s.close()
+            self.assertFalse(os.path.exists(cgdir), "the session's cgroup was not removed")
+        finally:
+            kill_marked(self.MARK)
+
+    def test_cost_rusage(self):
+        s = self.session()
+        r = s.start_run("sleep 0.2")
+        self.assertEqual(r.cost, {"source": "none", "user_usec": 0, "system_usec": 0,
+                                  "peak_bytes": 0})
+        self.assertTrue(r.wait(5000))
+        r = s.run(BUSY)
+        self.assertEqual(r.exit_code, 0, r.stderr)
+        cost = r.cost
+        self.assertEqual(cost["source"], "rusage")
+        cpu = cost["user_usec"] + cost["system_usec"]
+        self.assertTrue(150000 <= cpu <= 1000000, cost)
+        self.assertGreater(cost["peak_bytes"], 0)
+        # the copy kept by a finished Run does not change with what it hands out
+        cost["user_usec"] = -1
+        self.assertEqual(r.cost["user_usec"] + r.cost["system_usec"], cpu)
+
+    def test_cost_cgroup(self):
+        s = self.contained()
+        r = s.run(BUSY)
+        self.assertEqual(r.exit_code, 0, r.stderr)
+        cost = r.cost
+        self.assertEqual(cost["source"], "cgroup")
+        self.assertTrue(150000 <= cost["user_usec"] + cost["system_usec"] <= 1000000, cost)
+        t = s.start_task(BUSY)
+        self.addCleanup(t.free)
+        self.assertTrue(t.wait(10000))
+        self.assertEqual(t.cost["source"], "cgroup")
+        self.assertTrue(150000 <= t.cost["user_usec"] + t.cost["system_usec"] <= 1000000,
+                        t.cost)
+
+
+# A fork bomb: every b starts two more in the background, without end; the
+# shell goes on to print once it could still fork a sleep.
+FORK_BOMB = "b() { b | b & }; b; sleep 1; echo survived"
+# Memory taken 1 MiB at a time until the kernel says no, then the status.
+MEMORY_HOG = ("/usr/bin/python3 -c 'a = []\nwhile True: a.append(bytearray(1 << 20))'; "
+              "echo \"exit $?\"")
+
+
+class TestLimits(Base):
+    def limited(self, **limits):
+        """A session holding its commands in cgroups with these limits set,
+        or the test skipped with the reason the library gives."""
+        s = self.session()
+        s.set_containment("auto")
+        kind, detail = s.containment
+        if kind != "cgroup":
+            self.skipTest("no cgroup containment here: %s" % detail)
+        for name, value in limits.items():
+            try:
+                s.set_limit(name, value)
+            except shexec.SysError as e:
+                self.skipTest(e.message)   # the controller is not available here
+        return s
+
+    def test_need_containment_and_known_names(self):
+        s = self.session()
+        self.assertEqual(s.limit("pids"), 0)
+        with self.assertRaises(shexec.StateError) as ctx:
+            s.set_limit("pids", 10)
+        self.assertEqual(ctx.exception.code, shexec.ESTATE)
+        self.assertIn("containment", ctx.exception.message)
+        self.assertEqual(s.limit("pids"), 0)       # refused: nothing was set
+        s.set_limit("pids", 0)                     # none needs no cgroup
+        for bad in ("fork", "PIDS", None, 2):
+            with self.assertRaises(shexec.InvalidArgumentError) as ctx:
+                s.set_limit(bad, 10)
+            self.assertEqual(ctx.exception.code, shexec.EINVAL)
+            with self.assertRaises(shexec.InvalidArgumentError):
+                s.limit(bad)
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_limit("pids", -1)
+        with self.assertRaises(TypeError):
+            s.set_limit("pids", "40")
+        # a run's limits are checked by name at once, and by the library at the start
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.run("echo never", limits={"fork": 10})
+        with self.assertRaises(TypeError):
+            s.run("echo never", limits=40)
+        with self.assertRaises(shexec.StateError):
+            s.run("echo never", limits={"pids": 40})
+        r = s.run("echo hi", limits={"pids": 0})
+        self.assertEqual(r.stdout, b"hi\n")
+        self.assertEqual(r.limits_hit, [])
+
+    def test_fork_bomb_meets_the_process_limit(self):
+        s = self.limited(pids=40)
+        self.assertEqual(s.limit("pids"), 40)
+        self.assertEqual(s.limit("memory"), 0)
+        s.set_on_leftovers("kill")    # the bomb's pieces go with it
+        r = s.run(FORK_BOMB, timeout_ms=3000)
+        self.assertIn("pids", r.limits_hit)
+        self.assertIn("the process limit (40) was reached", r.notice)
+        # the limit bounded that command only: the next one runs as usual
+        r = s.run("echo alive")
+        self.assertEqual(r.stdout, b"alive\n")
+        self.assertEqual(r.limits_hit, [])
+        self.assertEqual(r.notice, "")
+
+    def test_memory_limit_kills_the_hog(self):
+        s = self.limited(memory=64 * 1024 * 1024)
+        self.assertEqual(s.limit("memory"), 64 << 20)
+        r = s.run(MEMORY_HOG, timeout_ms=20000)
+        self.assertEqual(r.stdout, b"exit 137\n", r.stderr)
+        self.assertIn("memory", r.limits_hit)
+        self.assertIn("killed: out of memory (limit 64 MiB)", r.notice)
+        hit = r.limits_hit
+        hit.append("cpu")          # a copy: the run's stays as it was
+        self.assertNotIn("cpu", r.limits_hit)
+
+    def test_run_and_task_limits_in_place_of_the_session(self):
+        s = self.limited(pids=40)
+        s.set_on_leftovers("kill")
+        r = s.run(FORK_BOMB, timeout_ms=3000, limits={"pids": 30})
+        self.assertIn("pids", r.limits_hit)
+        self.assertIn("the process limit (30) was reached", r.notice)
+        self.assertEqual(s.limit("pids"), 40)      # the session's is untouched
+        t = s.start_task(FORK_BOMB, timeout_ms=3000, limits=[("pids", 25)])
+        self.addCleanup(t.free)
+        self.assertEqual(t.limits_hit, [])       # not before the end
+        self.assertTrue(t.wait(10000))
+        self.assertIn("pids", t.limits_hit)
+        self.assertEqual(t.run.limits_hit, t.limits_hit)
+        self.assertIn("the process limit (25) was reached", t.run.notice)
+        # a run's 0 lifts the session's limit for that run
+        r = s.run("echo free", limits={"pids": 0})
+        self.assertEqual(r.stdout, b"free\n")
+        self.assertEqual(r.limits_hit, [])
 
 
 class TestResources(Base):

@@ -31,18 +31,22 @@ test('settings read back: the defaults, then what the options set', async () => 
   assert.deepEqual(d.settings, {
     timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, outputLimit: 30000,
     outputUnit: 'chars', outputKeep: 'head', envInherit: true, maxTasks: 10,
-    onLeftovers: 'adopt', watchdog: false, persistEnv: false, shell: null,
+    onLeftovers: 'adopt', watchdog: false, persistEnv: false,
+    containment: { kind: 'group', detail: 'not asked for' },
+    limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: null,
   });
   await d.close();
   const s = new Session({
     timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100, outputUnit: 'bytes',
     outputKeep: 'head_tail', envInherit: false, maxTasks: 3, onLeftovers: 'kill', persistEnv: true,
-    shell: ['/bin/sh'],
+    containment: 'off', shell: ['/bin/sh'],
   });
   assert.deepEqual(s.settings, {
     timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100,
     outputUnit: 'bytes', outputKeep: 'head_tail', envInherit: false, maxTasks: 3,
-    onLeftovers: 'kill', watchdog: false, persistEnv: true, shell: ['/bin/sh'],
+    onLeftovers: 'kill', watchdog: false, persistEnv: true,
+    containment: { kind: 'group', detail: 'turned off' },
+    limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: ['/bin/sh'],
   });
   await s.close();
 });

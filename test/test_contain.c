@@ -1,0 +1,575 @@
+/*
+ * test_contain.c - commands held in cgroups (shexec_session_set_containment):
+ * the setting and its reasons, daemons that detach (setsid, setsid -f, a
+ * double fork) ended after the run, at a timeout and at the session's free,
+ * adopted leftovers followed through the cgroup until its last member ends,
+ * the cgroups removed, CPU accounting of the whole tree, and a host whose
+ * cgroup2 mount is read-only falling back to process groups. Each live test
+ * skips, saying why, where this machine cannot make cgroups; each marks
+ * its processes (exec -a) and fails when one is left.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shexec.h"
+#include "testutil.h"
+
+#define MARK "shexec-contain-mark"
+
+/* Processes whose argv[0] is MARK. */
+static int count_marked(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], argv0[64] = "";
+        (void)snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, argv0, sizeof argv0 - 1);
+        close(fd);
+        if (got > 0 && strcmp(argv0, MARK) == 0)
+            n += tu_pid_alive((pid_t)atoi(e->d_name)); /* a zombie is gone */
+    }
+    closedir(d);
+    return n;
+}
+
+/* Wait up to ms for no marked process to be left; their count then. */
+static int marked_after(int ms)
+{
+    int64_t end = tu_now_ms() + ms;
+    int n;
+    while ((n = count_marked()) > 0 && tu_now_ms() < end)
+        usleep(10000);
+    return n;
+}
+
+/* SIGKILL every marked process (a failed test's cleanup). */
+static void kill_marked(void)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], argv0[64] = "";
+        (void)snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, argv0, sizeof argv0 - 1);
+        close(fd);
+        if (got > 0 && strcmp(argv0, MARK) == 0)
+            kill((pid_t)atoi(e->d_name), SIGKILL);
+    }
+    if (d)
+        closedir(d);
+}
+
+typedef struct fixture {
+    shexec_session *s;
+    char dir[4096]; /* the session's cgroup */
+} fixture;
+
+/* A session with containment "auto": 1, or 0 after skip() says why not. */
+static int contained(fixture *f)
+{
+    const char *detail = NULL;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "cgroups"))
+        return 0;
+    assert_int_equal(shexec_session_set_containment(f->s, "auto"), SHEXEC_OK);
+    if (shexec_session_containment(f->s, &detail) != SHEXEC_CONTAIN_CGROUP) {
+        print_message("skipped: no cgroup can be made here (%s)\n", detail);
+        return 0;
+    }
+    (void)snprintf(f->dir, sizeof f->dir, "%s", detail);
+    return 1;
+}
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(shexec_session_new(&f->s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(f->s, 300);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    shexec_session_free(f->s);
+    int left = count_marked();
+    kill_marked();
+    struct stat st;
+    int dir_left = f->dir[0] && stat(f->dir, &st) == 0;
+    free(f);
+    tu_leak_end();
+    assert_int_equal(left, 0);
+    assert_false(dir_left); /* the session's cgroup is removed at its free */
+    return 0;
+}
+
+static shexec_run *run_cmd(shexec_session *s, const char *cmd, uint32_t timeout_ms)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    if (timeout_ms)
+        assert_int_equal(shexec_run_set_timeout_ms(r, timeout_ms), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    return r;
+}
+
+/* The session's cgroup's children (run-N) left now. */
+static int run_cgroups(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, "run-", 4) == 0;
+    closedir(d);
+    return n;
+}
+
+static void test_setting_and_reasons(void **state)
+{
+    fixture *f = *state;
+    const char *detail = NULL;
+    assert_int_equal(shexec_session_containment(f->s, &detail), SHEXEC_CONTAIN_GROUP);
+    assert_string_equal(detail, "not asked for");
+    assert_int_equal(shexec_session_containment(NULL, &detail), SHEXEC_CONTAIN_GROUP);
+    assert_int_equal(shexec_session_set_containment(NULL, "auto"), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_containment(f->s, "relative/dir"), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(f->s), "relative/dir"));
+    /* a named parent that is no cgroup is an error; the setting stays */
+    assert_int_equal(shexec_session_set_containment(f->s, "/tmp"), SHEXEC_ESYS);
+    assert_non_null(strstr(shexec_session_errmsg(f->s), SHX_HAVE_PROCFS ? "not a cgroup v2 directory"
+                                                                        : "not in this build"));
+    assert_int_equal(shexec_session_containment(f->s, NULL), SHEXEC_CONTAIN_GROUP);
+    if (!contained(f))
+        return;
+    assert_int_equal(shexec_session_containment(f->s, &detail), SHEXEC_CONTAIN_CGROUP);
+    assert_non_null(strstr(detail, "/shexec-"));
+    /* not while a command runs */
+    shexec_run *r = NULL;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "sleep 5"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_ESTATE);
+    shexec_task_free(t);
+    /* off: the session's cgroup goes, the reason says so */
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
+    assert_int_equal(shexec_session_containment(f->s, &detail), SHEXEC_CONTAIN_GROUP);
+    assert_string_equal(detail, "turned off");
+    struct stat st;
+    assert_int_not_equal(stat(f->dir, &st), 0);
+    f->dir[0] = '\0';
+}
+
+/* Three ways a daemon leaves its command, each ended with the run. */
+static const char *const detach[] = {
+    "setsid bash -c 'exec -a " MARK " sleep 300' & sleep 0.2; echo ok",
+    "( (exec -a " MARK " sleep 300 &) & ); sleep 0.1; echo ok",
+    "setsid -f bash -c 'exec -a " MARK " sleep 300'; sleep 0.1; echo ok",
+};
+
+static void test_detached_killed_with_policy_kill(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    assert_int_equal(shexec_session_set_on_leftovers(f->s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+    for (size_t i = 0; i < sizeof detach / sizeof *detach; i++) {
+        shexec_run *r = run_cmd(f->s, detach[i], 0);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
+        assert_int_equal(marked_after(2000), 0);
+        shexec_run_free(r);
+    }
+    /* the killed runs' cgroups are removed, at the latest by the next start */
+    shexec_run_free(run_cmd(f->s, "true", 0));
+    int64_t end = tu_now_ms() + 2000;
+    while (run_cgroups(f->dir) > 0 && tu_now_ms() < end) {
+        usleep(10000);
+        shexec_run_free(run_cmd(f->s, "true", 0));
+    }
+    assert_int_equal(run_cgroups(f->dir), 0);
+}
+
+static void test_detached_killed_at_timeout(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    shexec_run *r = run_cmd(f->s, "setsid -f bash -c 'exec -a " MARK " sleep 300'; "
+                                  "( (exec -a " MARK " sleep 300 &) & ); sleep 300", 400);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(marked_after(2000), 0);
+    shexec_run_free(r);
+}
+
+static void test_adopted_detached_end_with_session(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    /* nothing of it is left in the process group: the cgroup alone shows it */
+    shexec_run *r = run_cmd(f->s, detach[2], 0);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(count_marked(), 1);
+    shexec_run_free(r);
+    /* teardown's free ends it, and finds no marked process */
+}
+
+static void test_adopted_followed_to_last_member(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    shexec_run *r = run_cmd(f->s, "setsid -f bash -c 'exec -a " MARK " sleep 0.4'; echo ok", 0);
+    const char *id = NULL;
+    assert_int_equal(shexec_run_leftovers(r, &id), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_session_take_task(&t, f->s, id), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 5000;
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING && tu_now_ms() < end)
+        assert_true(shexec_session_wait(f->s, 500) >= 0);
+    /* it ended by itself, when its sleep did: not killed, not before */
+    assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_EXITED);
+    assert_true(shexec_run_duration_ms(shexec_task_run(t)) >= 250);
+    assert_int_equal(count_marked(), 0);
+    shexec_task_free(t);
+    shexec_run_free(r);
+}
+
+/* A busy loop of 0.5 s that prints the CPU time it used by its own count
+ * (getrusage of itself), the reference the library's numbers are held to:
+ * on a loaded machine the loop gets less than 0.5 s of CPU. */
+#define BUSY                                                                                      \
+    "/usr/bin/python3 -c 'import time, resource\nt = time.monotonic() + 0.5\n"                            \
+    "while time.monotonic() < t: pass\nu = resource.getrusage(resource.RUSAGE_SELF)\n"           \
+    "print(int((u.ru_utime + u.ru_stime) * 1e6))'"
+
+static void check_cost(shexec_run *r, int want_source)
+{
+    uint64_t user = 0, sys = 0, peak = 0;
+    assert_int_equal(shexec_run_cost(r, &user, &sys, &peak), want_source);
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    double self = strtod(out, NULL), total = (double)(user + sys);
+    print_message("cpu %.0f us (user %llu, system %llu; the program's own count %.0f), "
+                  "peak %llu bytes\n", total, (unsigned long long)user, (unsigned long long)sys,
+                  self, (unsigned long long)peak);
+    assert_true(self > 100000);
+    assert_true(total >= self * 0.8 && total <= self * 1.2);
+    assert_true(peak > 1000000); /* python's resident size at least */
+}
+
+static void test_cpu_accounting(void **state)
+{
+    fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "the kernel's wait with its usage (wait4)"))
+        return;
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        print_message("skipped: no python3\n");
+        return;
+    }
+    /* without a cgroup: the shell's wait */
+    shexec_run *r = run_cmd(f->s, BUSY, 0);
+    check_cost(r, SHEXEC_COST_RUSAGE);
+    shexec_run_free(r);
+    if (!contained(f))
+        return;
+    /* with one: the whole tree */
+    r = run_cmd(f->s, BUSY, 0);
+    check_cost(r, SHEXEC_COST_CGROUP);
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_cost(NULL, NULL, NULL, NULL), SHEXEC_COST_NONE);
+}
+
+/* Limits: set where the session's cgroups can honour them (v2, or the v1
+ * hierarchies of a hybrid machine), refused where not; a fork bomb under a
+ * process limit and an allocation loop under a memory limit end with a
+ * result that says which limit, and leave nothing behind. */
+static void test_limit_settings(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(shexec_session_set_limit(NULL, SHEXEC_LIMIT_PIDS, 10), SHEXEC_EINVAL);
+    /* no containment: refused, not ignored */
+    assert_int_equal(shexec_session_set_limit(f->s, SHEXEC_LIMIT_PIDS, 10), SHEXEC_ESTATE);
+    assert_int_equal(shexec_session_limit(f->s, SHEXEC_LIMIT_PIDS), 0);
+    assert_int_equal(shexec_session_set_limit(f->s, SHEXEC_LIMIT_PIDS, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_limit(f->s, 7, 10), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_limit(f->s, SHEXEC_LIMIT_MEMORY, 4096), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_limit(f->s, SHEXEC_LIMIT_CPU, 5), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_limit(NULL, SHEXEC_LIMIT_CPU), 0);
+    /* a run's limit without containment: its start says so */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_limit(r, 9, 1), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_limit(r, SHEXEC_LIMIT_PIDS, 20), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_ESTATE);
+    assert_non_null(strstr(shexec_session_errmsg(f->s), "containment"));
+    /* a start refused leaves the run as it was: without the limit it runs */
+    assert_int_equal(shexec_run_set_limit(r, SHEXEC_LIMIT_PIDS, 0), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_int_equal(shexec_run_set_limit(r, SHEXEC_LIMIT_PIDS, 20), SHEXEC_ESTATE);
+    shexec_run_free(r);
+}
+
+/* The session's limit "which" can be set here: 1, or 0 after saying why not. */
+static int limit_available(fixture *f, int which, uint64_t value)
+{
+    int rc = shexec_session_set_limit(f->s, which, value);
+    if (rc == SHEXEC_ESYS) {
+        print_message("skipped: %s\n", shexec_session_errmsg(f->s));
+        return 0;
+    }
+    assert_int_equal(rc, SHEXEC_OK);
+    assert_int_equal(shexec_session_limit(f->s, which), value);
+    return 1;
+}
+
+static void test_fork_bomb_under_pids_limit(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f) || !limit_available(f, SHEXEC_LIMIT_PIDS, 40))
+        return;
+    shexec_run *r = run_cmd(f->s, "b() { b | b & }; b; sleep 1; echo survived", 3000);
+    assert_true(shexec_run_limit_hit(r) & (1 << SHEXEC_LIMIT_PIDS));
+    assert_non_null(strstr(shexec_run_notice(r), "the process limit (40) was reached"));
+    shexec_run_free(r);
+    /* the session runs on, without the bomb's processes */
+    r = run_cmd(f->s, "echo alive", 0);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "alive\n");
+    assert_int_equal(shexec_run_limit_hit(r), 0);
+    shexec_run_free(r);
+    /* a run's own limit replaces the session's: 0 is none */
+    assert_int_equal(shexec_run_new(&r, f->s, "for i in 1 2 3 4 5 6 7 8; do sleep 0.3 & done; wait"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_limit(r, SHEXEC_LIMIT_PIDS, 0), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_int_equal(shexec_run_limit_hit(r), 0);
+    shexec_run_free(r);
+}
+
+static void test_allocation_under_memory_limit(void **state)
+{
+    fixture *f = *state;
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        print_message("skipped: no python3\n");
+        return;
+    }
+    if (!contained(f) || !limit_available(f, SHEXEC_LIMIT_MEMORY, 64u << 20))
+        return;
+    shexec_run *r = run_cmd(f->s, "/usr/bin/python3 -c 'a = []\nwhile True: "
+                                  "a.append(bytearray(1 << 20))'; echo \"exit $?\"", 20000);
+    print_message("notice: %s\n", shexec_run_notice(r));
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "exit 137\n");
+    assert_true(shexec_run_limit_hit(r) & (1 << SHEXEC_LIMIT_MEMORY));
+    assert_non_null(strstr(shexec_run_notice(r), "killed: out of memory (limit 64 MiB)"));
+    shexec_run_free(r);
+    r = run_cmd(f->s, "echo alive", 0);
+    assert_int_equal(shexec_run_limit_hit(r), 0);
+    shexec_run_free(r);
+}
+
+/* A CPU limit of a quarter of a CPU holds a busy loop of 1 s to about a
+ * quarter second of CPU time (the whole tree's, from the cgroup). */
+static void test_cpu_limit(void **state)
+{
+    fixture *f = *state;
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        print_message("skipped: no python3\n");
+        return;
+    }
+    if (!contained(f) || !limit_available(f, SHEXEC_LIMIT_CPU, 250))
+        return;
+    shexec_run *r = run_cmd(f->s, "/usr/bin/python3 -c 'import time\nt = time.monotonic() + 1\n"
+                                  "while time.monotonic() < t: pass'", 0);
+    uint64_t user = 0, sys = 0;
+    assert_int_equal(shexec_run_cost(r, &user, &sys, NULL), SHEXEC_COST_CGROUP);
+    print_message("cpu %llu us in 1 s under a limit of 0.25 CPU\n",
+                  (unsigned long long)(user + sys));
+    assert_true(user + sys <= 500000); /* unbounded: about 1 s */
+    assert_true(user + sys >= 100000);
+    shexec_run_free(r);
+}
+
+/* On cgroup v1 swap is bounded with memory: a swap limit alone is refused
+ * when the command starts, and says why. */
+static void test_swap_limit_needs_memory_on_v1(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f) || !limit_available(f, SHEXEC_LIMIT_SWAP, 8u << 20))
+        return;
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "true"), SHEXEC_OK);
+    int rc = shexec_run_exec(r);
+    if (rc == SHEXEC_OK) {
+        print_message("swap is bounded in cgroup v2 here: no v1 rule to check\n");
+    } else {
+        assert_int_equal(rc, SHEXEC_ESYS);
+        assert_non_null(strstr(shexec_session_errmsg(f->s), "a swap limit needs a memory limit"));
+        /* with a memory limit beside it, the command runs */
+        assert_int_equal(shexec_run_set_limit(r, SHEXEC_LIMIT_MEMORY, 64u << 20), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    }
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+}
+
+/* A host killed with SIGKILL: its watchdog ends what detached, through
+ * the cgroups (the process groups would not find them). */
+static void test_watchdog_ends_detached(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    if (!tu_platform_has(SHX_PLATFORM_WATCHDOG, "the watchdog"))
+        return;
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
+    f->dir[0] = '\0';
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(ready[0]);
+        shexec_session *s = NULL;
+        shexec_run *r = NULL;
+        /* containment before and after the watchdog: both orders tell it */
+        if (shexec_session_new(&s) != SHEXEC_OK || shexec_session_set_kill_grace_ms(s, 300) ||
+            shexec_session_set_containment(s, "auto") != SHEXEC_OK ||
+            shexec_session_set_watchdog(s, 1) != SHEXEC_OK ||
+            shexec_session_set_containment(s, "auto") != SHEXEC_OK)
+            _exit(1);
+        if (shexec_run_new(&r, s, "setsid -f bash -c 'exec -a " MARK " sleep 300'; "
+                                  "setsid bash -c 'exec -a " MARK " sleep 300' & sleep 0.2; "
+                                  "exec -a " MARK " sleep 300") != SHEXEC_OK ||
+            shexec_run_start(r) != SHEXEC_OK)
+            _exit(2);
+        /* pump until the three are up, then say so and wait to be killed */
+        int64_t end = tu_now_ms() + 20000;
+        while (count_marked() < 3)
+            if (shexec_session_wait(s, 20) < 0 || tu_now_ms() > end)
+                _exit(3);
+        const char *dir = NULL;
+        shexec_session_containment(s, &dir);
+        (void)!write(ready[1], dir, strlen(dir) + 1);
+        for (;;)
+            shexec_session_wait(s, 1000);
+    }
+    close(ready[1]);
+    char dir[4096] = "";
+    ssize_t got = read(ready[0], dir, sizeof dir - 1);
+    close(ready[0]);
+    assert_true(got > 1 && strstr(dir, "/shexec-"));
+    assert_int_equal(count_marked(), 3);
+    kill(host, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(host, &status, 0), host);
+    assert_int_equal(marked_after(3000), 0);
+    /* and its cgroups are removed, which the dead host could not do */
+    struct stat st;
+    int64_t end = tu_now_ms() + 3000;
+    while (stat(dir, &st) == 0 && tu_now_ms() < end)
+        usleep(10000);
+    assert_int_not_equal(stat(dir, &st), 0);
+}
+
+/* In a mount namespace where the cgroup2 mount is read-only, "auto" keeps
+ * process groups and says why; the commands still run. */
+static void test_read_only_mount_falls_back(void **state)
+{
+    fixture *f = *state;
+    const char *detail = NULL;
+    if (!contained(f))
+        return;
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
+    f->dir[0] = '\0';
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* the mount point: from the session's own view of the machine */
+        shexec_session *s = NULL;
+        if (unshare(CLONE_NEWNS) != 0)
+            _exit(77);
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            _exit(77);
+        const char *mnt = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0
+                              ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+        if (mount(mnt, mnt, NULL, MS_BIND, NULL) != 0 ||
+            mount(NULL, mnt, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)
+            _exit(77);
+        if (shexec_session_new(&s) != SHEXEC_OK ||
+            shexec_session_set_containment(s, "auto") != SHEXEC_OK)
+            _exit(1);
+        int kind = shexec_session_containment(s, &detail);
+        if (kind != SHEXEC_CONTAIN_GROUP || !strstr(detail, "read-only"))
+            _exit(2);
+        shexec_run *r = NULL;
+        if (shexec_run_new(&r, s, "exit 7") != SHEXEC_OK || shexec_run_exec(r) != SHEXEC_OK ||
+            shexec_run_exit_code(r) != 7)
+            _exit(3);
+        shexec_run_free(r);
+        shexec_session_free(s);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) {
+        print_message("skipped: no mount namespace here\n");
+        return;
+    }
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_setting_and_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_detached_killed_with_policy_kill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_detached_killed_at_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_detached_end_with_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_followed_to_last_member, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limit_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fork_bomb_under_pids_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_allocation_under_memory_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swap_limit_needs_memory_on_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watchdog_ends_detached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_mount_falls_back, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("contain", tests, NULL, NULL);
+}
