@@ -223,7 +223,7 @@ static void tree_cmd(char *cmd, size_t cap, char *file, size_t file_cap, int pro
          "echo $$ > '%s'; i=0; while [ $i -lt %d ]; do %s & echo $! >> '%s'; "
          "i=$((i+1)); done; wait",
          file, procs,
-         detach ? "if [ $((i %% 2)) = 1 ]; then setsid sleep 100; else sleep 100; fi"
+         detach ? "if [ $((i % 2)) = 1 ]; then setsid sleep 100; else sleep 100; fi"
                 : "sleep 100",
          file);
 }

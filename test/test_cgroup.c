@@ -86,6 +86,50 @@ static void test_mountinfo_kinds(void **state)
     assert_string_equal(root, "/");
 }
 
+/* The v1 hierarchy of a controller on a hybrid machine: its mount (whose
+ * options name it, alone or with others), the process's line in it. */
+static void test_v1_hierarchies(void **state)
+{
+    (void)state;
+    char self[SHX_CGROUP_PATH_MAX], mount[SHX_CGROUP_PATH_MAX], root[SHX_CGROUP_PATH_MAX];
+    char dir[SHX_CGROUP_PATH_MAX];
+    const char *reason = NULL;
+    size_t mi = strlen(hybrid_mountinfo), cg = strlen(hybrid_cgroup);
+    assert_int_equal(shx_cgroupfs_v1_self(hybrid_cgroup, cg, "memory", self, &reason), 0);
+    assert_string_equal(self, "/process_api/0e36b42a20a78b9787caa3de0e6f77db");
+    assert_int_equal(shx_cgroupfs_v1_mount(hybrid_mountinfo, mi, "memory", self, mount, root,
+                                           &reason), 0);
+    assert_string_equal(mount, "/sys/fs/cgroup/memory");
+    assert_string_equal(root, "/");
+    assert_int_equal(shx_cgroupfs_join(mount, root, self, dir, &reason), 0);
+    assert_string_equal(dir, "/sys/fs/cgroup/memory/process_api/0e36b42a20a78b9787caa3de0e6f77db");
+    assert_int_equal(shx_cgroupfs_v1_self(hybrid_cgroup, cg, "pids", self, &reason), 0);
+    assert_string_equal(self, "/");
+    /* a controller mounted with others ("cpu,cpuacct"), named exactly */
+    static const char joint_mi[] =
+        "31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+    static const char joint_cg[] = "3:cpu,cpuacct:/a/b\n0::/\n";
+    assert_int_equal(shx_cgroupfs_v1_mount(joint_mi, strlen(joint_mi), "cpu", NULL, mount, root,
+                                           &reason), 0);
+    assert_string_equal(mount, "/sys/fs/cgroup/cpu,cpuacct");
+    assert_int_equal(shx_cgroupfs_v1_self(joint_cg, strlen(joint_cg), "cpuacct", self, &reason), 0);
+    assert_string_equal(self, "/a/b");
+    assert_int_equal(shx_cgroupfs_v1_self(joint_cg, strlen(joint_cg), "cpuac", self, &reason), -1);
+    assert_int_equal(shx_cgroupfs_v1_mount(joint_mi, strlen(joint_mi), "acct", NULL, mount, root,
+                                           &reason), -1);
+    assert_non_null(strstr(reason, "no cgroup v1 mount"));
+    /* a pure v2 machine has none; NULL still finds the v2 mount and line */
+    assert_int_equal(shx_cgroupfs_v1_mount(pure_mountinfo, strlen(pure_mountinfo), "memory", NULL,
+                                           mount, root, &reason), -1);
+    assert_int_equal(shx_cgroupfs_v1_self("0::/x\n", 5, "memory", self, &reason), -1);
+    assert_non_null(strstr(reason, "no cgroup v1 hierarchy"));
+    assert_int_equal(shx_cgroupfs_v1_mount(hybrid_mountinfo, mi, NULL, NULL, mount, root, &reason), 0);
+    assert_string_equal(mount, "/sys/fs/cgroup/unified");
+    /* a v1 line with no path, or a malformed one */
+    assert_int_equal(shx_cgroupfs_v1_self("4:memory:\n", 10, "memory", self, &reason), -1);
+    assert_int_equal(shx_cgroupfs_v1_self("4:memory\n", 9, "memory", self, &reason), -1);
+}
+
 static void test_mountinfo_outside(void **state)
 {
     (void)state;
@@ -738,6 +782,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mountinfo_kinds),
+        cmocka_unit_test(test_v1_hierarchies),
         cmocka_unit_test(test_mountinfo_outside),
         cmocka_unit_test(test_mountinfo_escapes),
         cmocka_unit_test(test_mountinfo_several),
