@@ -248,7 +248,7 @@ int shx_loop_settle(shx_loop *l, int look_now)
                 shx_group_prune(&j->proc.group);
             int look = j->proc.cgroup ? due : j->proc.group.n == 0;
             if (j->hangup_checks > 0 && now >= j->hangup_check_ns) {
-                shx_group_signal_missed(&j->proc.group, SIGHUP);
+                shx_proc_hangup_missed(&j->proc);
                 /* the k-th look waits 4^k times the first */
                 if (--j->hangup_checks > 0)
                     j->hangup_check_ns = now + (SHX_HANGUP_FIRST_NS << (2 * (SHX_HANGUP_CHECKS - j->hangup_checks)));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "procfs.h"
 
 /* With a cgroup the command's processes are its members (see proc.h):
  * SIGKILL goes to all of them at once (cgroup.kill); another signal goes
@@ -32,9 +33,15 @@
 /* How long the freezer's kill (kernels without cgroup.kill) waits per round. */
 #define FROZEN_KILL_WAIT_MS 20
 
-static int cgroup_populated(const shx_proc *p)
+/* Once the shell is reaped and the cgroup found empty it stays so (only a
+ * member can bring a process in): the finish need not look again. */
+static int cgroup_populated(shx_proc *p)
 {
-    return shx_cgroup_populated(p->cgroup) == 1;
+    if (p->cgroup_emptied)
+        return 0;
+    int populated = shx_cgroup_populated(p->cgroup) == 1;
+    p->cgroup_emptied = !populated && shx_proc_reaped(p);
+    return populated;
 }
 
 static void signal_cgroup(shx_proc *p, int sig)
@@ -143,7 +150,7 @@ void shx_proc_hand_over(shx_proc *from, shx_proc *to)
     from->cgroup = NULL;
 }
 
-int shx_proc_group_alive(const shx_proc *p)
+int shx_proc_group_alive(shx_proc *p)
 {
     return p->cgroup ? cgroup_populated(p) : kill(-p->pid, 0) == 0;
 }
@@ -152,6 +159,25 @@ void shx_proc_hangup(shx_proc *p)
 {
     if (!shx_proc_reaped(p))
         kill(-p->pid, SIGHUP);
+}
+
+/* Members listed at most, per look for those that missed a hangup. */
+#define HANGUP_LOOK_MAX 256
+
+void shx_proc_hangup_missed(shx_proc *p)
+{
+    if (!p->cgroup) {
+        shx_group_signal_missed(&p->group, SIGHUP);
+        return;
+    }
+    /* the members still in the terminal's group, each just listed alive */
+    pid_t pids[HANGUP_LOOK_MAX];
+    long n = shx_cgroup_pids(p->cgroup, pids, HANGUP_LOOK_MAX);
+    if (n < 0 && errno == ENOBUFS)
+        n = HANGUP_LOOK_MAX;
+    for (long i = 0; i < n; i++)
+        if (shx_procfs_signal_default(pids[i], p->pid, SIGHUP))
+            (void)kill(pids[i], SIGHUP);
 }
 
 void shx_proc_kill_rest(shx_proc *p, int find_escapees, int use_pidfd)

@@ -68,6 +68,7 @@ typedef struct shx_proc {
      * they are signalled and killed through it, and while one lives the
      * command's processes are not over. */
     char *cgroup;
+    int cgroup_emptied;       /* the shell reaped, the cgroup was seen empty */
     shx_proc_cost cost;       /* read by shx_proc_finish */
     const shx_proc_observer *observer; /* NULL: nobody (the owner's, shared) */
     int handed_on;            /* its group goes on in another process object */
@@ -134,10 +135,14 @@ int shx_proc_anchor(shx_proc *p, int use_pidfd);
 void shx_proc_hand_over(shx_proc *from, shx_proc *to);
 /* 1 when kill() finds the group: a member lives, and while it does the id
  * cannot be reused. */
-int shx_proc_group_alive(const shx_proc *p);
+int shx_proc_group_alive(shx_proc *p);
 /* SIGHUP to the group again after a terminal's hangup, while the shell's
  * zombie holds the id (else nothing). */
 void shx_proc_hangup(shx_proc *p);
+/* After a terminal's hangup: SIGHUP again to each member still in the
+ * command's group with SIGHUP at its default action (it missed it; see
+ * shx_group_signal_missed): the anchors, or with a cgroup its members. */
+void shx_proc_hangup_missed(shx_proc *p);
 /* SIGKILL to what is left of the group, right after shx_proc_group_alive()
  * saw members (they pin the id they were seen in); with find_escapees,
  * what left the group from inside it first. */

@@ -447,6 +447,39 @@ static void test_swap_limit_needs_memory_on_v1(void **state)
     shexec_run_free(r);
 }
 
+/* On a terminal: a child that took the hangup in its handler, then set
+ * SIGHUP back to its default, is sent it again (the group path's anchors
+ * are not there with a cgroup: its members are looked at). */
+static void test_missed_hangup_sent_to_members(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f) || !tu_platform_has(SHX_PLATFORM_SETSID, "a controlling terminal"))
+        return;
+    const char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    char ready[300], cmd[1200];
+    snprintf(ready, sizeof ready, "%s/ready", dir);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' & until [ -e '%s' ]; do sleep 0.01; done; echo $!",
+             tu_helper("hup_late"), ready, ready);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    pid_t child = (pid_t)atoi(shexec_run_output(r, SHEXEC_STDOUT, NULL));
+    assert_true(child > 0);
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+    shexec_run_free(r);
+    int64_t end = tu_now_ms() + 10000;
+    while (tu_pid_alive(child) && tu_now_ms() < end)
+        shexec_session_wait(f->s, 50);
+    int gone = !tu_pid_alive(child);
+    if (!gone)
+        kill(child, SIGKILL);
+    unlink(ready);
+    rmdir(dir);
+    assert_true(gone);
+}
+
 /* A host killed with SIGKILL: its watchdog ends what detached, through
  * the cgroups (the process groups would not find them). */
 static void test_watchdog_ends_detached(void **state)
@@ -568,6 +601,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_allocation_under_memory_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swap_limit_needs_memory_on_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missed_hangup_sent_to_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watchdog_ends_detached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_mount_falls_back, setup, teardown),
     };
