@@ -64,20 +64,30 @@ static void posix_trap(shx_buf *out, const shx_script_opts *o)
     shx_buf_puts(out, "' EXIT; ");
 }
 
-/* The shell's first act: into the command's cgroup (its own pid is "0"),
- * quietly (a refusal leaves the host's own move, start.c); the trap set
- * after it leaves $? at 0, as the command would find it. */
-static void join_cgroup(shx_buf *out, const shx_script_opts *o, const char *echo, const char *end)
+/*
+ * The shell's first act: into the command's cgroups, before anything of the
+ * command runs. The library moves the shell's pid there itself right after
+ * the spawn (start.c), which usually lands first; a write of cgroup.procs
+ * costs the writer a wait of the kernel's (a grace period, some hundreds of
+ * microseconds), so the shell looks before it writes: while the cgroup
+ * lists only its own pid it is in, else it moves itself (its pid is "0").
+ * Quietly, its variable unset; `|| :` keeps `set -e` (SHELLOPTS) from
+ * ending it; the trap set after it leaves $? at 0, as the command finds it.
+ * b is "builtin " for bash, "" for a POSIX shell.
+ */
+static void join_cgroup(shx_buf *out, const shx_script_opts *o, const char *b, const char *end)
 {
     if (!o->join)
         return;
     shx_buf_puts(out, "{ ");
     for (const char *const *path = o->join; *path; path++) {
-        shx_buf_printf(out, "%s 0 >", echo);
+        shx_buf_printf(out, "%sread -r __shexec_c <", b);
+        shx_script_quote(out, *path);
+        shx_buf_printf(out, " || :; %stest \"$__shexec_c\" = \"$$\" || %secho 0 >", b, b);
         shx_script_quote(out, *path);
         shx_buf_puts(out, "; ");
     }
-    shx_buf_printf(out, "} 2>&-%s", end);
+    shx_buf_printf(out, "%sunset __shexec_c; } 2>&-%s", b, end);
 }
 
 int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
@@ -93,7 +103,7 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     /* BASH_ENV must not reach the command's own bash scripts; the trap
      * comes first, so that the report works whatever follows */
     if (o->mode == SHX_LAUNCH_BASH_ENV) {
-        join_cgroup(out, o, "builtin echo", "\n");
+        join_cgroup(out, o, "builtin ", "\n");
         shx_buf_puts(out, "builtin unset BASH_ENV\n");
     }
     if (o->marker)
@@ -149,7 +159,7 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
 {
     switch (o->mode) {
     case SHX_LAUNCH_BASH_LOAD:
-        join_cgroup(out, o, "builtin echo", "; ");
+        join_cgroup(out, o, "builtin ", "; ");
         shx_buf_printf(out,
                        "IFS= builtin read -r -d '' -u %d __shexec_p; builtin eval \"$__shexec_p\"; "
                        "builtin unset __shexec_p; ",
@@ -157,7 +167,7 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
         break;
     case SHX_LAUNCH_POSIX:
     case SHX_LAUNCH_POSIX_FD9:
-        join_cgroup(out, o, "echo", "; ");
+        join_cgroup(out, o, "", "; ");
         posix_trap(out, o);
         if (o->mode == SHX_LAUNCH_POSIX && o->extra_len)
             shx_buf_printf(out, ". /dev/fd/%d; ", o->channel_fd);
