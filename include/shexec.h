@@ -236,8 +236,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  *
  * LEFTOVERS. A run completes when its shell exits, not when its pipes
  * close: `server &` returns at once. Processes left in the command's group
- * are adopted as a task of the session (their output keeps being read; see
- * shexec_run_leftovers()), or killed (shexec_session_set_on_leftovers()).
+ * (with containment, in its cgroup) are adopted as a task of the session
+ * (their output keeps being read; see shexec_run_leftovers()), or killed
+ * (shexec_session_set_on_leftovers()).
  *
  * ENDING PROCESSES. On a timeout, cancel, kill or free, the command's
  * process group gets SIGTERM and, after the session's kill grace, SIGKILL;
@@ -249,10 +250,10 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * processes are found through /proc and signalled with it. A process whose
  * parent already exited has passed to init and cannot be traced (a daemon
  * that detaches properly outlives the session), unless the session holds
- * its commands in cgroups (CONTAINMENT, below). Without /proc, escapees cannot be found, and
- * leftovers are adopted only while they hold the command's output pipes
- * (else killed: SHEXEC_LEFTOVERS_KILLED). How: docs/internals.md, "Ending
- * processes".
+ * its commands in cgroups (CONTAINMENT, below). Without /proc, escapees
+ * cannot be found, and leftovers are adopted only while they hold the
+ * command's output pipes (else killed: SHEXEC_LEFTOVERS_KILLED). How:
+ * docs/internals.md, "Ending processes".
  *
  * CONTAINMENT. With shexec_session_set_containment() on, each command runs
  * in a cgroup v2 of its own, which its shell joins before any of the
