@@ -1,13 +1,13 @@
 /*
  * session.h - the session handle's layout, and session.c's one internal
  * call. The files that read the layout: session.c (its life and pumping),
- * settings.c and getters.c (what it is set to), task.c (its tasks),
+ * settings.c, getters.c and limits.c (what it is set to), task.c (its tasks),
  * toolhook.c and testhook.c (the tool layer's and the tests' doors), and
  * run.c, start.c and launch.c (a run's settings over the session's). base.c
  * owns its first member (the error message) and needs nothing else of it;
  * the loop (loop.h) is embedded and knows nothing of the session; the
- * watchdog and the kept shell state are attachments, NULL when off; runs
- * and tasks are pointers here.
+ * watchdog, the kept shell state and the containment (contain.h) are
+ * attachments, NULL when off; runs and tasks are pointers here.
  */
 #ifndef SHX_SESSION_H
 #define SHX_SESSION_H
