@@ -609,9 +609,11 @@ enum {
  * groups only, the default). The session makes one cgroup there
  * (shexec-PID-N) and one below it per command, removed when the command's
  * processes are gone; the session's free kills what is left in them and
- * removes them. With "auto" where no cgroup can be made (no cgroup2 mount,
- * read-only, no permission, a kernel before 5.2), the session keeps process
- * groups and shexec_session_containment() says why: that is SHEXEC_OK.
+ * removes them; cgroups that a host which died left there (empty, its pid
+ * gone) are removed when the next session is contained beside them. With
+ * "auto" where no cgroup can be made (no cgroup2 mount, read-only, no
+ * permission, a kernel before 5.2), the session keeps process groups and
+ * shexec_session_containment() says why: that is SHEXEC_OK.
  * Errors: SHEXEC_EINVAL (s NULL, or parent none of the above),
  * SHEXEC_ESTATE (commands run: runs, tasks or adopted leftovers; or from a
  * callback), SHEXEC_ESYS (a named parent where no cgroup can be made: the

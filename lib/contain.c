@@ -10,6 +10,7 @@
  */
 #include "contain.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -47,6 +49,38 @@ struct shx_contain {
 /* Sessions made by this process so far: each one's cgroup name is unique. */
 static atomic_ulong sessions_made;
 
+/* The cgroups of sessions whose host died without ending them (killed,
+ * no watchdog) are left behind: a new session removes those it finds
+ * beside its own that are empty and whose host's pid is gone (a reused pid
+ * keeps them, for the host that has it now to be the judge). */
+static void remove_stale(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        int end = 0;
+        if (sscanf(e->d_name, "shexec-%ld-%*u%n", &pid, &end) != 1 || !end ||
+            e->d_name[end] || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char dir[SHX_CGROUP_PATH_MAX], run[SHX_CGROUP_PATH_MAX + 32];
+        if (snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name) >= (int)sizeof dir)
+            continue;
+        DIR *sub = opendir(dir);
+        struct dirent *r;
+        while (sub && (r = readdir(sub)))
+            if (strncmp(r->d_name, "run-", 4) == 0 &&
+                snprintf(run, sizeof run, "%s/%s", dir, r->d_name) < (int)sizeof run)
+                (void)shx_cgroup_remove(run);
+        if (sub)
+            closedir(sub);
+        (void)shx_cgroup_remove(dir);
+    }
+    closedir(d);
+}
+
 int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
 {
     *out = NULL;
@@ -68,6 +102,7 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
         return -1;
     }
     c->note = probe.kill ? NULL : probe.reason;
+    remove_stale(parent);
     unsigned wanted = probe.subtree & (SHX_CGROUP_MEMORY | SHX_CGROUP_PIDS | SHX_CGROUP_CPU);
     char name[64];
     (void)snprintf(name, sizeof name, "shexec-%ld-%lu", (long)getpid(),

@@ -192,6 +192,42 @@ static void test_setting_and_reasons(void **state)
     f->dir[0] = '\0';
 }
 
+/* A host that died without ending its session (no watchdog) leaves its
+ * cgroups; the next session beside them removes them, when empty and the
+ * host's pid is gone, and keeps those of a live pid. */
+static void test_stale_cgroups_removed(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", f->dir);
+    *strrchr(parent, '/') = '\0';
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    char stale[4200], stale_run[4300], live[4200];
+    snprintf(stale, sizeof stale, "%s/shexec-%ld-7", parent, (long)dead);
+    snprintf(stale_run, sizeof stale_run, "%s/run-3", stale);
+    snprintf(live, sizeof live, "%s/shexec-%ld-99", parent, (long)getpid());
+    assert_int_equal(mkdir(stale, 0755), 0);
+    assert_int_equal(mkdir(stale_run, 0755), 0);
+    assert_int_equal(mkdir(live, 0755), 0);
+    shexec_session *other = NULL;
+    assert_int_equal(shexec_session_new(&other), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_containment(other, "auto"), SHEXEC_OK);
+    struct stat st;
+    int stale_left = stat(stale, &st) == 0, live_left = stat(live, &st) == 0;
+    shexec_session_free(other);
+    rmdir(stale_run);
+    rmdir(stale);
+    rmdir(live);
+    assert_false(stale_left);
+    assert_true(live_left);
+}
+
 /* Three ways a daemon leaves its command, each ended with the run. */
 static const char *const detach[] = {
     "setsid bash -c 'exec -a " MARK " sleep 300' & sleep 0.2; echo ok",
@@ -593,6 +629,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_setting_and_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_cgroups_removed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detached_killed_with_policy_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detached_killed_at_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_detached_end_with_session, setup, teardown),
