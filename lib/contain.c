@@ -40,7 +40,6 @@ struct shx_contain {
      * yet, or not possible: v1_why says why) */
     char *v1[SHX_CTRLS];
     const char *v1_why[SHX_CTRLS];
-    const char *note;              /* kills through the freezer, or NULL */
     unsigned long next_run;        /* the next command's cgroup number */
     char *dying[DYING_MAX];        /* commands' cgroups to remove once empty */
     int n_dying;
@@ -60,10 +59,15 @@ static void remove_stale(const char *parent)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        long pid;
-        int end = 0;
-        if (sscanf(e->d_name, "shexec-%ld-%*u%n", &pid, &end) != 1 || !end ||
-            e->d_name[end] || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        /* shexec-PID-N: a session's name, and its host's pid */
+        char *end;
+        if (strncmp(e->d_name, "shexec-", 7) != 0 || e->d_name[7] < '1' || e->d_name[7] > '9')
+            continue;
+        long pid = strtol(e->d_name + 7, &end, 10);
+        if (*end != '-' || end[1] < '0' || end[1] > '9' || pid <= 0 || pid > 0x7fffffff)
+            continue;
+        (void)strtoul(end + 1, &end, 10);
+        if (*end || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
         char dir[SHX_CGROUP_PATH_MAX], run[SHX_CGROUP_PATH_MAX + 32];
         if (snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name) >= (int)sizeof dir)
@@ -101,7 +105,6 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
         errno = ENOMEM;
         return -1;
     }
-    c->note = probe.kill ? NULL : probe.reason;
     remove_stale(parent);
     unsigned wanted = probe.subtree & (SHX_CGROUP_MEMORY | SHX_CGROUP_PIDS | SHX_CGROUP_CPU);
     char name[64];
@@ -171,11 +174,6 @@ int shx_contain_can_limit(shx_contain *c, int limit, const char **reason)
 const char *shx_contain_dir(const shx_contain *c)
 {
     return c->dir;
-}
-
-const char *shx_contain_note(const shx_contain *c)
-{
-    return c->note;
 }
 
 /* Remove the dying cgroups that are empty by now; keep the rest in order. */

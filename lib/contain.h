@@ -37,8 +37,6 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason);
 
 /* The session's cgroup directory. */
 const char *shx_contain_dir(const shx_contain *c);
-/* Whether kills go through the freezer (no cgroup.kill): a note, or NULL. */
-const char *shx_contain_note(const shx_contain *c);
 
 /*
  * A fresh cgroup for one command: a malloc'd path into *dir. Cgroups of
