@@ -189,7 +189,8 @@ static void remove_emptied(shx_contain *c)
     c->n_dying = kept;
 }
 
-int shx_contain_run_new(shx_contain *c, char **dir)
+/* A fresh cgroup for one command (see shx_contain_run_make). */
+static int run_new(shx_contain *c, char **dir)
 {
     *dir = NULL;
     if (c->n_dying)
@@ -255,8 +256,9 @@ static int write_limit(const char *dir, int limit, int v1, uint64_t value, uint6
     return shx_cgroup_set_limit(dir, file, text, reason);
 }
 
-int shx_contain_run_limit(shx_contain *c, const char *dir, const uint64_t limits[SHEXEC_LIMITS],
-                          char *v1[SHX_CTRLS], const char **reason)
+/* A command's limits written (see shx_contain_run_make). */
+static int run_limit(shx_contain *c, const char *dir, const uint64_t limits[SHEXEC_LIMITS],
+                     char *v1[SHX_CTRLS], const char **reason)
 {
     for (int k = 0; k < SHX_CTRLS; k++)
         v1[k] = NULL;
@@ -316,11 +318,11 @@ int shx_contain_run_make(shx_contain *c, const uint64_t limits[SHEXEC_LIMITS], c
 {
     for (int k = 0; k < SHX_CTRLS; k++)
         v1[k] = NULL;
-    if (shx_contain_run_new(c, dir) != 0) {
+    if (run_new(c, dir) != 0) {
         *reason = errno == ENOMEM ? "out of memory" : "cannot make the command's cgroup";
         return -1;
     }
-    if (shx_contain_run_limit(c, *dir, limits, v1, reason) == 0)
+    if (run_limit(c, *dir, limits, v1, reason) == 0)
         return 0;
     int err = errno;
     for (int k = 0; k < SHX_CTRLS; k++) {

@@ -20,7 +20,6 @@
 #include "buf.h"
 #include "shexec.h"
 
-
 typedef struct shx_contain shx_contain;
 
 /* How long the end of a session waits for killed processes to leave its
@@ -37,13 +36,6 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason);
 
 /* The session's cgroup directory. */
 const char *shx_contain_dir(const shx_contain *c);
-
-/*
- * A fresh cgroup for one command: a malloc'd path into *dir. Cgroups of
- * earlier commands that were waiting for their last process to go are
- * removed first where they can be. 0, or -1 with errno (mkdir's, ENOMEM).
- */
-int shx_contain_run_new(shx_contain *c, char **dir);
 
 /*
  * A command's cgroup is no longer used (its processes were killed or
@@ -64,24 +56,21 @@ enum { SHX_CTRL_MEMORY = 0, SHX_CTRL_PIDS = 1, SHX_CTRL_CPU = 2, SHX_CTRLS = 3 }
  */
 int shx_contain_can_limit(shx_contain *c, int limit, const char **reason);
 
-/*
- * Write a command's limits (values by SHEXEC_LIMIT_*, 0: none; a memory
- * limit without a swap limit means no swap) to its cgroup dir, or, for a
- * controller only v1 has, to a cgroup made for the command in that
- * hierarchy: its path into v1[SHX_CTRL_*] (malloc'd; NULL where none),
- * which the shell joins too (script.h). 0, or -1 with *reason; what was
- * made is in v1 all the same, for the caller to dispose of.
- */
-int shx_contain_run_limit(shx_contain *c, const char *dir, const uint64_t limits[SHEXEC_LIMITS],
-                          char *v1[SHX_CTRLS], const char **reason);
-
 /* 0 when value is one limit (SHEXEC_LIMIT_*) may take, else -1 with
  * *reason: an unknown limit, a CPU limit below 10, a memory limit below 1
  * MiB (0, none, is always valid). */
 int shx_contain_limit_valid(int limit, uint64_t value, const char **reason);
 
-/* A command's cgroup (shx_contain_run_new) with its limits written
- * (shx_contain_run_limit): 0, or -1 with *reason and errno, nothing left. */
+/*
+ * A fresh cgroup for one command (PARENT/shexec-PID-N/run-M, a malloc'd
+ * path into *dir) with its limits written (values by SHEXEC_LIMIT_*, 0:
+ * none; a memory limit without a swap limit means no swap): into dir, or,
+ * for a controller only v1 has, into a cgroup made for the command in that
+ * hierarchy, its path into v1[SHX_CTRL_*] (malloc'd, NULL where none),
+ * which the shell joins too (script.h). Cgroups of earlier commands that
+ * waited for their last process are removed first where they can be. 0,
+ * or -1 with *reason and errno, nothing left made.
+ */
 int shx_contain_run_make(shx_contain *c, const uint64_t limits[SHEXEC_LIMITS], char **dir,
                          char *v1[SHX_CTRLS], const char **reason);
 
