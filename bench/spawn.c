@@ -220,6 +220,21 @@ static void spawn_rows(const char *shell, const char *id, double target, double 
              maxof(v[V_LIB], rounds), peers);
 }
 
+/* The cells of a row that sets a session setting on against off, paired
+ * per round (1w, 1c, 1p, 1bp): the floor, both rates, the ratio of time on
+ * to time off and its verdict against 1.05. */
+static void on_off_cells(bench_row *r, const double *raw, const double *off, const double *on,
+                         int rounds)
+{
+    rate_cell(r, C_FLOOR, raw, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.05 of off");
+    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+}
+
 /* Row 1w: row 1's library runs with the session's watchdog on, against the
  * same runs with it off (paired per round). */
 static void watchdog_row(const char *shell, const double *raw, const double *off,
@@ -228,13 +243,7 @@ static void watchdog_row(const char *shell, const double *raw, const double *off
     char what[80];
     snprintf(what, sizeof what, "spawn `%s -c true`, watchdog on", shell);
     bench_row *r = row_new("1w", what, "runs/s");
-    rate_cell(r, C_FLOOR, raw, rounds);
-    rate_cell(r, C_LIB, on, rounds);
-    cell(r, C_OTHER, "off %.0f", median(off, rounds));
-    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, "<=1.05 of off");
-    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    on_off_cells(r, raw, off, on, rounds);
     footnote("1w: ratio = lib time per run with the watchdog on / off, measured back to back "
              "(median of per-round ratios); turning it on took %.2f ms (one fork of this host)",
              start_ms);
@@ -254,13 +263,7 @@ static void contain_row(const char *shell, const double *raw, const double *off,
         footnote("1c: no cgroup can be made here (%s)", why);
         return;
     }
-    rate_cell(r, C_FLOOR, raw, rounds);
-    rate_cell(r, C_LIB, on, rounds);
-    cell(r, C_OTHER, "off %.0f", median(off, rounds));
-    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, "<=1.05 of off");
-    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    on_off_cells(r, raw, off, on, rounds);
     footnote("1c: ratio = lib time per run with containment on / off, back to back (median of "
              "per-round ratios); on = a cgroup made, joined by the shell, read and removed "
              "per command");
@@ -274,13 +277,7 @@ static void persist_row(const char *id, const char *shell, const double *raw, co
     char what[80];
     snprintf(what, sizeof what, "spawn `%s -c true`, persist_env on", shell);
     bench_row *r = row_new(id, what, "runs/s");
-    rate_cell(r, C_FLOOR, raw, rounds);
-    rate_cell(r, C_LIB, on, rounds);
-    cell(r, C_OTHER, "off %.0f", median(off, rounds));
-    double ratio = paired_ratio(off, on, rounds); /* time on / time off */
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, "<=1.05 of off");
-    cell(r, C_VERDICT, ratio <= 1.05 ? "PASS" : "MISS");
+    on_off_cells(r, raw, off, on, rounds);
     (void)shell;
     footnote("%s: ratio = lib time per run with persist_env on / off, measured back to back "
              "(median of per-round ratios); the shell lists its state after every command, "
