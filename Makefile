@@ -6,7 +6,7 @@
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
 #                        WATCHDOG=0, TOOLS=0, PERSIST=0: the library without the watchdog, the
-#                        tool layer, persisted shell state;
+#                        tool layer, persisted shell state; CONTAIN=0: one that makes no cgroups;
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
 #                        one line per suite, VERBOSE=1: every suite's whole log)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
@@ -75,6 +75,13 @@ endif
 ifeq ($(PERSIST),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nopersist,$(VARIANT)-nopersist)
   LIB_FEATURES += -DSHX_WITH_PERSIST=0
+endif
+# CONTAIN=0: a library that never makes a cgroup: every session holds its
+# commands in process groups, as on a machine without cgroup v2 (the whole
+# suite on that path; the cgroup tests skip, saying why)
+ifeq ($(CONTAIN),0)
+  VARIANT  := $(if $(filter default,$(VARIANT)),nocontain,$(VARIANT)-nocontain)
+  LIB_FEATURES += -DSHX_WITH_CGROUPS=0
 endif
 # TOOLS=0: the library without the tool layer (lib/tool*.c: shexec_tool.h's
 # calls are not in it); the tool layer's tests are left out

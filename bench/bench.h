@@ -135,7 +135,8 @@ void sec_workload(void);     /* 8 */
 /* child modes of this executable (argv[1]) */
 int child_host_size(int argc, char **argv); /* --host-size MIB N FORK_N */
 
-/* a session on BENCH_SHELL with the default limits; dies on failure */
+/* a session on BENCH_SHELL with the default limits, on process groups
+ * (containment off: the rows that measure cgroups ask for them); dies on failure */
 shexec_session *lib_session(void);
 /* one library run of cmd, dies unless it exited 0 */
 void lib_run_ok(shexec_session *s, const char *cmd);

@@ -124,7 +124,9 @@ SHEXEC_API const char *shexec_strerror(int code);
 /*
  * Create a session.
  * Defaults: the host's cwd, /bin/bash (else /bin/sh), the host's environment
- * minus the deny list (see ENVIRONMENT), SHEXEC_DEFAULT_*. Errors (*out
+ * minus the deny list (see ENVIRONMENT), SHEXEC_DEFAULT_*, a cgroup per
+ * command where one can be made (CONTAINMENT: it makes the session's cgroup
+ * now). Errors (*out
  * NULL): SHEXEC_EINVAL (out NULL), SHEXEC_ENOMEM, SHEXEC_ENOCWD (no host
  * cwd), SHEXEC_ESYS (no randomness for its tag).
  */
@@ -255,9 +257,11 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * command's output pipes (else killed: SHEXEC_LEFTOVERS_KILLED). How:
  * docs/internals.md, "Ending processes".
  *
- * CONTAINMENT. With shexec_session_set_containment() on, each command runs
- * in a cgroup v2 of its own, which its shell joins before any of the
- * command runs. Membership survives setsid and double forks: the command's
+ * CONTAINMENT. Where the library can make cgroups (a cgroup v2 mount the
+ * host may write below its own cgroup: shexec_session_set_containment(),
+ * "auto", the default), each command runs in a cgroup v2 of its own,
+ * which its shell joins before any of the command runs; elsewhere, or
+ * turned off, process groups as above. Membership survives setsid and double forks: the command's
  * processes are its cgroup's members. Signals go to the members (SIGTERM
  * first, then SIGKILL to all at once through cgroup.kill); leftovers are
  * the members left after the shell exits, including daemons that
@@ -606,7 +610,7 @@ enum {
  * through /proc/self/cgroup and the cgroup2 mount: whatever the host's
  * supervisor set on that cgroup still applies), an absolute path of a
  * cgroup2 directory the host may write, or NULL, "" or "off" (process
- * groups only, the default). The session makes one cgroup there
+ * groups only). A new session is "auto". The session makes one cgroup there
  * (shexec-PID-N) and one below it per command, removed when the command's
  * processes are gone; the session's free kills what is left in them and
  * removes them; cgroups that a host which died left there (empty, its pid
@@ -625,7 +629,7 @@ SHEXEC_API int shexec_session_set_containment(shexec_session *s, const char *par
  * How the session holds its commands' processes.
  * SHEXEC_CONTAIN_CGROUP or SHEXEC_CONTAIN_GROUP. When detail is not NULL,
  * *detail receives the session's cgroup directory (CGROUP), or why not
- * ("not asked for", "turned off", "no cgroup2 mount", "the cgroup2 mount is
+ * ("turned off", "no cgroup2 mount", "the cgroup2 mount is
  * read-only", ...); owned by the session, valid until the setting changes.
  */
 SHEXEC_API int shexec_session_containment(const shexec_session *s, const char **detail);

@@ -23,6 +23,12 @@
 
 #include "cgroup.h"
 
+/* CONTAIN=0 builds a library that never makes a cgroup: every session keeps
+ * process groups, as on a machine without cgroup v2. */
+#ifndef SHX_WITH_CGROUPS
+#define SHX_WITH_CGROUPS 1
+#endif
+
 /* Cgroups awaiting removal a session keeps at most; past it the oldest is
  * given up (left for the system: the kernel frees it when emptied). */
 #define DYING_MAX 256
@@ -88,6 +94,11 @@ static void remove_stale(const char *parent)
 int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
 {
     *out = NULL;
+    if (!SHX_WITH_CGROUPS) {
+        *reason = "this build makes no cgroups (CONTAIN=0)";
+        errno = ENOTSUP;
+        return -1;
+    }
     char self[SHX_CGROUP_PATH_MAX];
     if (strcmp(parent, "auto") == 0) {
         if (shx_cgroup_self_dir(NULL, self, reason) != 0)

@@ -117,6 +117,6 @@ SHEXEC_API int shexec_session_containment(const shexec_session *s, const char **
 {
     if (detail)
         *detail = !s ? "no session" : s->contain ? shx_contain_dir(s->contain)
-                                    : s->contain_why ? s->contain_why : "not asked for";
+                                    : s->contain_why ? s->contain_why : "turned off";
     return s && s->contain ? SHEXEC_CONTAIN_CGROUP : SHEXEC_CONTAIN_GROUP;
 }

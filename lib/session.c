@@ -79,6 +79,9 @@ SHEXEC_API int shexec_session_new(shexec_session **out)
         free(s);
         return rc;
     }
+    /* a cgroup per command where one can be made, else process groups */
+    (void)shexec_session_set_containment(s, "auto");
+    shx_ok(s);
     *out = s;
     return SHEXEC_OK;
 }

@@ -60,7 +60,7 @@ struct shexec_session {
     uint32_t released_next;
     struct shx_watchdog *watchdog; /* watchdog.c's; NULL: off */
     struct shx_contain *contain;  /* contain.c's cgroups; NULL: process groups alone */
-    const char *contain_why;      /* why not (static text), NULL: never asked */
+    const char *contain_why;      /* why not (static text) */
     uint64_t limits[SHEXEC_LIMITS]; /* every command's, by SHEXEC_LIMIT_* (0: none) */
     shx_proc_observer proc_observer; /* told by every run's process: the watchdog */
 };

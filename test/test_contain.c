@@ -113,6 +113,8 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     assert_int_equal(shexec_session_new(&f->s), SHEXEC_OK);
+    /* each test asks for containment itself (contained()) */
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
     shexec_session_set_kill_grace_ms(f->s, 300);
     *state = f;
     return 0;
@@ -162,15 +164,38 @@ static void test_setting_and_reasons(void **state)
     fixture *f = *state;
     const char *detail = NULL;
     assert_int_equal(shexec_session_containment(f->s, &detail), SHEXEC_CONTAIN_GROUP);
-    assert_string_equal(detail, "not asked for");
+    assert_string_equal(detail, "turned off");
+    /* a new session is contained wherever "auto" can make a cgroup: the default */
+    shexec_session *fresh = NULL;
+    assert_int_equal(shexec_session_new(&fresh), SHEXEC_OK);
+    const char *fresh_detail = NULL;
+    int fresh_kind = shexec_session_containment(fresh, &fresh_detail);
+    char fresh_dir[4096];
+    (void)snprintf(fresh_dir, sizeof fresh_dir, "%s", fresh_detail);
+    assert_int_equal(shexec_session_set_containment(f->s, "auto"), SHEXEC_OK);
+    assert_int_equal(fresh_kind, shexec_session_containment(f->s, &detail));
+    print_message("a new session: %s (%s)\n", fresh_kind == SHEXEC_CONTAIN_CGROUP ? "cgroup" : "groups",
+                  fresh_dir);
+    if (fresh_kind == SHEXEC_CONTAIN_CGROUP) {
+        assert_non_null(strstr(fresh_dir, "/shexec-"));
+        assert_string_not_equal(fresh_dir, detail); /* a cgroup of its own */
+    } else {
+        assert_string_equal(fresh_dir, detail); /* the same reason */
+    }
+    shexec_session_free(fresh);
+    struct stat st;
+    if (fresh_kind == SHEXEC_CONTAIN_CGROUP)
+        assert_int_not_equal(stat(fresh_dir, &st), 0); /* removed at its free */
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
     assert_int_equal(shexec_session_containment(NULL, &detail), SHEXEC_CONTAIN_GROUP);
     assert_int_equal(shexec_session_set_containment(NULL, "auto"), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_containment(f->s, "relative/dir"), SHEXEC_EINVAL);
     assert_non_null(strstr(shexec_session_errmsg(f->s), "relative/dir"));
     /* a named parent that is no cgroup is an error; the setting stays */
     assert_int_equal(shexec_session_set_containment(f->s, "/tmp"), SHEXEC_ESYS);
-    assert_non_null(strstr(shexec_session_errmsg(f->s), SHX_HAVE_PROCFS ? "not a cgroup v2 directory"
-                                                                        : "not in this build"));
+    assert_non_null(strstr(shexec_session_errmsg(f->s), !SHX_HAVE_PROCFS ? "not in this build"
+                                                        : strstr(fresh_dir, "CONTAIN=0") ? "CONTAIN=0"
+                                                        : "not a cgroup v2 directory"));
     assert_int_equal(shexec_session_containment(f->s, NULL), SHEXEC_CONTAIN_GROUP);
     if (!contained(f))
         return;
@@ -187,7 +212,6 @@ static void test_setting_and_reasons(void **state)
     assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
     assert_int_equal(shexec_session_containment(f->s, &detail), SHEXEC_CONTAIN_GROUP);
     assert_string_equal(detail, "turned off");
-    struct stat st;
     assert_int_not_equal(stat(f->dir, &st), 0);
     f->dir[0] = '\0';
 }

@@ -130,6 +130,15 @@ static shexec_session *new_session(int use_pidfd)
     return s;
 }
 
+/* A session on the process-group path, whatever this machine's cgroups:
+ * the path that finds processes that left the group through /proc. */
+static shexec_session *new_group_session(int use_pidfd)
+{
+    shexec_session *s = new_session(use_pidfd);
+    CHECK_INT(shexec_session_set_containment(s, "off"), SHEXEC_OK);
+    return s;
+}
+
 static shexec_run *xrun(shexec_session *s, const char *cmd, uint32_t timeout_ms)
 {
     shexec_run *r = NULL;
@@ -1100,7 +1109,7 @@ static void case_escapees(void)
     };
     for (int use_pidfd = heavy_ok(); use_pidfd >= 0; use_pidfd--) {
         int fds = tu_count_fds();
-        shexec_session *s = new_session(use_pidfd);
+        shexec_session *s = new_group_session(use_pidfd);
 
         /* timeout: found through the shell, their parent, and killed with the group */
         for (size_t i = 0; i < sizeof timed_out / sizeof *timed_out; i++) {
@@ -1179,7 +1188,7 @@ static void case_escapees(void)
          * belongs to init, and nothing links it to the command any more. It
          * outlives the command and the session.
          */
-        s = new_session(use_pidfd);
+        s = new_group_session(use_pidfd);
         escape_cmd(cmd, sizeof cmd, file,
                    "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped");
         r = xrun(s, cmd, 0);
@@ -1267,7 +1276,7 @@ static void count_reads(unsigned long reads[2])
  */
 static void case_reapers_listed_once(void)
 {
-    shexec_session *s = new_session(heavy_ok());
+    shexec_session *s = new_group_session(heavy_ok());
     unsigned long before = shx_test_reaper_listings();
     for (int i = 0; i < 3; i++) {
         shexec_run *r = xrun(s, "sleep 100", 300);

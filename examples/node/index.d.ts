@@ -59,7 +59,7 @@ export interface SessionOptions {
    * that detach (setsid, daemons) are still ended, reported as leftovers and
    * costed: 'auto' (a child of the cgroup this process runs in), the absolute
    * path of a cgroup2 directory this process may write, or 'off'/null
-   * (process groups only, the default). 'auto' where no cgroup can be made
+   * (process groups only). The default is 'auto'. 'auto' where no cgroup can be made
    * keeps process groups (settings.containment says why); a named directory
    * that cannot hold them throws a SysError.
    */
@@ -190,7 +190,7 @@ export class Session {
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;
-    /** 'cgroup' and the session's cgroup directory, or 'group' and why not ('not asked for', ...). */
+    /** 'cgroup' and the session's cgroup directory, or 'group' and why not ('turned off', 'no cgroup2 mount', ...). */
     containment: { kind: 'cgroup' | 'group'; detail: string };
     /** Every limit of the session, 0 for none. */
     limits: Required<Limits>;

@@ -614,9 +614,10 @@ class Session {
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
    *   watchdog (true: the session's processes end when this process dies),
-   *   containment ('auto', 'off' or an absolute cgroup2 directory: each
-   *   command in a cgroup of its own, so that what detaches is still ended
-   *   and costed; 'auto' falls back to process groups, settings says why),
+   *   containment ('auto', the default, 'off' or an absolute cgroup2
+   *   directory: each command in a cgroup of its own, so that what detaches
+   *   is still ended and costed; 'auto' falls back to process groups where
+   *   no cgroup can be made, settings says why),
    *   limits ({memory, swap, pids, cpu}: bounds on every command's cgroup,
    *   0 for none; memory and swap in bytes, pids a count, cpu in
    *   thousandths of one CPU; a StateError without cgroup containment, a

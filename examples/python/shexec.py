@@ -943,8 +943,8 @@ class Session(object):
     @property
     def containment(self):
         """How the session holds its commands' processes: ('cgroup', the
-        session's cgroup directory), or ('group', why not: 'not asked for',
-        'turned off', 'no cgroup2 mount', ...). See set_containment."""
+        session's cgroup directory), or ('group', why not: 'turned off',
+        'no cgroup2 mount', ...). See set_containment."""
         detail = _str()
         with self._guard():
             kind = _lib.shexec_session_containment(self._live(), ctypes.byref(detail))
@@ -1032,7 +1032,7 @@ class Session(object):
         are still signalled, counted as leftovers and costed: parent 'auto'
         (a child of the cgroup this process runs in), the absolute path of a
         cgroup2 directory this process may write, or None / 'off' (process
-        groups only, the default). With 'auto' where no cgroup can be made
+        groups only). A new session is 'auto'. With 'auto' where no cgroup can be made
         the session keeps process groups and `containment` says why: not an
         error. StateError while commands run (runs, tasks, adopted
         leftovers) or from a callback; SysError when the named directory

@@ -151,6 +151,9 @@ int main(int argc, char **argv)
         die("grace", s);
     int late_setsid = strcmp(mode, "late-setsid") == 0;
     int term_ignored = strcmp(mode, "term-ignored") == 0;
+    /* a claimed group is the process-group path's proof: cgroups need none */
+    if (strncmp(mode, "claim-", 6) == 0 && shexec_session_set_containment(s, "off") != SHEXEC_OK)
+        die("shexec_session_set_containment", s);
     if (late_setsid)
         shx_test_watchdog_pause(2000);
     if (watch && shexec_session_set_watchdog(s, 1) != SHEXEC_OK)

@@ -1284,7 +1284,16 @@ class TestContainment(Base):
 
     def test_default_and_bad_parents(self):
         s = self.session()
-        self.assertEqual(s.containment, ("group", "not asked for"))
+        # the default is "auto": what a session set to "auto" has
+        default = s.containment
+        auto = self.session()
+        auto.set_containment("auto")
+        self.assertEqual(default[0], auto.containment[0])
+        if default[0] == "cgroup":
+            self.assertIn("/shexec-", default[1])
+            self.assertNotEqual(default[1], auto.containment[1])   # a cgroup of its own
+        else:
+            self.assertEqual(default, auto.containment)            # the same reason
         with self.assertRaises(shexec.InvalidArgumentError) as ctx:
             s.set_containment("relative")
         self.assertEqual(ctx.exception.code, shexec.EINVAL)
@@ -1294,7 +1303,7 @@ class TestContainment(Base):
         self.assertEqual(ctx.exception.code, shexec.ESYS)
         self.assertIn("not a cgroup v2 directory", ctx.exception.message)
         # a failed change leaves the setting as it was
-        self.assertEqual(s.containment, ("group", "not asked for"))
+        self.assertEqual(s.containment, default)
         s.set_containment(None)
         self.assertEqual(s.containment, ("group", "turned off"))
         with self.assertRaises(shexec.InvalidArgumentError):
@@ -1328,6 +1337,7 @@ class TestContainment(Base):
 
     def test_cost_rusage(self):
         s = self.session()
+        s.set_containment("off")
         r = s.start_run("sleep 0.2")
         self.assertEqual(r.cost, {"source": "none", "user_usec": 0, "system_usec": 0,
                                   "peak_bytes": 0})
@@ -1384,6 +1394,7 @@ class TestLimits(Base):
 
     def test_need_containment_and_known_names(self):
         s = self.session()
+        s.set_containment("off")
         self.assertEqual(s.limit("pids"), 0)
         with self.assertRaises(shexec.StateError) as ctx:
             s.set_limit("pids", 10)

@@ -60,10 +60,19 @@ async function contained(t, opts = {}) {
   return s;
 }
 
-test('containment: process groups by default; a bad parent is refused, nothing changed', async () => {
+test('containment: "auto" by default; a bad parent is refused, nothing changed', async () => {
   const s = new Session();
-  assert.deepEqual(s.settings.containment, { kind: 'group', detail: 'not asked for' });
+  const auto = new Session({ containment: 'auto' });
+  const [mine, its] = [s.settings.containment, auto.settings.containment];
+  assert.equal(mine.kind, its.kind);
+  if (mine.kind === 'cgroup') {
+    assert.match(mine.detail, /\/shexec-/);
+    assert.notEqual(mine.detail, its.detail); // a cgroup of its own
+  } else {
+    assert.equal(mine.detail, its.detail); // the same reason
+  }
   await s.close();
+  await auto.close();
   assert.throws(() => new Session({ containment: 'relative' }), (e) => {
     assert.ok(e instanceof InvalidArgumentError);
     assert.equal(e.errno, -1);
@@ -106,7 +115,7 @@ test('containment auto: a process that detached (setsid -f) is killed with its c
 });
 
 test('cost without containment: the kernel\'s rusage of the shell and what it waited for', async () => {
-  const s = new Session();
+  const s = new Session({ containment: 'off' });
   try {
     const r = await s.run(BUSY);
     assert.equal(r.exitCode, 0, r.stderr);

@@ -28,11 +28,15 @@ test('echo hello: stdout, empty stderr, exit code 0, the sentinel stripped', asy
 
 test('settings read back: the defaults, then what the options set', async () => {
   const d = new Session();
+  // containment is "auto" by default: a cgroup where one can be made, else groups and why
+  assert.ok(d.settings.containment.kind === 'cgroup'
+    ? d.settings.containment.detail.includes('/shexec-')
+    : d.settings.containment.detail !== 'turned off');
   assert.deepEqual(d.settings, {
     timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, outputLimit: 30000,
     outputUnit: 'chars', outputKeep: 'head', envInherit: true, maxTasks: 10,
     onLeftovers: 'adopt', watchdog: false, persistEnv: false,
-    containment: { kind: 'group', detail: 'not asked for' },
+    containment: d.settings.containment,
     limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: null,
   });
   await d.close();
