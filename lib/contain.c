@@ -47,6 +47,7 @@ struct shx_contain {
     char *v1[SHX_CTRLS];
     const char *v1_why[SHX_CTRLS];
     unsigned long next_run;        /* the next command's cgroup number */
+    char *spare;                   /* the next command's cgroup, made ahead (NULL: none) */
     char *dying[DYING_MAX];        /* commands' cgroups to remove once empty */
     int n_dying;
 };
@@ -200,11 +201,15 @@ static void remove_emptied(shx_contain *c)
     c->n_dying = kept;
 }
 
-/* A fresh cgroup for one command (see shx_contain_run_make). */
+/* A fresh cgroup for one command (see shx_contain_run_make): the one made
+ * ahead while the last command ran, or a new one. */
 static int run_new(shx_contain *c, char **dir)
 {
-    *dir = NULL;
-    if (c->n_dying)
+    *dir = c->spare;
+    c->spare = NULL;
+    if (*dir)
+        return 0;
+    if (c->n_dying >= DYING_MAX / 2) /* shx_contain_between was not called */
         remove_emptied(c);
     char name[32], path[SHX_CGROUP_PATH_MAX];
     (void)snprintf(name, sizeof name, "run-%lu", c->next_run++);
@@ -223,7 +228,8 @@ void shx_contain_run_done(shx_contain *c, char *dir)
 {
     if (!dir)
         return;
-    if (shx_cgroup_remove(dir) == 0 || errno != EBUSY || !c) {
+    if (!c) {
+        (void)shx_cgroup_remove(dir);
         free(dir);
         return;
     }
@@ -233,6 +239,14 @@ void shx_contain_run_done(shx_contain *c, char *dir)
         c->n_dying--;
     }
     c->dying[c->n_dying++] = dir;
+}
+
+void shx_contain_between(shx_contain *c)
+{
+    if (c->n_dying)
+        remove_emptied(c);
+    if (!c->spare)
+        (void)run_new(c, &c->spare);
 }
 
 /* Write one limit's value, formatted for its cgroup version. */
@@ -417,6 +431,9 @@ void shx_contain_free(shx_contain *c, int wait_ms)
     remove_emptied(c);
     for (int i = 0; i < c->n_dying; i++)
         free(c->dying[i]);
+    if (c->spare)
+        (void)shx_cgroup_remove(c->spare);
+    free(c->spare);
     (void)shx_cgroup_remove(c->dir);
     for (int k = 0; k < SHX_CTRLS; k++) {
         if (c->v1[k])
