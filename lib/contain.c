@@ -30,7 +30,8 @@
 #endif
 
 /* Cgroups awaiting removal a session keeps at most; past it the oldest is
- * given up (left for the system: the kernel frees it when emptied). */
+ * given up: left behind, and with it the session's own cgroup, until a
+ * contained session beside them finds this host gone (remove_stale). */
 #define DYING_MAX 256
 
 /* The controllers limits need, by SHX_CTRL_*: their names, and their
@@ -233,6 +234,8 @@ void shx_contain_run_done(shx_contain *c, char *dir)
         free(dir);
         return;
     }
+    if (c->n_dying == DYING_MAX)
+        remove_emptied(c);
     if (c->n_dying == DYING_MAX) {
         free(c->dying[0]);
         memmove(c->dying, c->dying + 1, (DYING_MAX - 1) * sizeof *c->dying);
