@@ -168,6 +168,7 @@ int shx_contain_can_limit(shx_contain *c, int limit, const char **reason)
     if (shx_cgroup_self_dir(ctrl_name[k], self, &why) == 0) {
         const char *name = strrchr(c->dir, '/') + 1; /* the session's, as in v2 */
         char dir[SHX_CGROUP_PATH_MAX];
+        remove_stale(self); /* as in v2, when this hierarchy is first used */
         if (shx_cgroup_create(self, name, dir) == 0 || errno == EEXIST) {
             if (!(c->v1[k] = strdup(dir))) {
                 (void)shx_cgroup_remove(dir);
