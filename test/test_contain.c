@@ -247,8 +247,8 @@ static int v1_self_dir(const char *controller, char *dir, size_t cap)
         fclose(f);
     if (!path[0] || !mount_at[0])
         return -1;
-    snprintf(dir, cap, "%s%s", mount_at, strcmp(path, "/") == 0 ? "" : path);
-    return 0;
+    int n = snprintf(dir, cap, "%s%s", mount_at, strcmp(path, "/") == 0 ? "" : path);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
 /* A session's cgroup named like a dead host's (stale) and a live one's,
