@@ -611,9 +611,8 @@ enum {
  * supervisor set on that cgroup still applies), an absolute path of a
  * cgroup2 directory the host may write, or NULL, "" or "off" (process
  * groups only). A new session is "auto". The session makes one cgroup there
- * (shexec-PID-N) and one below it per command (the next one ahead, while a
- * command starts), removed once the command's processes are gone (by the
- * next command's start); the session's free kills what is left in them and
+ * (shexec-PID-N) and one below it per command, removed when the command's
+ * processes are gone; the session's free kills what is left in them and
  * removes them; cgroups that a host which died left there (empty, its pid
  * gone) are removed when the next session is contained beside them. With
  * "auto" where no cgroup can be made (no cgroup2 mount, read-only, no

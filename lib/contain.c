@@ -48,10 +48,12 @@ struct shx_contain {
     char *v1[SHX_CTRLS];
     const char *v1_why[SHX_CTRLS];
     unsigned long next_run;        /* the next command's cgroup number */
-    char *spare;                   /* the next command's cgroup, made ahead (NULL: none) */
     char *dying[DYING_MAX];        /* commands' cgroups to remove once empty */
     int n_dying;
 };
+
+/* How many taken names a new session's cgroup skips before it gives up. */
+#define NAME_TRIES 64
 
 /* Sessions made by this process so far: each one's cgroup name is unique. */
 static atomic_ulong sessions_made;
@@ -120,10 +122,18 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
     }
     remove_stale(parent);
     unsigned wanted = probe.subtree & (SHX_CGROUP_MEMORY | SHX_CGROUP_PIDS | SHX_CGROUP_CPU);
+    /* a name taken is skipped: by another copy of the library in this
+     * process (its own count), or left by a dead host whose pid was ours */
     char name[64];
-    (void)snprintf(name, sizeof name, "shexec-%ld-%lu", (long)getpid(),
-                   (unsigned long)atomic_fetch_add(&sessions_made, 1));
-    if (shx_cgroup_create(parent, name, c->dir) != 0) {
+    int made = -1;
+    for (int tries = 0; made != 0 && tries < NAME_TRIES; tries++) {
+        (void)snprintf(name, sizeof name, "shexec-%ld-%lu", (long)getpid(),
+                       (unsigned long)atomic_fetch_add(&sessions_made, 1));
+        made = shx_cgroup_create(parent, name, c->dir);
+        if (made != 0 && errno != EEXIST)
+            break;
+    }
+    if (made != 0) {
         int err = errno;
         free(c);
         *reason = err == ENAMETOOLONG ? "the parent cgroup's path is too long"
@@ -203,15 +213,11 @@ static void remove_emptied(shx_contain *c)
     c->n_dying = kept;
 }
 
-/* A fresh cgroup for one command (see shx_contain_run_make): the one made
- * ahead while the last command ran, or a new one. */
+/* A fresh cgroup for one command (see shx_contain_run_make). */
 static int run_new(shx_contain *c, char **dir)
 {
-    *dir = c->spare;
-    c->spare = NULL;
-    if (*dir)
-        return 0;
-    if (c->n_dying >= DYING_MAX / 2) /* shx_contain_between was not called */
+    *dir = NULL;
+    if (c->n_dying)
         remove_emptied(c);
     char name[32], path[SHX_CGROUP_PATH_MAX];
     (void)snprintf(name, sizeof name, "run-%lu", c->next_run++);
@@ -230,8 +236,7 @@ void shx_contain_run_done(shx_contain *c, char *dir)
 {
     if (!dir)
         return;
-    if (!c) {
-        (void)shx_cgroup_remove(dir);
+    if (shx_cgroup_remove(dir) == 0 || errno != EBUSY || !c) {
         free(dir);
         return;
     }
@@ -243,14 +248,6 @@ void shx_contain_run_done(shx_contain *c, char *dir)
         c->n_dying--;
     }
     c->dying[c->n_dying++] = dir;
-}
-
-void shx_contain_between(shx_contain *c)
-{
-    if (c->n_dying)
-        remove_emptied(c);
-    if (!c->spare)
-        (void)run_new(c, &c->spare);
 }
 
 /* Write one limit's value, formatted for its cgroup version. */
@@ -435,9 +432,6 @@ void shx_contain_free(shx_contain *c, int wait_ms)
     remove_emptied(c);
     for (int i = 0; i < c->n_dying; i++)
         free(c->dying[i]);
-    if (c->spare)
-        (void)shx_cgroup_remove(c->spare);
-    free(c->spare);
     (void)shx_cgroup_remove(c->dir);
     for (int k = 0; k < SHX_CTRLS; k++) {
         if (c->v1[k])

@@ -39,20 +39,11 @@ const char *shx_contain_dir(const shx_contain *c);
 
 /*
  * A command's cgroup is no longer used (its processes were killed or
- * ended, or it holds adopted leftovers no more): removed by the next
- * shx_contain_between once its processes are gone (c NULL: now or never).
- * Takes dir (malloc'd); NULL: nothing.
+ * ended, or it holds adopted leftovers no more): removed now, or, while
+ * killed processes are still on their way out, later (c NULL: now or
+ * never). Takes dir (malloc'd); NULL: nothing.
  */
 void shx_contain_run_done(shx_contain *c, char *dir);
-
-/*
- * The cgroup work a command's start leaves for the time its shell runs,
- * off the way from one command to the next: remove the cgroups of earlier
- * commands whose processes are gone, and make the next command's cgroup
- * ahead (an rmdir and a mkdir each cost about as much as a tenth of a
- * `sh -c true`).
- */
-void shx_contain_between(shx_contain *c);
 
 /* The controllers a limit needs (SHEXEC_LIMIT_* of shexec.h map to these). */
 enum { SHX_CTRL_MEMORY = 0, SHX_CTRL_PIDS = 1, SHX_CTRL_CPU = 2, SHX_CTRLS = 3 };

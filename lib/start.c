@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "contain.h"
 #include "launch.h"
 #include "pty.h"
 #include "script.h"
@@ -93,8 +92,6 @@ int shx_run_begin(shexec_run *r)
             l.cgroup_v1[k] = NULL;
         }
     }
-    if (s->contain) /* while the shell starts */
-        shx_contain_between(s->contain);
     memcpy(r->limits_in_force, l.limits, sizeof l.limits);
     shx_proc_started(&r->job.proc, child.pid, child.pidfd);
     /* only a remote wrapper's record comes in-band, on stdout */
