@@ -290,6 +290,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
 #define SHEXEC_DEFAULT_KILL_GRACE_MS 5000u
 #define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
 #define SHEXEC_DEFAULT_MAX_TASKS 10u
+#define SHEXEC_DEFAULT_INPUT_LOOK_MS 2000u
 
 /*
  * Set the session's working directory.
@@ -1114,6 +1115,175 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
  * no-op. From a callback: see CALLBACKS.
  */
 SHEXEC_API void shexec_task_free(shexec_task *t);
+
+/* ------------------------------------------------------------------------
+ * LONG-RUNNING AND INTERACTIVE COMMANDS
+ *
+ * A command that does not end quickly need not be waited for to the end,
+ * nor killed at its timeout.
+ *   - Yield. shexec_run_exec() of a run with a yield time returns once that
+ *     time has passed, the command still running: the output so far is in
+ *     the run (shexec_run_output()), and the command goes on in the
+ *     background as a task of the session (shexec_run_yielded() gives its
+ *     id), keeping its timeout as its lifetime cap. A run may instead (or
+ *     also) be moved to the background at its timeout rather than ended
+ *     (shexec_run_set_background_on_timeout(): the cap it then has), or at
+ *     its idle timeout (SHEXEC_IDLE_YIELD). With a yield time set, a
+ *     command found waiting for input (below) is yielded at once too.
+ *   - Idle timeout. A command that writes nothing on either stream for so
+ *     long is ended (SIGTERM, grace, SIGKILL: SHEXEC_STATE_TIMED_OUT, and
+ *     shexec_run_deadline() says SHEXEC_DEADLINE_IDLE) or yielded.
+ *   - Waiting for input. After a command has been silent for a while
+ *     (shexec_session_set_input_look_ms(), 2 s by default) the library
+ *     looks, once a second while it stays silent, whether one of its
+ *     processes is blocked reading its terminal (a pty run) or the stdin
+ *     pipe (shexec_run_set_stdin()). Found, the run's input callback is
+ *     called and shexec_run_input_wait() says so, with the prompt (the
+ *     last line of output, unfinished) and whether the terminal echoes
+ *     (a password prompt does not). Output or input since then clears it.
+ *     A process that sleeps, computes, or reads a pipe another process
+ *     fills is not waiting for the host. Linux only (/proc/PID/syscall
+ *     and /proc/PID/fd of the command's own processes; a read(2), a
+ *     select(2) of descriptor 0 alone, or a poll(2) of one descriptor);
+ *     elsewhere, and for a process blocked in epoll, the state is
+ *     SHEXEC_INPUT_UNKNOWN or never WAITING.
+ * Yielding happens only inside shexec_run_exec(): a run started otherwise is
+ * the host's own to leave running, and its yield settings are not used
+ * (an idle timeout set to yield then does nothing).
+ *
+ * After a yield the run handle stays the host's: read the output so far
+ * from it, write input to it (shexec_run_write()), watch its state while
+ * the loop is pumped, and free it with shexec_run_free() when done with
+ * it; the command itself goes on as the task, found by id
+ * (shexec_session_take_task()), freed with the session or by
+ * shexec_task_free(), and like any task the session holds released unread
+ * when room is needed only once it has finished and the run handle is
+ * freed. What the command reports when it ends (its cwd, its shell state)
+ * is not taken: the session has moved on (the notice says so).
+ * ------------------------------------------------------------------------ */
+
+/* Why a run was moved to the background (shexec_run_yielded()). */
+enum {
+    SHEXEC_YIELD_NONE = 0,    /* it was not */
+    SHEXEC_YIELD_TIME = 1,    /* its yield time passed (shexec_run_set_yield_ms()) */
+    SHEXEC_YIELD_TIMEOUT = 2, /* its timeout passed, with background on timeout set */
+    SHEXEC_YIELD_IDLE = 3,    /* its idle timeout passed, set to SHEXEC_IDLE_YIELD */
+    SHEXEC_YIELD_INPUT = 4    /* it waits for input, with a yield time set */
+};
+
+/* What a command's idle timeout does. */
+enum {
+    SHEXEC_IDLE_END = 0,      /* end it: SIGTERM, grace, SIGKILL */
+    SHEXEC_IDLE_YIELD = 1     /* move it to the background (inside shexec_run_exec()) */
+};
+
+/* Which deadline ended a run in SHEXEC_STATE_TIMED_OUT (shexec_run_deadline()). */
+enum {
+    SHEXEC_DEADLINE_NONE = 0,    /* none did */
+    SHEXEC_DEADLINE_TIMEOUT = 1, /* its timeout (or, moved to the background, its cap) */
+    SHEXEC_DEADLINE_IDLE = 2     /* its idle timeout */
+};
+
+/* Whether a command waits for input (shexec_run_input_wait()). */
+enum {
+    SHEXEC_INPUT_NO = 0,      /* not found waiting (or not looked at yet) */
+    SHEXEC_INPUT_WAITING = 1, /* one of its processes is blocked reading the host's input */
+    SHEXEC_INPUT_UNKNOWN = 2  /* this system cannot tell (no /proc) */
+};
+
+/*
+ * Give shexec_run_exec() of this run a yield time.
+ * ms > 0: the call returns after ms with the command still running, moved
+ * to the background (see LONG-RUNNING AND INTERACTIVE COMMANDS); it also
+ * returns as soon as the command is found waiting for input. 0 (the
+ * default): it waits for the end. Errors: SHEXEC_EINVAL (run NULL),
+ * SHEXEC_ESTATE (started).
+ */
+SHEXEC_API int shexec_run_set_yield_ms(shexec_run *run, uint32_t ms);
+
+/*
+ * Set the idle timeout: a command silent on both streams for ms is ended or
+ * yielded, as action says (SHEXEC_IDLE_END / SHEXEC_IDLE_YIELD). 0: none
+ * (the default). The session's applies to every run that sets none; the
+ * run's (set_idle_timeout on the run) to it alone, 0 included. Errors:
+ * SHEXEC_EINVAL (NULL, an unknown action), SHEXEC_ESTATE (the run started).
+ */
+SHEXEC_API int shexec_session_set_idle_timeout_ms(shexec_session *s, uint32_t ms, int action);
+SHEXEC_API int shexec_run_set_idle_timeout_ms(shexec_run *run, uint32_t ms, int action);
+/* The session's idle timeout (0: none) and its action into *action (not NULL). */
+SHEXEC_API uint32_t shexec_session_idle_timeout_ms(const shexec_session *s, int *action);
+
+/*
+ * Background on timeout: at its timeout a command running inside
+ * shexec_run_exec() is moved to the background instead of being ended,
+ * and ended (SHEXEC_STATE_TIMED_OUT) only cap_ms after its start. 0 (the
+ * default): ended at the timeout. A cap not beyond the timeout ends it at
+ * the timeout. The session's applies to every run that sets none. Errors:
+ * SHEXEC_EINVAL (NULL), SHEXEC_ESTATE (the run started).
+ */
+SHEXEC_API int shexec_session_set_background_on_timeout(shexec_session *s, uint32_t cap_ms);
+SHEXEC_API int shexec_run_set_background_on_timeout(shexec_run *run, uint32_t cap_ms);
+/* The session's cap (0: off). */
+SHEXEC_API uint32_t shexec_session_background_on_timeout(const shexec_session *s);
+
+/*
+ * How long a command must be silent before the library first looks whether
+ * it waits for input (then once a second while it stays silent). 0: never
+ * look. Default SHEXEC_DEFAULT_INPUT_LOOK_MS. Applies to runs started
+ * after. Errors: SHEXEC_EINVAL (s NULL).
+ */
+SHEXEC_API int shexec_session_set_input_look_ms(shexec_session *s, uint32_t ms);
+SHEXEC_API uint32_t shexec_session_input_look_ms(const shexec_session *s);
+
+/* Called when a command is found waiting for input, from inside the loop
+ * (it may do what an output callback may: see CALLBACKS). */
+typedef void (*shexec_input_fn)(void *user, shexec_run *run);
+
+/*
+ * Set the run's input callback (NULL: none). Errors: SHEXEC_EINVAL (run
+ * NULL).
+ */
+SHEXEC_API int shexec_run_set_input_fn(shexec_run *run, shexec_input_fn fn, void *user);
+
+/*
+ * Whether the command waits for input: SHEXEC_INPUT_*. When it does, and
+ * prompt is not NULL, *prompt gets the last line of its output so far,
+ * unfinished (usually the question it asks; at most 256 bytes, not
+ * NUL-safe: its length in *prompt_len when not NULL), owned by the run and
+ * valid until the next loop round; *echo_off (not NULL) gets 1 when the
+ * terminal does not echo (a password prompt). SHEXEC_INPUT_NO for NULL.
+ */
+SHEXEC_API int shexec_run_input_wait(const shexec_run *run, const char **prompt,
+                                     size_t *prompt_len, int *echo_off);
+
+/*
+ * Whether shexec_run_exec() moved the command to the background:
+ * SHEXEC_YIELD_*, and the id of the task it goes on as into *task_id (not
+ * NULL; NULL when not yielded), owned by the task. SHEXEC_YIELD_NONE for
+ * NULL.
+ */
+SHEXEC_API int shexec_run_yielded(const shexec_run *run, const char **task_id);
+
+/* Which deadline ended the run: SHEXEC_DEADLINE_* (NONE unless its state is
+ * SHEXEC_STATE_TIMED_OUT). */
+SHEXEC_API int shexec_run_deadline(const shexec_run *run);
+
+/*
+ * The agent environment preset: one call that sets, in the session's
+ * environment, what keeps commands from stopping for a person or a pager:
+ *   PAGER, GIT_PAGER, GH_PAGER, MANPAGER, SYSTEMD_PAGER=cat;
+ *   GIT_TERMINAL_PROMPT=0; GIT_EDITOR and EDITOR=false (an editor that
+ *   fails rather than opens); DEBIAN_FRONTEND=noninteractive;
+ *   PIP_NO_INPUT=1; LANG=C.UTF-8 when neither LANG nor LC_ALL is set;
+ * and, for pipe runs only (a pty run keeps its terminal's), NO_COLOR=1 and
+ * TERM=dumb. The first are session variables like any: shexec_session_setenv()
+ * after the call overrides each, a run's shexec_run_setenv() too. TERM and
+ * NO_COLOR are not set on the session: a pipe run gets them unless the
+ * session's own variables (set before the call or after) or the run's name
+ * them; shexec_session_getenv() does not show them.
+ * Errors: SHEXEC_EINVAL (s NULL), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_apply_agent_env(shexec_session *s);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "proc.h"
+#include "quiet.h"
 #include "stream.h"
 
 typedef struct shx_job shx_job;
@@ -35,6 +36,8 @@ struct shx_job {
     int follows_leftovers;        /* what its shell leaves is followed to its end (a
                                      task's); else the loop's leftovers policy decides */
     int leftovers_killed;         /* processes its shell left were killed */
+    shx_quiet quiet;              /* idle timeout, yield, input-wait looks (quiet.h) */
+    int last_stream;              /* SHEXEC_STDOUT/STDERR: the one that wrote last */
     int ended;                    /* its ending was reported (on_ended) */
     /* how its ending is reported (set by its owner, with ctx): its
      * processes are done and its output read (at `now`); then, after the

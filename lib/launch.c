@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentenv.h"
 #include "cgroup.h"
 #include "channels.h"
 #include "contain.h"
@@ -368,7 +369,12 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     /* a wrapper program (more than the shell alone) gets the session's
      * environment; the run's variables go inside it, through the prelude */
     int wrapped = s->shell_argv && s->shell_argv[1];
-    rc = shx_session_env_build(s, &l->env, wrapped ? NULL : &r->env);
+    shx_envlist scratch;
+    const shx_envlist *over = wrapped ? NULL : &r->env;
+    rc = shx_agent_env_overlay(s->agent_env, &s->env, over, r->pty, &scratch, &over);
+    if (rc == SHEXEC_OK)
+        rc = shx_session_env_build(s, &l->env, over);
+    shx_agent_env_done(&scratch, over);
     /* what a run that reports its state is compared with when it ends */
     if (rc == SHEXEC_OK && s->persist && !r->task && !wrapped && r->env.n) {
         shx_env_free(r->persist.prior_env);

@@ -69,8 +69,11 @@ static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n,
 void shx_loop_enforce(shx_loop *l)
 {
     int64_t now = shx_now_ns();
-    for (shx_job *j = l->active; j; j = j->next_active)
+    for (shx_job *j = l->active; j; j = j->next_active) {
+        if (shx_quiet_enforce(j, now))
+            shx_job_terminate(j, &l->jobs, SHX_END_IDLE, now);
         shx_proc_enforce(&j->proc, now, l->jobs.kill_grace_ms, l->jobs.use_pidfd);
+    }
 }
 
 size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size_t cap,
@@ -84,6 +87,7 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
         if (live) {
             /* a deadline already passed wakes the host at once: the
              * enforcing is shx_loop_enforce()'s, never a listing's */
+            shx_quiet_next(j, &next);
             if (j->proc.sent == SHX_SENT_NONE && !j->proc.no_timeout)
                 min_deadline(&next, j->proc.deadline_ns);
             else if (j->proc.sent == SHX_SENT_TERM)
@@ -168,11 +172,15 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
         shx_job *j = own[i].job;
         switch (own[i].kind) {
         case FD_OUT:
-            output |= shx_stream_read(&j->out) == SHX_STREAM_DATA;
+        case FD_ERR: {
+            shx_stream *st = own[i].kind == FD_OUT ? &j->out : &j->err;
+            if (shx_stream_read(st) == SHX_STREAM_DATA) {
+                output = 1;
+                j->last_stream = st->id;
+                shx_quiet_activity(j, shx_now_ns()); /* not idle, not waiting */
+            }
             break;
-        case FD_ERR:
-            output |= shx_stream_read(&j->err) == SHX_STREAM_DATA;
-            break;
+        }
         case FD_PID:
             shx_proc_check(&j->proc);
             break;
@@ -181,6 +189,7 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
                 shx_job_input_close(j);
             else
                 flush_stdin(j);
+            shx_quiet_activity(j, shx_now_ns()); /* input went: not waiting */
             break;
         case FD_ANCHOR:
             /* the anchor index may have moved if an earlier one was dropped */
@@ -357,12 +366,14 @@ int shx_loop_run(shx_loop *l, const shx_job *until, int stop_on_any, int64_t tim
     int look_now = 1;
     int output = 0; /* the last round read output */
     for (;;) {
-        if (until && until->ended)
+        if (until && (until->ended || until->quiet.yield))
             break;
         if (!l->active)
             break;
 
         shx_loop_enforce(l);
+        if (until && until->quiet.yield)
+            break; /* its caller hands it to the background now */
         int64_t next;
         size_t n = shx_loop_collect(l, fds, own, cap, &next);
         if (n > cap) {

@@ -16,7 +16,7 @@
 #include "group.h"
 
 /* Why the library ended a command. */
-enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3 };
+enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3, SHX_END_IDLE = 4 };
 
 /*
  * Where the command's processes are. What holds the group id decides what

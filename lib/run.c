@@ -26,7 +26,7 @@
 #include "loop.h"
 #include "group.h"
 
-static void link_run(shexec_session *s, shexec_run *r)
+void shx_run_link(shexec_session *s, shexec_run *r)
 {
     r->next = s->runs;
     if (s->runs)
@@ -120,7 +120,7 @@ SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const c
         return SHEXEC_EINVAL;
     int rc = shx_run_alloc(out, s, command, len);
     if (*out) /* set exactly when rc is SHEXEC_OK */
-        link_run(s, *out);
+        shx_run_link(s, *out);
     return rc;
 }
 
@@ -238,7 +238,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
 {
     /* free_pending: a free is under way already (deferred from a callback,
      * or the one below, waiting for the run to end while callbacks run) */
-    /* a task's run goes with its task */
+    /* a task's run goes with its task; a yielded one's handle is let go */
+    if (run && run->task)
+        run->task_run_held = 0;
     if (!run || run->free_pending || run->task)
         return;
     run->free_pending = 1;
@@ -338,7 +340,7 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
 
 void shx_run_ended(shexec_run *r)
 {
-    if (r->job.proc.end_reason == SHX_END_TIMEOUT)
+    if (r->job.proc.end_reason == SHX_END_TIMEOUT || r->job.proc.end_reason == SHX_END_IDLE)
         r->state = SHEXEC_STATE_TIMED_OUT;
     else if (r->job.proc.end_reason == SHX_END_CANCEL)
         r->state = SHEXEC_STATE_CANCELLED;

@@ -64,12 +64,24 @@ struct shexec_run {
     uint64_t limits_in_force[SHEXEC_LIMITS]; /* from its start (launch.c) */
     char *cgroup_v1[SHX_CTRLS];   /* its cgroups in v1 hierarchies (contain.h), NULL: none */
     int limit_hits;               /* shexec_run_limit_hit() */
+    uint32_t yield_ms;            /* shexec_run_set_yield_ms(); 0: none */
+    int idle_set;                 /* the run's own idle timeout, over the session's */
+    uint32_t idle_ms;
+    int idle_action;
+    int background_set;           /* the run's own background cap, over the session's */
+    uint32_t background_cap_ms;
+    shexec_input_fn input_fn;
+    void *input_user;
+    int yielded;                  /* SHEXEC_YIELD_*: moved to the background by exec */
+    int task_run_held;            /* yielded: the host still holds the run handle */
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 /* SHEXEC_OK while r may still be set (not started), else the error (the
  * session's message set). */
 int shx_run_configurable(shexec_run *r);
+/* Put r on the session's list of runs (new, or back from a task). */
+void shx_run_link(shexec_session *s, shexec_run *r);
 /* Take r off the session's list of runs (it became a task's). */
 void shx_run_unlink(shexec_session *s, shexec_run *r);
 void shx_run_release(shexec_run *r);

@@ -63,6 +63,11 @@ struct shexec_session {
     const char *contain_why;      /* why not (static text) */
     uint64_t limits[SHEXEC_LIMITS]; /* every command's, by SHEXEC_LIMIT_* (0: none) */
     shx_proc_observer proc_observer; /* told by every run's process: the watchdog */
+    uint32_t idle_ms;             /* every run's idle timeout (0: none), and its action */
+    int idle_action;
+    uint32_t background_cap_ms;   /* background on timeout: the cap (0: off) */
+    uint32_t input_look_ms;       /* silence before looking for a wait for input (0: never) */
+    unsigned agent_env;           /* agentenv.c's pipe-only variables still in force */
 };
 
 

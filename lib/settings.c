@@ -17,6 +17,7 @@
 
 extern char **environ;
 
+#include "agentenv.h"
 #include "pstate.h"
 #include "platform.h"
 #include "spawn.h"
@@ -63,6 +64,7 @@ int shx_settings_init(shexec_session *s)
     s->keep = SHEXEC_KEEP_HEAD;
     s->env_inherit = 1;
     s->max_tasks = SHEXEC_DEFAULT_MAX_TASKS;
+    s->input_look_ms = SHEXEC_DEFAULT_INPUT_LOOK_MS;
     s->leftovers_policy = SHEXEC_ON_LEFTOVERS_ADOPT;
     s->default_shell = shx_pick_shell(default_shells);
     if (!s->default_shell)
@@ -292,6 +294,27 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
     shx_ok(s);
     s->loop.jobs.kill_grace_ms = ms;
     shx_watchdog_set_grace(s->watchdog, ms);
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_apply_agent_env(shexec_session *s)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    const char *name, *value;
+    for (size_t i = 0; shx_agent_env_preset(i, &name, &value); i++)
+        if (shexec_session_setenv(s, name, value) != SHEXEC_OK)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* a locale only where none is chosen, by the session or the host */
+    static const char *const locale[] = {"LANG", "LC_ALL"};
+    int chosen = 0;
+    for (size_t i = 0; i < 2; i++) {
+        int set = shx_envlist_find(&s->env, locale[i], strlen(locale[i]), &value);
+        chosen |= set ? value != NULL : s->env_inherit && getenv(locale[i]);
+    }
+    if (!chosen && shexec_session_setenv(s, "LANG", "C.UTF-8") != SHEXEC_OK)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    s->agent_env = shx_agent_env_pipe_bits();
     return SHEXEC_OK;
 }
 

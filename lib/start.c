@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "launch.h"
+#include "longrun.h"
 #include "pty.h"
 #include "script.h"
 #include "session.h"
@@ -119,6 +120,7 @@ int shx_run_begin(shexec_run *r)
     r->job.proc.check_backoff_ns = 1000000;
     r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
     r->state = SHEXEC_STATE_RUNNING;
+    shx_longrun_start(r);
     shx_loop_add(&s->loop, &r->job);
     shx_launch_free(&l);
     return SHEXEC_OK;
@@ -140,7 +142,18 @@ SHEXEC_API int shexec_run_exec(shexec_run *run)
         return rc;
     shexec_session *s = run->s;
     run->held++; /* a callback's free waits for us */
-    rc = shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
+    /* with a yield time, or a deadline that yields, the call may return
+     * with the command going on as a task (task.c) */
+    run->job.quiet.can_yield = 1;
+    int64_t yield_ns = run->yield_ms ? (int64_t)run->yield_ms * 1000000 : -1;
+    for (;;) {
+        rc = shx_loop_run(&s->loop, &run->job, 0, yield_ns, NULL);
+        if (rc != SHEXEC_OK || run->job.ended || run->free_pending ||
+            shx_task_from_yield(s, run) == SHEXEC_OK)
+            break;
+        yield_ns = -1; /* no room for a task: on to the end, as without a yield */
+    }
+    run->job.quiet.can_yield = 0;
     run->held--;
     if (run->free_pending) {
         /* a callback freed it: the release it asked for happens now, and

@@ -4,6 +4,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "platform.h"
@@ -31,12 +32,46 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->grow_after = SHX_STREAM_GROW_AFTER;
 }
 
+/* The stream's last line so far, unfinished: what follows its last
+ * newline, its last SHX_STREAM_TAIL bytes (a prompt is short). */
+static void keep_tail(shx_stream *st, const char *data, size_t len)
+{
+    const char *nl = NULL;
+    for (size_t i = len; i > 0 && !nl; i--)
+        if (data[i - 1] == '\n')
+            nl = data + i - 1;
+    if (nl) {
+        st->tail_len = 0;
+        len -= (size_t)(nl + 1 - data);
+        data = nl + 1;
+    }
+    if (len >= SHX_STREAM_TAIL) {
+        memcpy(st->tail, data + len - SHX_STREAM_TAIL, SHX_STREAM_TAIL);
+        st->tail_len = SHX_STREAM_TAIL;
+        return;
+    }
+    if (st->tail_len + len > SHX_STREAM_TAIL) {
+        size_t drop = st->tail_len + len - SHX_STREAM_TAIL;
+        memmove(st->tail, st->tail + drop, st->tail_len - drop);
+        st->tail_len -= drop;
+    }
+    memcpy(st->tail + st->tail_len, data, len);
+    st->tail_len += len;
+}
+
+const char *shx_stream_tail(const shx_stream *st, size_t *len)
+{
+    *len = st->tail_len;
+    return st->tail;
+}
+
 static void capture(shx_stream *st, const char *data, size_t len)
 {
     if (shx_capture_feed(&st->capture, data, len) != 0)
         st->failed = 1;
     if (st->fresh_on && shx_capture_feed(&st->fresh, data, len) != 0)
         st->failed = 1;
+    keep_tail(st, data, len);
 }
 
 static void call_back(shx_stream *st, const char *data, size_t len)

@@ -26,6 +26,8 @@
  * allows (Linux's default pipe-max-size, what unprivileged users may ask). */
 #define SHX_STREAM_GROW_AFTER ((size_t)64 * 1024)
 #define SHX_STREAM_PIPE_BYTES (1 << 20)
+/* How much of the last, unfinished line a stream keeps (a prompt). */
+#define SHX_STREAM_TAIL 256
 
 typedef struct shx_stream {
     int fd;        /* read end, non-blocking; -1 once closed */
@@ -44,7 +46,13 @@ typedef struct shx_stream {
     void *user;
     size_t grow_after;  /* bytes still to read before the pipe is grown; 0: done */
     int failed;    /* ENOMEM while capturing: further bytes are only counted */
+    char tail[SHX_STREAM_TAIL]; /* the last line so far, unfinished (its end) */
+    size_t tail_len;
 } shx_stream;
+
+/* The last line of what the stream carried so far, unfinished (after its
+ * last newline; at most SHX_STREAM_TAIL bytes, not NUL-terminated). */
+const char *shx_stream_tail(const shx_stream *st, size_t *len);
 
 /* Hand the chunks read from now on to fn (NULL: none). */
 void shx_stream_set_fn(shx_stream *st, shexec_output_fn fn, void *user);

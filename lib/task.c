@@ -68,7 +68,7 @@ static uint32_t slots_used(const shexec_session *s)
 static int releasable(const shexec_task *t)
 {
     int state = t->run->state;
-    return !t->host_held && t->run->held == 0 && !t->free_pending && state != SHEXEC_STATE_NEW &&
+    return !t->host_held && !t->run->task_run_held && t->run->held == 0 && !t->free_pending && state != SHEXEC_STATE_NEW &&
            state != SHEXEC_STATE_RUNNING;
 }
 
@@ -213,6 +213,49 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     return SHEXEC_OK;
 }
 
+static const char *const yield_why[] = {"", "its yield time passed", "its timeout passed",
+                                        "its idle timeout passed", "it waits for input"};
+
+int shx_task_from_yield(shexec_session *s, shexec_run *r)
+{
+    shx_quiet *q = &r->job.quiet;
+    int why = q->yield ? q->yield : SHEXEC_YIELD_TIME;
+    shexec_task *t = NULL;
+    if (shx_task_room(s) && (t = calloc(1, sizeof *t)) && assign_id(s, t) == SHEXEC_OK) {
+        t->s = s;
+        t->run = r;
+        r->task = t;
+        r->task_run_held = 1;
+        r->yielded = why;
+        r->job.follows_leftovers = 1;
+        r->job.on_finished = task_run_finished;
+        q->yield = 0;
+        q->can_yield = 0;
+        if (why == SHEXEC_YIELD_IDLE)
+            q->idle_ns = 0; /* it yielded for that: in the background it runs on */
+        shx_stream_enable_fresh(&r->job.out);
+        shx_stream_enable_fresh(&r->job.err);
+        shx_run_unlink(s, r);
+        link_task(s, t);
+        if (r->notice.len)
+            shx_buf_puts(&r->notice, "; ");
+        shx_buf_printf(&r->notice, "moved to the background as task %s after %lld ms (%s); "
+                       "the cwd and shell state it reports when it ends are not taken", t->id,
+                       (long long)((shx_now_ns() - r->start_ns) / 1000000), yield_why[why]);
+        return SHEXEC_OK;
+    }
+    free(t);
+    if (why == SHEXEC_YIELD_TIMEOUT)
+        r->job.proc.deadline_ns = shx_now_ns(); /* ended as at its timeout */
+    q->yield = 0;
+    q->can_yield = 0;
+    if (r->notice.len)
+        shx_buf_puts(&r->notice, "; ");
+    shx_buf_printf(&r->notice, "not moved to the background (%s): the session holds its maximum "
+                   "of %u tasks", yield_why[why], s->max_tasks);
+    return SHEXEC_ELIMIT;
+}
+
 int shx_task_prepare(shexec_task **out, shexec_session *s, shexec_run *run)
 {
     *out = NULL;
@@ -339,9 +382,31 @@ SHEXEC_API void shexec_task_free(shexec_task *t)
     shx_task_release(t);
 }
 
+/* A yielded run whose handle the host still holds outlives its task: ended,
+ * it goes back to the session's runs, for the host's shexec_run_free(). */
+static int keep_held_run(shexec_task *t)
+{
+    shexec_run *r = t->run;
+    if (!r->task_run_held)
+        return 0;
+    if (r->state == SHEXEC_STATE_RUNNING && r->s) {
+        shx_run_terminate(r, SHX_END_KILL, shx_now_ns());
+        r->held++;
+        shx_loop_run(&r->s->loop, &r->job, 0, -1, NULL);
+        r->held--;
+    }
+    r->task = NULL;
+    r->task_run_held = 0;
+    r->job.on_finished = NULL;
+    if (r->s)
+        shx_run_link(r->s, r);
+    return 1;
+}
+
 void shx_task_release(shexec_task *t)
 {
-    shx_run_release(t->run); /* a running task: holds it while it is ended */
+    if (!keep_held_run(t))
+        shx_run_release(t->run); /* a running task: holds it while it is ended */
     if (t->s)
         unlink_task(t->s, t);
     shx_buf_free(&t->read_out[0]);

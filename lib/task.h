@@ -48,6 +48,17 @@ int shx_task_was_released(const shexec_session *s, const char *id);
 /* Release a task now (terminated and reaped first if it runs). */
 void shx_task_release(shexec_task *t);
 
+/*
+ * shexec_run_exec() hands its running command to the background: the run
+ * becomes the engine of a new task of the session (the host keeps its run
+ * handle: task_run_held), for the reason its quiet watch asked (or the
+ * yield time: SHEXEC_YIELD_TIME). SHEXEC_OK; or SHEXEC_ELIMIT when the
+ * session has no room for a task: the run stays in the foreground and may
+ * not yield again in this call (a timeout that asked to yield ends it, as
+ * without background on timeout), the notice says why.
+ */
+int shx_task_from_yield(shexec_session *s, shexec_run *r);
+
 /* The session's hand-off of a foreground run's leftovers: per policy and
  * room, adopted as a task (1, *adopted: its run) or not (0). */
 int shx_task_adopt_leftovers(shexec_session *s, shexec_run *r, shexec_run **adopted);

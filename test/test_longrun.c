@@ -1,0 +1,644 @@
+/*
+ * test_longrun.c - commands that outlive their call: yield, background on
+ * timeout, the idle timeout, finding a command that waits for input (real
+ * programs: bash's read, Python's input() and REPL, sudo, git over http,
+ * less), and the agent environment preset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "inputwait.h"
+#include "shexec.h"
+#include "testutil.h"
+
+#define PY "/usr/bin/python3"
+
+static int setup(void **state)
+{
+    tu_leak_begin();
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 500);
+    /* looks after 300 ms of silence: the tests' commands wait a second or two */
+    assert_int_equal(shexec_session_set_input_look_ms(s, 300), SHEXEC_OK);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shexec_session_free(*state);
+    tu_leak_end();
+    return 0;
+}
+
+static shexec_run *new_run(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    return r;
+}
+
+static const char *out_of(shexec_run *r)
+{
+    size_t n;
+    return shexec_run_output(r, SHEXEC_STDOUT, &n);
+}
+
+/* Pump the loop until r has finished. */
+static void wait_end(shexec_session *s, shexec_run *r)
+{
+    int64_t end = tu_now_ms() + 30000;
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
+        assert_true(tu_now_ms() < end);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    }
+}
+
+/* The task a yielded run goes on as, taken by the host. */
+static shexec_task *task_of(shexec_session *s, shexec_run *r)
+{
+    const char *id = NULL;
+    assert_int_not_equal(shexec_run_yielded(r, &id), SHEXEC_YIELD_NONE);
+    assert_non_null(id);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_session_take_task(&t, s, id), SHEXEC_OK);
+    assert_ptr_equal(shexec_task_run(t), r);
+    return t;
+}
+
+static void test_yield_returns_running_then_task_finishes(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 2; echo b; exit 3");
+    assert_int_equal(shexec_run_set_yield_ms(r, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    /* back with the command still running, the output so far kept */
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    assert_string_equal(out_of(r), "a\n");
+    const char *id = NULL;
+    assert_int_equal(shexec_run_yielded(r, &id), SHEXEC_YIELD_TIME);
+    assert_non_null(strstr(shexec_run_notice(r), id));
+    shexec_task *t = task_of(s, r);
+    wait_end(s, r);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 3);
+    size_t n;
+    /* the task reads what came after the yield */
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "b\n");
+    assert_string_equal(out_of(r), "a\nb\n");
+    /* the run handle stays the host's until freed; the task owns the run */
+    shexec_run_free(r);
+    shexec_task_free(t);
+}
+
+static void test_yield_keeps_timeout_as_lifetime_cap(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "sleep 30");
+    assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_timeout_ms(r, 1200), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    pid_t pid = (pid_t)shexec_run_pid(r);
+    wait_end(s, r);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_deadline(r), SHEXEC_DEADLINE_TIMEOUT);
+    assert_false(tu_pid_alive(pid));
+    /* the handle freed first, the session's task goes with the session */
+    shexec_run_free(r);
+}
+
+static void test_yield_does_not_move_the_session(void **state)
+{
+    shexec_session *s = *state;
+    char before[4096];
+    snprintf(before, sizeof before, "%s", shexec_session_cwd(s));
+    shexec_run *r = new_run(s, "sleep 0.6; cd /tmp");
+    assert_int_equal(shexec_run_set_yield_ms(r, 100), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    shexec_task *t = task_of(s, r);
+    wait_end(s, r);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_string_equal(shexec_session_cwd(s), before);
+    assert_non_null(strstr(shexec_run_notice(r), "not taken"));
+    shexec_task_free(t);
+    shexec_run_free(r);
+}
+
+static void test_quick_command_does_not_yield(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "cd /tmp && echo ok");
+    assert_int_equal(shexec_run_set_yield_ms(r, 10000), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_NONE);
+    assert_string_equal(shexec_session_cwd(s), "/tmp");
+    shexec_run_free(r);
+}
+
+static void test_background_on_timeout(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "sleep 0.8; echo done");
+    assert_int_equal(shexec_run_set_timeout_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_background_on_timeout(r, 20000), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIMEOUT);
+    assert_non_null(strstr(shexec_run_notice(r), "its timeout passed"));
+    wait_end(s, r);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_string_equal(out_of(r), "done\n");
+    shexec_run_free(r);
+
+    /* the cap ends it in the background */
+    r = new_run(s, "sleep 30");
+    assert_int_equal(shexec_run_set_timeout_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_background_on_timeout(r, 900), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIMEOUT);
+    wait_end(s, r);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    shexec_run_free(r);
+
+    /* a session default, and without it the timeout ends the command */
+    assert_int_equal(shexec_session_set_background_on_timeout(s, 5000), SHEXEC_OK);
+    assert_int_equal(shexec_session_background_on_timeout(s), 5000);
+    r = new_run(s, "sleep 30");
+    assert_int_equal(shexec_run_set_timeout_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_background_on_timeout(r, 0), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_NONE);
+    shexec_run_free(r);
+}
+
+static void test_idle_timeout_ends_silent_command(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 30");
+    assert_int_equal(shexec_run_set_idle_timeout_ms(r, 500, SHEXEC_IDLE_END), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_true(tu_now_ms() - t0 < 20000);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
+    assert_int_equal(shexec_run_deadline(r), SHEXEC_DEADLINE_IDLE);
+    assert_string_equal(out_of(r), "a\n");
+    shexec_run_free(r);
+}
+
+static void test_idle_timeout_spares_steady_output(void **state)
+{
+    shexec_session *s = *state;
+    /* output every 0.1 s for 1.5 s under a 700 ms idle timeout */
+    assert_int_equal(shexec_session_set_idle_timeout_ms(s, 700, SHEXEC_IDLE_END), SHEXEC_OK);
+    int action = -1;
+    assert_int_equal(shexec_session_idle_timeout_ms(s, &action), 700);
+    assert_int_equal(action, SHEXEC_IDLE_END);
+    shexec_run *r = new_run(s, "i=0; while [ $i -lt 15 ]; do echo x; sleep 0.1; i=$((i+1)); done");
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_deadline(r), SHEXEC_DEADLINE_NONE);
+    shexec_run_free(r);
+    assert_int_equal(shexec_session_set_idle_timeout_ms(s, 10, 7), SHEXEC_EINVAL);
+}
+
+static void test_idle_timeout_yields(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 1; echo b");
+    assert_int_equal(shexec_run_set_idle_timeout_ms(r, 300, SHEXEC_IDLE_YIELD), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_IDLE);
+    /* in the background the idle timeout no longer applies */
+    wait_end(s, r);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_string_equal(out_of(r), "a\nb\n");
+    shexec_run_free(r);
+}
+
+static void test_yield_without_room_runs_to_the_end(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    shexec_run *other = new_run(s, "sleep 30");
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, other), SHEXEC_OK);
+    shexec_run *r = new_run(s, "sleep 0.5; echo end");
+    assert_int_equal(shexec_run_set_yield_ms(r, 100), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_NONE);
+    assert_non_null(strstr(shexec_run_notice(r), "not moved to the background"));
+    assert_string_equal(out_of(r), "end\n");
+    shexec_run_free(r);
+    shexec_task_free(t);
+}
+
+/* A yielded run the host still holds outlives the session's end. */
+static void test_held_run_outlives_session(void **state)
+{
+    (void)state;
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    shexec_session_set_kill_grace_ms(s, 300);
+    shexec_run *r = new_run(s, "echo a; sleep 30");
+    assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIME);
+    pid_t pid = (pid_t)shexec_run_pid(r);
+    shexec_session_free(s);
+    assert_false(tu_pid_alive(pid));
+    assert_true(shexec_run_state(r) > SHEXEC_STATE_RUNNING);
+    assert_string_equal(out_of(r), "a\n");
+    shexec_run_free(r);
+}
+
+/* ---- waiting for input ----------------------------------------------- */
+
+typedef struct {
+    int calls;
+} input_seen;
+
+static void on_input(void *user, shexec_run *r)
+{
+    (void)r;
+    ((input_seen *)user)->calls++;
+}
+
+/*
+ * Run cmd with a long yield time: it must come back found waiting for
+ * input, the prompt containing want. The run is returned, yielded.
+ */
+static shexec_run *expect_waiting(shexec_session *s, const char *cmd, int pty, const char *want,
+                                  input_seen *seen)
+{
+    shexec_run *r = new_run(s, cmd);
+    if (pty)
+        assert_int_equal(shexec_run_set_pty(r, pty), SHEXEC_OK);
+    else
+        assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_yield_ms(r, 30000), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_input_fn(r, on_input, seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_INPUT);
+    assert_int_equal(seen->calls, 1);
+    const char *prompt = NULL;
+    size_t len = 0;
+    assert_int_equal(shexec_run_input_wait(r, &prompt, &len, NULL), SHEXEC_INPUT_WAITING);
+    char text[300];
+    snprintf(text, sizeof text, "%.*s", (int)len, prompt ? prompt : "");
+    if (!strstr(text, want))
+        fail_msg("prompt \"%s\" lacks \"%s\" (%s)", text, want, cmd);
+    return r;
+}
+
+static int has_procfs(void)
+{
+    return tu_platform_has(SHX_PLATFORM_PROCFS, "/proc/PID/syscall");
+}
+
+static void test_read_prompt_answered(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    for (int pty = 0; pty <= 1; pty++) {
+        input_seen seen = {0};
+        /* bash prints read's prompt only on a terminal */
+        shexec_run *r = expect_waiting(s, "read -p 'Name: ' n; echo hi $n", pty ? SHEXEC_PTY_ON : 0,
+                                       pty ? "Name: " : "", &seen);
+        int echo_off = -1;
+        shexec_run_input_wait(r, NULL, NULL, &echo_off);
+        assert_int_equal(echo_off, 0);
+        shexec_task *t = task_of(s, r);
+        assert_int_equal(shexec_run_write(r, "Ada\n", 4), SHEXEC_OK);
+        wait_end(s, r);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        assert_non_null(strstr(out_of(r), "hi Ada"));
+        assert_int_equal(shexec_run_input_wait(r, NULL, NULL, NULL), SHEXEC_INPUT_NO);
+        shexec_task_free(t);
+        shexec_run_free(r);
+    }
+}
+
+static void test_python_input_and_repl(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    input_seen seen = {0};
+    shexec_run *r = expect_waiting(s, PY " -c 'x = input(\"> \"); print(\"got\", x)'", 0, "> ",
+                                   &seen);
+    shexec_run_write(r, "7\n", 2);
+    wait_end(s, r);
+    assert_non_null(strstr(out_of(r), "got 7"));
+    shexec_run_free(r);
+
+    memset(&seen, 0, sizeof seen);
+    r = expect_waiting(s, PY " -q", SHEXEC_PTY_ECHO, ">>> ", &seen);
+    int echo_off = -1;
+    shexec_run_input_wait(r, NULL, NULL, &echo_off);
+    assert_int_equal(echo_off, 0); /* readline echoes itself: not a password */
+    shexec_run_write(r, "print(6*7)\nexit()\n", 18);
+    wait_end(s, r);
+    assert_non_null(strstr(out_of(r), "42"));
+    shexec_run_free(r);
+}
+
+static void test_sudo_password_prompt(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    if (access("/usr/bin/sudo", X_OK) != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+        print_message("sudo or setpriv is not installed: skipped\n");
+        skip();
+    }
+    input_seen seen = {0};
+    /* as nobody, on the run's terminal: sudo asks for a password, echo off */
+    shexec_run *r = expect_waiting(s, "setpriv --reuid=65534 --regid=65534 --clear-groups "
+                                      "sudo -k true",
+                                   SHEXEC_PTY_ECHO, "password", &seen);
+    int echo_off = 0;
+    assert_int_equal(shexec_run_input_wait(r, NULL, NULL, &echo_off), SHEXEC_INPUT_WAITING);
+    assert_int_equal(echo_off, 1);
+    shexec_run_cancel(r);
+    wait_end(s, r);
+    shexec_run_free(r);
+}
+
+static const char http_401[] =
+    "import http.server, sys\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    def do_GET(self):\n"
+    "        self.send_response(401)\n"
+    "        self.send_header('WWW-Authenticate', 'Basic realm=\"x\"')\n"
+    "        self.send_header('Content-Length', '0')\n"
+    "        self.end_headers()\n"
+    "    def log_message(self, *a):\n"
+    "        pass\n"
+    "s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+    "open(sys.argv[1] + '.tmp', 'w').write(str(s.server_port))\n"
+    "__import__('os').rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+    "s.serve_forever()\n";
+
+static void test_git_credential_prompt(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    if (access("/usr/bin/git", X_OK) != 0) {
+        print_message("git is not installed: skipped\n");
+        skip();
+    }
+    const char *dir = tu_mkdtemp();
+    char path[4096], cmd[8192];
+    snprintf(path, sizeof path, "%s/srv.py", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(http_401, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             PY " %s/srv.py %s/port & while [ ! -s %s/port ]; do sleep 0.05; done; "
+                "GIT_TERMINAL_PROMPT=1 GIT_ASKPASS= SSH_ASKPASS= git -c credential.helper= "
+                "clone http://127.0.0.1:$(cat %s/port)/r.git %s/clone",
+             dir, dir, dir, dir, dir);
+    input_seen seen = {0};
+    shexec_run *r = expect_waiting(s, cmd, SHEXEC_PTY_ECHO, "Username for", &seen);
+    shexec_run_cancel(r);
+    wait_end(s, r);
+    shexec_run_free(r);
+    tu_rmtree(dir);
+}
+
+static void test_less_in_a_terminal(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    if (access("/usr/bin/less", X_OK) != 0) {
+        print_message("less is not installed: skipped\n");
+        skip();
+    }
+    input_seen seen = {0};
+    shexec_run *r = expect_waiting(s, "seq 1 5000 > lr.txt; less lr.txt; rm -f lr.txt",
+                                   SHEXEC_PTY_ON, "", &seen);
+    shexec_run_write(r, "q", 1);
+    wait_end(s, r);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+}
+
+/* Not waiting for the host: sleeping, computing, reading another pipe. */
+static void test_busy_or_sleeping_is_not_waiting(void **state)
+{
+    shexec_session *s = *state;
+    static const char *const cmds[] = {
+        "sleep 1.5",
+        PY " -c 'import time\nt = time.time()\nwhile time.time() - t < 1.5: pass'",
+        "(sleep 0.5; echo a; sleep 0.5; echo b; sleep 0.5) | (cat > /dev/null)",
+        "sleep 1.5 | cat",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        for (int pty = 0; pty <= 1; pty++) {
+            input_seen seen = {0};
+            shexec_run *r = new_run(s, cmds[i]);
+            if (pty)
+                assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+            else
+                assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+            assert_int_equal(shexec_run_set_yield_ms(r, 30000), SHEXEC_OK);
+            assert_int_equal(shexec_run_set_input_fn(r, on_input, &seen), SHEXEC_OK);
+            assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+            if (seen.calls || shexec_run_yielded(r, NULL) != SHEXEC_YIELD_NONE)
+                fail_msg("\"%s\" (pty %d) was taken for a wait for input", cmds[i], pty);
+            assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+            shexec_run_free(r);
+        }
+    }
+}
+
+static void test_looks_can_be_turned_off(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_input_look_ms(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_input_look_ms(s), 0);
+    input_seen seen = {0};
+    shexec_run *r = new_run(s, "read -t 1 n; echo $?");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_input_fn(r, on_input, &seen), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(seen.calls, 0);
+    shexec_run_free(r);
+    assert_int_equal(shexec_session_input_look_ms(NULL), SHEXEC_DEFAULT_INPUT_LOOK_MS);
+}
+
+/* ---- the pure parts --------------------------------------------------- */
+
+static void test_parse_syscall_text(void **state)
+{
+    (void)state;
+    int fd;
+    uint64_t addr;
+    char text[128];
+#if defined(__x86_64__)
+    snprintf(text, sizeof text, "0 0x3 0x7ffd1000 0x1 0x0 0x0 0x0 0x7ffd0ff8 0x7f001234\n");
+    assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_FD);
+    assert_int_equal(fd, 3);
+    /* select of descriptor 0 alone, then of three */
+    snprintf(text, sizeof text, "23 0x1 0x7ffd1000 0x0 0x0 0x0 0x0 0x7ffd0ff8 0x7f001234\n");
+    assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_FD);
+    assert_int_equal(fd, 0);
+    snprintf(text, sizeof text, "23 0x3 0x7ffd1000 0x0 0x0 0x0 0x0 0x7ffd0ff8 0x7f001234\n");
+    assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_NONE);
+    /* poll of one descriptor: where its pollfd is */
+    snprintf(text, sizeof text, "7 0x7ffd2000 0x1 0xffffffff 0x0 0x0 0x0 0x7ffd0ff8 0x7f0012\n");
+    assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_POLL1);
+    assert_int_equal(addr, 0x7ffd2000);
+    /* nanosleep, wait4 */
+    snprintf(text, sizeof text, "35 0x7ffd1000 0x0 0x0 0x0 0x0 0x0 0x7ffd0ff8 0x7f001234\n");
+    assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_NONE);
+#endif
+    static const char *const junk[] = {"running\n", "-1 0x7ffd0ff8 0x7f001234\n", "", "0",
+                                       "0 0x3", "0 0xzz 0 0 0 0 0", "99999999999999999999999 1 "
+                                       "2 3 4 5 6"};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++)
+        assert_int_equal(shx_inputwait_parse(junk[i], strlen(junk[i]), &fd, &addr),
+                         SHX_WAIT_NONE);
+}
+
+static void test_password_flags(void **state)
+{
+    (void)state;
+#if defined(__linux__)
+    unsigned long canon = ICANON | ECHO | ECHOE | ECHOK | ISIG;
+    /* a terminal that echoes: a password reader turns ECHO off, keeps ICANON */
+    assert_true(shx_inputwait_password(canon & ~(unsigned long)ECHO, 1, canon));
+    assert_false(shx_inputwait_password(canon, 1, canon));
+    /* a line editor turns off both */
+    assert_false(shx_inputwait_password(canon & ~(unsigned long)(ECHO | ICANON), 1, canon));
+    /* a terminal opened without echo: only another change tells */
+    unsigned long quiet = canon & ~(unsigned long)ECHO;
+    assert_false(shx_inputwait_password(quiet, 1, quiet));
+    assert_true(shx_inputwait_password(quiet & ~(unsigned long)(ECHOE | ECHOK), 1, quiet));
+#else
+    skip();
+#endif
+}
+
+/* ---- the agent environment preset ------------------------------------- */
+
+static char *env_of(shexec_session *s, const char *names, int pty, const char *run_var)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "for v in %s; do eval \"echo $v=\\${$v-unset}\"; done", names);
+    shexec_run *r = new_run(s, cmd);
+    if (pty)
+        assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    if (run_var)
+        assert_int_equal(shexec_run_setenv(r, run_var, "mine"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    char *out = strdup(out_of(r));
+    shexec_run_free(r);
+    return out;
+}
+
+static void test_agent_env_preset(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_setenv(s, "LANG", NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "LC_ALL", NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_apply_agent_env(s), SHEXEC_OK);
+    char *out = env_of(s, "PAGER GIT_PAGER GH_PAGER MANPAGER SYSTEMD_PAGER GIT_TERMINAL_PROMPT "
+                          "GIT_EDITOR EDITOR DEBIAN_FRONTEND PIP_NO_INPUT LANG NO_COLOR TERM",
+                       0, NULL);
+    assert_string_equal(out, "PAGER=cat\nGIT_PAGER=cat\nGH_PAGER=cat\nMANPAGER=cat\n"
+                             "SYSTEMD_PAGER=cat\nGIT_TERMINAL_PROMPT=0\nGIT_EDITOR=false\n"
+                             "EDITOR=false\nDEBIAN_FRONTEND=noninteractive\nPIP_NO_INPUT=1\n"
+                             "LANG=C.UTF-8\nNO_COLOR=1\nTERM=dumb\n");
+    free(out);
+    /* a pty run keeps its terminal's type (the host's), and gets no NO_COLOR */
+    out = env_of(s, "NO_COLOR TERM", 1, NULL);
+    assert_non_null(strstr(out, "NO_COLOR=unset\n"));
+    assert_null(strstr(out, "TERM=dumb"));
+    free(out);
+    /* a run's own variable wins; so does one the session sets itself */
+    out = env_of(s, "TERM", 0, "TERM");
+    assert_string_equal(out, "TERM=mine\n");
+    free(out);
+    assert_int_equal(shexec_session_setenv(s, "NO_COLOR", NULL), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "TERM", "xterm"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "PAGER", "less"), SHEXEC_OK);
+    out = env_of(s, "NO_COLOR PAGER TERM", 0, NULL);
+    assert_string_equal(out, "NO_COLOR=unset\nPAGER=less\nTERM=xterm\n");
+    free(out);
+    /* a locale already chosen stays */
+    assert_int_equal(shexec_session_setenv(s, "LANG", "de_DE.UTF-8"), SHEXEC_OK);
+    assert_int_equal(shexec_session_apply_agent_env(s), SHEXEC_OK);
+    out = env_of(s, "LANG", 0, NULL);
+    assert_string_equal(out, "LANG=de_DE.UTF-8\n");
+    free(out);
+    assert_int_equal(shexec_session_apply_agent_env(NULL), SHEXEC_EINVAL);
+}
+
+static void test_setters_refuse_bad_calls(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_run_set_yield_ms(NULL, 1), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_idle_timeout_ms(NULL, 1, SHEXEC_IDLE_END), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_background_on_timeout(NULL, 1), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_input_fn(NULL, NULL, NULL), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_input_look_ms(NULL, 1), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_background_on_timeout(NULL, 1), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_yielded(NULL, NULL), SHEXEC_YIELD_NONE);
+    assert_int_equal(shexec_run_deadline(NULL), SHEXEC_DEADLINE_NONE);
+    assert_int_equal(shexec_run_input_wait(NULL, NULL, NULL, NULL), SHEXEC_INPUT_NO);
+    shexec_run *r = new_run(s, "true");
+    assert_int_equal(shexec_run_set_idle_timeout_ms(r, 1, 2), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_yield_ms(r, 1), SHEXEC_ESTATE);
+    assert_int_equal(shexec_run_set_idle_timeout_ms(r, 1, SHEXEC_IDLE_END), SHEXEC_ESTATE);
+    assert_int_equal(shexec_run_set_background_on_timeout(r, 1), SHEXEC_ESTATE);
+    shexec_run_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_yield_returns_running_then_task_finishes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_yield_keeps_timeout_as_lifetime_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yield_does_not_move_the_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quick_command_does_not_yield, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_on_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_timeout_ends_silent_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_timeout_spares_steady_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_timeout_yields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yield_without_room_runs_to_the_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_run_outlives_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_prompt_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_python_input_and_repl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sudo_password_prompt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git_credential_prompt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_less_in_a_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_or_sleeping_is_not_waiting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_looks_can_be_turned_off, setup, teardown),
+        cmocka_unit_test(test_parse_syscall_text),
+        cmocka_unit_test(test_password_flags),
+        cmocka_unit_test_setup_teardown(test_agent_env_preset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_setters_refuse_bad_calls, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
