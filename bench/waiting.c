@@ -36,11 +36,14 @@
 
 static long poll_calls;
 
-/* voluntary context switches over one run; its poll() calls through *polls */
-static long lib_idle(shexec_session *s, const char *cmd, long *polls)
+/* voluntary context switches over one run; its poll() calls through *polls;
+ * with stdin_on, the command's stdin is a pipe (looks for a wait for input
+ * go on while it is silent) */
+static long lib_idle_in(shexec_session *s, const char *cmd, int stdin_on, long *polls)
 {
     shexec_run *r;
-    if (shexec_run_new(&r, s, cmd) != SHEXEC_OK)
+    if (shexec_run_new(&r, s, cmd) != SHEXEC_OK ||
+        (stdin_on && shexec_run_set_stdin(r, 1) != SHEXEC_OK))
         die("shexec_run_new: %s", shexec_session_errmsg(s));
     long polls_before = poll_calls;
     long before = thread_nvcsw();
@@ -52,6 +55,11 @@ static long lib_idle(shexec_session *s, const char *cmd, long *polls)
         die("library `%s` did not exit 0", cmd);
     shexec_run_free(r);
     return after - before;
+}
+
+static long lib_idle(shexec_session *s, const char *cmd, long *polls)
+{
+    return lib_idle_in(s, cmd, 0, polls);
 }
 
 static long raw_idle(const char *cmd)
@@ -97,6 +105,48 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const si
     return (int)syscall(SYS_ppoll, fds, n, tp, mask, (size_t)(_NSIG / 8));
 }
 
+/*
+ * 4i: what looking for a wait for input costs a silent command: wake-ups
+ * over a long silent command with stdin open (looks go on once a second
+ * after the first, at the session's input look time) against the same with
+ * looks turned off, per second of silence.
+ */
+static void sec_idle_looks(void)
+{
+    const bench_sizes *z = &B.z;
+    const char *cmd = z->quick ? "sleep 1" : "sleep 6";
+    double secs = z->quick ? 1.0 : 6.0;
+    uint32_t look_ms = z->quick ? 200 : SHEXEC_DEFAULT_INPUT_LOOK_MS;
+    shexec_session *on = lib_session(), *off = lib_session();
+    if (shexec_session_set_input_look_ms(on, look_ms) != SHEXEC_OK ||
+        shexec_session_set_input_look_ms(off, 0) != SHEXEC_OK)
+        die("setting the input look: %s", shexec_session_errmsg(on));
+    lib_run_ok(on, "true");
+    lib_run_ok(off, "true");
+    int rounds = z->idle_rounds;
+    double w_on[16], w_off[16], extra[16];
+    for (int k = 0; k < rounds; k++) {
+        long np;
+        w_on[k] = (double)lib_idle_in(on, cmd, 1, &np);
+        w_off[k] = (double)lib_idle_in(off, cmd, 1, &np);
+        extra[k] = (w_on[k] - w_off[k]) / secs;
+    }
+    shexec_session_free(on);
+    shexec_session_free(off);
+    double m = median(extra, rounds);
+    char what[80];
+    snprintf(what, sizeof what, "input looks: extra wake-ups/s over `%s` (stdin open)", cmd);
+    bench_row *r = row_new("4i", what, "per s");
+    cell(r, C_FLOOR, "%.0f", median(w_off, rounds));
+    cell(r, C_LIB, "%.0f", median(w_on, rounds));
+    cell(r, C_OTHER, "extra %.2f/s", m);
+    cell(r, C_TARGET, "<=1/s");
+    cell(r, C_VERDICT, "%s", m <= 1.0 ? "PASS" : "MISS");
+    footnote("4i: wake-ups (nvcsw) of one run of `%s` with stdin a pipe, looks for a wait for "
+             "input on (first after %u ms of silence, then every second) = lib, off = floor; "
+             "median of %d rounds of (lib - floor) / %.0f s", cmd, look_ms, rounds, secs);
+}
+
 void sec_idle(void)
 {
     const bench_sizes *z = &B.z;
@@ -134,6 +184,7 @@ void sec_idle(void)
              rounds);
     footnote("   python = the agent-style run of 1 (RUSAGE_THREAD); node counts its whole process "
              "(libuv/V8 threads too); other = poll()/ppoll() calls the library made in the run (median)");
+    sec_idle_looks();
     rule();
 }
 

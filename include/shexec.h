@@ -1147,9 +1147,11 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *     select(2) of descriptor 0 alone, or a poll(2) of one descriptor);
  *     elsewhere, and for a process blocked in epoll, the state is
  *     SHEXEC_INPUT_UNKNOWN or never WAITING.
- * Yielding happens only inside shexec_run_exec(): a run started otherwise is
- * the host's own to leave running, and its yield settings are not used
- * (an idle timeout set to yield then does nothing).
+ * A run started with shexec_run_start() yields the same way in the host's
+ * own loop: at the end of the loop round in which its yield came it goes on
+ * as a task (shexec_run_yielded() then says so) while the loop goes on. A
+ * task never yields: it is in the background already (an idle timeout set
+ * to yield does nothing to it).
  *
  * After a yield the run handle stays the host's: read the output so far
  * from it, write input to it (shexec_run_write()), watch its state while
@@ -1174,7 +1176,7 @@ enum {
 /* What a command's idle timeout does. */
 enum {
     SHEXEC_IDLE_END = 0,      /* end it: SIGTERM, grace, SIGKILL */
-    SHEXEC_IDLE_YIELD = 1     /* move it to the background (inside shexec_run_exec()) */
+    SHEXEC_IDLE_YIELD = 1     /* move it to the background (a foreground run) */
 };
 
 /* Which deadline ended a run in SHEXEC_STATE_TIMED_OUT (shexec_run_deadline()). */
@@ -1192,11 +1194,12 @@ enum {
 };
 
 /*
- * Give shexec_run_exec() of this run a yield time.
- * ms > 0: the call returns after ms with the command still running, moved
- * to the background (see LONG-RUNNING AND INTERACTIVE COMMANDS); it also
- * returns as soon as the command is found waiting for input. 0 (the
- * default): it waits for the end. Errors: SHEXEC_EINVAL (run NULL),
+ * Give the run a yield time.
+ * ms > 0: shexec_run_exec() returns after ms with the command still running,
+ * moved to the background (see LONG-RUNNING AND INTERACTIVE COMMANDS), or
+ * as soon as the command is found waiting for input; a run started with
+ * shexec_run_start() is moved then in the host's loop. 0 (the default):
+ * it runs in the foreground to its end. Errors: SHEXEC_EINVAL (run NULL),
  * SHEXEC_ESTATE (started).
  */
 SHEXEC_API int shexec_run_set_yield_ms(shexec_run *run, uint32_t ms);
@@ -1214,8 +1217,8 @@ SHEXEC_API int shexec_run_set_idle_timeout_ms(shexec_run *run, uint32_t ms, int 
 SHEXEC_API uint32_t shexec_session_idle_timeout_ms(const shexec_session *s, int *action);
 
 /*
- * Background on timeout: at its timeout a command running inside
- * shexec_run_exec() is moved to the background instead of being ended,
+ * Background on timeout: at its timeout a foreground command is moved to
+ * the background instead of being ended,
  * and ended (SHEXEC_STATE_TIMED_OUT) only cap_ms after its start. 0 (the
  * default): ended at the timeout. A cap not beyond the timeout ends it at
  * the timeout. The session's applies to every run that sets none. Errors:

@@ -1,6 +1,6 @@
 /*
  * shexec_tool.h - libshexec's tool layer: the shell handed to a model as
- * JSON tools (bash, task_output, task_kill), ready for MCP tools/list and
+ * JSON tools (bash, task_output, task_kill, task_write), ready for MCP tools/list and
  * tools/call or an LLM API's tool use.
  *
  * It is built on the API of shexec.h, which it includes: a session's tools
@@ -19,13 +19,18 @@ extern "C" {
 /* ------------------------------------------------------------------------
  * TOOLS: the shell as tools handed to a model
  *
- * Each session has a registry of three tools, registered but DISABLED until
+ * Each session has a registry of four tools, registered but DISABLED until
  * the host enables them:
  *   bash         {command: string (required), timeout: integer ms,
  *                 run_in_background: boolean, cwd: string,
- *                 env: object of strings, pty: boolean}
- *   task_output  {task_id: string (required), new_only: boolean}
+ *                 env: object of strings, pty: boolean,
+ *                 yield_time_ms: integer ms >= 1}
+ *   task_output  {task_id: string (required), new_only: boolean,
+ *                 yield_time_ms: integer ms >= 0 (default 0)}
  *   task_kill    {task_id: string (required)}
+ *   task_write   {task_id: string (required), input: string,
+ *                 close_stdin: boolean, yield_time_ms: integer ms >= 0
+ *                 (default 1000)}
  * Results are JSON objects:
  *   bash:        {"stdout","stderr","exit_code","timed_out",
  *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
@@ -35,8 +40,21 @@ extern "C" {
  *                 limit hit: "killed: out of memory (limit 64 MiB)") and
  *                 "cost":{"cpu_ms","peak_bytes"} (shexec_run_cost()); on
  *                 timeout exit_code is -1, timed_out true and stderr ends with
- *                 "Command timed out after N ms". With run_in_background:
- *                 {"task_id","status":"running"}.
+ *                 "Command timed out after N ms" (an idle timeout, see
+ *                 shexec_session_set_idle_timeout_ms(): "Command ended: no
+ *                 output for its idle timeout ..."). With run_in_background:
+ *                 {"task_id","status":"running"}. With yield_time_ms the
+ *                 command's stdin is a pipe the model writes with task_write
+ *                 (without it, stdin is empty unless pty), and a command
+ *                 still running when the call returns (its yield time passed,
+ *                 it waits for input, or the session's background on timeout
+ *                 or idle yield moved it; see LONG-RUNNING AND INTERACTIVE
+ *                 COMMANDS in shexec.h) gives {"task_id","status":"running",
+ *                 "yield_reason":"yield_time"|"input"|"timeout"|
+ *                 "idle_timeout","stdout","stderr" (so far),
+ *                 "waiting_for_input", "elapsed_ms"}; while it waits for
+ *                 input, "prompt" (its last line, unfinished) and
+ *                 "password" (the terminal does not echo) too.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
  *                 "truncated":{...}} plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
@@ -44,6 +62,15 @@ extern "C" {
  *                 the session's task limit until then; finished ones are
  *                 released unread, oldest first, when a new task needs
  *                 room (see TASKS in shexec.h).
+ *                 A running task's result has "waiting_for_input" (and
+ *                 then "prompt", "password"). With yield_time_ms the call
+ *                 first waits up to that long for the task to finish or to
+ *                 wait for input.
+ *   task_write:  the input written (then stdin closed with close_stdin),
+ *                then task_output's result with new_only, after a wait of
+ *                yield_time_ms as task_output's. A task started without
+ *                yield_time_ms or pty, or finished, takes no input:
+ *                SHEXEC_EPIPE.
  *   task_kill:   the same, with "status":"killed"; the task is removed.
  *   errors:      {"error": "message for the model"}.
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
@@ -97,6 +124,7 @@ SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
  * (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not found: ID", or
  * "Task ID finished and was released unread (retention limit: ...)"),
  * SHEXEC_ELIMIT (no task slot, or more than SHEXEC_MAX_ENV_VARS in `env`),
+ * SHEXEC_EPIPE (task_write to a task that takes no input),
  * SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG, SHEXEC_ESYS, SHEXEC_ESTATE
  * (from a callback), SHEXEC_ENOMEM (then *out_json may be NULL).
  */

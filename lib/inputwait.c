@@ -133,15 +133,17 @@ int shx_inputwait_password(unsigned long lflag, int start_known, unsigned long s
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+
+#include "platform.h"
 #include <termios.h>
 #include <unistd.h>
 
-/* What a descriptor of pid is, by stat through /proc (0, or -1). */
-static int fd_stat(pid_t pid, int fd, struct stat *st)
+/* What a descriptor of pid is, through /proc (0, or -1). */
+static int fd_id(pid_t pid, int fd, shx_file_id *id)
 {
     char path[64];
     (void)snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
-    return stat(path, st);
+    return shx_file_id_of(path, -1, id);
 }
 
 /* The descriptor pid polls alone, from its memory at addr; -1 unknown. */
@@ -186,24 +188,25 @@ int shx_inputwait_probe(const pid_t *pids, size_t n, const shx_inputwait_target 
                         int *echo_off)
 {
     *echo_off = 0;
-    struct stat want;
+    shx_file_id want;
     int pty = target->pty_master >= 0;
     if (pty) {
         char slave[128];
-        if (ptsname_r(target->pty_master, slave, sizeof slave) != 0 || stat(slave, &want) != 0)
+        if (ptsname_r(target->pty_master, slave, sizeof slave) != 0 ||
+            shx_file_id_of(slave, -1, &want) != 0)
             return -1;
-    } else if (target->stdin_pipe < 0 || fstat(target->stdin_pipe, &want) != 0) {
+    } else if (target->stdin_pipe < 0 || shx_file_id_of(NULL, target->stdin_pipe, &want) != 0) {
         return 0; /* stdin is /dev/null: nothing waits for the host */
     }
     for (size_t i = 0; i < n; i++) {
         int fd = reading_fd(pids[i]);
-        struct stat st;
-        if (fd < 0 || fd_stat(pids[i], fd, &st) != 0)
+        shx_file_id st;
+        if (fd < 0 || fd_id(pids[i], fd, &st) != 0)
             continue;
-        int match = pty ? S_ISCHR(st.st_mode) &&
-                              (st.st_rdev == want.st_rdev || st.st_rdev == makedev(5, 0))
-                        : S_ISFIFO(st.st_mode) && st.st_ino == want.st_ino &&
-                              st.st_dev == want.st_dev;
+        /* the pty's terminal, or /dev/tty (5,0): a command's controlling
+         * terminal is the run's pty */
+        int match = pty ? S_ISCHR(st.mode) && (st.rdev == want.rdev || st.rdev == makedev(5, 0))
+                        : S_ISFIFO(st.mode) && st.ino == want.ino && st.dev == want.dev;
         if (!match)
             continue;
         struct termios tio;

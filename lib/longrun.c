@@ -128,6 +128,8 @@ void shx_longrun_start(shexec_run *r)
     uint32_t cap = r->background_set ? r->background_cap_ms : s->background_cap_ms;
     q->lifetime_ns = cap * MS;
     q->yield_on_input = r->yield_ms > 0;
+    q->can_yield = !r->task; /* a task is in the background already */
+    q->yield_at_ns = r->yield_ms ? r->start_ns + (int64_t)r->yield_ms * MS : 0;
     q->look_after_ns = s->input_look_ms * MS;
     q->on_input = input_found;
     struct termios tio;

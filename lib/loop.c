@@ -366,14 +366,14 @@ int shx_loop_run(shx_loop *l, const shx_job *until, int stop_on_any, int64_t tim
     int look_now = 1;
     int output = 0; /* the last round read output */
     for (;;) {
-        if (until && (until->ended || until->quiet.yield))
+        if (until && (until->ended || shx_quiet_stops(&until->quiet)))
             break;
         if (!l->active)
             break;
 
         shx_loop_enforce(l);
-        if (until && until->quiet.yield)
-            break; /* its caller hands it to the background now */
+        if (until && shx_quiet_stops(&until->quiet))
+            break; /* its caller hands it to the background, or reports the wait */
         int64_t next;
         size_t n = shx_loop_collect(l, fds, own, cap, &next);
         if (n > cap) {

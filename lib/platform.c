@@ -23,6 +23,10 @@
 #include "libc_ext.h"
 #include "procfs.h"
 
+#if SHX_HAVE_GLIBC && SHX_HAVE_STATX
+#include <sys/sysmacros.h> /* makedev */
+#endif
+
 #if SHX_HAVE_PIDFD
 #include <sys/syscall.h>
 #ifndef SYS_pidfd_open
@@ -135,6 +139,29 @@ int shx_path_mode(const char *path, mode_t *mode)
     *mode = st.st_mode;
     return 0;
 #endif
+}
+
+int shx_file_id_of(const char *path, int fd, shx_file_id *out)
+{
+#if SHX_HAVE_GLIBC && SHX_HAVE_STATX
+    struct statx sx;
+    if (statx(path ? AT_FDCWD : fd, path ? path : "", path ? 0 : AT_EMPTY_PATH,
+              STATX_TYPE | STATX_MODE | STATX_INO, &sx) != 0)
+        return -1;
+    out->mode = (mode_t)sx.stx_mode;
+    out->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out->ino = sx.stx_ino;
+    out->rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+#else
+    struct stat st;
+    if ((path ? stat(path, &st) : fstat(fd, &st)) != 0)
+        return -1;
+    out->mode = st.st_mode;
+    out->dev = (unsigned long long)st.st_dev;
+    out->ino = (unsigned long long)st.st_ino;
+    out->rdev = (unsigned long long)st.st_rdev;
+#endif
+    return 0;
 }
 
 int shx_fd_identity(int fd, unsigned long long id[2])

@@ -44,6 +44,14 @@ int shx_pipe_cloexec(int fds[2]);
 void shx_pipe_grow(int fd, int bytes);
 /* stat()'s st_mode for path; 0, or -1 with errno. */
 int shx_path_mode(const char *path, mode_t *mode);
+/* What a file is, as stat() says (the type and mode, the device and inode
+ * it is on, and the device a device file is), by path or (path NULL) by
+ * descriptor; devices as makedev() makes them. 0, or -1 with errno. */
+typedef struct shx_file_id {
+    mode_t mode;
+    unsigned long long dev, ino, rdev;
+} shx_file_id;
+int shx_file_id_of(const char *path, int fd, shx_file_id *out);
 /* What the file open at fd is (device and inode), to tell later whether the
  * descriptor still holds it: 0, or -1 (fd not open). */
 int shx_fd_identity(int fd, unsigned long long id[2]);

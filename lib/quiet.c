@@ -57,6 +57,8 @@ void shx_quiet_next(const shx_job *j, int64_t *next)
         due[0] = q->active_ns + q->idle_ns;
     if (q->next_look_ns)
         due[1] = q->next_look_ns;
+    if (q->can_yield && q->yield_at_ns)
+        due[2] = q->yield_at_ns;
     for (int i = 0; i < 3; i++)
         if (due[i] >= 0 && (*next < 0 || due[i] < *next))
             *next = due[i];
@@ -127,6 +129,10 @@ int shx_quiet_enforce(shx_job *j, int64_t now)
     shx_quiet *q = &j->quiet;
     if (j->proc.sent != SHX_SENT_NONE || q->yield || !live(j))
         return 0;
+    if (q->can_yield && q->yield_at_ns && now >= q->yield_at_ns) {
+        q->yield = SHEXEC_YIELD_TIME;
+        return 0;
+    }
     /* the timeout moves the command to the background, under its cap */
     if (q->lifetime_ns && q->can_yield && !j->proc.no_timeout && now >= j->proc.deadline_ns &&
         q->start_ns + q->lifetime_ns > now) {

@@ -20,7 +20,8 @@ typedef struct shx_quiet {
     int idle_yields;          /* at the idle timeout: yield rather than end */
     int64_t lifetime_ns;      /* at the timeout: yield, the command then capped at
                                  start + lifetime_ns; 0: end at the timeout */
-    int can_yield;            /* a foreground call hands the job over when asked */
+    int can_yield;            /* a foreground run: it may be handed to the background */
+    int64_t yield_at_ns;      /* its yield time; 0: none */
     int yield_on_input;       /* a wait for input asks for the yield too */
     int yield;                /* SHEXEC_YIELD_* asked for (0: none) */
     int64_t look_after_ns;    /* silence before the first look for input; 0: no looks */
@@ -31,7 +32,15 @@ typedef struct shx_quiet {
     unsigned long pty_lflag;
     uint64_t looks;           /* looks made (the bench and tests count them) */
     void (*on_input)(void *ctx); /* a wait was found (the job's ctx) */
+    int stop_on_input;        /* a caller waiting on the job returns once it waits for input */
 } shx_quiet;
+
+/* Whether a caller waiting on the job (its loop's `until`) returns now: a
+ * yield was asked, or the wait for input it stops on was found. */
+static inline int shx_quiet_stops(const shx_quiet *q)
+{
+    return q->yield || (q->stop_on_input && q->input == 1 /* SHEXEC_INPUT_WAITING */);
+}
 
 /* The job started at now: its quiet time counts from there. */
 void shx_quiet_start(struct shx_job *j, int64_t now);

@@ -310,6 +310,7 @@ int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
         return shx_fail(r->s, SHEXEC_EPIPE, "the command's stdin is closed");
     if (shx_buf_append(&r->job.stdin_buf, data, len) != 0)
         return shx_fail(r->s, SHEXEC_ENOMEM, "out of memory");
+    shx_quiet_activity(&r->job, shx_now_ns()); /* answered: no longer waiting */
     return SHEXEC_OK;
 }
 
@@ -321,6 +322,7 @@ int shx_run_end_input(shexec_run *r)
     if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
         return shx_run_queue_input(r, "\x04", 1);
     r->job.stdin_close = 1;
+    shx_quiet_activity(&r->job, shx_now_ns());
     if (r->job.stdin_fd >= 0 && shx_job_input_left(&r->job) == 0) {
         close(r->job.stdin_fd);
         r->job.stdin_fd = -1;

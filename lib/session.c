@@ -43,10 +43,18 @@ void shx_release_deferred(shexec_session *s)
     }
 }
 
-/* The loop's end of a round: nothing holds run or task pointers. */
+/* The loop's end of a round: nothing holds run or task pointers. Runs the
+ * host started whose yield came this round go to the background (a frame
+ * waiting on its run, shexec_run_exec(), hands it over itself). */
 static void round_end(void *ctx)
 {
-    shx_release_deferred(ctx);
+    shexec_session *s = ctx;
+    shx_release_deferred(s);
+    for (shexec_run *r = s->runs, *next; r; r = next) {
+        next = r->next;
+        if (r->job.quiet.yield && !r->held && !r->free_pending && r->state == SHEXEC_STATE_RUNNING)
+            (void)shx_task_from_yield(s, r);
+    }
 }
 
 /* The loop's leftovers policy for a foreground run's job: task.c's. */

@@ -143,17 +143,12 @@ SHEXEC_API int shexec_run_exec(shexec_run *run)
     shexec_session *s = run->s;
     run->held++; /* a callback's free waits for us */
     /* with a yield time, or a deadline that yields, the call may return
-     * with the command going on as a task (task.c) */
-    run->job.quiet.can_yield = 1;
-    int64_t yield_ns = run->yield_ms ? (int64_t)run->yield_ms * 1000000 : -1;
-    for (;;) {
-        rc = shx_loop_run(&s->loop, &run->job, 0, yield_ns, NULL);
-        if (rc != SHEXEC_OK || run->job.ended || run->free_pending ||
-            shx_task_from_yield(s, run) == SHEXEC_OK)
-            break;
-        yield_ns = -1; /* no room for a task: on to the end, as without a yield */
-    }
-    run->job.quiet.can_yield = 0;
+     * with the command going on as a task (task.c); without room for one,
+     * it runs on to the end as without */
+    do
+        rc = shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
+    while (rc == SHEXEC_OK && !run->job.ended && !run->free_pending &&
+           shx_task_from_yield(s, run) != SHEXEC_OK);
     run->held--;
     if (run->free_pending) {
         /* a callback freed it: the release it asked for happens now, and

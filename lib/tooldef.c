@@ -1,6 +1,6 @@
 /*
  * tooldef.c - the shell as tools handed to a model, defined: a registry
- * per session (bash, task_output, task_kill; registered disabled,
+ * per session (bash, task_output, task_kill, task_write; registered disabled,
  * renameable) and each tool's description and JSON Schema. Calling them is
  * tool.c's.
  */
@@ -15,7 +15,8 @@
 #include "tooldef.h"
 #include "base.h"
 
-static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill"};
+static const char *const tool_ids[SHX_TOOL_COUNT] = {"bash", "task_output", "task_kill",
+                                                     "task_write"};
 
 /* What the host changed: made on the first change, so a session that never
  * uses the tool layer carries none of it. */
@@ -175,7 +176,12 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "cut at %llu %s (with a notice giving the total). A non-zero exit code is a "
                        "normal result, not an error. For long-running commands (dev servers, "
                        "watchers, long builds) set run_in_background: the call returns a task_id "
-                       "at once; read its output with %s and stop it with %s. Processes a command "
+                       "at once; read its output with %s and stop it with %s. With yield_time_ms "
+                       "the call returns after that long with the output so far if the command is "
+                       "still running (status \"running\", a task_id; it goes on in the "
+                       "background), or as soon as it waits for input (waiting_for_input true, "
+                       "with its prompt): answer with %s, which also gives the command's input "
+                       "(stdin is then a pipe). Processes a command "
                        "leaves running (`server &`) are kept as a background task whose id is "
                        "returned as leftover_task_id. At most %u background tasks are kept: when "
                        "a new one needs room, the one that finished first without its final "
@@ -184,7 +190,7 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        set.default_timeout_ms, set.max_timeout_ms, (unsigned long long)set.limit,
                        set.unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
                        shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT), shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),
-                       set.max_tasks);
+                       shx_tool_exposed_name(s, SHX_TOOL_TASK_WRITE), set.max_tasks);
         put_str(b, "description", text);
         shx_buf_printf(b,
                        ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
@@ -194,6 +200,10 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "\"description\":\"Timeout in milliseconds (default %u).\"},"
                        "\"run_in_background\":{\"type\":\"boolean\",\"description\":"
                        "\"Start the command in the background and return a task_id at once.\"},"
+                       "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":%u,"
+                       "\"description\":\"Return after this many milliseconds (or when the command "
+                       "waits for input) with the output so far; the command goes on as a "
+                       "task.\"},"
                        "\"cwd\":{\"type\":\"string\",\"description\":"
                        "\"Run in this directory for this call only.\"},"
                        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
@@ -202,7 +212,8 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "\"pty\":{\"type\":\"boolean\",\"description\":"
                        "\"Run on a pseudo-terminal (for programs that need a TTY).\"}},"
                        "\"required\":[\"command\"],\"additionalProperties\":false}}",
-                       set.max_timeout_ms, set.default_timeout_ms, SHEXEC_MAX_ENV_VARS);
+                       set.max_timeout_ms, set.default_timeout_ms, set.max_timeout_ms,
+                       SHEXEC_MAX_ENV_VARS);
         return;
     }
     if (i == SHX_TOOL_TASK_OUTPUT) {
@@ -211,12 +222,36 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                 "run_in_background. While it runs, status is \"running\" and you get the output "
                 "so far (or, with new_only, only what is new since your last read). Once it has "
                 "finished, status is \"completed\" with its exit_code, and the task is removed: "
-                "its final output is returned once.");
+                "its final output is returned once. With yield_time_ms it waits up to that long "
+                "for the task to finish or to wait for input (waiting_for_input true, with its "
+                "prompt) before answering.");
         shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
                         "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
                         "\"The task_id returned when the task was started.\"},"
                         "\"new_only\":{\"type\":\"boolean\",\"description\":"
-                        "\"Return only output produced since the previous read.\"}},"
+                        "\"Return only output produced since the previous read.\"},"
+                        "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":300000,"
+                        "\"description\":\"Wait up to this long for the task to finish or ask for "
+                        "input (default 0: answer at once).\"}},"
+                        "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
+        return;
+    }
+    if (i == SHX_TOOL_TASK_WRITE) {
+        put_str(b, "description",
+                "Send input to a background task (a command started with yield_time_ms or pty "
+                "that waits for input, e.g. a prompt), then wait up to yield_time_ms (default "
+                "1000) for it to finish or ask again; returns what it printed since your last "
+                "read, its status, and waiting_for_input with the new prompt. Include the "
+                "newline to end a line. close_stdin ends its input (EOF) after the text.");
+        shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+                        "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
+                        "\"The task_id of the task.\"},"
+                        "\"input\":{\"type\":\"string\",\"description\":"
+                        "\"The text to send (e.g. \\\"yes\\\\n\\\").\"},"
+                        "\"close_stdin\":{\"type\":\"boolean\",\"description\":"
+                        "\"End the task's input after the text.\"},"
+                        "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":300000,"
+                        "\"description\":\"Wait up to this long for the answer (default 1000).\"}},"
                         "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
         return;
     }

@@ -10,7 +10,13 @@
 #include "buf.h"
 #include "shexec.h"
 
-enum { SHX_TOOL_BASH = 0, SHX_TOOL_TASK_OUTPUT = 1, SHX_TOOL_TASK_KILL = 2, SHX_TOOL_COUNT = 3 };
+enum {
+    SHX_TOOL_BASH = 0,
+    SHX_TOOL_TASK_OUTPUT = 1,
+    SHX_TOOL_TASK_KILL = 2,
+    SHX_TOOL_TASK_WRITE = 3,
+    SHX_TOOL_COUNT = 4
+};
 
 /* The registry entry exposed as `name` (SHX_TOOL_*), or -1. */
 int shx_tool_index(shexec_session *s, const char *name);

@@ -8,6 +8,7 @@
 #include "session.h"
 #include "run.h"
 #include "task.h"
+#include "loop.h"
 
 void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
 {
@@ -38,6 +39,21 @@ void shx_hook_run_hold(shexec_run *run, int hold)
         run->held++;
     else
         run->held--;
+}
+
+void shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms)
+{
+    if (s->loop.in_loop)
+        return;
+    run->held++; /* a callback, or a release for room, may free its task meanwhile */
+    if (ms == 0 || shexec_run_state(run) > SHEXEC_STATE_RUNNING) {
+        (void)shx_loop_run(&s->loop, NULL, 1, 0, NULL); /* take in what is there */
+    } else {
+        run->job.quiet.stop_on_input = 1;
+        (void)shx_loop_run(&s->loop, &run->job, 0, ms * 1000000, NULL);
+        run->job.quiet.stop_on_input = 0;
+    }
+    run->held--;
 }
 
 shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released)

@@ -48,6 +48,10 @@ void shx_hook_run_hold(shexec_run *run, int hold);
  * whether the id is of a task released unread for room.
  */
 shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released);
+/* Pump the session's loop until run has finished, waits for input, or ms
+ * passed (0: one round, taking in what is there); run held meanwhile. Not
+ * public: a host waits on its own terms (its input callback, its loop). */
+void shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms);
 /* The tool layer started t and never hands out its pointer: the session owns it. */
 void shx_hook_task_disown(shexec_task *t);
 /* The model read t to its end: its id is spent. Freed if the session owns

@@ -135,6 +135,26 @@ static void test_yield_does_not_move_the_session(void **state)
     shexec_run_free(r);
 }
 
+/* Started in the host's loop: the run becomes a task at a round's end. */
+static void test_started_run_yields_in_host_loop(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 1; echo b");
+    assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 20000;
+    while (shexec_run_yielded(r, NULL) == SHEXEC_YIELD_NONE &&
+           shexec_run_state(r) == SHEXEC_STATE_RUNNING) {
+        assert_true(tu_now_ms() < end);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    }
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIME);
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
+    wait_end(s, r);
+    assert_string_equal(out_of(r), "a\nb\n");
+    shexec_run_free(r);
+}
+
 static void test_quick_command_does_not_yield(void **state)
 {
     shexec_session *s = *state;
@@ -621,6 +641,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_yield_keeps_timeout_as_lifetime_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield_does_not_move_the_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_started_run_yields_in_host_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quick_command_does_not_yield, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_on_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_timeout_ends_silent_command, setup, teardown),

@@ -48,6 +48,7 @@ static void enable_all(shexec_session *s)
     assert_int_equal(shexec_tool_set_enabled(s, "bash", 1), SHEXEC_OK);
     assert_int_equal(shexec_tool_set_enabled(s, "task_output", 1), SHEXEC_OK);
     assert_int_equal(shexec_tool_set_enabled(s, "task_kill", 1), SHEXEC_OK);
+    assert_int_equal(shexec_tool_set_enabled(s, "task_write", 1), SHEXEC_OK);
 }
 
 /* Call, check the return code, parse the result strictly (kept in `last`). */
@@ -143,7 +144,7 @@ static void test_rename_and_list(void **state)
     assert_int_equal(shexec_tool_list(&list, s), SHEXEC_OK);
     shx_json *tools = NULL;
     assert_int_equal(shx_json_parse(&tools, list, strlen(list), NULL, NULL), SHEXEC_OK);
-    assert_int_equal(shx_json_count(tools), 2);
+    assert_int_equal(shx_json_count(tools), 3); /* run_bash, task_output, task_write */
     const shx_json *bash = shx_json_item(tools, 0);
     assert_string_equal(shx_json_string(shx_json_get(bash, "name"), NULL), "run_bash");
     assert_non_null(strstr(shx_json_string(shx_json_get(bash, "description"), NULL), "task_output"));
@@ -881,6 +882,93 @@ static void test_task_kill_waits_for_its_task(void **state)
     call(s, "task_kill", args, SHEXEC_ENOTASK); /* removed with its answer */
 }
 
+
+/* A model's long command: yield, poll with a wait, answer a prompt. */
+static void test_yield_and_task_write(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_input_look_ms(s, 300), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo a; sleep 1.5; echo b; exit 4\","
+                                        "\"yield_time_ms\":300}", SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    assert_string_equal(str(r, "yield_reason"), "yield_time");
+    assert_string_equal(str(r, "stdout"), "a\n");
+    assert_false(flag(r, "waiting_for_input"));
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    /* a wait long enough to see it finish: no tight polling */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true,\"yield_time_ms\":20000}",
+             id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "b\n");
+    assert_int_equal(num(r, "exit_code"), 4);
+
+    /* a prompt: found, answered, finished */
+    r = call(s, "bash", "{\"command\":\"read -r n; echo hi $n\",\"yield_time_ms\":20000}",
+             SHEXEC_OK);
+    assert_string_equal(str(r, "yield_reason"), "input");
+    assert_true(flag(r, "waiting_for_input"));
+    assert_false(flag(r, "password"));
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"Ada\\n\",\"yield_time_ms\":20000}",
+             id);
+    r = call(s, "task_write", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "hi Ada\n");
+    /* spent: the id is gone, and a finished task takes no input */
+    call(s, "task_write", args, SHEXEC_ENOTASK);
+
+    /* a terminal's prompt, then end of input */
+    r = call(s, "bash", "{\"command\":\"read -p 'Name: ' n; echo got:$n\",\"pty\":true,"
+                        "\"yield_time_ms\":20000}", SHEXEC_OK);
+    assert_true(flag(r, "waiting_for_input"));
+    assert_string_equal(str(r, "prompt"), "Name: ");
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"close_stdin\":true,\"yield_time_ms\":20000}",
+             id);
+    r = call(s, "task_write", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+
+    /* a command without yield_time_ms or pty takes no input */
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_OK);
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"x\"}", id);
+    r = call(s, "task_write", args, SHEXEC_EPIPE);
+    assert_non_null(strstr(str(r, "error"), "takes no input"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* bad arguments */
+    call(s, "bash", "{\"command\":\"true\",\"yield_time_ms\":0}", SHEXEC_EINVAL);
+    call(s, "bash", "{\"command\":\"true\",\"yield_time_ms\":\"5\"}", SHEXEC_EINVAL);
+    call(s, "task_output", "{\"task_id\":\"t1\",\"yield_time_ms\":-1}", SHEXEC_EINVAL);
+    call(s, "task_write", "{\"task_id\":\"t1\",\"text\":\"x\"}", SHEXEC_EINVAL);
+}
+
+/* The session's idle timeout and background on timeout reach the tool. */
+static void test_idle_and_background_results(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_idle_timeout_ms(s, 400, SHEXEC_IDLE_END), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo a; sleep 30\"}", SHEXEC_OK);
+    assert_true(flag(r, "timed_out"));
+    assert_non_null(strstr(str(r, "stderr"), "idle timeout"));
+    assert_int_equal(shexec_session_set_idle_timeout_ms(s, 0, SHEXEC_IDLE_END), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_background_on_timeout(s, 30000), SHEXEC_OK);
+    r = call(s, "bash", "{\"command\":\"sleep 0.6; echo late\",\"timeout\":200}", SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    assert_string_equal(str(r, "yield_reason"), "timeout");
+    char id[64], args[128];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":20000}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "late\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -902,6 +990,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_result_renders_like_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_refuses_unfinished_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_kill_waits_for_its_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yield_and_task_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -1,0 +1,195 @@
+/*
+ * tooltask.c - the task tools (see tooltask.h). A model polls a background
+ * command with task_output (waiting up to yield_time_ms for it to finish or
+ * ask for input, so that it need not poll in a tight loop), answers it with
+ * task_write, and ends it with task_kill. A finished task is read once: its
+ * id is then spent.
+ */
+#include "tooltask.h"
+
+#include <string.h>
+
+#include "toolargs.h"
+#include "tooldef.h"
+#include "toolhook.h"
+
+/* The longest a task tool waits (a model's value past it is cut to it). */
+#define TOOL_WAIT_MAX_MS 300000
+/* How long task_write waits for the answer's output by default. */
+#define TOOL_WRITE_WAIT_MS 1000
+
+void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r)
+{
+    const char *prompt;
+    size_t len;
+    int password;
+    int waiting = shexec_run_input_wait(r, &prompt, &len, &password) == SHEXEC_INPUT_WAITING;
+    shx_buf_puts(b, ",\"waiting_for_input\":");
+    shx_json_put_bool(b, waiting);
+    if (!waiting)
+        return;
+    shx_tool_put_output(b, "prompt", prompt ? prompt : "", prompt ? len : 0);
+    shx_buf_puts(b, ",\"password\":");
+    shx_json_put_bool(b, password);
+}
+
+static const char *state_word(int state)
+{
+    switch (state) {
+    case SHEXEC_STATE_EXITED: return "exited";
+    case SHEXEC_STATE_SIGNALED: return "signaled";
+    case SHEXEC_STATE_TIMED_OUT: return "timed_out";
+    case SHEXEC_STATE_KILLED: return "killed";
+    case SHEXEC_STATE_CANCELLED: return "cancelled";
+    default: return "running";
+    }
+}
+
+/* Status and output of a task; a finished one is freed (read once). */
+static int task_report(shexec_session *s, shexec_task *t, int new_only, const char *status,
+                       char **out)
+{
+    shx_buf b = SHX_BUF_INIT;
+    shexec_run *r = shexec_task_run(t);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
+    shx_buf_puts(&b, "{\"task_id\":");
+    shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
+    shx_buf_puts(&b, ",\"status\":");
+    const char *st = status ? status : done ? "completed" : "running";
+    shx_json_put_string(&b, st, strlen(st));
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        size_t len;
+        const char *data = new_only ? shexec_task_read(t, stream, &len)
+                                    : shexec_run_output(r, stream, &len);
+        shx_tool_put_output(&b, stream == SHEXEC_STDOUT ? "stdout" : "stderr", data, len);
+    }
+    if (done) {
+        shx_buf_puts(&b, ",\"exit_code\":");
+        shx_json_put_int64(&b, shexec_run_exit_code(r));
+        shx_buf_puts(&b, ",\"state\":");
+        const char *w = state_word(shexec_run_state(r));
+        shx_json_put_string(&b, w, strlen(w));
+    }
+    else
+        shx_tool_put_input_wait(&b, r);
+    shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDOUT));
+    shx_buf_puts(&b, ",\"stderr\":");
+    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
+    shx_buf_puts(&b, "}}");
+    /* read once: the model's id is spent. A task the host holds a pointer
+     * to (shexec_session_take_task) is not freed behind its back: it is
+     * only no longer found, and the host frees it. */
+    if (done)
+        shx_hook_task_spent(t);
+    return shx_tool_hand_out(s, &b, out);
+}
+
+/* The task a call names, its arguments checked against fields first (and
+ * its wait, yield_time_ms, into *wait_ms when there is one). */
+static int task_lookup(shexec_session *s, const shx_json *args, const shx_tool_field *fields,
+                       size_t nfields, int64_t *wait_ms, shexec_task **t, int *new_only,
+                       char **out)
+{
+    int rc = shx_tool_check_fields(s, args, fields, nfields, out);
+    if (rc == SHEXEC_OK && wait_ms)
+        rc = shx_tool_ms_arg(s, args, "yield_time_ms", 0, TOOL_WAIT_MAX_MS, wait_ms, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    const char *id = NULL;
+    if ((rc = shx_tool_required_string(s, args, "task_id", &id, out)) != SHEXEC_OK)
+        return rc;
+    *new_only = 0;
+    shx_json_bool(shx_json_get(args, "new_only"), new_only);
+    /* not shexec_session_take_task(): that would make the task the host's */
+    int released;
+    *t = shx_hook_task_lookup(s, id, &released);
+    if (released) {
+        shx_tool_settings set;
+        shx_hook_settings(s, &set);
+        return shx_tool_error(s, SHEXEC_ENOTASK, out,
+                            "Task %.64s finished and was released unread (retention limit: the "
+                            "session keeps at most %u tasks; read finished tasks with %s)",
+                            id, set.max_tasks, shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    }
+    if (!*t)
+        return shx_tool_error(s, SHEXEC_ENOTASK, out, "Task not found: %.64s", id);
+    return SHEXEC_OK;
+}
+
+static int task_output_call(shexec_session *s, const shx_json *args, char **out)
+{
+    static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING},
+                                            {"new_only", SHX_JSON_BOOL},
+                                            {"yield_time_ms", SHX_JSON_NUMBER}};
+    shexec_task *t;
+    int new_only;
+    int64_t wait_ms = 0;
+    int rc = task_lookup(s, args, fields, 3, &wait_ms, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    /* take in what is already there, or wait as asked */
+    shx_hook_run_wait(s, shexec_task_run(t), wait_ms);
+    return task_report(s, t, new_only, NULL, out);
+}
+
+static int task_write_call(shexec_session *s, const shx_json *args, char **out)
+{
+    static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING},
+                                            {"input", SHX_JSON_STRING},
+                                            {"close_stdin", SHX_JSON_BOOL},
+                                            {"yield_time_ms", SHX_JSON_NUMBER}};
+    shexec_task *t;
+    int new_only, close_stdin = 0;
+    int64_t wait_ms = TOOL_WRITE_WAIT_MS;
+    int rc = task_lookup(s, args, fields, 4, &wait_ms, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    shx_json_bool(shx_json_get(args, "close_stdin"), &close_stdin);
+    shexec_run *r = shexec_task_run(t);
+    const shx_json *jin = shx_json_get(args, "input");
+    size_t len = 0;
+    const char *input = jin ? shx_json_string(jin, &len) : "";
+    if (shexec_run_state(r) > SHEXEC_STATE_RUNNING)
+        return shx_tool_error(s, SHEXEC_EPIPE, out, "Task %s has finished: it takes no input "
+                              "(read its output with %s)", shexec_task_id(t),
+                              shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    if (len)
+        rc = shexec_run_write(r, input, len);
+    if (rc == SHEXEC_OK && close_stdin)
+        rc = shexec_run_close_stdin(r);
+    if (rc != SHEXEC_OK)
+        return shx_tool_error(s, rc, out, "Task %s takes no input: %s (a command gets input "
+                              "when started with yield_time_ms or pty)", shexec_task_id(t),
+                              shexec_session_errmsg(s));
+    shx_hook_run_wait(s, r, wait_ms);
+    return task_report(s, t, 1, NULL, out);
+}
+
+static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
+{
+    static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING}};
+    shexec_task *t;
+    int new_only;
+    int rc = task_lookup(s, args, fields, 1, NULL, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    int was_running = shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING;
+    shexec_run_cancel(shexec_task_run(t));
+    shx_hook_run_hold(shexec_task_run(t), 1); /* a callback may free t while we wait */
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
+        if (shexec_session_wait(s, -1) < 0)
+            break;
+    shx_hook_run_hold(shexec_task_run(t), 0);
+    return task_report(s, t, 0, was_running ? "killed" : "completed", out);
+}
+
+
+int shx_tool_task_call(shexec_session *s, int i, const shx_json *args, char **out)
+{
+    if (i == SHX_TOOL_TASK_OUTPUT)
+        return task_output_call(s, args, out);
+    if (i == SHX_TOOL_TASK_WRITE)
+        return task_write_call(s, args, out);
+    return task_kill_call(s, args, out);
+}

@@ -1,0 +1,22 @@
+/*
+ * tooltask.h - the task tools (task_output, task_write, task_kill): a
+ * background command's status and output, input to it, its end; and the
+ * part of a result that says a command waits for input, which the bash
+ * tool's result of a yielded command shares.
+ */
+#ifndef SHX_TOOLTASK_H
+#define SHX_TOOLTASK_H
+
+#include "buf.h"
+#include "json.h"
+#include "shexec.h"
+
+/* Call task tool i (SHX_TOOL_TASK_*, tooldef.h) with its parsed arguments;
+ * as shexec_tool_call(). */
+int shx_tool_task_call(shexec_session *s, int i, const shx_json *args, char **out);
+
+/* ,"waiting_for_input":true,"prompt":...,"password":... into b when r's
+ * command waits for input; else ,"waiting_for_input":false. */
+void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r);
+
+#endif
