@@ -151,9 +151,11 @@ SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
 /*
  * Render a finished run as the bash tool's JSON result.
  * A finished foreground run, rendered as the bash tool's JSON result (see
- * above; the session's cwd as it is now). *out_json is malloc'd: free it
+ * above; the session's cwd as it is now); a run that yielded (while its
+ * task is there) as the yielded result, {"task_id","status":"running",...},
+ * whatever its state: what the model was to be told when it yielded. *out_json is malloc'd: free it
  * with shexec_free(). Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (not
- * finished), SHEXEC_ENOMEM.
+ * finished, and not yielded), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
 

@@ -230,6 +230,8 @@ void shx_run_detach(shexec_run *run)
 {
     run->fn = NULL;
     run->user = NULL;
+    run->input_fn = NULL;
+    run->input_user = NULL;
     shx_stream_detach(&run->job.out);
     shx_stream_detach(&run->job.err);
 }
@@ -238,9 +240,12 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
 {
     /* free_pending: a free is under way already (deferred from a callback,
      * or the one below, waiting for the run to end while callbacks run) */
-    /* a task's run goes with its task; a yielded one's handle is let go */
-    if (run && run->task)
+    /* a task's run goes with its task; a yielded one's handle is let go:
+     * no callback of the host's after this */
+    if (run && run->task && run->task_run_held) {
         run->task_run_held = 0;
+        shx_run_detach(run);
+    }
     if (!run || run->free_pending || run->task)
         return;
     run->free_pending = 1;

@@ -218,7 +218,7 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
     free(own);
     free(ready);
     s->loop.in_loop = 0;
-    shx_release_deferred(s);
+    round_end(s);
     return finished;
 }
 

@@ -283,6 +283,10 @@ SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run)
     int is_task;
     shexec_session *s = shx_hook_run_session(run, &is_task);
     shx_ok(s);
+    const char *task_id;
+    int why = shexec_run_yielded(run, &task_id);
+    if (s && why && task_id)
+        return yielded_result(s, run, why, task_id, out_json);
     if (!s || shexec_run_state(run) <= SHEXEC_STATE_RUNNING || is_task)
         return shx_fail(s, SHEXEC_ESTATE, "the run is not a finished foreground run of a session");
     return bash_result(s, run, out_json);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,28 @@ static void test_started_run_yields_in_host_loop(void **state)
     assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIME);
     assert_int_equal(shexec_run_state(r), SHEXEC_STATE_RUNNING);
     wait_end(s, r);
+    assert_string_equal(out_of(r), "a\nb\n");
+    shexec_run_free(r);
+}
+
+/* The same in a host's own poll() loop (pollfds, process). */
+static void test_started_run_yields_in_own_poll_loop(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 1; echo b");
+    assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 20000;
+    while (shexec_run_state(r) == SHEXEC_STATE_RUNNING) {
+        assert_true(tu_now_ms() < end);
+        struct pollfd fds[16];
+        int32_t timeout = -1;
+        int n = shexec_session_pollfds(fds, 16, &timeout, s);
+        assert_true(n >= 0 && n <= 16);
+        assert_true(poll(fds, (nfds_t)n, timeout) >= 0);
+        assert_true(shexec_session_process(s, fds, (uint32_t)n) >= 0);
+    }
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIME);
     assert_string_equal(out_of(r), "a\nb\n");
     shexec_run_free(r);
 }
@@ -642,6 +665,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yield_keeps_timeout_as_lifetime_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield_does_not_move_the_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_started_run_yields_in_host_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_started_run_yields_in_own_poll_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quick_command_does_not_yield, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_on_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_timeout_ends_silent_command, setup, teardown),

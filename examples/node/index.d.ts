@@ -6,6 +6,44 @@ export type StreamName = 'stdout' | 'stderr';
 export type RunStateName = 'exited' | 'signaled' | 'timed_out' | 'cancelled' | 'killed';
 export type Output = string | Buffer;
 export type LimitName = 'memory' | 'swap' | 'pids' | 'cpu';
+/**
+ * Why runSync() moved a command to the background (SHEXEC_YIELD_*): 'none'
+ * (it did not), 'time' (its yieldMs passed), 'timeout' (its timeout passed,
+ * with backgroundOnTimeoutMs), 'idle' (its idle timeout passed, with
+ * idleAction 'yield'), 'input' (it waits for input, with yieldMs set).
+ */
+export type YieldReason = 'none' | 'time' | 'timeout' | 'idle' | 'input';
+/** Which deadline ended a 'timed_out' run (SHEXEC_DEADLINE_*): 'none' unless timed out,
+ * 'timeout' (its timeout, or in the background its cap), 'idle' (its idle timeout). */
+export type DeadlineName = 'none' | 'timeout' | 'idle';
+/** What a command's idle timeout does (SHEXEC_IDLE_*): 'end' it (SIGTERM, grace, SIGKILL),
+ * or 'yield' it to the background (runSync() only). */
+export type IdleAction = 'end' | 'yield';
+
+/**
+ * Whether a command waits for input (shexec_run_input_wait()). After the
+ * command has been silent for the session's inputLookMs the library looks,
+ * once a second while it stays silent, whether one of its processes is
+ * blocked reading its terminal (a pty run) or its stdin pipe (stdin: true).
+ * Output or input since then clears it. Linux only (/proc): elsewhere the
+ * state is 'unknown' or never 'waiting'.
+ */
+export interface InputWait<T extends Output = string> {
+  /** 'no' (not found waiting, or not looked at yet), 'waiting', 'unknown' (this system cannot tell). */
+  state: 'no' | 'waiting' | 'unknown';
+  /** When waiting: the last line of output, unfinished (usually the question; at most 256 bytes), else ''. */
+  prompt: T;
+  /** When waiting: the terminal does not echo (a password prompt). */
+  echoOff: boolean;
+}
+
+/** Input to a run() command still running: what its onInput listener gets. */
+export interface RunInput {
+  /** Queue input (the run needs a pty or stdin: true). PipeError once it ended or its stdin is closed. */
+  write(data: string | Buffer | Uint8Array): void;
+  /** End of input after what is queued (^D on a terminal). */
+  closeStdin(): void;
+}
 
 /**
  * Bounds on a command's processes together, held by its cgroup (so they
@@ -77,6 +115,35 @@ export interface SessionOptions {
    * `source .venv/bin/activate` lasts (default false; local shells only).
    */
   persistEnv?: boolean;
+  /**
+   * The idle timeout of every run that sets none: a command silent on both
+   * streams for so long is ended ('timed_out', deadline 'idle') or, with
+   * idleAction 'yield' and inside runSync() only, moved to the background
+   * (default 0: none). One of the two left out stays as it is.
+   */
+  idleTimeoutMs?: number;
+  /** What the idle timeout does (default 'end'); 'yield' does nothing in run() and start(). */
+  idleAction?: IdleAction;
+  /**
+   * Background on timeout for every runSync() that sets none: at its
+   * timeout the command is moved to the background instead of being ended,
+   * and ended ('timed_out') only this many ms after its start (default 0:
+   * ended at the timeout; a cap not beyond the timeout ends it there).
+   * run() and start() end a command at its timeout all the same.
+   */
+  backgroundOnTimeoutMs?: number;
+  /**
+   * How long a command must be silent before the library first looks
+   * whether it waits for input (then once a second while it stays silent);
+   * 0: never look (default 2000, DEFAULT_INPUT_LOOK_MS). Applies to runs
+   * started after.
+   */
+  inputLookMs?: number;
+  /**
+   * true: the agent environment preset (Session.applyAgentEnv()), applied
+   * after envInherit and before env (whose variables override it).
+   */
+  agentEnv?: boolean;
   /** 'utf8' (default): strings; 'buffer': the exact bytes. */
   encoding?: BufferEncoding | 'buffer';
 }
@@ -107,6 +174,49 @@ export interface RunOptions {
    * a task ends 'killed'. */
   signal?: AbortSignal;
   encoding?: BufferEncoding | 'buffer';
+  /**
+   * This run's idle timeout in place of the session's (0: none for this
+   * run): a command silent on both streams for so long is ended
+   * ('timed_out', deadline 'idle'). With idleAction 'yield' (runSync()
+   * only) it is moved to the background instead.
+   */
+  idleTimeoutMs?: number;
+  /** 'end' (the default) or 'yield' (runSync() only; an InvalidArgumentError
+   * in run() and start()). Alone: the session's idle time with this action. */
+  idleAction?: IdleAction;
+  /**
+   * Called on the main thread when the command is found waiting for input
+   * (see InputWait; the session's inputLookMs says after how much silence).
+   * run(): `io` writes to the command (a pty, or stdin: true); start(): the
+   * Task (also its 'input' event); runSync(): called before it returns,
+   * `io` null (answer through task(result.taskId)).
+   */
+  onInput?: (wait: InputWait<any>, io: RunInput | null) => void;
+}
+
+/**
+ * Options of runSync(), the only path that moves a command to the
+ * background (yielding happens only inside the library's shexec_run_exec(),
+ * which blocks the thread). No signal (nothing can abort a blocked call),
+ * stdin only true (written to the task after a yield); onOutput and
+ * onInput are called before runSync() returns.
+ */
+export interface RunSyncOptions extends Omit<RunOptions, 'signal' | 'stdin'> {
+  /** A pipe for input, written to through the task after a yield. */
+  stdin?: boolean;
+  /**
+   * Return after this many ms with the command still running, moved to the
+   * background as a task (result.yielded 'time', result.taskId); also as
+   * soon as it is found waiting for input ('input'). 0 (the default): wait
+   * for the end. It keeps its timeout as its lifetime cap.
+   */
+  yieldMs?: number;
+  /**
+   * At its timeout move the command to the background instead of ending it
+   * (yielded 'timeout'), ended only this many ms after its start; in place
+   * of the session's (0: ended at the timeout).
+   */
+  backgroundOnTimeoutMs?: number;
 }
 
 export interface RunResult<T extends Output = string> {
@@ -128,8 +238,16 @@ export interface RunResult<T extends Output = string> {
   durationMs: number;
   pid: number;
   /** What the library declined to do (a cwd it did not adopt), which limit stopped
-   * the command, or ''. */
+   * the command, that it moved it to the background (with the task id), or ''. */
   notice: string;
+  /** Whether runSync() moved the command to the background and why ('none' for run() and start()). */
+  yielded: YieldReason;
+  /** The task the command goes on as after a yield (Session.task()), else null. */
+  taskId: string | null;
+  /** Which deadline ended a 'timed_out' command: 'timeout' or 'idle'; else 'none'. */
+  deadline: DeadlineName;
+  /** Whether the command waits for input: after a yield 'input', 'waiting' with the prompt. */
+  inputWait: InputWait<T>;
   /**
    * What the command cost: CPU time in microseconds and peak memory in bytes
    * (0 when unknown). source 'cgroup': every process of the command's cgroup
@@ -150,6 +268,15 @@ export interface TaskResult<T extends Output = string> extends RunResult<T> {
   id: string;
 }
 
+/**
+ * What runSync() returns: a RunResult, or after a yield (yielded not
+ * 'none') the command still running: state 'running', exitCode -1, the
+ * output so far, and taskId to take it with Session.task().
+ */
+export interface RunSyncResult<T extends Output = string> extends Omit<RunResult<T>, 'state'> {
+  state: 'running' | RunStateName;
+}
+
 export interface Chunk<T extends Output = string> {
   stream: StreamName;
   data: T;
@@ -161,6 +288,8 @@ export class Task<T extends Output = string> extends EventEmitter {
   readonly pid: number;
   readonly state: 'running' | RunStateName;
   readonly running: boolean;
+  /** Whether the command waits for input now (once ended: as it was at the end). */
+  readonly inputWait: InputWait<T>;
   /** Resolves once the task ended (never rejects). */
   readonly done: Promise<TaskResult<T>>;
   /** Output since the previous read(), marked read. */
@@ -177,8 +306,11 @@ export class Task<T extends Output = string> extends EventEmitter {
   /** Let the process exit while the task runs (it is terminated at exit). */
   unref(): this;
   on(event: 'output', listener: (data: T, stream: StreamName) => void): this;
+  /** Found waiting for input: answer with write(). */
+  on(event: 'input', listener: (wait: InputWait<T>, task: this) => void): this;
   on(event: 'done', listener: (result: TaskResult<T>) => void): this;
   once(event: 'output', listener: (data: T, stream: StreamName) => void): this;
+  once(event: 'input', listener: (wait: InputWait<T>, task: this) => void): this;
   once(event: 'done', listener: (result: TaskResult<T>) => void): this;
   [Symbol.asyncIterator](): AsyncIterator<Chunk<T>>;
 }
@@ -196,6 +328,12 @@ export class Session {
     limits: Required<Limits>;
     /** The shell's argv as given, or null for the default shell. */
     shell: string[] | null;
+    /** The idle timeout of runs that set none (0: none) and what it does. */
+    idleTimeoutMs: number; idleAction: IdleAction;
+    /** The background-on-timeout cap of runSync() runs that set none (0: off). */
+    backgroundOnTimeoutMs: number;
+    /** Silence before the first look for a wait for input (0: never looks). */
+    inputLookMs: number;
   };
   constructor(options?: SessionOptions);
   /** Where the next command starts (absolute). */
@@ -207,12 +345,32 @@ export class Session {
   readonly persistEnv: boolean;
   /** The value of name in the environment the next command starts with, or null. */
   getEnv(name: string): string | null;
+  /**
+   * The agent environment preset: PAGER, GIT_PAGER, GH_PAGER, MANPAGER,
+   * SYSTEMD_PAGER=cat; GIT_TERMINAL_PROMPT=0; GIT_EDITOR and EDITOR=false;
+   * DEBIAN_FRONTEND=noninteractive; PIP_NO_INPUT=1; LANG=C.UTF-8 when
+   * neither LANG nor LC_ALL is set (session variables: a later setEnv() or a
+   * run's env overrides each); and for pipe runs only NO_COLOR=1 and
+   * TERM=dumb, unless the session's or the run's variables name them
+   * (getEnv() does not show these two).
+   */
+  applyAgentEnv(): void;
   /** Run a command; resolves once it ended (a non-zero exit or a timeout is data). */
   run(command: string | Buffer, options?: RunOptions & { encoding?: BufferEncoding }): Promise<RunResult<string>>;
   run(command: string | Buffer, options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;
+  /**
+   * Run a command through the library's shexec_run_exec(), BLOCKING the
+   * thread until it ends or is moved to the background (yieldMs,
+   * backgroundOnTimeoutMs, idleAction 'yield'; the only path that yields).
+   * After a yield: state 'running', the output so far, taskId (the command
+   * goes on as that task: task(taskId)). Throws a ShexecError when it
+   * could not run.
+   */
+  runSync(command: string | Buffer, options?: RunSyncOptions & { encoding?: BufferEncoding }): RunSyncResult<string>;
+  runSync(command: string | Buffer, options: RunSyncOptions & { encoding: 'buffer' }): RunSyncResult<Buffer>;
   /** Start a command in the background. */
   start(command: string | Buffer, options?: RunOptions): Task;
-  /** A task by id (an adopted leftover: RunResult.leftoverTaskId). */
+  /** A task by id (an adopted leftover: RunResult.leftoverTaskId; a yielded runSync(): RunSyncResult.taskId). */
   task(id: string): Task;
   listTools(): Array<{ name: string; description: string; inputSchema: object }>;
   setToolEnabled(name: string, enabled?: boolean): void;
@@ -253,3 +411,5 @@ export class AbortError extends Error {
 export function version(): string;
 export function strerror(code: number): string;
 export const libraryPath: string;
+/** SHEXEC_DEFAULT_INPUT_LOOK_MS: the default inputLookMs (2000). */
+export const DEFAULT_INPUT_LOOK_MS: number;

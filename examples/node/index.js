@@ -13,6 +13,8 @@
 //   const t = s.start('python3 -m http.server 8000');
 //   t.on('output', (data, stream) => {});  // or: for await (const c of t)
 //   t.read(); t.write('input'); t.kill(); await t.done;
+//   const y = s.runSync('make test', { yieldMs: 10000 }); // blocks; may yield:
+//   if (y.yielded !== 'none') s.task(y.taskId);            // the command goes on as a task
 //   await s.close();
 //
 // The library is found through $SHEXEC_LIB (a path), else
@@ -22,10 +24,13 @@
 // HOW THE EVENT LOOP STAYS FREE. The library's calls that wait
 // (shexec_run_exec, shexec_session_wait) would block the main thread, and the
 // library's callbacks must run on the main thread (JS is single-threaded),
-// so neither is used. Instead the binding drives every session through the
-// library's host event-loop interface: shexec_session_pollfds() lists the
-// descriptors and the deadline, one helper thread (poller.js) waits for them
-// with poll(2), and the main thread then calls shexec_session_process(),
+// so neither is used, but by runSync(), which blocks on purpose (only
+// shexec_run_exec() moves a command to the background: see LONG-RUNNING AND
+// INTERACTIVE COMMANDS in the header). Instead the binding drives every
+// session through the library's host event-loop interface:
+// shexec_session_pollfds() lists the descriptors and the deadline, one
+// helper thread (poller.js) waits for them with poll(2), and the main
+// thread then calls shexec_session_process(),
 // which reads the output, enforces timeouts and reaps, and calls the output
 // callbacks there. When something is ready already (a command printing
 // fast), the main thread takes it without the helper: a poll() with timeout
@@ -107,7 +112,9 @@ const READ_ONLY = new Set([
   'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_cost', 'shexec_run_limit_hit',
-  'shexec_run_notice',
+  'shexec_run_notice', 'shexec_run_yielded', 'shexec_run_deadline', 'shexec_run_input_wait',
+  'shexec_session_idle_timeout_ms', 'shexec_session_background_on_timeout',
+  'shexec_session_input_look_ms',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
 ]);
 
@@ -123,6 +130,7 @@ function changing(fn) {
 }
 
 const OutputFn = koffi.proto('void shexec_output_fn(void *user, int stream, const void *data, size_t len)');
+const InputFn = koffi.proto('void shexec_input_fn(void *user, void *run)');
 
 const C = {};
 for (const decl of [
@@ -162,6 +170,13 @@ for (const decl of [
   'const char *shexec_session_getenv(void *s, const char *name)',
   'int shexec_session_set_on_leftovers(void *s, int policy)',
   'int shexec_session_take_task(_Out_ void **out, void *s, const char *id)',
+  'int shexec_session_set_idle_timeout_ms(void *s, uint32_t ms, int action)',
+  'uint32_t shexec_session_idle_timeout_ms(void *s, _Out_ int *action)',
+  'int shexec_session_set_background_on_timeout(void *s, uint32_t cap_ms)',
+  'uint32_t shexec_session_background_on_timeout(void *s)',
+  'int shexec_session_set_input_look_ms(void *s, uint32_t ms)',
+  'uint32_t shexec_session_input_look_ms(void *s)',
+  'int shexec_session_apply_agent_env(void *s)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
   'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
   'int shexec_run_set_limit(void *r, int limit, uint64_t value)',
@@ -176,6 +191,14 @@ for (const decl of [
   'int shexec_run_set_pty_size(void *r, uint32_t cols, uint32_t rows)',
   'int shexec_run_set_ansi(void *r, int mode)',
   'int shexec_run_start(void *r)',
+  'int shexec_run_exec(void *r)',
+  'int shexec_run_set_yield_ms(void *r, uint32_t ms)',
+  'int shexec_run_set_idle_timeout_ms(void *r, uint32_t ms, int action)',
+  'int shexec_run_set_background_on_timeout(void *r, uint32_t cap_ms)',
+  'int shexec_run_set_input_fn(void *r, shexec_input_fn *fn, void *user)',
+  'int shexec_run_input_wait(void *r, _Out_ const void **prompt, _Out_ size_t *prompt_len, _Out_ int *echo_off)',
+  'int shexec_run_yielded(void *r, _Out_ const char **task_id)',
+  'int shexec_run_deadline(void *r)',
   'int shexec_run_start_task(_Out_ void **out, void *r)',
   'int shexec_run_cancel(void *r)',
   'int shexec_run_state(void *r)',
@@ -232,6 +255,14 @@ const COST_SOURCES = ['none', 'cgroup', 'rusage'];
 // of one CPU. A limit's value is also its bit in shexec_run_limit_hit().
 const LIMITS = { memory: 0, swap: 1, pids: 2, cpu: 3 };
 const U32_MAX = 0xffffffff;
+// LONG-RUNNING AND INTERACTIVE COMMANDS: SHEXEC_YIELD_*, SHEXEC_DEADLINE_*,
+// SHEXEC_INPUT_* by value, SHEXEC_IDLE_* by name
+const YIELD_NAMES = ['none', 'time', 'timeout', 'idle', 'input'];
+const DEADLINE_NAMES = ['none', 'timeout', 'idle'];
+const INPUT_NAMES = ['no', 'waiting', 'unknown'];
+const INPUT_WAITING = 1;
+const IDLE_ACTIONS = { end: 0, yield: 1 };
+const DEFAULT_INPUT_LOOK_MS = 2000; // SHEXEC_DEFAULT_INPUT_LOOK_MS
 
 const CODES = {
   [-1]: 'SHEXEC_EINVAL', [-2]: 'SHEXEC_ENOMEM', [-3]: 'SHEXEC_ENOCWD', [-4]: 'SHEXEC_ESPAWN',
@@ -363,7 +394,24 @@ function readStream(fn, handle, stream) {
   return copyOut(ptr, Number(len[0]));
 }
 
-/** Everything a finished run reports, copied out of the C run. */
+/**
+ * Whether the command of run `rp` waits for input (shexec_run_input_wait()):
+ * {state: 'no'|'waiting'|'unknown', prompt, echoOff}, the prompt copied out
+ * at once (the library's is valid until the next loop round); '' when not
+ * waiting.
+ */
+function inputWaitOf(rp, encoding) {
+  const prompt = [null], len = [0], echoOff = [0];
+  const state = C.shexec_run_input_wait(rp, prompt, len, echoOff);
+  const text = state === INPUT_WAITING ? copyOut(prompt[0], Number(len[0])) : Buffer.alloc(0);
+  return {
+    state: INPUT_NAMES[state] || 'no',
+    prompt: decodeAs(text, encoding),
+    echoOff: echoOff[0] === 1,
+  };
+}
+
+/** Everything a run reports (finished, or moved to the background), copied out of the C run. */
 function collectResult(rp, sp, encoding) {
   const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
   const out = readStream(C.shexec_run_output, rp, STDOUT);
@@ -372,6 +420,8 @@ function collectResult(rp, sp, encoding) {
   const leftovers = C.shexec_run_leftovers(rp, leftover);
   const user = [0], system = [0], peak = [0];
   const costSource = C.shexec_run_cost(rp, user, system, peak);
+  const taskId = [null];
+  const yielded = C.shexec_run_yielded(rp, taskId);
   return {
     stdout: decodeAs(out, encoding),
     stderr: decodeAs(err, encoding),
@@ -400,6 +450,10 @@ function collectResult(rp, sp, encoding) {
     },
     limitsHit: limitNames(C.shexec_run_limit_hit(rp)),
     notice: C.shexec_run_notice(rp) || '',
+    yielded: YIELD_NAMES[yielded] || 'none',
+    taskId: taskId[0] || null,
+    deadline: DEADLINE_NAMES[C.shexec_run_deadline(rp)] || 'none',
+    inputWait: inputWaitOf(rp, encoding),
   };
 }
 
@@ -624,6 +678,13 @@ class Session {
    *   SysError where the controller is not available),
    *   persistEnv (true: exports, and with bash shell variables and functions,
    *   carry from one command to the next),
+   *   idleTimeoutMs (a command silent so long is ended; 0: none) with
+   *   idleAction ('end', or 'yield': moved to the background, in runSync()
+   *   only), backgroundOnTimeoutMs (runSync() moves a command to the
+   *   background at its timeout, ended this long after its start; 0: off),
+   *   inputLookMs (silence before looking whether a command waits for
+   *   input; 0: never; default DEFAULT_INPUT_LOOK_MS), agentEnv (true: the
+   *   preset of applyAgentEnv(), before env),
    *   encoding ('utf8' default, or 'buffer')
    */
   constructor(opts = {}) {
@@ -664,6 +725,8 @@ class Session {
         pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
     }
     if (o.envInherit !== undefined) check(C.shexec_session_set_env_inherit(sp, o.envInherit ? 1 : 0), sp);
+    // before env: the variables given there override the preset's
+    if (o.agentEnv) check(C.shexec_session_apply_agent_env(sp), sp);
     for (const [k, v] of Object.entries(o.env || {})) this.setEnv(k, v);
     for (const g of o.envDeny || []) check(C.shexec_session_env_deny(sp, String(g)), sp);
     for (const g of o.envAllow || []) check(C.shexec_session_env_allow(sp, String(g)), sp);
@@ -684,6 +747,18 @@ class Session {
     if (o.onLeftovers !== undefined) {
       check(C.shexec_session_set_on_leftovers(sp, pick(ON_LEFTOVERS, o.onLeftovers, 'onLeftovers')), sp);
     }
+    if (o.idleTimeoutMs !== undefined || o.idleAction !== undefined) {
+      // one left out stays as it is
+      const action = [0];
+      const ms = C.shexec_session_idle_timeout_ms(sp, action);
+      check(C.shexec_session_set_idle_timeout_ms(sp,
+        o.idleTimeoutMs !== undefined ? u32(o.idleTimeoutMs, 'idleTimeoutMs') : ms,
+        o.idleAction !== undefined ? pick(IDLE_ACTIONS, o.idleAction, 'idleAction') : action[0]), sp);
+    }
+    if (o.backgroundOnTimeoutMs !== undefined) {
+      check(C.shexec_session_set_background_on_timeout(sp, u32(o.backgroundOnTimeoutMs, 'backgroundOnTimeoutMs')), sp);
+    }
+    if (o.inputLookMs !== undefined) check(C.shexec_session_set_input_look_ms(sp, u32(o.inputLookMs, 'inputLookMs')), sp);
   }
 
   _live() {
@@ -697,8 +772,9 @@ class Session {
    * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv,
    * containment ({kind: 'cgroup', detail: the session's cgroup directory},
    * or {kind: 'group', detail: why not}), limits ({memory, swap, pids,
-   * cpu}, 0 for none), and shell (its argv as given, or null for the
-   * default shell).
+   * cpu}, 0 for none), shell (its argv as given, or null for the
+   * default shell), idleTimeoutMs (0: none) and idleAction ('end'|'yield'),
+   * backgroundOnTimeoutMs (the cap; 0: off) and inputLookMs (0: never looks).
    */
   get settings() {
     const sp = this._live();
@@ -708,6 +784,8 @@ class Session {
     const nameOf = (table, v) => Object.keys(table).find((k) => table[k] === v);
     const detail = [null];
     const contained = C.shexec_session_containment(sp, detail);
+    const idleAction = [0];
+    const idleTimeoutMs = C.shexec_session_idle_timeout_ms(sp, idleAction);
     return {
       timeoutMs: def[0],
       maxTimeoutMs: max[0],
@@ -724,6 +802,10 @@ class Session {
       limits: Object.fromEntries(Object.entries(LIMITS).map(([name, limit]) =>
         [name, Number(C.shexec_session_limit(sp, limit))])),
       shell: shellArgv(sp),
+      idleTimeoutMs,
+      idleAction: nameOf(IDLE_ACTIONS, idleAction[0]),
+      backgroundOnTimeoutMs: C.shexec_session_background_on_timeout(sp),
+      inputLookMs: C.shexec_session_input_look_ms(sp),
     };
   }
 
@@ -742,6 +824,20 @@ class Session {
   setEnv(name, value) {
     const sp = this._ptr;
     check(C.shexec_session_setenv(sp, String(name), value === null || value === undefined ? null : String(value)), sp);
+  }
+
+  /**
+   * The agent environment preset (the agentEnv option): PAGER, GIT_PAGER,
+   * GH_PAGER, MANPAGER, SYSTEMD_PAGER=cat, GIT_TERMINAL_PROMPT=0,
+   * GIT_EDITOR and EDITOR=false, DEBIAN_FRONTEND=noninteractive,
+   * PIP_NO_INPUT=1, LANG=C.UTF-8 when neither LANG nor LC_ALL is set, as
+   * session variables (a later setEnv() or a run's env overrides each);
+   * and for pipe runs only, NO_COLOR=1 and TERM=dumb, unless the session's
+   * own variables or the run's name them (getEnv() does not show these two).
+   */
+  applyAgentEnv() {
+    const sp = this._live();
+    check(C.shexec_session_apply_agent_env(sp), sp);
   }
 
   get closed() {
@@ -766,9 +862,37 @@ class Session {
 
   // -- commands --------------------------------------------------------------
 
-  /** Make and configure a C run; the caller starts it. */
-  _newRun(command, o) {
+  /**
+   * Make and configure a C run for `how` ('run', 'start' or 'runSync'); the
+   * caller starts it. The settings that only shexec_run_exec() uses (a
+   * yield time, background on timeout, an idle timeout that yields) are
+   * refused for run() and start(), which never call it: they would do
+   * nothing there.
+   */
+  _newRun(command, o, how) {
     const sp = this._live();
+    const sync = how === 'runSync';
+    for (const name of ['onOutput', 'onInput']) {
+      if (o[name] !== undefined && o[name] !== null && typeof o[name] !== 'function') {
+        throw new TypeError(`${name} must be a function`);
+      }
+    }
+    const given = (v) => v !== undefined && v !== null;
+    const syncOnly = (what) => new InvalidArgumentError(-1,
+      `${what} applies to runSync() only: ${how}() does not wait inside shexec_run_exec(), where a command is moved to the background`);
+    const yieldMs = given(o.yieldMs) ? u32(o.yieldMs, 'yieldMs') : null;
+    if (yieldMs && !sync) throw syncOnly('yieldMs');
+    const cap = given(o.backgroundOnTimeoutMs) ? u32(o.backgroundOnTimeoutMs, 'backgroundOnTimeoutMs') : null;
+    if (cap && !sync) throw syncOnly('backgroundOnTimeoutMs');
+    let idle = null;
+    if (given(o.idleTimeoutMs) || given(o.idleAction)) {
+      const action = given(o.idleAction) ? pick(IDLE_ACTIONS, o.idleAction, 'idleAction') : IDLE_ACTIONS.end;
+      // idleAction alone: the session's idle time with this action
+      const ms = given(o.idleTimeoutMs) ? u32(o.idleTimeoutMs, 'idleTimeoutMs')
+        : C.shexec_session_idle_timeout_ms(sp, [0]);
+      if (action === IDLE_ACTIONS.yield && !sync) throw syncOnly("idleAction 'yield'");
+      idle = [ms, action];
+    }
     const cmd = toBuffer(command, 'command');
     // said here: an empty Buffer reaches C as a NULL pointer, which the
     // library would report as "command is NULL"
@@ -798,6 +922,15 @@ class Session {
       if (o.stdin !== undefined && o.stdin !== null && o.stdin !== false && !o.pty) {
         check(C.shexec_run_set_stdin(rp, 1), sp);
       }
+      if (yieldMs !== null) check(C.shexec_run_set_yield_ms(rp, yieldMs), sp);
+      if (cap !== null) check(C.shexec_run_set_background_on_timeout(rp, cap), sp);
+      // run() ends a command at its timeout, as the header says of a run
+      // not inside shexec_run_exec(); the library built at this writing
+      // moves a started run's deadline to the session's cap all the same
+      else if (how === 'run' && C.shexec_session_background_on_timeout(sp)) {
+        check(C.shexec_run_set_background_on_timeout(rp, 0), sp);
+      }
+      if (idle) check(C.shexec_run_set_idle_timeout_ms(rp, idle[0], idle[1]), sp);
     } catch (e) {
       C.shexec_run_free(rp);
       throw e;
@@ -818,7 +951,12 @@ class Session {
    *   stdin (string|Buffer|true), pty (true|'echo'), ptySize {cols, rows},
    *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep,
    *   limits ({memory, swap, pids, cpu} for this run, in place of the
-   *   session's; 0 for none), signal, encoding ('utf8' default, or 'buffer')
+   *   session's; 0 for none), idleTimeoutMs (in place of the session's; 0:
+   *   none) with idleAction ('end' only here), onInput(wait, io) (found
+   *   waiting for input: wait {state, prompt, echoOff}; io.write(),
+   *   io.closeStdin() answer), signal, encoding ('utf8' default, or 'buffer').
+   *   The result also says yielded ('none' here), taskId, deadline ('none',
+   *   'timeout', 'idle') and inputWait.
    */
   run(command, opts = {}) {
     return new Promise((resolve, reject) => {
@@ -827,8 +965,14 @@ class Session {
         return;
       }
       const sp = this._live();
-      const rp = this._newRun(command, opts);
-      const rs = new RunState(this, rp, opts, resolve, reject);
+      const rp = this._newRun(command, opts, 'run');
+      let rs;
+      try {
+        rs = new RunState(this, rp, opts, resolve, reject);
+      } catch (e) {
+        C.shexec_run_free(rp);
+        throw e;
+      }
       const rc = C.shexec_run_start(rp);
       if (rc < 0) {
         const err = failure(rc, sp);
@@ -845,17 +989,104 @@ class Session {
   }
 
   /**
+   * Run `command` with the library's shexec_run_exec(), which BLOCKS this
+   * thread (timers, I/O and other sessions' callbacks wait) until the
+   * command ends or is moved to the background, and return its result.
+   * Only this path moves a command to the background: with opts.yieldMs it
+   * returns after that time, or as soon as the command is found waiting
+   * for input (the session's inputLookMs), with the command still running;
+   * with opts.backgroundOnTimeoutMs (or the session's) at its timeout; with
+   * idleAction 'yield' at its idle timeout. The result then has state
+   * 'running', the output so far, yielded ('time', 'timeout', 'idle',
+   * 'input'; else 'none'), and taskId: the command goes on as that task of
+   * the session, to take with task(taskId) (write(), read() what is new,
+   * done). It keeps its timeout as its lifetime cap (or the cap), does not
+   * move the session's cwd, and like a leftover it does not keep the
+   * process alive until taken. A non-zero exit or a timeout is data; throws
+   * a ShexecError when the command could not be run (NoCwdError, ...).
+   * @param {string|Buffer} command
+   * @param {object} [opts] as run() (stdin only true: input goes to the
+   *   task after a yield; no signal), and yieldMs, backgroundOnTimeoutMs,
+   *   idleTimeoutMs with idleAction ('end'|'yield'); onOutput and
+   *   onInput(wait) are called before it returns, in order
+   */
+  runSync(command, opts = {}) {
+    const sp = this._live();
+    if (opts.signal !== undefined && opts.signal !== null) {
+      throw new InvalidArgumentError(-1, 'runSync() takes no signal: nothing runs while it blocks (use timeoutMs)');
+    }
+    if (opts.stdin !== undefined && opts.stdin !== null && typeof opts.stdin !== 'boolean') {
+      throw new InvalidArgumentError(-1,
+        'runSync() takes stdin: true only (input is written once the command runs: to its task after a yield; or use run())');
+    }
+    const encoding = opts.encoding || this._encoding;
+    const rp = this._newRun(command, opts, 'runSync');
+    let sink = null;
+    let watch = null;
+    const release = () => {
+      if (sink) sink.release();
+      if (watch) watch.release();
+    };
+    let rc;
+    try {
+      if (opts.onOutput) {
+        sink = new OutputSink(encoding);
+        check(C.shexec_run_set_output_fn(rp, sink.cb, null), sp);
+      }
+      if (opts.onInput) watch = new InputWatch(rp, encoding, sp);
+      // the session's other commands are pumped meanwhile: their callbacks
+      // only queue, delivered by the next round (see below)
+      rc = C.shexec_run_exec(rp);
+    } catch (e) {
+      release();
+      C.shexec_run_free(rp);
+      throw e;
+    }
+    if (rc < 0) {
+      const err = failure(rc, sp);
+      release();
+      C.shexec_run_free(rp);
+      throw err;
+    }
+    const result = collectResult(rp, sp, encoding);
+    if (result.leftoverTaskId) this._knownTaskIds.add(result.leftoverTaskId);
+    if (result.taskId) this._knownTaskIds.add(result.taskId); // ended by close() unless taken
+    // moved to the background: the command goes on as the task, so this
+    // call's output callback comes off its run (the task's wrapper sets its own)
+    if (sink && !finished(rp)) C.shexec_run_set_output_fn(rp, null, null);
+    if (watch) watch.release();
+    C.shexec_run_free(rp); // after a yield only the handle: the command goes on as the task
+    if (sink) {
+      const emit = (d, st) => safeCall(opts.onOutput, d, st);
+      sink.flush(emit);
+      sink.end(emit);
+      sink.release();
+    }
+    if (watch) watch.flush((w) => safeCall(opts.onInput, w, null));
+    // commands of this session that ended inside the call are settled now
+    // (their next poll round might be far off); a yielded one is polled
+    if (this._runs.size || this._tasks.size) {
+      setImmediate(() => {
+        if (this._ptr) this._afterProcess();
+      });
+    }
+    pump.kick();
+    return result;
+  }
+
+  /**
    * Start `command` in the background as a task: a Task (an EventEmitter
    * with 'output' (data, stream) and 'done' (result) events, async-iterable
    * over {stream, data} chunks). Throws a ShexecError when it cannot start
    * (LimitError when the session holds its maximum of tasks).
    * @param {string|Buffer} command
-   * @param {object} [opts] as run(), and stdin: true for write()
+   * @param {object} [opts] as run(), and stdin: true for write();
+   *   onInput(wait, task) is an 'input' listener
    */
   start(command, opts = {}) {
     if (opts.signal && opts.signal.aborted) throw new AbortError(opts.signal.reason);
     const sp = this._live();
-    const rp = this._newRun(command, opts);
+    const rp = this._newRun(command, opts, 'start');
     const task = new Task(this, opts);
     task._bindRun(rp); // the callback is set before the start: nothing is missed
     const out = [null];
@@ -872,7 +1103,9 @@ class Session {
 
   /**
    * The task with this id (leftovers adopted from a command, such as the
-   * leftoverTaskId of a run whose command was `server &`). Each call gives
+   * leftoverTaskId of a run whose command was `server &`; the taskId of a
+   * runSync() that moved its command to the background: read() gives what
+   * came after the yield). Each call gives
    * the same object while the task lives. Like a started task, it keeps the
    * process alive until it ends (unref() lets it go); leftovers nobody
    * looks up never do. NoTaskError when there is none.
@@ -1125,6 +1358,53 @@ class OutputSink {
   }
 }
 
+// --------------------------------------------------------------------------
+// Input callbacks (a command found waiting for input)
+// --------------------------------------------------------------------------
+
+// One input callback for every run, registered with koffi on first use: the
+// library passes the run, which names the watch (a Map by its address).
+// Like an output callback it only copies (the state, the prompt: valid
+// until the next loop round) into the watch's queue, delivered to JS
+// listeners once the library's call has returned. It calls nothing but
+// read-only accessors: a change here would drop the round's poll results.
+const inputWatches = new Map();
+let inputCb = null;
+
+function inputCallback() {
+  if (!inputCb) {
+    inputCb = koffi.register((user, run) => {
+      const watch = inputWatches.get(koffi.address(run));
+      if (watch) watch.queue.push(inputWaitOf(run, watch.encoding));
+    }, koffi.pointer(InputFn));
+  }
+  return inputCb;
+}
+
+/** The input callback set on C run `rp`; queue holds the waits found. */
+class InputWatch {
+  constructor(rp, encoding, sp) {
+    this.key = koffi.address(rp);
+    this.encoding = encoding;
+    this.queue = [];
+    check(C.shexec_run_set_input_fn(rp, inputCallback(), null), sp);
+    inputWatches.set(this.key, this);
+  }
+
+  /** Deliver the queued waits: emit(wait). */
+  flush(emit) {
+    if (this.queue.length === 0) return;
+    const q = this.queue;
+    this.queue = [];
+    for (const wait of q) emit(wait);
+  }
+
+  /** No more deliveries (the run is freed or handed on; its callback finds no watch). */
+  release() {
+    if (inputWatches.get(this.key) === this) inputWatches.delete(this.key);
+  }
+}
+
 function safeCall(fn, ...args) {
   try {
     fn(...args);
@@ -1154,12 +1434,40 @@ class RunState {
     this.toolResult = false;
     this.stdin = opts.stdin;
     this.sink = null;
-    if (this.onOutput) {
-      if (typeof this.onOutput !== 'function') throw new TypeError('onOutput must be a function');
-      this.sink = new OutputSink(this.encoding);
-      check(C.shexec_run_set_output_fn(rp, this.sink.cb, null), session._ptr);
-    }
+    this.onInput = opts.onInput || null;
+    this.watch = null;
+    this.ended = false;
     this.onAbort = null;
+    try {
+      if (this.onOutput) {
+        if (typeof this.onOutput !== 'function') throw new TypeError('onOutput must be a function');
+        this.sink = new OutputSink(this.encoding);
+        check(C.shexec_run_set_output_fn(rp, this.sink.cb, null), session._ptr);
+      }
+      if (this.onInput) {
+        if (typeof this.onInput !== 'function') throw new TypeError('onInput must be a function');
+        this.watch = new InputWatch(rp, this.encoding, session._ptr);
+      }
+    } catch (e) {
+      this.release();
+      throw e;
+    }
+    if (this.onInput) {
+      // what an onInput listener answers with: input to the running command
+      this.io = {
+        write: (data) => {
+          if (this.ended) throw new PipeError(-10, 'the command has ended');
+          const b = toBuffer(data, 'input');
+          check(C.shexec_run_write(this.rp, b, b.length), this.session._ptr);
+          pump.kick();
+        },
+        closeStdin: () => {
+          if (this.ended) throw new PipeError(-10, 'the command has ended');
+          check(C.shexec_run_close_stdin(this.rp), this.session._ptr);
+          pump.kick();
+        },
+      };
+    }
   }
 
   started() {
@@ -1191,6 +1499,7 @@ class RunState {
 
   flushEvents() {
     if (this.sink && this.onOutput) this.sink.flush((d, st) => safeCall(this.onOutput, d, st));
+    if (this.watch) this.watch.flush((w) => safeCall(this.onInput, w, this.io));
   }
 
   /** True once finished and settled. */
@@ -1208,6 +1517,7 @@ class RunState {
       result = collectResult(this.rp, sp, this.encoding);
       if (result.leftoverTaskId) this.session._knownTaskIds.add(result.leftoverTaskId);
     }
+    this.ended = true;
     C.shexec_run_free(this.rp);
     this.finish(result);
     return true;
@@ -1228,6 +1538,7 @@ class RunState {
     C.shexec_run_cancel(this.rp);
     const result = collectResult(this.rp, sp, this.encoding);
     result.state = 'cancelled';
+    this.ended = true;
     C.shexec_run_free(this.rp); // terminates and reaps
     this.session._runs.delete(this);
     this.finish(result);
@@ -1237,6 +1548,7 @@ class RunState {
     if (this.signal && this.onAbort) this.signal.removeEventListener('abort', this.onAbort);
     this.onAbort = null;
     if (this.sink) this.sink.release();
+    if (this.watch) this.watch.release();
   }
 }
 
@@ -1246,7 +1558,9 @@ class RunState {
 
 /**
  * A background command. Events: 'output' (data, stream) as it arrives,
- * 'done' (result) once it ended. `done` is a promise of the same result
+ * 'input' (wait, task) when it is found waiting for input (wait: {state:
+ * 'waiting', prompt, echoOff}; answer with task.write()), 'done' (result)
+ * once it ended. `done` is a promise of the same result
  * (never rejected; an abort through opts.signal ends it 'killed'). Async
  * iteration yields {stream, data} chunks until the end. The C task is
  * freed as soon as it has ended: its results stay readable here.
@@ -1259,6 +1573,7 @@ class Task extends EventEmitter {
     this._tp = null;
     this._rp = null;
     this._sink = null;
+    this._watch = null;
     this._result = null;
     this._unread = null;
     this._refed = false;
@@ -1268,6 +1583,7 @@ class Task extends EventEmitter {
       this._resolveDone = resolve;
     });
     if (typeof opts.onOutput === 'function') this.on('output', opts.onOutput);
+    if (typeof opts.onInput === 'function') this.on('input', opts.onInput);
     this._signal = opts.signal || null;
     this._onAbort = null;
   }
@@ -1277,11 +1593,14 @@ class Task extends EventEmitter {
     if (finished(rp)) return; // ended already: no output to come
     this._sink = new OutputSink(this._encoding);
     check(C.shexec_run_set_output_fn(rp, this._sink.cb, null), this._session._ptr);
+    this._watch = new InputWatch(rp, this._encoding, this._session._ptr);
   }
 
   _unbind() {
     if (this._sink) this._sink.release();
     this._sink = null;
+    if (this._watch) this._watch.release();
+    this._watch = null;
     this._rp = null;
   }
 
@@ -1329,6 +1648,17 @@ class Task extends EventEmitter {
 
   get running() {
     return !this._result && !!this._tp;
+  }
+
+  /**
+   * Whether the command waits for input now: {state: 'no'|'waiting'|
+   * 'unknown', prompt (the last line of output, unfinished), echoOff (a
+   * password prompt)}; once ended, as it was at the end.
+   */
+  get inputWait() {
+    if (this._result) return this._result.inputWait;
+    if (!this._rp) return { state: 'no', prompt: decodeAs(Buffer.alloc(0), this._encoding), echoOff: false };
+    return inputWaitOf(this._rp, this._encoding);
   }
 
   /** Output of `stream` that arrived since the previous read(), marked read. */
@@ -1381,6 +1711,7 @@ class Task extends EventEmitter {
 
   _flushEvents() {
     if (this._sink) this._sink.flush((d, st) => this.emit('output', d, st));
+    if (this._watch) this._watch.flush((w) => this.emit('input', w, this));
   }
 
   _poll() {
@@ -1405,6 +1736,8 @@ class Task extends EventEmitter {
     this._session._tasks.delete(this);
     if (this._sink) this._sink.release();
     this._sink = null;
+    if (this._watch) this._watch.release();
+    this._watch = null;
     if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort);
     this.unref();
     this._resolveDone(result);
@@ -1470,6 +1803,7 @@ module.exports = {
   version,
   strerror,
   libraryPath,
+  DEFAULT_INPUT_LOOK_MS,
   ShexecError,
   InvalidArgumentError,
   OutOfMemoryError,

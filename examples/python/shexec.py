@@ -6,7 +6,7 @@ own process group with bounded time and output, and background tasks keep
 running while the host does other things. include/shexec.h is the manual;
 this module follows it closely.
 
-    from shexec import Session, ShexecError
+    from shexec import Session, ShexecError, YIELD_NONE
     with Session() as sh:
         r = sh.run("cd /tmp && ls | head -3; false", timeout_ms=10000)
         print(r.state, r.exit_code, r.text)        # exited 1 <listing>
@@ -17,6 +17,9 @@ this module follows it closely.
         print(t.id, t.read())                      # t3f9a0c17be42 b'...' (new only)
         print(t.run.pid, t.run.state)              # a task is a run in the background
         t.kill(); t.wait()                         # SIGTERM, grace, SIGKILL
+        r = sh.run("make test", yield_ms=10000)    # back after 10 s at most
+        if r.yielded != YIELD_NONE:                # still running, as a task
+            t = sh.take_task(r.task_id)            # go on with it: write, wait, read
 
 The shared library is found through $SHEXEC_LIB (a path), else
 ../../build/libshexec.so.1 relative to this file (the source tree), else the
@@ -63,6 +66,17 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   Session.run()/Run.wait() for runs, by Task.wait()/Session.wait() for
   tasks. Objects collected while a callback runs are freed after the pump
   returns, never from inside the loop.
+- Long-running and interactive commands (shexec.h, LONG-RUNNING AND
+  INTERACTIVE COMMANDS): a run with a yield time (yield_ms), an idle
+  timeout set to IDLE_YIELD, or background_on_timeout may come back from
+  Session.run() / Run.exec() still running: Run.yielded says why
+  (YIELD_TIME, YIELD_TIMEOUT, YIELD_IDLE, YIELD_INPUT), Run.task_id names
+  the task the command goes on as. The Run stays a live handle (read its
+  output, write(), wait() for the end); Session.take_task(run.task_id)
+  gives the Task (read() then returns what came after the yield). Closing
+  or dropping a yielded Run only lets go of the handle: the command goes on
+  as its task. A command found waiting for input calls on_input(run) and
+  shows in Run.input_wait (INPUT_WAITING), Run.prompt and Run.echo_off.
 - A session and its objects are meant for one thread at a time (as in C);
   calls are serialized by a per-session lock so misuse cannot corrupt it.
 """
@@ -84,6 +98,9 @@ __all__ = [
     "LimitError", "NoTaskError", "PipeError",
     "OK", "EINVAL", "ENOMEM", "ENOCWD", "ESPAWN", "ESYS", "ESTATE", "E2BIG",
     "ELIMIT", "ENOTASK", "EPIPE", "ENOTOOL", "ToolNotAvailableError", "STDOUT", "STDERR",
+    "YIELD_NONE", "YIELD_TIME", "YIELD_TIMEOUT", "YIELD_IDLE", "YIELD_INPUT",
+    "IDLE_END", "IDLE_YIELD", "DEADLINE_NONE", "DEADLINE_TIMEOUT", "DEADLINE_IDLE",
+    "INPUT_NO", "INPUT_WAITING", "INPUT_UNKNOWN", "DEFAULT_INPUT_LOOK_MS",
 ]
 
 # --------------------------------------------------------------------------
@@ -138,6 +155,28 @@ _KEEPS = {"head": 0, "head_tail": 1}
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
 _STATE_RUNNING = 1  # every state after it is final
 
+# Long-running and interactive commands. The values are the names results
+# are given by (as for states), each for the C enum value in the table.
+YIELD_NONE = "none"         # it was not moved to the background
+YIELD_TIME = "time"         # its yield time passed (yield_ms)
+YIELD_TIMEOUT = "timeout"   # its timeout passed, with background_on_timeout set
+YIELD_IDLE = "idle"         # its idle timeout passed, with IDLE_YIELD
+YIELD_INPUT = "input"       # it waits for input, with a yield time set
+_YIELD_NAMES = {0: YIELD_NONE, 1: YIELD_TIME, 2: YIELD_TIMEOUT, 3: YIELD_IDLE, 4: YIELD_INPUT}
+IDLE_END = "end"            # an idle timeout ends the command (SIGTERM, grace, SIGKILL)
+IDLE_YIELD = "yield"        # an idle timeout moves it to the background
+_IDLE_ACTIONS = {IDLE_END: 0, IDLE_YIELD: 1}
+_IDLE_ACTION_NAMES = {v: k for k, v in _IDLE_ACTIONS.items()}
+DEADLINE_NONE = "none"      # no deadline ended it
+DEADLINE_TIMEOUT = "timeout"  # its timeout (or, moved to the background, its cap)
+DEADLINE_IDLE = "idle"      # its idle timeout
+_DEADLINE_NAMES = {0: DEADLINE_NONE, 1: DEADLINE_TIMEOUT, 2: DEADLINE_IDLE}
+INPUT_NO = "no"             # not found waiting for input (or not looked at yet)
+INPUT_WAITING = "waiting"   # one of its processes is blocked reading the host's input
+INPUT_UNKNOWN = "unknown"   # this system cannot tell (no /proc)
+_INPUT_NAMES = {0: INPUT_NO, 1: INPUT_WAITING, 2: INPUT_UNKNOWN}
+DEFAULT_INPUT_LOOK_MS = 2000
+
 
 def _finished(lib, ptr):
     """True once the run has finished: its state is past RUNNING."""
@@ -146,6 +185,8 @@ def _finished(lib, ptr):
 
 # How long one slice of pumping lasts, so Ctrl-C and deadlines are noticed.
 _SLICE_MS = 200
+# ... while a run is waited for until it ends or is moved to the background.
+_YIELD_SLICE_MS = 50
 
 _U32_MAX = 0xFFFFFFFF
 _U64_MAX = 0xFFFFFFFFFFFFFFFF
@@ -157,6 +198,7 @@ _I32_MAX = 0x7FFFFFFF
 
 OUTPUT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
                              ctypes.c_size_t)
+INPUT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
 
 class _PollFd(ctypes.Structure):
@@ -249,6 +291,13 @@ _PROTOTYPES = {
     "shexec_session_set_limit": (_int, [_vp, _int, _u64]),
     "shexec_session_limit": (_u64, [_vp, _int]),
     "shexec_session_take_task": (_int, [_pvp, _vp, _str]),
+    "shexec_session_set_idle_timeout_ms": (_int, [_vp, _u32, _int]),
+    "shexec_session_idle_timeout_ms": (_u32, [_vp, ctypes.POINTER(_int)]),
+    "shexec_session_set_background_on_timeout": (_int, [_vp, _u32]),
+    "shexec_session_background_on_timeout": (_u32, [_vp]),
+    "shexec_session_set_input_look_ms": (_int, [_vp, _u32]),
+    "shexec_session_input_look_ms": (_u32, [_vp]),
+    "shexec_session_apply_agent_env": (_int, [_vp]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
@@ -263,6 +312,10 @@ _PROTOTYPES = {
     "shexec_run_set_pty": (_int, [_vp, _int]),
     "shexec_run_set_pty_size": (_int, [_vp, _u32, _u32]),
     "shexec_run_set_ansi": (_int, [_vp, _int]),
+    "shexec_run_set_yield_ms": (_int, [_vp, _u32]),
+    "shexec_run_set_idle_timeout_ms": (_int, [_vp, _u32, _int]),
+    "shexec_run_set_background_on_timeout": (_int, [_vp, _u32]),
+    "shexec_run_set_input_fn": (_int, [_vp, INPUT_FN, _vp]),
     "shexec_run_start": (_int, [_vp]),
     "shexec_run_start_task": (_int, [_pvp, _vp]),
     "shexec_run_cancel": (_int, [_vp]),
@@ -280,6 +333,9 @@ _PROTOTYPES = {
                                ctypes.POINTER(_u64)]),
     "shexec_run_limit_hit": (_int, [_vp]),
     "shexec_run_notice": (_str, [_vp]),
+    "shexec_run_yielded": (_int, [_vp, ctypes.POINTER(_str)]),
+    "shexec_run_deadline": (_int, [_vp]),
+    "shexec_run_input_wait": (_int, [_vp, _pvp, _psz, ctypes.POINTER(_int)]),
     "shexec_run_free": (None, [_vp]),
     # task: what only a background command has; the rest is its run's
     "shexec_task_id": (_str, [_vp]),
@@ -432,13 +488,25 @@ def _check(rc, sptr):
 # --------------------------------------------------------------------------
 
 def _configure_run(rp, sp, timeout_ms, cwd, env, output_limit, pty, pty_size, ansi_strip,
-                   stdin, limits=None):
+                   stdin, limits=None, yield_ms=None, idle_timeout_ms=None, idle_action=None,
+                   background_on_timeout=None):
     """Apply the settings of a new C run `rp` (foreground or, once started
     so, a task). Returns the bytes to feed to its stdin once started (None
     when there are none)."""
     lib = _lib
     if timeout_ms is not None:
         _check(lib.shexec_run_set_timeout_ms(rp, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
+    if yield_ms is not None:
+        _check(lib.shexec_run_set_yield_ms(rp, _uint(yield_ms, "yield_ms", _U32_MAX)), sp)
+    if idle_timeout_ms is not None:
+        _check(lib.shexec_run_set_idle_timeout_ms(
+            rp, _uint(idle_timeout_ms, "idle_timeout_ms", _U32_MAX),
+            _idle_action(IDLE_END if idle_action is None else idle_action)), sp)
+    elif idle_action is not None:
+        raise TypeError("idle_action needs idle_timeout_ms (0: none for this run)")
+    if background_on_timeout is not None:
+        _check(lib.shexec_run_set_background_on_timeout(
+            rp, _uint(background_on_timeout, "background_on_timeout", _U32_MAX)), sp)
     if cwd is not None:
         _check(lib.shexec_run_set_cwd(rp, _cstr(cwd, "working directory")), sp)
     for k, v in (env or {}).items():
@@ -534,6 +602,14 @@ def _limit_items(limits):
                         "not %s" % type(limits).__name__)
 
 
+def _idle_action(action):
+    """IDLE_END or IDLE_YIELD as the C value; an int is the C value itself,
+    passed on for the library to check."""
+    if isinstance(action, int) and not isinstance(action, bool):
+        return action
+    return _lookup(_IDLE_ACTIONS, action, "idle timeout action")
+
+
 def _pty_mode(pty):
     if isinstance(pty, int) and not isinstance(pty, bool) and pty in (0, 1, 2):
         return pty
@@ -576,13 +652,47 @@ def _make_output_fn(state):
     return OUTPUT_FN(trampoline)
 
 
+def _make_input_fn(state):
+    """The C input callback of a run: calls state.input_fn(run) with the
+    Run object (state.run_of() finds it) when the command is found waiting
+    for input. An exception is handled as in an output callback: kept in
+    state.error, the command cancelled, re-raised once it ended."""
+    stop = _lib.shexec_run_cancel
+
+    def trampoline(user, run_ptr):
+        fn = state.input_fn
+        if fn is None or state.error is not None:
+            return
+        try:
+            find = state.run_of
+            run = find() if find is not None else None
+            if run is not None:
+                fn(run)
+        except BaseException as e:  # noqa: B902 - must never escape into C
+            state.error = e
+            ptr = state.ptr
+            if ptr:
+                try:
+                    stop(ptr)
+                except BaseException:
+                    pass
+
+    return INPUT_FN(trampoline)
+
+
 class _CallbackState(object):
-    __slots__ = ("fn", "error", "ptr")
+    """What a run's callbacks share: the output function, the input
+    function, how to find the Run object the input function is given
+    (run_of), the first exception either raised, and the C run to cancel
+    then."""
+    __slots__ = ("fn", "error", "ptr", "input_fn", "run_of")
 
     def __init__(self, fn, ptr=None):
         self.fn = fn
         self.error = None
         self.ptr = ptr
+        self.input_fn = None
+        self.run_of = None
 
 
 # --------------------------------------------------------------------------
@@ -625,8 +735,15 @@ class Session(object):
     _lib = _lib
     _GuardType = _Guard
     _getpid = staticmethod(os.getpid)
+    _NO_OUTPUT_FN = OUTPUT_FN()   # NULL: no callback
+    _NO_INPUT_FN = INPUT_FN()
 
-    def __init__(self, cwd=None, shell=None, env=None, inherit_env=True):
+    def __init__(self, cwd=None, shell=None, env=None, inherit_env=True, agent_env=False):
+        """A new session: cwd (default the host's), shell (see set_shell),
+        env {name: value or None} set for every command (setenv),
+        inherit_env False to start commands from an empty environment,
+        agent_env True to apply the agent environment preset first
+        (apply_agent_env; the variables of env then override it)."""
         self._ptr = None
         self._pid = os.getpid()
         self._mutex = threading.RLock()
@@ -646,6 +763,8 @@ class Session(object):
                 self.set_shell(shell)
             if cwd is not None:
                 self.set_cwd(cwd)
+            if agent_env:
+                self.apply_agent_env()
             for k, v in (env or {}).items():
                 self.setenv(k, v)
         except BaseException:
@@ -683,12 +802,22 @@ class Session(object):
         if self._forked():    # entries inherited from the parent are its own
             self._deferred = []
             return
-        lib = self._lib
         while self._deferred:
             kind, ptr, keep = self._deferred.pop()
             if kind == "run":
-                self._pump_call(lib.shexec_run_free, ptr)
+                self._run_free(ptr)
             del keep
+
+    def _run_free(self, ptr):
+        """shexec_run_free(). A yielded run that still runs is only let go of
+        (the command goes on as its task, and the C run calls its callbacks
+        until it ends): its callbacks are unset first, since their Python
+        objects go with the handle."""
+        lib = self._lib
+        if lib.shexec_run_yielded(ptr, None) and lib.shexec_run_state(ptr) == 1:  # running
+            lib.shexec_run_set_output_fn(ptr, self._NO_OUTPUT_FN, None)
+            lib.shexec_run_set_input_fn(ptr, self._NO_INPUT_FN, None)
+        self._pump_call(lib.shexec_run_free, ptr)
 
     def _free_run_ptr(self, ptr, keepalive):
         """Free a C run now, or, if the loop of this session is running (we
@@ -699,7 +828,7 @@ class Session(object):
         if self._mutex.acquire(False):
             try:
                 if self._pumping == 0:
-                    self._pump_call(self._lib.shexec_run_free, ptr)
+                    self._run_free(ptr)
                     return
             finally:
                 self._mutex.release()
@@ -1068,10 +1197,84 @@ class Session(object):
         with self._guard():
             return _lib.shexec_session_limit(self._live(), limit)
 
+    # -- long-running and interactive commands ---------------------------------
+
+    def set_idle_timeout_ms(self, ms, action=IDLE_END):
+        """An idle timeout for every run and task that sets none: a command
+        silent on both streams for `ms` is ended (IDLE_END: SIGTERM, grace,
+        SIGKILL; its state 'timed_out', Run.deadline DEADLINE_IDLE) or moved
+        to the background (IDLE_YIELD: a foreground run then comes back
+        still running, see Run.yielded; a task is left running). 0: none
+        (the default). InvalidArgumentError for an unknown action (an int
+        is passed on as the C value, for the library to check)."""
+        v = _uint(ms, "idle timeout", _U32_MAX)
+        a = _idle_action(action)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_idle_timeout_ms(p, v, a), p)
+
+    @property
+    def idle_timeout_ms(self):
+        """(ms, action): the session's idle timeout (0: none) and IDLE_END
+        or IDLE_YIELD (see set_idle_timeout_ms)."""
+        action = _int()
+        with self._guard():
+            ms = _lib.shexec_session_idle_timeout_ms(self._live(), ctypes.byref(action))
+        return (ms, _IDLE_ACTION_NAMES.get(action.value, IDLE_END))
+
+    def set_background_on_timeout(self, cap_ms):
+        """Background on timeout for every run that sets none: at its
+        timeout a foreground command is moved to the background (it comes
+        back from run() still running, Run.yielded YIELD_TIMEOUT) instead of
+        being ended, and ended ('timed_out') only cap_ms after its start.
+        0 (the default): ended at the timeout. A cap not beyond the timeout
+        ends it at the timeout."""
+        v = _uint(cap_ms, "background on timeout cap", _U32_MAX)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_background_on_timeout(p, v), p)
+
+    @property
+    def background_on_timeout(self):
+        """The session's background-on-timeout cap in ms (0: off)."""
+        with self._guard():
+            return _lib.shexec_session_background_on_timeout(self._live())
+
+    def set_input_look_ms(self, ms):
+        """How long a command must be silent before the library first looks
+        whether it waits for input (then once a second while it stays
+        silent); 0: never look. Default DEFAULT_INPUT_LOOK_MS (2000). For
+        runs started after. What is found: Run.input_wait, on_input."""
+        v = _uint(ms, "input look", _U32_MAX)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_input_look_ms(p, v), p)
+
+    @property
+    def input_look_ms(self):
+        """The silence in ms before a look for a wait for input (0: none)."""
+        with self._guard():
+            return _lib.shexec_session_input_look_ms(self._live())
+
+    def apply_agent_env(self):
+        """The agent environment preset, so commands do not stop for a
+        person or a pager: sets PAGER, GIT_PAGER, GH_PAGER, MANPAGER,
+        SYSTEMD_PAGER=cat, GIT_TERMINAL_PROMPT=0, GIT_EDITOR and
+        EDITOR=false, DEBIAN_FRONTEND=noninteractive, PIP_NO_INPUT=1, and
+        LANG=C.UTF-8 when neither LANG nor LC_ALL is set, as session
+        variables (setenv() after this overrides each, as does a run's env);
+        and gives pipe runs (not pty runs) NO_COLOR=1 and TERM=dumb unless
+        the session's or the run's variables name them (getenv() does not
+        show these two)."""
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_apply_agent_env(p), p)
+
     # -- runs and tasks: configure a run, then start it ------------------------
 
     def _new_run(self, command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                 output_limit, pty_size, limits):
+                 output_limit, pty_size, limits, yield_ms=None, idle_timeout_ms=None,
+                 idle_action=None, background_on_timeout=None, on_input=None):
         """A configured Run, not started (state 'new')."""
         cmd = _to_bytes(command, "command")
         with self._guard():
@@ -1081,9 +1284,13 @@ class Session(object):
             run = Run._new(self, out.value, command)
             try:
                 run._feed = _configure_run(out.value, sp, timeout_ms, cwd, env, output_limit,
-                                           pty, pty_size, ansi_strip, stdin, limits)
+                                           pty, pty_size, ansi_strip, stdin, limits,
+                                           yield_ms, idle_timeout_ms, idle_action,
+                                           background_on_timeout)
                 if on_output is not None:
                     run._set_callback(on_output)
+                if on_input is not None:
+                    run._set_input_callback(on_input)
             except BaseException:
                 run.close()
                 raise
@@ -1091,10 +1298,15 @@ class Session(object):
 
     def run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
             pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None,
-            limits=None):
+            limits=None, yield_ms=None, idle_timeout_ms=None, idle_action=None,
+            background_on_timeout=None, on_input=None):
         """Run `command` (str or bytes) to completion and return the finished
         Run. A non-zero exit, a timeout or a signal is data (see .state);
-        ShexecError is raised only when nothing could be run.
+        ShexecError is raised only when nothing could be run. A command
+        moved to the background (yield_ms, an idle timeout with IDLE_YIELD,
+        background_on_timeout) comes back still running: Run.yielded says
+        why, Run.task_id is the task it goes on as (Session.take_task()),
+        and the Run stays a live handle (wait(), write(), its output so far).
 
         timeout_ms: this run's timeout (clamped to the session maximum).
         cwd: run there instead of the session cwd (which then does not move).
@@ -1104,23 +1316,45 @@ class Session(object):
           here once the run ended.
         pty: False, True or 'echo' (a pseudo-terminal; output merged to stdout).
         ansi_strip: remove escape sequences, resolve \\r overwrites.
-        stdin: bytes/str fed to the command, then EOF (default /dev/null).
+        stdin: bytes/str fed to the command, then EOF (default /dev/null);
+          True: a pipe left open, for on_input or a yielded Run to write to.
         output_limit: int (characters, head) or (limit, unit, keep).
         limits: {name: value} for this run only, in place of the session's
           (set_limit: 'memory', 'swap', 'pids', 'cpu'; 0 for none), e.g.
           {'memory': 512 << 20, 'pids': 100}. Checked when it starts.
+        yield_ms: come back after this many ms with the command still
+          running, moved to the background (YIELD_TIME), or as soon as it
+          is found waiting for input (YIELD_INPUT). None/0: to its end.
+        idle_timeout_ms, idle_action: this run's idle timeout (0: none,
+          None: the session's, see set_idle_timeout_ms) and what it does,
+          IDLE_END (the default: 'timed_out', Run.deadline DEADLINE_IDLE)
+          or IDLE_YIELD (YIELD_IDLE).
+        background_on_timeout: at its timeout move the command to the
+          background (YIELD_TIMEOUT) and end it only this many ms after its
+          start (0: end it at the timeout; None: the session's setting).
+        on_input(run): called with the Run when the command is found
+          waiting for input (Session.set_input_look_ms); run.prompt and
+          run.echo_off tell what it asks, run.write() answers. An exception
+          in it is handled as in on_output.
         """
         return self.start_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip,
-                              stdin, output_limit, pty_size, limits)._finish()
+                              stdin, output_limit, pty_size, limits, yield_ms,
+                              idle_timeout_ms, idle_action, background_on_timeout,
+                              on_input)._finish()
 
     def start_run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                   pty=False, ansi_strip=False, stdin=None, output_limit=None,
-                  pty_size=None, limits=None):
+                  pty_size=None, limits=None, yield_ms=None, idle_timeout_ms=None,
+                  idle_action=None, background_on_timeout=None, on_input=None):
         """Start `command` and return a live Run at once; drive it with
         Run.wait() (or Session.wait()). Arguments as for run(), except that
-        stdin=True gives a pipe to feed with Run.write()/Run.close_stdin()."""
+        stdin=True gives a pipe to feed with Run.write()/Run.close_stdin().
+        A yield moves the command to the background while the loop is
+        pumped (Run.yielded, Run.task_id); Run.wait() still waits for its
+        end."""
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                          output_limit, pty_size, limits)
+                          output_limit, pty_size, limits, yield_ms, idle_timeout_ms,
+                          idle_action, background_on_timeout, on_input)
         try:
             return r.start()
         except BaseException:
@@ -1129,17 +1363,22 @@ class Session(object):
 
     def start_task(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                    pty=False, ansi_strip=False, stdin=False, output_limit=None,
-                   pty_size=None, limits=None):
+                   pty_size=None, limits=None, idle_timeout_ms=None, idle_action=None,
+                   on_input=None):
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
         pipe stays open). timeout_ms None/0: no timeout (the default); a
         task's timeout is not clamped to the session maximum.
+        idle_timeout_ms with IDLE_END ends a silent task (a task is in the
+        background already: IDLE_YIELD does nothing to it); on_input(run)
+        as for run(), with the task's Run.
         LimitError when the session already holds its maximum of tasks
         (a finished Task keeps its slot until freed)."""
         if timeout_ms == 0 and not isinstance(timeout_ms, bool):
             timeout_ms = None   # a task without a timeout: leave it unset
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
-                          output_limit, pty_size, limits)
+                          output_limit, pty_size, limits, None, idle_timeout_ms, idle_action,
+                          None, on_input)
         try:
             return r.start_task()
         except BaseException:
@@ -1386,6 +1625,25 @@ def _leftover_task_id(p):
     return lt.value.decode("ascii", "replace") if lt.value else None
 
 
+def _yield_task_id(p):
+    tid = _str()
+    _lib.shexec_run_yielded(p, ctypes.byref(tid))
+    return tid.value.decode("ascii", "replace") if tid.value else None
+
+
+def _input_wait(p):
+    """(INPUT_*, the prompt as bytes or None, echo_off): the prompt, the
+    run's until the next loop round, is copied at once."""
+    prompt, n, echo_off = ctypes.c_void_p(), _sz(0), _int(0)
+    state = _lib.shexec_run_input_wait(p, ctypes.byref(prompt), ctypes.byref(n),
+                                       ctypes.byref(echo_off))
+    name = _INPUT_NAMES.get(state, INPUT_UNKNOWN)
+    if name != INPUT_WAITING:
+        return (name, None, False)
+    text = ctypes.string_at(prompt.value, n.value) if prompt.value and n.value else b""
+    return (name, text, bool(echo_off.value))
+
+
 # What a Run reports, each read from a C run by one function: live while the
 # command runs (and for a task's run), copied once a foreground run finished.
 _RESULTS = {
@@ -1406,6 +1664,10 @@ _RESULTS = {
     "notice": lambda p: _lib.shexec_run_notice(p).decode("utf-8", "replace"),
     "cost": _run_cost,
     "limits_hit": _limits_hit,
+    "yielded": lambda p: _YIELD_NAMES.get(_lib.shexec_run_yielded(p, None), YIELD_NONE),
+    "yield_task": _yield_task_id,
+    "deadline": lambda p: _DEADLINE_NAMES.get(_lib.shexec_run_deadline(p), DEADLINE_NONE),
+    "input": _input_wait,
 }
 
 
@@ -1435,6 +1697,14 @@ class Run(object):
     live, close() does nothing, and once the task is freed (or its session
     closed) reading it raises ClosedError, as for the Task.
 
+    A foreground run moved to the background (yielded: see Session.run())
+    stays a live Run until it ends: its output so far, write(), cancel()
+    (the task is then 'killed'), wait() for the end; the command goes on
+    as the task Run.task_id names, which Session.take_task() gives (its
+    Task.run is another Run reading the same command). Closing or dropping
+    a yielded Run only lets go of the handle: the command goes on as its
+    task, without this Run's callbacks.
+
     Results: command, state ('new', 'running', 'exited', 'signaled',
     'timed_out', 'cancelled'; 'killed' for a task), exit_code (-1 unless
     exited), signal, stdout and stderr (bytes; so far, while running),
@@ -1445,9 +1715,14 @@ class Run(object):
     none), leftovers ('none', 'adopted', 'killed'), leftover_task (the id
     of the task that adopted them, or None), cost (CPU time and peak
     memory once finished), limits_hit (the names of the limits that
-    stopped it, e.g. ['memory']) and notice (what the library declined to
+    stopped it, e.g. ['memory']), notice (what the library declined to
     do, e.g. adopt a working directory that does not exist, or which limit
-    ended the command; "" when nothing)."""
+    ended the command; "" when nothing), yielded (YIELD_NONE, YIELD_TIME,
+    YIELD_TIMEOUT, YIELD_IDLE, YIELD_INPUT), task_id (the task it goes on
+    as, or was started as), deadline (DEADLINE_NONE, DEADLINE_TIMEOUT,
+    DEADLINE_IDLE: which one ended a 'timed_out' run), input_wait
+    (INPUT_NO, INPUT_WAITING, INPUT_UNKNOWN), prompt/prompt_text (what it
+    asks while it waits for input) and echo_off (a password prompt)."""
 
     _lib = _lib
 
@@ -1464,8 +1739,10 @@ class Run(object):
         self._core = None         # the _TaskCore once it was started as a task
         self._started = False
         self._feed = None         # stdin bytes to write once started
-        self._cb = None
-        self._cfunc = None
+        self._cb = None           # the _CallbackState of its callbacks, if any
+        self._cfunc = None        # the C output callback while this object owns the run
+        self._icfunc = None       # the C input callback, likewise
+        self._yield_id = None     # the id of the task a yield made, once seen
         self._tool = False        # from tool_prepare: keep the tool result
         self._tool_result = None
         self._results = None      # the copy taken when the C run is freed
@@ -1485,11 +1762,28 @@ class Run(object):
         self._cb = core.cb
         core.view = weakref.ref(self)
 
+    def _callback_state(self):
+        """The state the run's output and input callbacks share."""
+        if self._cb is None:
+            self._cb = _CallbackState(None, self._ptr)
+            self._cb.run_of = weakref.ref(self)
+        return self._cb
+
     def _set_callback(self, fn):
-        self._cb = _CallbackState(fn, self._ptr)
-        self._cfunc = _make_output_fn(self._cb)
+        cb = self._callback_state()
+        cb.fn = fn
+        if self._cfunc is None:
+            self._cfunc = _make_output_fn(cb)
         s = self._session
         _check(_lib.shexec_run_set_output_fn(self._ptr, self._cfunc, None), s._ptr)
+
+    def _set_input_callback(self, fn):
+        cb = self._callback_state()
+        cb.input_fn = fn
+        if self._icfunc is None:
+            self._icfunc = _make_input_fn(cb)
+        s = self._session
+        _check(_lib.shexec_run_set_input_fn(self._ptr, self._icfunc, None), s._ptr)
 
     # -- starting -------------------------------------------------------------
 
@@ -1508,16 +1802,18 @@ class Run(object):
                              else "the run was closed")
         return s
 
-    def start(self, on_output=None):
+    def start(self, on_output=None, on_input=None):
         """Start this run (state 'new') in the foreground and return it at
-        once; drive it with wait(). on_output(stream, data): as for
-        Session.run(). StateError when already started."""
+        once; drive it with wait(). on_output(stream, data), on_input(run):
+        as for Session.run(). StateError when already started."""
         s = self._session_of_new()
         with s._guard():
             sp = s._live()
             rp = self._new_ptr()
             if on_output is not None:
                 self._set_callback(on_output)
+            if on_input is not None:
+                self._set_input_callback(on_input)
             _check(_lib.shexec_run_start(rp), sp)
             self._started = True
             feed, self._feed = self._feed, None
@@ -1535,25 +1831,47 @@ class Run(object):
                 raise
         return self
 
-    def exec(self, on_output=None):
-        """Start this run (state 'new') and wait until it finished; returns
-        it. An exception of its output callback cancels it and is re-raised
-        here once it ended. A run that cannot be started stays 'new'."""
-        return self.start(on_output)._finish()
+    def exec(self, on_output=None, on_input=None):
+        """Start this run (state 'new') and wait until it finished, or was
+        moved to the background (see Session.run(): it then comes back
+        still running, Run.yielded says why); returns it. An exception of
+        its callbacks cancels it and is re-raised here once it ended. A run
+        that cannot be started stays 'new'."""
+        return self.start(on_output, on_input)._finish()
 
     def _finish(self):
-        """Pump until this started run finished; stop it on the way out of
-        an interruption. Returns self."""
+        """Pump until this started run finished or was moved to the
+        background; stop it on the way out of an interruption. Returns
+        self."""
         try:
-            self._pump_until_done()
+            self._pump_until_done(stop_at_yield=True)
+            cb = self._cb
+            if cb is not None and cb.error is not None:
+                self._pump_until_done()   # a callback raised: cancelled, to its end
         except BaseException:
             # interrupted (Ctrl-C between pumps) or the loop failed: stop it
-            self.close()
+            self._stop()
             raise
         self._raise_callback_error()
         return self
 
-    def start_task(self, on_output=None):
+    def _stop(self):
+        """End the command on the way out of an interruption: close() ends a
+        run still its own, but only lets go of one moved to the background
+        meanwhile, which is cancelled and waited for first."""
+        try:
+            s = self._session
+            if s is not None and self._core is None and self._ptr:
+                with s._guard():
+                    yielded = self._ptr and self._yielded_now()
+                if yielded:
+                    self.cancel()
+                    self._pump_until_done()
+        except BaseException:
+            pass
+        self.close()
+
+    def start_task(self, on_output=None, on_input=None):
         """Start this run (state 'new') in the background, as a task of its
         session, and return the Task; this Run is then the task's run
         (Task.run). LimitError when the session holds its maximum of tasks;
@@ -1564,15 +1882,20 @@ class Run(object):
             rp = self._new_ptr()
             if on_output is not None:
                 self._set_callback(on_output)
+            if on_input is not None:
+                self._set_input_callback(on_input)
             out = ctypes.c_void_p()
             _check(_lib.shexec_run_start_task(ctypes.byref(out), rp), sp)
             tp = out.value
             core = _TaskCore(tp, rp, self.command)
             core.id = _lib.shexec_task_id(tp).decode("ascii", "replace")
-            # the callback now lives as long as the C task, not this object
-            core.cb, core.cfunc = self._cb, self._cfunc
+            # the callbacks now live as long as the C task, not this object
+            core.cb, core.cfunc, core.icfunc = self._cb, self._cfunc, self._icfunc
+            if core.cb is not None:
+                core.cb.run_of = _task_run_finder(s, core)
             self._ptr = None
             self._cfunc = None
+            self._icfunc = None
             self._attach(core)
             s._task_cores[tp] = core
             task = s._task_object(tp, core)
@@ -1585,6 +1908,8 @@ class Run(object):
 
     def _snapshot(self, ptr):
         self._results = dict((k, read(ptr)) for k, read in _RESULTS.items())
+        if self._yield_id is None:
+            self._yield_id = self._results["yield_task"]
         if self._tool and _finished(self._lib, ptr):
             out = ctypes.c_void_p()
             rc = self._lib.shexec_tool_result(ctypes.byref(out), ptr)
@@ -1619,15 +1944,31 @@ class Run(object):
 
     def _release(self, ptr):
         self._ptr = None
-        cb, cfunc, s = self._cb, self._cfunc, self._session
+        cb, cfuncs, s = self._cb, (self._cfunc, self._icfunc), self._session
         if cb is not None:
             cb.ptr = None
-            cb.fn = None      # no more calls; drop the user's closure
+            cb.fn = None      # no more calls; drop the user's closures
+            cb.input_fn = None
+            cb.run_of = None
         self._cfunc = None
+        self._icfunc = None
         self._session = None
-        s._free_run_ptr(ptr, cfunc)
+        s._free_run_ptr(ptr, cfuncs)
 
-    def _pump_until_done(self, timeout_ms=None):
+    def _yielded_now(self):
+        """True when the foreground C run was moved to the background; notes
+        the task's id (call with the lock held, the run live)."""
+        ptr = self._ptr
+        if not self._lib.shexec_run_yielded(ptr, None):
+            return False
+        if self._yield_id is None:
+            self._yield_id = _yield_task_id(ptr)
+        return True
+
+    def _pump_until_done(self, timeout_ms=None, stop_at_yield=False):
+        """Pump until the run finished (True) or timeout_ms passed (False);
+        with stop_at_yield, also until it was moved to the background
+        (True)."""
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
         while not self._sync():
             s = self._session
@@ -1635,15 +1976,20 @@ class Run(object):
                 continue
             if not self._started:
                 raise StateError(ESTATE, "the run has not been started")
-            slice_ms = _SLICE_MS
+            # a yield comes at the end of a loop round, not as an end: shorter
+            # slices notice it soon
+            slice_ms = _YIELD_SLICE_MS if stop_at_yield else _SLICE_MS
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 slice_ms = max(1, min(slice_ms, int(left * 1000) + 1))
             with s._guard():
-                if self._core is None and not self._ptr:
-                    continue
+                if self._core is None:
+                    if not self._ptr:
+                        continue
+                    if self._yielded_now() and stop_at_yield:
+                        return True
                 sp = s._live()
                 _check(s._pump_call(_lib.shexec_session_wait, sp, slice_ms), sp)
         return True
@@ -1711,9 +2057,11 @@ class Run(object):
         self._live_call(_lib.shexec_run_close_stdin)
 
     def close(self):
-        """Free the C run; a running command is terminated and reaped first.
-        Idempotent; the results of a finished run stay readable. Does
-        nothing for a task's run (free the Task)."""
+        """Free the C run; a running command is terminated and reaped first
+        (one moved to the background is only let go of: it goes on as its
+        task, and this Run keeps what it had read). Idempotent; the results
+        of a finished run stay readable. Does nothing for a task's run (free
+        the Task)."""
         if self._core is not None or not getattr(self, "_ptr", None):
             return
         if self._session._forked():   # the parent's run: forget it, never signal it
@@ -1727,7 +2075,7 @@ class Run(object):
                 ptr = self._ptr
                 if ptr:
                     self._snapshot(ptr)
-                    if self._started:
+                    if self._started and self._results["yielded"] == YIELD_NONE:
                         self._results["state"] = "cancelled"
                     self._release(ptr)
 
@@ -1883,8 +2231,60 @@ class Run(object):
 
     @property
     def task_id(self):
-        """The id of the task this run was started as, or None."""
-        return self._core.id if self._core is not None else None
+        """The id of the task this run was started as, or goes on as since it
+        was moved to the background (see yielded), or None. Take it with
+        Session.take_task()."""
+        if self._core is not None:
+            return self._core.id
+        if self._yield_id is None and (self._ptr or self._results is not None):
+            self._yield_id = self._result("yield_task")
+        return self._yield_id
+
+    @property
+    def yielded(self):
+        """Whether the command was moved to the background, and why:
+        YIELD_NONE ('none'), YIELD_TIME (yield_ms passed), YIELD_TIMEOUT
+        (its timeout passed, with background_on_timeout), YIELD_IDLE (its
+        idle timeout passed, with IDLE_YIELD) or YIELD_INPUT (it waits for
+        input, with yield_ms). A string, as state: compare it with
+        YIELD_NONE rather than test its truth."""
+        return self._result("yielded")
+
+    @property
+    def deadline(self):
+        """Which deadline ended a 'timed_out' run: DEADLINE_TIMEOUT (its
+        timeout, or the background_on_timeout cap) or DEADLINE_IDLE (its
+        idle timeout); DEADLINE_NONE otherwise."""
+        return self._result("deadline")
+
+    @property
+    def input_wait(self):
+        """Whether the command waits for input: INPUT_WAITING (one of its
+        processes is blocked reading its terminal or stdin pipe; found
+        after Session.input_look_ms of silence), INPUT_NO (not found so,
+        or not looked at yet; output or input since clears it), or
+        INPUT_UNKNOWN (this system cannot tell)."""
+        return self._result("input")[0]
+
+    @property
+    def prompt(self):
+        """While it waits for input: the last line of its output so far,
+        unfinished (bytes, usually the question; at most 256 bytes); None
+        otherwise."""
+        return self._result("input")[1]
+
+    @property
+    def prompt_text(self):
+        """prompt decoded as UTF-8 with errors='replace' (None when not
+        waiting)."""
+        p = self.prompt
+        return None if p is None else p.decode("utf-8", "replace")
+
+    @property
+    def echo_off(self):
+        """True while it waits for input at a terminal that does not echo (a
+        password prompt)."""
+        return self._result("input")[2]
 
     def tool_result(self):
         """The bash tool's JSON result (a dict, as call_tool() returns it) of
@@ -1909,6 +2309,8 @@ class Run(object):
         extra = " exit_code=%d" % self.exit_code if st == "exited" else ""
         if self._core is not None:
             extra += " task=%s" % self._core.id
+        elif self._yield_id is not None:
+            extra += " yielded=%s task=%s" % (self.yielded, self._yield_id)
         return "<shexec.Run %r state=%s%s>" % (self.command, st, extra)
 
 
@@ -1920,7 +2322,8 @@ class _TaskCore(object):
     """What the session keeps per C task: the pointers (None once freed),
     the callback the C side may call while the task exists, and a weak
     reference to the Run object reading its run."""
-    __slots__ = ("ptr", "run", "id", "command", "cb", "cfunc", "dead", "view", "__weakref__")
+    __slots__ = ("ptr", "run", "id", "command", "cb", "cfunc", "icfunc", "dead", "view",
+                 "__weakref__")
 
     def __init__(self, ptr, run, command):
         self.ptr = ptr
@@ -1929,6 +2332,7 @@ class _TaskCore(object):
         self.command = command
         self.cb = None
         self.cfunc = None
+        self.icfunc = None
         self.dead = None
         self.view = None
 
@@ -1938,9 +2342,28 @@ class _TaskCore(object):
         self.dead = why
         if self.cb is not None:
             self.cb.ptr = None
+            self.cb.run_of = None
 
     def release(self):
         self.cfunc = None
+        self.icfunc = None
+
+
+def _task_run_finder(session, core):
+    """How a task's input callback finds the Run it is given: the task's
+    Run object, made again (as take_task() would) if it was dropped. Holds
+    the session weakly: the session holds the core."""
+    session_ref = weakref.ref(session)
+
+    def find():
+        run = core.view() if core.view is not None else None
+        if run is None and core.ptr is not None:
+            s = session_ref()
+            if s is not None:
+                run = s._task_object(core.ptr, core).run
+        return run
+
+    return find
 
 
 class Task(object):
@@ -2020,6 +2443,31 @@ class Task(object):
     def limits_hit(self):
         """The limits the task ran into once it finished (Run.limits_hit)."""
         return self._run.limits_hit
+
+    @property
+    def deadline(self):
+        """Which deadline ended a 'timed_out' task (Run.deadline)."""
+        return self._run.deadline
+
+    @property
+    def input_wait(self):
+        """Whether the task waits for input: INPUT_* (Run.input_wait)."""
+        return self._run.input_wait
+
+    @property
+    def prompt(self):
+        """What it asks while it waits for input, bytes, else None
+        (Run.prompt)."""
+        return self._run.prompt
+
+    @property
+    def prompt_text(self):
+        return self._run.prompt_text
+
+    @property
+    def echo_off(self):
+        """True while it waits for input with echo off (Run.echo_off)."""
+        return self._run.echo_off
 
     def output(self, stream="stdout"):
         """All output of the stream so far (bounded, as for runs)."""

@@ -1468,6 +1468,355 @@ class TestLimits(Base):
         self.assertEqual(r.limits_hit, [])
 
 
+def sees_input_waits():
+    """The library can tell a command waits for input: /proc/PID/syscall."""
+    try:
+        with open("/proc/self/syscall") as f:
+            f.read()
+        return True
+    except OSError:
+        return False
+
+
+class TestLongRunning(Base):
+    """Commands that outlive their call: yield, background on timeout, the
+    idle timeout, waiting for input, the agent environment preset."""
+
+    def session(self, **kw):
+        s = super().session(**kw)
+        s.set_input_look_ms(300)   # the commands below wait a second or two
+        return s
+
+    def need_input_waits(self):
+        if not sees_input_waits():
+            self.skipTest("/proc/PID/syscall is not readable here")
+
+    def test_yield_returns_running_then_task_finishes(self):
+        s = self.session()
+        t0 = time.monotonic()
+        r = s.run("echo a; sleep 2; echo b; exit 3", yield_ms=300)
+        self.assertLess(time.monotonic() - t0, 1.5)
+        # back with the command still running, the output so far kept
+        self.assertEqual(r.state, "running")
+        self.assertFalse(r.done)
+        self.assertEqual(r.stdout, b"a\n")
+        self.assertEqual(r.yielded, shexec.YIELD_TIME)
+        self.assertRegex(r.task_id, r"^t[0-9a-f]{12}$")
+        self.assertIn(r.task_id, r.notice)
+        self.assertIn("yielded=time", repr(r))
+        # the command goes on as a task: take it, wait, read what is new
+        t = s.take_task(r.task_id)
+        self.assertEqual(t.id, r.task_id)
+        self.assertEqual(t.run.yielded, shexec.YIELD_TIME)
+        self.assertTrue(t.wait(10000))
+        self.assertEqual((t.state, t.exit_code), ("exited", 3))
+        self.assertEqual(t.read(), b"b\n")
+        self.assertEqual(t.output(), b"a\nb\n")
+        # the Run handle sees the same end
+        self.assertTrue(r.wait(5000))
+        self.assertEqual((r.state, r.exit_code, r.stdout), ("exited", 3, b"a\nb\n"))
+        self.assertEqual(r.yielded, shexec.YIELD_TIME)
+        self.assertEqual(r.deadline, shexec.DEADLINE_NONE)
+        t.free()
+        self.assertRegex(r.task_id, r"^t[0-9a-f]{12}$")   # kept after the task went
+
+    def test_quick_command_does_not_yield(self):
+        s = self.session()
+        r = s.run("cd /tmp && echo ok", yield_ms=10000)
+        self.assertEqual((r.state, r.stdout), ("exited", b"ok\n"))
+        self.assertEqual(r.yielded, shexec.YIELD_NONE)
+        self.assertIsNone(r.task_id)
+        self.assertEqual(s.cwd, "/tmp")
+
+    def test_yielded_run_answers_through_the_run_and_keeps_its_callback(self):
+        s = self.session()
+        chunks = []
+        r = s.run("echo a; read x; echo got:$x", stdin=True, yield_ms=200,
+                  on_output=lambda st, d: chunks.append(d))
+        self.assertEqual(r.state, "running")
+        self.assertIn(r.yielded, (shexec.YIELD_TIME, shexec.YIELD_INPUT))
+        r.write(b"hi\n")
+        self.assertTrue(r.wait(5000))
+        self.assertEqual(r.stdout, b"a\ngot:hi\n")
+        self.assertEqual(b"".join(chunks), b"a\ngot:hi\n")   # called after the yield too
+
+    def test_started_run_yields_in_the_loop(self):
+        s = self.session()
+        r = s.start_run("echo a; sleep 1; echo b", yield_ms=200)
+        self.assertTrue(self.pump_until(s, lambda: r.yielded != shexec.YIELD_NONE))
+        self.assertEqual((r.yielded, r.state), (shexec.YIELD_TIME, "running"))
+        self.assertTrue(r.wait(5000))
+        self.assertEqual(r.stdout, b"a\nb\n")
+
+    def test_dropped_or_closed_yielded_run_goes_on_as_its_task(self):
+        s = self.session()
+        chunks = []
+        r = s.run("sleep 0.5; echo done", yield_ms=100,
+                  on_output=lambda st, d: chunks.append(d))
+        tid = r.task_id
+        del r
+        gc.collect()
+        t = s.take_task(tid)
+        self.assertTrue(t.wait(5000))
+        self.assertEqual((t.state, t.output()), ("exited", b"done\n"))
+        self.assertEqual(chunks, [])   # its callback went with the Run
+        t.free()
+        r = s.run("sleep 0.3; echo x", yield_ms=100)
+        r.close()                      # lets go of the handle only
+        t = s.take_task(r.task_id)
+        self.assertTrue(t.wait(5000))
+        self.assertEqual((t.state, t.output()), ("exited", b"x\n"))
+
+    def test_yielded_run_ends_with_its_session(self):
+        s = Session()
+        self.addCleanup(s.close)
+        s.set_kill_grace_ms(200)
+        r = s.run("echo $$; sleep 30", yield_ms=300)
+        self.assertEqual(r.state, "running")
+        pid = int(r.stdout)
+        s.close()
+        self.assertTrue(gone(pid))
+        self.assertTrue(r.done)
+        self.assertIn(r.state, ("killed", "cancelled"))
+        self.assertEqual(r.stdout, b"%d\n" % pid)
+        del s
+        gc.collect()
+
+    def test_signal_interrupts_a_run_with_a_yield_time(self):
+        # waiting for the yield, the run is still pumped in slices: a Python
+        # signal handler that raises stops it promptly, nothing left running
+        import signal
+
+        def handler(signum, frame):
+            raise Boom("interrupted")
+
+        old = signal.signal(signal.SIGALRM, handler)
+        try:
+            s = self.session()
+            t0 = time.monotonic()
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with self.assertRaises(Boom):
+                s.run("sleep 30", yield_ms=20000)
+            self.assertLess(time.monotonic() - t0, 3)
+            self.assertEqual(children(), [])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+    def test_yield_without_room_runs_to_the_end(self):
+        s = self.session()
+        s.set_max_tasks(1)
+        other = s.start_task("sleep 30")
+        r = s.run("sleep 0.5; echo end", yield_ms=100)
+        self.assertEqual((r.state, r.stdout), ("exited", b"end\n"))
+        self.assertEqual(r.yielded, shexec.YIELD_NONE)
+        self.assertIn("not moved to the background", r.notice)
+        other.free()
+
+    def test_idle_timeout_ends_silent_command(self):
+        s = self.session()
+        t0 = time.monotonic()
+        r = s.run("echo a; sleep 30", idle_timeout_ms=500)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual((r.state, r.stdout), ("timed_out", b"a\n"))
+        self.assertEqual(r.deadline, shexec.DEADLINE_IDLE)
+        self.assertEqual(r.yielded, shexec.YIELD_NONE)
+        r = s.run("sleep 30", timeout_ms=300)
+        self.assertEqual((r.state, r.deadline), ("timed_out", shexec.DEADLINE_TIMEOUT))
+        self.assertEqual(s.run("true").deadline, shexec.DEADLINE_NONE)
+
+    def test_idle_timeout_yields(self):
+        s = self.session()
+        r = s.run("echo a; sleep 1; echo b", idle_timeout_ms=300, idle_action=shexec.IDLE_YIELD)
+        self.assertEqual((r.state, r.yielded), ("running", shexec.YIELD_IDLE))
+        self.assertTrue(r.wait(5000))     # in the background it runs on
+        self.assertEqual((r.state, r.stdout), ("exited", b"a\nb\n"))
+
+    def test_session_idle_timeout(self):
+        s = self.session()
+        self.assertEqual(s.idle_timeout_ms, (0, shexec.IDLE_END))
+        s.set_idle_timeout_ms(500)
+        self.assertEqual(s.idle_timeout_ms, (500, shexec.IDLE_END))
+        r = s.run("echo a; sleep 30")
+        self.assertEqual((r.state, r.deadline), ("timed_out", shexec.DEADLINE_IDLE))
+        # a run's own, 0 included, in place of the session's
+        r = s.run("sleep 1; echo quiet", idle_timeout_ms=0)
+        self.assertEqual((r.state, r.stdout), ("exited", b"quiet\n"))
+        # steady output is not idle
+        r = s.run("for i in 1 2 3 4 5 6 7 8 9 10; do echo x; sleep 0.1; done")
+        self.assertEqual((r.state, r.deadline), ("exited", shexec.DEADLINE_NONE))
+        # a task is ended too
+        t = s.start_task("sleep 30")
+        self.assertTrue(t.wait(10000))
+        self.assertEqual((t.state, t.deadline), ("timed_out", shexec.DEADLINE_IDLE))
+        s.set_idle_timeout_ms(300, shexec.IDLE_YIELD)
+        self.assertEqual(s.idle_timeout_ms, (300, shexec.IDLE_YIELD))
+        r = s.run("sleep 0.8; echo late")
+        self.assertEqual(r.yielded, shexec.YIELD_IDLE)
+        self.assertTrue(r.wait(5000))
+        self.assertEqual(r.stdout, b"late\n")
+        t.free()
+
+    def test_background_on_timeout(self):
+        s = self.session()
+        r = s.run("sleep 0.8; echo done", timeout_ms=200, background_on_timeout=20000)
+        self.assertEqual((r.state, r.yielded), ("running", shexec.YIELD_TIMEOUT))
+        self.assertIn("its timeout passed", r.notice)
+        self.assertTrue(r.wait(5000))
+        self.assertEqual((r.state, r.stdout), ("exited", b"done\n"))
+        # the cap ends it in the background
+        r = s.run("sleep 30", timeout_ms=200, background_on_timeout=900)
+        self.assertEqual(r.yielded, shexec.YIELD_TIMEOUT)
+        self.assertTrue(r.wait(10000))
+        self.assertEqual((r.state, r.deadline), ("timed_out", shexec.DEADLINE_TIMEOUT))
+        # the session's, and a run's 0 in its place
+        self.assertEqual(s.background_on_timeout, 0)
+        s.set_background_on_timeout(5000)
+        self.assertEqual(s.background_on_timeout, 5000)
+        r = s.run("sleep 30", timeout_ms=200)
+        self.assertEqual(r.yielded, shexec.YIELD_TIMEOUT)
+        r.cancel()                     # the task is killed through the run
+        self.assertTrue(r.wait(5000))
+        self.assertEqual(r.state, "killed")
+        r = s.run("sleep 30", timeout_ms=200, background_on_timeout=0)
+        self.assertEqual((r.state, r.yielded), ("timed_out", shexec.YIELD_NONE))
+
+    def test_input_wait_yields_with_the_prompt(self):
+        self.need_input_waits()
+        s = self.session()
+        self.assertEqual(s.input_look_ms, 300)
+        seen = []
+        r = s.run("read -p 'Name: ' n; echo hi $n", pty=True, yield_ms=10000,
+                  on_input=lambda run: seen.append((run, run.input_wait, run.prompt)))
+        self.assertEqual((r.state, r.yielded), ("running", shexec.YIELD_INPUT))
+        self.assertEqual(r.input_wait, shexec.INPUT_WAITING)
+        self.assertEqual(r.prompt, b"Name: ")
+        self.assertEqual(r.prompt_text, "Name: ")
+        self.assertIs(r.echo_off, False)
+        self.assertEqual(seen, [(r, shexec.INPUT_WAITING, b"Name: ")])
+        # answered through the task it goes on as
+        t = s.take_task(r.task_id)
+        self.assertEqual((t.input_wait, t.prompt_text), (shexec.INPUT_WAITING, "Name: "))
+        t.write("Ada\n")
+        self.assertTrue(t.wait(10000))
+        self.assertEqual(t.exit_code, 0)
+        self.assertIn(b"hi Ada", t.read())
+        self.assertEqual((t.input_wait, t.prompt), (shexec.INPUT_NO, None))
+        self.assertTrue(r.done)
+        self.assertIn(b"hi Ada", r.stdout)
+        t.free()
+
+    def test_on_input_answers_from_the_callback(self):
+        self.need_input_waits()
+        s = self.session()
+        calls = []
+
+        def answer(run):
+            calls.append(run.input_wait)
+            run.write(b"42\n")
+
+        r = s.run("read n; echo got $n", stdin=True, on_input=answer, timeout_ms=10000)
+        self.assertEqual((r.state, r.stdout), ("exited", b"got 42\n"))
+        self.assertEqual(calls, [shexec.INPUT_WAITING])
+        self.assertEqual(r.yielded, shexec.YIELD_NONE)   # no yield time: to its end
+
+    def test_on_input_exception_cancels(self):
+        self.need_input_waits()
+        s = self.session()
+
+        def boom(run):
+            raise Boom("from on_input")
+
+        t0 = time.monotonic()
+        with self.assertRaises(Boom):
+            s.run("read n", stdin=True, on_input=boom, timeout_ms=20000)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(children(), [])
+        self.assertEqual(s.run("echo ok").stdout, b"ok\n")
+
+    def test_task_waits_for_input(self):
+        self.need_input_waits()
+        s = self.session()
+        t = s.start_task("read -p 'Sure? ' x; echo answer:$x", pty=True)
+        self.assertTrue(self.pump_until(s, lambda: t.input_wait == shexec.INPUT_WAITING, 10))
+        self.assertEqual((t.prompt, t.echo_off), (b"Sure? ", False))
+        self.assertEqual(t.run.prompt_text, "Sure? ")
+        t.write("yes\n")
+        self.assertTrue(t.wait(5000))
+        self.assertIn(b"answer:yes", t.output())
+        # a task's on_input gets its Run
+        got = []
+        t2 = s.start_task("read x; echo $x", stdin=True,
+                          on_input=lambda run: (got.append(run), run.write(b"ok\n")))
+        self.assertTrue(t2.wait(10000))
+        self.assertEqual(t2.output(), b"ok\n")
+        self.assertEqual(got, [t2.run])
+        t.free()
+        t2.free()
+
+    def test_agent_env_preset(self):
+        s = self.session()
+        s.unsetenv("LANG")
+        s.unsetenv("LC_ALL")
+        s.apply_agent_env()
+        names = "PAGER GIT_PAGER MANPAGER GIT_TERMINAL_PROMPT EDITOR DEBIAN_FRONTEND " \
+                "PIP_NO_INPUT LANG NO_COLOR TERM"
+        cmd = 'for v in %s; do eval "echo $v=\\${$v-unset}"; done' % names
+        self.assertEqual(s.run(cmd).text,
+                         "PAGER=cat\nGIT_PAGER=cat\nMANPAGER=cat\nGIT_TERMINAL_PROMPT=0\n"
+                         "EDITOR=false\nDEBIAN_FRONTEND=noninteractive\nPIP_NO_INPUT=1\n"
+                         "LANG=C.UTF-8\nNO_COLOR=1\nTERM=dumb\n")
+        self.assertEqual(s.getenv("PAGER"), "cat")
+        self.assertNotEqual(s.getenv("TERM"), "dumb")   # given to pipe runs, not set
+        # a pty run keeps its terminal's type; a run's own variable wins
+        out = s.run("echo ${NO_COLOR-unset} $TERM", pty=True).text
+        self.assertTrue(out.startswith("unset "), out)
+        self.assertNotIn("dumb", out)
+        self.assertEqual(s.run("echo $TERM", env={"TERM": "mine"}).text, "mine\n")
+        # the constructor's: the session's env overrides it
+        s2 = self.session(agent_env=True, env={"PAGER": "less"})
+        self.assertEqual(s2.run("echo $PAGER $GIT_PAGER $TERM").text, "less cat dumb\n")
+
+    def test_settings_and_bad_values(self):
+        s = self.session()
+        fresh = Session()
+        self.addCleanup(fresh.close)
+        self.assertEqual(fresh.idle_timeout_ms, (0, shexec.IDLE_END))
+        self.assertEqual(fresh.background_on_timeout, 0)
+        self.assertEqual(fresh.input_look_ms, shexec.DEFAULT_INPUT_LOOK_MS)
+        s.set_input_look_ms(0)
+        self.assertEqual(s.input_look_ms, 0)
+        s.set_idle_timeout_ms(700, shexec.IDLE_YIELD)
+        # refused by the library, with its message; nothing changes
+        with self.assertRaises(shexec.InvalidArgumentError) as ctx:
+            s.set_idle_timeout_ms(10, 7)
+        self.assertEqual(ctx.exception.code, shexec.EINVAL)
+        self.assertIn("7", ctx.exception.message)
+        self.assertEqual(s.idle_timeout_ms, (700, shexec.IDLE_YIELD))
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_idle_timeout_ms(10, "sometimes")
+        with self.assertRaises(shexec.InvalidArgumentError) as ctx:
+            s.run("true", idle_timeout_ms=10, idle_action=2)
+        self.assertEqual(ctx.exception.name, "SHEXEC_EINVAL")
+        for bad in (lambda: s.set_input_look_ms(-1),
+                    lambda: s.set_background_on_timeout(1 << 32),
+                    lambda: s.set_idle_timeout_ms(-5),
+                    lambda: s.run("true", yield_ms=-1),
+                    lambda: s.start_task("true", idle_timeout_ms=1 << 40)):
+            with self.assertRaises(shexec.InvalidArgumentError):
+                bad()
+        with self.assertRaises(TypeError):
+            s.run("true", idle_action=shexec.IDLE_YIELD)   # needs idle_timeout_ms
+        with self.assertRaises(TypeError):
+            s.set_input_look_ms("1000")
+        self.assertEqual(children(), [])
+        fresh.close()
+        for op in (lambda: fresh.idle_timeout_ms, lambda: fresh.set_input_look_ms(1),
+                   fresh.apply_agent_env, lambda: fresh.set_background_on_timeout(1)):
+            with self.assertRaises(shexec.ClosedError):
+                op()
+
+
 class TestResources(Base):
     def test_no_fd_leak(self):
         before = open_fds()

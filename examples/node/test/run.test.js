@@ -38,6 +38,8 @@ test('settings read back: the defaults, then what the options set', async () => 
     onLeftovers: 'adopt', watchdog: false, persistEnv: false,
     containment: d.settings.containment,
     limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: null,
+    idleTimeoutMs: 0, idleAction: 'end', backgroundOnTimeoutMs: 0,
+    inputLookMs: shexec.DEFAULT_INPUT_LOOK_MS,
   });
   await d.close();
   const s = new Session({
@@ -51,6 +53,8 @@ test('settings read back: the defaults, then what the options set', async () => 
     onLeftovers: 'kill', watchdog: false, persistEnv: true,
     containment: { kind: 'group', detail: 'turned off' },
     limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: ['/bin/sh'],
+    idleTimeoutMs: 0, idleAction: 'end', backgroundOnTimeoutMs: 0,
+    inputLookMs: shexec.DEFAULT_INPUT_LOOK_MS,
   });
   await s.close();
 });
