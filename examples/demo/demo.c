@@ -171,6 +171,31 @@ int main(void)
            shexec_run_exit_code(bg_run));
     shexec_task_free(bg);
 
+    /* a command that asks a question: the call comes back with the prompt
+     * instead of hanging until the timeout; the answer finishes it */
+    printf("\n# a command that waits for input comes back with its prompt\n"
+           "$ read -p 'Name: ' n; echo hello $n   (on a terminal, yield after 10 s at most)\n");
+    shexec_session_set_input_look_ms(s, 500);
+    shexec_run *ask = NULL;
+    shexec_run_new(&ask, s, "read -p 'Name: ' n; echo hello $n");
+    shexec_run_set_pty(ask, SHEXEC_PTY_ON);
+    shexec_run_set_yield_ms(ask, 10000);
+    shexec_run_exec(ask);
+    const char *prompt = NULL, *ask_id = NULL;
+    size_t plen = 0;
+    int waiting = shexec_run_input_wait(ask, &prompt, &plen, NULL);
+    if (shexec_run_yielded(ask, &ask_id) && waiting == SHEXEC_INPUT_WAITING) {
+        printf("  [waiting for input after %llu ms, prompt \"%.*s\"; task %s]\n",
+               (unsigned long long)shexec_run_duration_ms(ask), (int)plen, prompt, ask_id);
+        printf("  answer: Ada\n");
+        shexec_run_write(ask, "Ada\n", 4);
+        while (shexec_run_state(ask) <= SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, 1000);
+    }
+    printf("  stdout: %s", shexec_run_output(ask, SHEXEC_STDOUT, NULL));
+    printf("  [%s, exit %d]\n", state_name(shexec_run_state(ask)), shexec_run_exit_code(ask));
+    shexec_run_free(ask);
+
     if (server) {
         printf("\n# kill the adopted server (SIGTERM to its process group)\n");
         shexec_run_cancel(shexec_task_run(server));
