@@ -33,9 +33,16 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
 }
 
 /* The stream's last line so far, unfinished: what follows its last
- * newline, its last SHX_STREAM_TAIL bytes (a prompt is short). */
+ * newline, its last SHX_STREAM_TAIL bytes (a prompt is short). Only the
+ * chunk's last SHX_STREAM_TAIL bytes are looked at: a newline before them
+ * changes nothing that is kept, so bulk output costs no scan of its own. */
 static void keep_tail(shx_stream *st, const char *data, size_t len)
 {
+    if (len > SHX_STREAM_TAIL) {
+        st->tail_len = 0; /* what it held is further back than the kept end */
+        data += len - SHX_STREAM_TAIL;
+        len = SHX_STREAM_TAIL;
+    }
     const char *nl = NULL;
     for (size_t i = len; i > 0 && !nl; i--)
         if (data[i - 1] == '\n')

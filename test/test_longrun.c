@@ -376,6 +376,35 @@ static void test_read_prompt_answered(void **state)
     }
 }
 
+/* The prompt is the last line's end, after bulk output too. */
+static void test_prompt_after_bulk_output(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    input_seen seen = {0};
+    shexec_run *r = expect_waiting(s, "head -c 100000 /dev/zero | tr '\\0' a; printf '\\nQuestion? '; "
+                                      "read x; echo got $x",
+                                   0, "Question? ", &seen);
+    const char *prompt;
+    size_t len;
+    shexec_run_input_wait(r, &prompt, &len, NULL);
+    assert_int_equal(len, strlen("Question? "));
+    shexec_run_write(r, "y\n", 2);
+    wait_end(s, r);
+    shexec_run_free(r);
+    /* a line longer than the kept end: its last 256 bytes */
+    memset(&seen, 0, sizeof seen);
+    r = expect_waiting(s, "head -c 1000 /dev/zero | tr '\\0' b; read x", 0, "bbb", &seen);
+    shexec_run_input_wait(r, &prompt, &len, NULL);
+    assert_int_equal(len, 256);
+    assert_int_equal(prompt[0], 'b');
+    assert_int_equal(prompt[255], 'b');
+    shexec_run_close_stdin(r);
+    wait_end(s, r);
+    shexec_run_free(r);
+}
+
 static void test_python_input_and_repl(void **state)
 {
     shexec_session *s = *state;
@@ -674,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yield_without_room_runs_to_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_held_run_outlives_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_prompt_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prompt_after_bulk_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_python_input_and_repl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sudo_password_prompt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_credential_prompt, setup, teardown),

@@ -1,6 +1,7 @@
 /*
  * shexec-mcp - an MCP (Model Context Protocol) server over stdio that hands a
- * model a shell: the tools `bash`, `task_output` and `task_kill`.
+ * model a shell: the tools `bash`, `task_output`, `task_kill` and
+ * `task_write`.
  *
  * Transport: JSON-RPC 2.0, one message per line on stdin/stdout, UTF-8; logs
  * go to stderr only. One poll() loop watches stdin, stdout (when replies are
@@ -11,7 +12,13 @@
  * checked by the library (shexec_tool_prepare), exactly as its own tool
  * layer checks them; the server starts the run and formats the result.
  * Foreground commands stream their output as notifications/progress when
- * the request carried a progress token. At stdin EOF or a termination
+ * the request carried a progress token. A command called with
+ * yield_time_ms (or moved by the session's background on timeout or idle
+ * yield) is answered while it still runs, with its output so far, and goes
+ * on as a task the model reads, answers and stops with the task tools; a
+ * task_output or task_write that waits (yield_time_ms) is a pending call
+ * too, answered when the task ends, waits for input, or the time is up.
+ * At stdin EOF or a termination
  * signal every command still running is stopped (SIGTERM to its process
  * group, a grace period, SIGKILL) before the server exits.
  * If the server itself dies without that chance (SIGKILL, an OOM kill, a
@@ -61,6 +68,8 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 #define PROGRESS_BUDGET (1u << 20)    /* live output streamed per call, at most */
 #define OUTQ_SOFT_LIMIT (8u << 20)    /* above this, progress is not queued */
 #define SHUTDOWN_GRACE_MS 1000u       /* a client gives us ~2 s after EOF */
+#define TASK_WAIT_MAX_MS 300000       /* the longest a task tool waits (more is cut to it) */
+#define TASK_WRITE_WAIT_MS 1000       /* task_write's wait when the model gives none */
 
 /* JSON-RPC error codes */
 #define RPC_PARSE_ERROR (-32700)
@@ -68,16 +77,24 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS (-32602)
 
-/* A request answered once its run has finished: a foreground bash command,
- * or a task_kill waiting for the task it stopped to end (SIGTERM, grace,
- * SIGKILL), so that the loop keeps serving meanwhile. */
+/* A request answered later, so that the loop keeps serving meanwhile: a
+ * foreground bash command (once it has finished, or yielded: moved to the
+ * background still running), a task_kill waiting for the task it stopped
+ * to end (SIGTERM, grace, SIGKILL), or a task_output / task_write waiting
+ * (yield_time_ms) for its task to end or wait for input. */
+enum { CALL_BASH, CALL_KILL, CALL_WAIT };
+
 typedef struct call call;
 struct call {
     call *next;
     char *id;          /* the request id as sent (JSON text) */
     char *token;       /* the progress token as sent (JSON text), or NULL */
-    shexec_run *run;   /* ours (bash), or the run of `killed` (owned by the task) */
-    shexec_task *killed; /* task_kill: the task being stopped, freed once reported */
+    int kind;          /* CALL_* */
+    shexec_run *run;   /* ours (bash), or the run of `task` (owned by the task) */
+    shexec_task *task; /* task_kill, a waiting task tool: its task, freed once reported done */
+    int new_only;      /* CALL_WAIT: report only the output not read yet */
+    int64_t until_ms;  /* CALL_WAIT: answer by then at the latest */
+    int takes_input;   /* CALL_BASH: its stdin is a pipe or a terminal the model writes */
     int cancelled;     /* the client cancelled: stop, send nothing more */
     int64_t start_ms;
     /* live output not yet sent as progress */
@@ -355,9 +372,16 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
     if (state == SHEXEC_STATE_TIMED_OUT) {
         int printed = shexec_run_output_total(r, SHEXEC_STDOUT) ||
                       shexec_run_output_total(r, SHEXEC_STDERR);
-        shx_buf_printf(t, "timed_out: true (Command timed out after %u ms; its process group was "
-                     "terminated, %s)\n",
-                  shexec_run_timeout_ms(r),
+        int action;
+        if (shexec_run_deadline(r) == SHEXEC_DEADLINE_IDLE)
+            shx_buf_printf(t, "timed_out: true (Command ended: no output for its idle timeout of "
+                           "%u ms, after %llu ms",
+                           shexec_session_idle_timeout_ms(sv->s, &action),
+                           (unsigned long long)shexec_run_duration_ms(r));
+        else
+            shx_buf_printf(t, "timed_out: true (Command timed out after %u ms",
+                           shexec_run_timeout_ms(r));
+        shx_buf_printf(t, "; its process group was terminated, %s)\n",
                   printed ? "the output above is what it printed before"
                           : "it printed nothing before");
         code = -1;
@@ -411,8 +435,26 @@ static const char *state_word(int state)
     }
 }
 
+/* Whether a running command waits for input, in lines: with the prompt it
+ * shows (its last line, unfinished, quoted so that its spaces show) and
+ * whether the terminal echoes what is typed (a password prompt does not). */
+static void put_input_wait(shx_buf *t, const shexec_run *r)
+{
+    const char *prompt;
+    size_t len;
+    int password;
+    int waiting = shexec_run_input_wait(r, &prompt, &len, &password) == SHEXEC_INPUT_WAITING;
+    shx_buf_printf(t, "waiting_for_input: %s\n", waiting ? "true" : "false");
+    if (!waiting)
+        return;
+    shx_buf_puts(t, "prompt: ");
+    (void)shx_json_put_string(t, prompt ? prompt : "", prompt ? len : 0);
+    shx_buf_printf(t, "\npassword: %s\n", password ? "true" : "false");
+}
+
 /* A task's status and output as text: all output so far, or with new_only
- * what arrived since the previous read. `status` NULL: running or completed. */
+ * what arrived since the previous read; a running task's wait for input.
+ * `status` NULL: running or completed. */
 static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text)
 {
     shexec_run *r = shexec_task_run(t);
@@ -420,19 +462,61 @@ static void format_task(shexec_task *t, int new_only, const char *status, shx_bu
     shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
               status ? status : done ? "completed" : "running");
     if (done)
-        shx_buf_printf(text, "exit_code: %d\nstate: %s\n", shexec_run_exit_code(r),
-                  state_word(shexec_run_state(r)));
+        shx_buf_printf(text, "exit_code: %d\nstate: %s%s\n", shexec_run_exit_code(r),
+                  state_word(shexec_run_state(r)),
+                  shexec_run_deadline(r) == SHEXEC_DEADLINE_IDLE
+                      ? " (ended: no output for its idle timeout)" : "");
     if (!new_only) {
         put_output(text, r);
-        return;
+    } else {
+        size_t olen, elen;
+        const char *out = shexec_task_read(t, SHEXEC_STDOUT, &olen);
+        put_section(text, "stdout", out, olen);
+        const char *err = shexec_task_read(t, SHEXEC_STDERR, &elen);
+        put_section(text, "stderr", err, elen);
+        if (!olen && !elen)
+            shx_buf_puts(text, "(no output)\n");
     }
-    size_t olen, elen;
-    const char *out = shexec_task_read(t, SHEXEC_STDOUT, &olen);
-    put_section(text, "stdout", out, olen);
-    const char *err = shexec_task_read(t, SHEXEC_STDERR, &elen);
-    put_section(text, "stderr", err, elen);
-    if (!olen && !elen)
-        shx_buf_puts(text, "(no output)\n");
+    if (!done)
+        put_input_wait(text, r);
+}
+
+/* A foreground command answered while it still runs (shexec_run_yielded():
+ * why, and the task it goes on as): its output so far and how to go on. */
+static void format_yielded(server *sv, const call *c, int why, const char *task_id, shx_buf *t)
+{
+    shexec_run *r = c->run;
+    int action;
+    shx_buf_printf(t, "task_id: %s\nstatus: running\nyield_reason: ", task_id);
+    switch (why) {
+    case SHEXEC_YIELD_TIME:
+        shx_buf_puts(t, "yield_time (its yield_time_ms passed)\n");
+        break;
+    case SHEXEC_YIELD_INPUT:
+        shx_buf_puts(t, "input (it waits for input)\n");
+        break;
+    case SHEXEC_YIELD_TIMEOUT:
+        shx_buf_printf(t, "timeout (its timeout of %u ms passed: moved to the background instead "
+                       "of being ended; it is ended %u ms after its start)\n",
+                       shexec_run_timeout_ms(r), shexec_session_background_on_timeout(sv->s));
+        break;
+    default:
+        shx_buf_printf(t, "idle_timeout (no output for %u ms: moved to the background)\n",
+                       shexec_session_idle_timeout_ms(sv->s, &action));
+        break;
+    }
+    put_output(t, r);
+    put_input_wait(t, r);
+    shx_buf_printf(t, "elapsed_ms: %llu\n", (unsigned long long)shexec_run_duration_ms(r));
+    if (shexec_run_input_wait(r, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING && c->takes_input)
+        shx_buf_puts(t, "The command waits for input and goes on as this background task: "
+                        "answer it with task_write (end a line with \\n; close_stdin sends "
+                        "end of input), stop it with task_kill.\n");
+    else
+        shx_buf_printf(t, "The command goes on as this background task: read what it prints "
+                       "next with task_output (yield_time_ms waits for it to finish or ask for "
+                       "input)%s, stop it with task_kill.\n",
+                       c->takes_input ? ", give it input with task_write" : "");
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -514,8 +598,8 @@ static int progress_tick(server *sv)
 
 static void call_free(call *c)
 {
-    if (!c->killed)
-        shexec_run_free(c->run); /* a task's run goes with its task */
+    if (c->kind == CALL_BASH)
+        shexec_run_free(c->run); /* a task's run goes with its task (a yielded one's too) */
     shx_buf_free(&c->pending);
     free(c->id);
     free(c->token);
@@ -523,36 +607,92 @@ static void call_free(call *c)
 }
 
 
-/* 1 when a pending task_kill still needs t: it must not be freed yet. */
+/* 1 when a pending task_kill or waiting task tool still needs t: it must
+ * not be freed yet. */
 static int task_in_use(const server *sv, const shexec_task *t)
 {
     for (const call *c = sv->calls; c; c = c->next)
-        if (c->killed == t)
+        if (c->task == t)
             return 1;
     return 0;
 }
 
-/* Answer every finished call, in the order they finish. */
+/* 1 when call c is to be answered now (or, cancelled, dropped): its run
+ * has ended; a bash command was moved to the background (its yield time
+ * passed, it waits for input, or the session's background on timeout or
+ * idle yield moved it: the loop round that did it has just ended); a
+ * waiting task tool's task waits for input, or its time is up. */
+static int call_due(const call *c, int64_t now)
+{
+    if (shexec_run_state(c->run) > SHEXEC_STATE_RUNNING)
+        return 1;
+    const char *task_id;
+    switch (c->kind) {
+    case CALL_BASH:
+        return shexec_run_yielded(c->run, &task_id) != SHEXEC_YIELD_NONE;
+    case CALL_WAIT:
+        return c->cancelled || now >= c->until_ms ||
+               shexec_run_input_wait(c->run, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING;
+    default:
+        return 0;
+    }
+}
+
+/* ms until the first waiting task tool's time is up (-1: none waits). */
+static int wait_tick(const server *sv)
+{
+    int64_t now = now_ms(), next = -1;
+    for (const call *c = sv->calls; c; c = c->next) {
+        if (c->kind != CALL_WAIT)
+            continue;
+        int64_t wait = c->until_ms > now ? c->until_ms - now : 0;
+        if (next < 0 || wait < next)
+            next = wait;
+    }
+    return (int)next;
+}
+
+/* Answer every call that is due, in the order they come due. */
 static void finish_calls(server *sv)
 {
+    int64_t now = now_ms();
     for (call **pc = &sv->calls; *pc;) {
         call *c = *pc;
-        if (shexec_run_state(c->run) <= SHEXEC_STATE_RUNNING) {
+        if (!call_due(c, now)) {
             pc = &c->next;
             continue;
         }
         *pc = c->next;
-        if (c->killed) {
-            /* the task it stopped has ended: its final output, once; a
-             * second task_kill of it still waiting answers next, then frees */
+        const char *task_id;
+        int why = c->kind == CALL_BASH ? shexec_run_yielded(c->run, &task_id) : SHEXEC_YIELD_NONE;
+        if (c->kind != CALL_BASH) {
+            /* task_kill: the task it stopped has ended, its final output
+             * once; task_output / task_write: the task's status now. A
+             * second call on the task still waiting answers next, and the
+             * last one frees a task that has ended. */
             if (!c->cancelled) {
                 shx_buf t = {0};
-                format_task(c->killed, 0, "killed", &t);
+                format_task(c->task, c->new_only, c->kind == CALL_KILL ? "killed" : NULL, &t);
                 send_tool_text(sv, c->id, &t, 0);
                 shx_buf_free(&t);
             }
-            if (!task_in_use(sv, c->killed))
-                shexec_task_free(c->killed);
+            /* (a cancelled wait leaves an ended task for a later read) */
+            if (shexec_run_state(c->run) > SHEXEC_STATE_RUNNING && !task_in_use(sv, c->task) &&
+                (!c->cancelled || c->kind == CALL_KILL))
+                shexec_task_free(c->task);
+        } else if (why != SHEXEC_YIELD_NONE) {
+            /* still running, as a task of the session now: what it printed
+             * so far; the model goes on with the task tools. Its output no
+             * longer streams to this call. */
+            shexec_run_set_output_fn(c->run, NULL, NULL);
+            if (!c->cancelled) {
+                if (c->token && c->pending.len)
+                    send_progress(sv, c, 1);
+                shx_buf t = {0};
+                format_yielded(sv, c, why, task_id, &t);
+                send_tool_text(sv, c->id, &t, 0);
+                shx_buf_free(&t);
+            }
         } else if (!c->cancelled) {
             if (c->token && c->pending.len)
                 send_progress(sv, c, 1); /* progress always precedes the result */
@@ -606,6 +746,10 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
          * (the arguments were checked: a "timeout" member is the model's) */
         if (sv->task_timeout_ms && !shx_json_get(args, "timeout"))
             rc = shexec_run_set_timeout_ms(run, sv->task_timeout_ms);
+        /* --idle-timeout is for foreground commands: a server or a watcher
+         * in the background may well be silent for long */
+        if (rc == SHEXEC_OK)
+            rc = shexec_run_set_idle_timeout_ms(run, 0, SHEXEC_IDLE_END);
         shexec_task *t = NULL;
         if (rc == SHEXEC_OK)
             rc = shexec_run_start_task(&t, run);
@@ -635,7 +779,11 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
         shexec_run_free(run);
         return;
     }
+    c->kind = CALL_BASH;
     c->run = run;
+    /* with yield_time_ms the library gave it a stdin pipe; pty, a terminal */
+    const shx_json *pty = shx_json_get(args, "pty");
+    c->takes_input = shx_json_get(args, "yield_time_ms") || (pty && pty->boolean);
     rc = shexec_run_set_output_fn(run, on_output, c);
     if (rc == SHEXEC_OK)
         rc = shexec_run_start(run);
@@ -649,13 +797,36 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
     sv->calls = c;
 }
 
-/* The arguments of task_output ({task_id, new_only}) or task_kill
- * ({task_id}), checked as their schemas say; a message in err otherwise. */
-static int parse_task_args(const shx_json *args, int with_new_only, const char **task_id,
-                           int *new_only, shx_buf *err)
+/* The arguments a task tool may take besides task_id, in the order the
+ * schemas list them (a tool takes those whose TAKES_ bit it gives), and
+ * their values once checked. */
+enum { ARG_NEW_ONLY, ARG_INPUT, ARG_CLOSE_STDIN, ARG_YIELD, TASK_ARGS, ARG_TASK_ID, ARG_UNKNOWN };
+enum {
+    TAKES_NEW_ONLY = 1u << ARG_NEW_ONLY,
+    TAKES_INPUT = 1u << ARG_INPUT,
+    TAKES_CLOSE_STDIN = 1u << ARG_CLOSE_STDIN,
+    TAKES_YIELD = 1u << ARG_YIELD
+};
+static const char *const task_arg_names[TASK_ARGS] = {"new_only", "input", "close_stdin",
+                                                      "yield_time_ms"};
+
+typedef struct {
+    const char *task_id;
+    int new_only;
+    const char *input; /* NULL: none; may hold NUL (written as it is) */
+    size_t input_len;
+    int close_stdin;
+    int64_t yield_ms;  /* as given, cut to TASK_WAIT_MAX_MS; -1: not given */
+} task_args;
+
+/* The arguments of task_output ({task_id, new_only, yield_time_ms}),
+ * task_kill ({task_id}) or task_write ({task_id, input, close_stdin,
+ * yield_time_ms}), checked as their schemas say; a message in err
+ * otherwise. */
+static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, shx_buf *err)
 {
-    *task_id = NULL;
-    *new_only = 0;
+    memset(a, 0, sizeof *a);
+    a->yield_ms = -1;
     size_t dup_len;
     const char *dup = shx_json_duplicate_key(args, 0, &dup_len);
     if (dup) {
@@ -666,8 +837,26 @@ static int parse_task_args(const shx_json *args, int with_new_only, const char *
     }
     for (size_t i = 0; args && i < args->count; i++) {
         const shx_json *v = args->items[i];
+        const shx_json_str *key = &args->keys[i];
+        int arg = ARG_UNKNOWN;
         /* compared with the key's full length: "task_id\u0000x" is unknown */
-        if (args->keys[i].len == 7 && memcmp(args->keys[i].str, "task_id", 7) == 0) {
+        if (key->len == 7 && memcmp(key->str, "task_id", 7) == 0)
+            arg = ARG_TASK_ID;
+        for (int k = 0; arg == ARG_UNKNOWN && k < TASK_ARGS; k++)
+            if ((takes & (1u << k)) && key->len == strlen(task_arg_names[k]) &&
+                memcmp(key->str, task_arg_names[k], key->len) == 0)
+                arg = k;
+        if (arg == ARG_UNKNOWN) {
+            shx_buf_puts(err, "unknown argument ");
+            put_name(err, key->str, key->len);
+            shx_buf_puts(err, " (the arguments are: task_id");
+            for (int k = 0; k < TASK_ARGS; k++)
+                if (takes & (1u << k))
+                    shx_buf_printf(err, ", %s", task_arg_names[k]);
+            shx_buf_puts(err, ")");
+            return -1;
+        }
+        if (arg == ARG_TASK_ID) {
             if (v->type != SHX_JSON_STRING) {
                 shx_buf_puts(err, "argument \"task_id\" must be a string");
                 return -1;
@@ -676,23 +865,31 @@ static int parse_task_args(const shx_json *args, int with_new_only, const char *
                 shx_buf_puts(err, "argument \"task_id\" contains a NUL character");
                 return -1;
             }
-            *task_id = v->str;
-        } else if (with_new_only && args->keys[i].len == 8 &&
-                   memcmp(args->keys[i].str, "new_only", 8) == 0) {
-            if (v->type != SHX_JSON_BOOL) {
-                shx_buf_puts(err, "argument \"new_only\" must be a boolean");
+            a->task_id = v->str;
+        } else if (arg == ARG_INPUT) {
+            if (v->type != SHX_JSON_STRING) {
+                shx_buf_puts(err, "argument \"input\" must be a string");
                 return -1;
             }
-            *new_only = v->boolean;
+            a->input = v->str;
+            a->input_len = v->len;
+        } else if (arg == ARG_YIELD) {
+            int64_t ms;
+            if (v->type != SHX_JSON_NUMBER || shx_json_int64(v, &ms) != 0 || ms < 0) {
+                shx_buf_puts(err, "argument \"yield_time_ms\" must be a whole number of "
+                                  "milliseconds >= 0");
+                return -1;
+            }
+            a->yield_ms = ms > TASK_WAIT_MAX_MS ? TASK_WAIT_MAX_MS : ms; /* cut, as the library */
         } else {
-            shx_buf_puts(err, "unknown argument ");
-            put_name(err, args->keys[i].str, args->keys[i].len);
-            shx_buf_puts(err, with_new_only ? " (the arguments are: task_id, new_only)"
-                                       : " (the arguments are: task_id)");
-            return -1;
+            if (v->type != SHX_JSON_BOOL) {
+                shx_buf_printf(err, "argument \"%s\" must be a boolean", task_arg_names[arg]);
+                return -1;
+            }
+            *(arg == ARG_NEW_ONLY ? &a->new_only : &a->close_stdin) = v->boolean;
         }
     }
-    if (!*task_id) {
+    if (!a->task_id) {
         shx_buf_puts(err, "missing required argument \"task_id\"");
         return -1;
     }
@@ -722,38 +919,96 @@ static shexec_task *find_task(server *sv, const char *id, const char *task_id)
     return NULL;
 }
 
-/* The task a task tool names, its arguments checked; NULL once the error
- * has been answered. */
+/* The task a task tool names, its arguments checked (those it takes:
+ * TAKES_*); NULL once the error has been answered. */
 static shexec_task *task_of_call(server *sv, const char *id, const shx_json *args,
-                                 int with_new_only, int *new_only)
+                                 unsigned takes, task_args *a)
 {
-    const char *task_id;
     shx_buf err = {0};
-    if (parse_task_args(args, with_new_only, &task_id, new_only, &err) != 0) {
+    if (parse_task_args(args, takes, a, &err) != 0) {
         send_tool_error_buf(sv, id, &err, "invalid arguments");
         shx_buf_free(&err);
         return NULL;
     }
-    return find_task(sv, id, task_id);
+    return find_task(sv, id, a->task_id);
 }
 
-/* task_output: the task's status and output; a finished task is reported
- * once, then freed. */
-static void tool_task_output(server *sv, const char *id, const shx_json *args)
+/* The task's status and output now, or, with wait_ms, once it has ended,
+ * waits for input, or wait_ms has passed (a pending call: the loop keeps
+ * serving meanwhile); a finished task is reported once, then freed. */
+static void report_task(server *sv, const char *id, shexec_task *t, int new_only,
+                        int64_t wait_ms)
 {
-    int new_only;
-    shexec_task *t = task_of_call(sv, id, args, 1, &new_only);
-    if (!t)
-        return;
     /* take in what has already arrived (no done callbacks: t stays valid) */
     shexec_session_wait(sv->s, 0);
+    shexec_run *r = shexec_task_run(t);
+    if (wait_ms > 0 && shexec_run_state(r) <= SHEXEC_STATE_RUNNING &&
+        shexec_run_input_wait(r, NULL, NULL, NULL) != SHEXEC_INPUT_WAITING) {
+        call *c = call_new(sv, id, NULL);
+        if (!c)
+            return;
+        c->kind = CALL_WAIT;
+        c->task = t;
+        c->run = r;
+        c->new_only = new_only;
+        c->until_ms = c->start_ms + wait_ms;
+        c->next = sv->calls;
+        sv->calls = c;
+        return;
+    }
     shx_buf text = {0};
     format_task(t, new_only, NULL, &text);
     send_tool_text(sv, id, &text, 0);
     shx_buf_free(&text);
-    /* a task a pending task_kill waits for is freed by that call */
-    if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
+    /* a task a pending call waits on is freed by the last of them */
+    if (shexec_run_state(r) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
         shexec_task_free(t);
+}
+
+/* task_output: the task's status and output, at once or after a wait
+ * (yield_time_ms, default 0). */
+static void tool_task_output(server *sv, const char *id, const shx_json *args)
+{
+    task_args a;
+    shexec_task *t = task_of_call(sv, id, args, TAKES_NEW_ONLY | TAKES_YIELD, &a);
+    if (t)
+        report_task(sv, id, t, a.new_only, a.yield_ms > 0 ? a.yield_ms : 0);
+}
+
+/* task_write: the input written to the task's stdin (a pipe, or its
+ * terminal: a command started with yield_time_ms or pty), stdin closed
+ * with close_stdin, then what it printed since the last read, after a wait
+ * as task_output's (yield_time_ms, default 1000). */
+static void tool_task_write(server *sv, const char *id, const shx_json *args)
+{
+    task_args a;
+    shexec_task *t = task_of_call(sv, id, args,
+                                  TAKES_INPUT | TAKES_CLOSE_STDIN | TAKES_YIELD, &a);
+    if (!t)
+        return;
+    shexec_run *r = shexec_task_run(t);
+    shx_buf m = {0};
+    int rc = SHEXEC_OK;
+    shexec_session_wait(sv->s, 0); /* one that has just ended is seen as ended */
+    if (shexec_run_state(r) > SHEXEC_STATE_RUNNING) {
+        shx_buf_printf(&m, "Task %s has finished: it takes no input (read its output with "
+                       "task_output)", shexec_task_id(t));
+    } else {
+        if (a.input_len)
+            rc = shexec_run_write(r, a.input, a.input_len);
+        if (rc == SHEXEC_OK && a.close_stdin)
+            rc = shexec_run_close_stdin(r);
+        if (rc != SHEXEC_OK)
+            shx_buf_printf(&m, "Task %s takes no input: %s (a command gets input when started "
+                           "with yield_time_ms or pty)", shexec_task_id(t),
+                           shexec_session_errmsg(sv->s));
+    }
+    if (m.len || m.failed) {
+        send_tool_error_buf(sv, id, &m, "the task takes no input");
+        shx_buf_free(&m);
+        return;
+    }
+    report_task(sv, id, t, 1, a.yield_ms >= 0 ? a.yield_ms : TASK_WRITE_WAIT_MS);
 }
 
 /* task_kill: SIGTERM to the task's group now, SIGKILL after the grace; the
@@ -761,8 +1016,8 @@ static void tool_task_output(server *sv, const char *id, const shx_json *args)
  * keeps serving. A task that had already finished is reported at once. */
 static void tool_task_kill(server *sv, const char *id, const shx_json *args)
 {
-    int new_only;
-    shexec_task *t = task_of_call(sv, id, args, 0, &new_only);
+    task_args a;
+    shexec_task *t = task_of_call(sv, id, args, 0, &a);
     if (!t)
         return;
     if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
@@ -776,7 +1031,8 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     call *c = call_new(sv, id, NULL);
     if (!c)
         return;
-    c->killed = t;
+    c->kind = CALL_KILL;
+    c->task = t;
     c->run = shexec_task_run(t);
     c->next = sv->calls;
     sv->calls = c;
@@ -801,7 +1057,10 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     shx_buf_puts(&b, "},\"instructions\":\"A shell on this machine. `bash` runs a command and returns "
                 "its output and exit code; the working directory persists between calls. Long "
                 "or never-ending commands (servers, watchers) belong in the background "
-                "(run_in_background), read with task_output, stopped with task_kill.\"}");
+                "(run_in_background), read with task_output, stopped with task_kill. With "
+                "yield_time_ms a call returns after that long, or as soon as the command waits for "
+                "input, with the output so far; the command goes on as a task, answered with "
+                "task_write.\"}");
     send_result(sv, id, b.failed ? "{}" : b.data);
     shx_buf_free(&b);
 }
@@ -861,6 +1120,8 @@ static void method_tools_call(server *sv, const char *id, const shx_json *params
         tool_bash(sv, id, args, token);
     else if (str_eq(name, "task_output"))
         tool_task_output(sv, id, args);
+    else if (str_eq(name, "task_write"))
+        tool_task_write(sv, id, args);
     else
         tool_task_kill(sv, id, args);
 }
@@ -874,7 +1135,8 @@ static void cancel_call(server *sv, const shx_json *params)
     for (call *c = sv->calls; c; c = c->next)
         if (!c->cancelled && rtext && strcmp(c->id, rtext) == 0) {
             c->cancelled = 1;
-            shexec_run_cancel(c->run);
+            if (c->kind != CALL_WAIT) /* a wait is only dropped: its task goes on */
+                shexec_run_cancel(c->run);
         }
     free(rtext);
 }
@@ -1041,7 +1303,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: " SERVER_NAME " [options] [-- PROGRAM [ARG...]]\n"
             "An MCP server on stdin/stdout that gives a model a shell (tools: bash, task_output,\n"
-            "task_kill), built on libshexec.\n\n"
+            "task_kill, task_write), built on libshexec.\n\n"
             "  --workdir DIR                    start directory (default: the current one)\n"
             "  --timeout SECONDS                default bash timeout (default 120, at most 600)\n"
             "  --no-bash                        do not offer the bash tool\n"
@@ -1050,6 +1312,24 @@ static void usage(FILE *f)
             "                                   so `source .venv/bin/activate` lasts (local kind only)\n"
             "  --disable-tools LIST             comma-separated tools not to offer\n"
             "  --background-task-timeout SECONDS  limit for background commands (default: none)\n"
+            "  --idle-timeout SECONDS[:ACTION]  a foreground command silent on stdout and stderr\n"
+            "                                   for SECONDS is ended (ACTION end, the default:\n"
+            "                                   timed_out, and the result says so) or, with yield,\n"
+            "                                   answered with its output so far and moved to the\n"
+            "                                   background as a task (default: none)\n"
+            "  --background-on-timeout CAP_SECONDS  at its timeout a foreground command is moved\n"
+            "                                   to the background as a task (the call answered\n"
+            "                                   with its output so far) instead of being ended;\n"
+            "                                   it is ended CAP_SECONDS after its start\n"
+            "                                   (default: ended at the timeout)\n"
+            "  --input-look-ms MS               how long a command must be silent before the\n"
+            "                                   server looks whether it waits for input (default\n"
+            "                                   2000; 0: never look)\n"
+            "  --agent-env                      set the environment that keeps commands from\n"
+            "                                   stopping for a person: PAGER=cat, GIT_PAGER=cat,\n"
+            "                                   GIT_TERMINAL_PROMPT=0, EDITOR=false,\n"
+            "                                   DEBIAN_FRONTEND=noninteractive, ...; TERM=dumb and\n"
+            "                                   NO_COLOR=1 without pty\n"
             "  --error-on-nonzero-exit          set isError when a command exits non-zero or a\n"
             "                                   signal ends it (default: only on a timeout and\n"
             "                                   when the command could not run: an exit code is\n"
@@ -1108,16 +1388,49 @@ static int parse_limit(int limit, const char *text, uint64_t *out)
     return 0;
 }
 
-static int parse_seconds(const char *flag, const char *text, uint32_t max, uint32_t *out)
+/* A flag's whole number of `unit` (seconds, milliseconds) from 0 to max. */
+static int parse_whole(const char *flag, const char *text, uint32_t max, const char *unit,
+                       uint32_t *out)
 {
     char *end;
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
     if (!*text || *end || errno || v > max || text[0] == '-') {
-        log_msg("%s wants a whole number of seconds from 0 to %u, not \"%s\"", flag, max, text);
+        log_msg("%s wants a whole number of %s from 0 to %u, not \"%s\"", flag, unit, max, text);
         return -1;
     }
     *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_seconds(const char *flag, const char *text, uint32_t max, uint32_t *out)
+{
+    return parse_whole(flag, text, max, "seconds", out);
+}
+
+/* --idle-timeout's value: SECONDS, SECONDS:end or SECONDS:yield. */
+static int parse_idle(const char *text, uint32_t *ms, int *action)
+{
+    char secs[32];
+    const char *colon = strchr(text, ':');
+    size_t n = colon ? (size_t)(colon - text) : strlen(text);
+    uint32_t v;
+    *action = SHEXEC_IDLE_END;
+    if (colon && strcmp(colon + 1, "yield") == 0) {
+        *action = SHEXEC_IDLE_YIELD;
+    } else if (colon && strcmp(colon + 1, "end") != 0) {
+        log_msg("--idle-timeout wants SECONDS, SECONDS:end or SECONDS:yield, not \"%s\"", text);
+        return -1;
+    }
+    if (n >= sizeof secs) {
+        log_msg("--idle-timeout wants a whole number of seconds, not \"%s\"", text);
+        return -1;
+    }
+    memcpy(secs, text, n);
+    secs[n] = '\0';
+    if (parse_seconds("--idle-timeout", secs, UINT32_MAX / 1000, &v) != 0)
+        return -1;
+    *ms = v * 1000;
     return 0;
 }
 
@@ -1140,7 +1453,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name)
 
 static int configure_tools(server *sv, int no_bash, const char *disable)
 {
-    static const char *const tools[] = {"bash", "task_output", "task_kill"};
+    static const char *const tools[] = {"bash", "task_output", "task_kill", "task_write"};
     for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
         shexec_tool_set_enabled(sv->s, tools[i], 1);
     if (no_bash)
@@ -1151,8 +1464,8 @@ static int configure_tools(server *sv, int no_bash, const char *disable)
     for (char *name = list ? strtok_r(list, ", ", &save) : NULL; name;
          name = strtok_r(NULL, ", ", &save))
         if (shexec_tool_set_enabled(sv->s, name, 0) != SHEXEC_OK) {
-            log_msg("--disable-tools: no tool named \"%s\" (tools: bash, task_output, task_kill)",
-                    name);
+            log_msg("--disable-tools: no tool named \"%s\" (tools: bash, task_output, task_kill, "
+                    "task_write)", name);
             free(list);
             return -1;
         }
@@ -1209,7 +1522,9 @@ static void serve(server *sv)
         fds[2] = (struct pollfd){STDOUT_FILENO, sv->outq.len > sv->outq_off ? POLLOUT : 0, 0};
         if (!fds[2].events)
             fds[2].fd = -1;
-        int timeout = progress_tick(sv);
+        int timeout = progress_tick(sv), waits = wait_tick(sv);
+        if (waits >= 0 && (timeout < 0 || waits < timeout))
+            timeout = waits;
         if (lib_timeout >= 0 && (timeout < 0 || lib_timeout < timeout))
             timeout = lib_timeout;
         int rc = poll(fds, 3 + (nfds_t)n, timeout);
@@ -1245,7 +1560,8 @@ int main(int argc, char **argv)
     const char *limit_text[SHEXEC_LIMITS] = {NULL};
     const char *const *shell_argv = NULL;
     int no_bash = 0, persist_env = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
-    uint32_t secs = 0;
+    int agent_env = 0, idle_action = SHEXEC_IDLE_END;
+    uint32_t secs = 0, idle_ms = 0, background_cap_ms = 0, input_look_ms = SHEXEC_DEFAULT_INPUT_LOOK_MS;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -1259,6 +1575,8 @@ int main(int argc, char **argv)
             persist_env = 1;
         } else if (strcmp(argv[i], "--error-on-nonzero-exit") == 0) {
             sv.error_on_nonzero_exit = 1;
+        } else if (strcmp(argv[i], "--agent-env") == 0) {
+            agent_env = 1;
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
             workdir = v;
         } else if ((v = flag_value(argc, argv, &i, "--timeout"))) {
@@ -1272,6 +1590,16 @@ int main(int argc, char **argv)
             if (parse_seconds("--background-task-timeout", v, UINT32_MAX / 1000, &secs) != 0)
                 return 2;
             sv.task_timeout_ms = secs * 1000;
+        } else if ((v = flag_value(argc, argv, &i, "--idle-timeout"))) {
+            if (parse_idle(v, &idle_ms, &idle_action) != 0)
+                return 2;
+        } else if ((v = flag_value(argc, argv, &i, "--background-on-timeout"))) {
+            if (parse_seconds("--background-on-timeout", v, UINT32_MAX / 1000, &secs) != 0)
+                return 2;
+            background_cap_ms = secs * 1000;
+        } else if ((v = flag_value(argc, argv, &i, "--input-look-ms"))) {
+            if (parse_whole("--input-look-ms", v, 3600000, "milliseconds", &input_look_ms) != 0)
+                return 2;
         } else if ((v = flag_value(argc, argv, &i, "--containment"))) {
             containment = v;
         } else if ((v = flag_value(argc, argv, &i, "--memory-max"))) {
@@ -1330,6 +1658,16 @@ int main(int argc, char **argv)
         return 2;
     }
     shexec_session_set_timeouts_ms(sv.s, sv.default_timeout_ms, MAX_TIMEOUT_MS);
+    /* commands that outlive their call: answered early, not ended (see
+     * LONG-RUNNING AND INTERACTIVE COMMANDS in shexec.h) */
+    shexec_session_set_idle_timeout_ms(sv.s, idle_ms, idle_action);
+    shexec_session_set_background_on_timeout(sv.s, background_cap_ms);
+    shexec_session_set_input_look_ms(sv.s, input_look_ms);
+    if (agent_env && shexec_session_apply_agent_env(sv.s) != SHEXEC_OK) {
+        log_msg("--agent-env: %s", shexec_session_errmsg(sv.s));
+        shexec_session_free(sv.s);
+        return 2;
+    }
     /* a cgroup per command where one can be made: what detaches goes too */
     if (shexec_session_set_containment(sv.s, containment) != SHEXEC_OK) {
         log_msg("--containment: %s", shexec_session_errmsg(sv.s));

@@ -9,7 +9,7 @@ import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { connect, text, bash, tempDir, alive, waitGone, readPids, sleep } from './util.mjs';
 
 describe('initialize and tools/list', () => {
-  test('server info, capabilities and the three tools', async () => {
+  test('server info, capabilities and the four tools', async () => {
     const { client } = await connect();
     try {
       const info = client.getServerVersion();
@@ -17,7 +17,7 @@ describe('initialize and tools/list', () => {
       assert.match(info.version, /^\d+\.\d+\.\d+/);
       assert.ok(client.getServerCapabilities().tools, 'tools capability');
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'task_kill', 'task_output']);
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'task_kill', 'task_output', 'task_write']);
       const b = tools.find((t) => t.name === 'bash');
       assert.equal(b.inputSchema.type, 'object');
       assert.deepEqual(b.inputSchema.required, ['command']);
@@ -34,13 +34,13 @@ describe('initialize and tools/list', () => {
     let { client } = await connect(['--no-bash']);
     try {
       const names = (await client.listTools()).tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ['task_kill', 'task_output']);
+      assert.deepEqual(names, ['task_kill', 'task_output', 'task_write']);
       await assert.rejects(bash(client, { command: 'echo hi' }),
         (e) => e instanceof McpError && e.code === ErrorCode.InvalidParams && /Unknown tool: bash/.test(e.message));
     } finally {
       await client.close();
     }
-    ({ client } = await connect(['--disable-tools', 'task_kill,task_output', '--timeout', '7']));
+    ({ client } = await connect(['--disable-tools', 'task_kill,task_output,task_write', '--timeout', '7']));
     try {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), ['bash']);
@@ -403,8 +403,9 @@ describe('background tasks: new_only and retention', () => {
       let t;
       const end = Date.now() + 5000;
       do t = text(await read(id)); while (!/stdout:\none\n/.test(t) && Date.now() < end);
-      assert.match(t, /^task_id: \S+\nstatus: running\nstdout:\none\n$/);
-      assert.match(text(await read(id)), /status: running\n\(no output\)\n$/, 'read already');
+      assert.match(t, /^task_id: \S+\nstatus: running\nstdout:\none\nwaiting_for_input: false\n$/);
+      assert.match(text(await read(id)), /status: running\n\(no output\)\nwaiting_for_input: false\n$/,
+        'read already');
       writeFileSync(go, '');
       let rest = '';
       do {

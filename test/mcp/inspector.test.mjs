@@ -24,7 +24,7 @@ function inspector(args) {
 
 test('inspector-cli: tools/list', async () => {
   const { tools } = await inspector(['--method', 'tools/list']);
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'task_kill', 'task_output']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['bash', 'task_kill', 'task_output', 'task_write']);
 });
 
 test('inspector-cli: tools/call bash, with a server flag', async () => {

@@ -210,13 +210,16 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
   let r = await run(['--help']);
   assert.equal(r.code, 0);
   for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout',
-    '--error-on-nonzero-exit', '--wrapper-kind', '-- PROGRAM'])
+    '--error-on-nonzero-exit', '--wrapper-kind', '--idle-timeout', '--background-on-timeout',
+    '--input-look-ms', '--agent-env', '-- PROGRAM'])
     assert.ok(r.out.includes(f), f);
   r = await run(['--version']);
   assert.match(r.out, /^shexec-mcp \d+\.\d+\.\d+\n$/);
   for (const bad of [['--bogus'], ['--timeout', 'abc'], ['--timeout', '0'], ['--timeout', '601'],
     ['--workdir', '/no/such/dir'], ['--disable-tools', 'nosuchtool'], ['--workdir'],
-    ['--wrapper-kind', 'pigeon'], ['--'], ['--', 'no-such-program-shexec']]) {
+    ['--wrapper-kind', 'pigeon'], ['--'], ['--', 'no-such-program-shexec'],
+    ['--idle-timeout', 'x'], ['--idle-timeout', '5:later'], ['--idle-timeout', ':yield'],
+    ['--background-on-timeout', '-1'], ['--input-look-ms', '1.5']]) {
     r = await run(bad);
     assert.equal(r.code, 2, bad.join(' '));
     assert.match(r.err, /shexec-mcp: /);
