@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "shexec.h"
+
 struct shx_job;
 
 typedef struct shx_quiet {
@@ -39,7 +41,7 @@ typedef struct shx_quiet {
  * yield was asked, or the wait for input it stops on was found. */
 static inline int shx_quiet_stops(const shx_quiet *q)
 {
-    return q->yield || (q->stop_on_input && q->input == 1 /* SHEXEC_INPUT_WAITING */);
+    return q->yield || (q->stop_on_input && q->input == SHEXEC_INPUT_WAITING);
 }
 
 /* The job started at now: its quiet time counts from there. */

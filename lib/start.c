@@ -147,7 +147,7 @@ SHEXEC_API int shexec_run_exec(shexec_run *run)
      * it runs on to the end as without */
     do
         rc = shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
-    while (rc == SHEXEC_OK && !run->job.ended && !run->free_pending &&
+    while (rc == SHEXEC_OK && !run->job.ended && !run->free_pending && run->job.quiet.yield &&
            shx_task_from_yield(s, run) != SHEXEC_OK);
     run->held--;
     if (run->free_pending) {
