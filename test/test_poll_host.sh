@@ -4,7 +4,8 @@
 # so the test can react to the transcript: learn a task's id, kill it, close
 # stdin while a task still runs. Checks that each task's lines arrive whole
 # and in order, that tasks run concurrently (A's last line needs B's first to
-# have been printed, so a serial host could not finish), kill / bad kill /
+# have been printed, so a serial host could not finish), a task waiting for
+# input announced and answered (`input`), kill / bad kill /
 # usage, `list`, `wait`, --kill-on-eof, exit 0 after EOF, and that no process
 # the host started is left behind.
 #
@@ -125,6 +126,16 @@ grep -q "^\[list\] $sid killed: : S;" "$tmp/out" || fail "list does not show the
 grep -q "^\[list\] $ida running: : A;" "$tmp/out" || fail "list does not show task A running"
 grep -q "^\[list\] $idc exit 0: : C;" "$tmp/out" || fail "list does not show task C exited 0"
 
+# a task that asks: announced as waiting for input, answered with `input`
+Q=": Q; printf 'Answer? '; read -r ans; echo got \$ans"
+printf 'run %s\n' "$Q" >&3
+wait_for "$tmp/out" '^\[t[0-9a-f]* input\] waiting: Answer? $' || fail "the asking task was not announced as waiting for input"
+idq=$(id_of "$tmp/out" Q)
+[ -n "$idq" ] || fail "could not learn the asking task's id"
+printf 'input %s hello there\n' "$idq" >&3
+wait_for "$tmp/out" "^\[$idq out\] Answer? got hello there\$" || fail "the answered task did not print the answer"
+wait_for "$tmp/out" "^\[$idq done\] exit 0\$" || fail "the answered task did not end"
+
 # end the input while A still runs (it waits for go): the host must keep going
 wait_for "$tmp/out" "^\[$idb out\] B1\$" || fail "task B printed nothing"
 exec 3>&-
@@ -143,7 +154,7 @@ hpid=""
 for id in "$ida" "$idb" "$idc"; do
     [ "$(grep -c "^\[$id done\] exit 0\$" "$tmp/out")" = 1 ] || fail "task $id did not report exit 0 once"
 done
-[ "$(grep -c ' started\] ' "$tmp/out")" = 4 ] || fail "expected 4 started tasks"
+[ "$(grep -c ' started\] ' "$tmp/out")" = 5 ] || fail "expected 5 started tasks"
 # concurrency: B's first line is printed before A's last
 b1=$(line_no "$tmp/out" "[$idb out] B1")
 a5=$(line_no "$tmp/out" "[$ida out] A5")

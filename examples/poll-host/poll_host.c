@@ -11,11 +11,15 @@
  *
  * Commands, one per line on stdin:
  *   run CMD...   start CMD as a background task; prints "[ID started] CMD"
+ *   input ID TEXT  write TEXT and a newline to a task's stdin (a pipe)
+ *   close ID     close a task's stdin (end of input)
  *   kill ID      terminate a task (SIGTERM to its process group, then SIGKILL)
  *   list         every task started so far, with its state
  *   wait         read no more input until every running task has finished
  * Output lines of a task are printed as "[ID out] line" / "[ID err] line",
- * its end as "[ID done] exit N" (or killed, timed out, signal N).
+ * its end as "[ID done] exit N" (or killed, timed out, signal N). A task
+ * found waiting for input (blocked reading its stdin after a silence) is
+ * announced as "[ID input] waiting: PROMPT", its last unfinished line.
  * At the end of input the host finishes the running tasks (or, with
  * --kill-on-eof, kills them), frees everything and exits 0.
  *
@@ -153,10 +157,23 @@ static void on_done(void *user, shexec_task *t)
     ht->h->running--;
 }
 
+/* The library found the task blocked reading its stdin: ask the person. */
+static void on_input(void *user, shexec_run *run)
+{
+    struct host_task *ht = user;
+    const char *prompt;
+    size_t len;
+    shexec_run_input_wait(run, &prompt, &len, NULL);
+    printf("[%s input] waiting: ", shexec_task_id(ht->task));
+    fwrite(prompt ? prompt : "", 1, prompt ? len : 0, stdout);
+    putchar('\n');
+}
+
 static void usage_hint(const char *line)
 {
     fprintf(stderr, "unknown command: %s\n"
-                    "commands: run CMD... | kill ID | list | wait\n", line);
+                    "commands: run CMD... | input ID TEXT | close ID | kill ID | list | wait\n",
+            line);
 }
 
 static void cmd_run(struct host *h, const char *command)
@@ -179,6 +196,11 @@ static void cmd_run(struct host *h, const char *command)
         rc = shexec_run_set_output_limit(r, 0, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD);
     if (rc == SHEXEC_OK)
         rc = shexec_run_set_output_fn(r, on_output, ht);
+    /* its stdin is a pipe this host writes (`input`), watched for a wait */
+    if (rc == SHEXEC_OK)
+        rc = shexec_run_set_stdin(r, 1);
+    if (rc == SHEXEC_OK)
+        rc = shexec_run_set_input_fn(r, on_input, ht);
     if (rc == SHEXEC_OK)
         rc = shexec_run_start_task(&t, r);
     /* the done callback is set once the task exists; callbacks only run when
@@ -229,6 +251,27 @@ static void cmd_kill(struct host *h, const char *id)
     printf("[%s killing]\n", id);
 }
 
+/* `input ID TEXT` (text non-NULL) or `close ID`. */
+static void cmd_input(struct host *h, char *id, const char *text)
+{
+    shexec_task *t = NULL;
+    if (shexec_session_take_task(&t, h->s, id) != SHEXEC_OK) {
+        fprintf(stderr, "%s: %s\n", text ? "input" : "close", shexec_session_errmsg(h->s));
+        return;
+    }
+    shexec_run *r = shexec_task_run(t);
+    int rc = SHEXEC_OK;
+    if (text) {
+        rc = shexec_run_write(r, text, strlen(text));
+        if (rc == SHEXEC_OK)
+            rc = shexec_run_write(r, "\n", 1);
+    } else {
+        rc = shexec_run_close_stdin(r);
+    }
+    if (rc != SHEXEC_OK)
+        fprintf(stderr, "%s: %s\n", text ? "input" : "close", shexec_session_errmsg(h->s));
+}
+
 static void cmd_list(struct host *h)
 {
     if (!h->first)
@@ -270,6 +313,14 @@ static void handle_line(struct host *h, char *line)
     const char *arg;
     if ((arg = word_arg(line, "run")) && *arg) {
         cmd_run(h, arg);
+    } else if ((arg = word_arg(line, "input")) && *arg && strpbrk(arg, " \t")) {
+        char *id = (char *)arg, *text = strpbrk(id, " \t");
+        *text++ = '\0';
+        while (is_space(*text))
+            text++;
+        cmd_input(h, id, text);
+    } else if ((arg = word_arg(line, "close")) && *arg && !strpbrk(arg, " \t")) {
+        cmd_input(h, (char *)arg, NULL);
     } else if ((arg = word_arg(line, "kill")) && *arg && !strpbrk(arg, " \t")) {
         cmd_kill(h, arg);
     } else if ((arg = word_arg(line, "list")) && !*arg) {
