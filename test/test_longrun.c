@@ -583,9 +583,13 @@ static void test_parse_syscall_text(void **state)
     snprintf(text, sizeof text, "35 0x7ffd1000 0x0 0x0 0x0 0x0 0x0 0x7ffd0ff8 0x7f001234\n");
     assert_int_equal(shx_inputwait_parse(text, strlen(text), &fd, &addr), SHX_WAIT_NONE);
 #endif
-    static const char *const junk[] = {"running\n", "-1 0x7ffd0ff8 0x7f001234\n", "", "0",
-                                       "0 0x3", "0 0xzz 0 0 0 0 0", "99999999999999999999999 1 "
-                                       "2 3 4 5 6"};
+    static const char *const junk[] = {"running\n",
+                                       "-1 0x7ffd0ff8 0x7f001234\n",
+                                       "",
+                                       "0",
+                                       "0 0x3",
+                                       "0 0xzz 0 0 0 0 0",
+                                       "99999999999999999999999 1 2 3 4 5 6"};
     for (size_t i = 0; i < sizeof junk / sizeof *junk; i++)
         assert_int_equal(shx_inputwait_parse(junk[i], strlen(junk[i]), &fd, &addr),
                          SHX_WAIT_NONE);
