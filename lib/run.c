@@ -263,7 +263,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run)
     shx_run_release(run);
 }
 
-void shx_run_release(shexec_run *run)
+void shx_run_end(shexec_run *run)
 {
     shexec_session *s = run->s;
     if (s && run->state == SHEXEC_STATE_RUNNING) {
@@ -272,6 +272,11 @@ void shx_run_release(shexec_run *run)
         shx_loop_run(&s->loop, &run->job, 0, -1, NULL);
         run->held--;
     }
+}
+
+void shx_run_release(shexec_run *run)
+{
+    shx_run_end(run);
     free(run->leftover_task);
     shx_escapees_release(&run->job.proc.escapees);
     shx_buf_free(&run->job.stdin_buf);

@@ -84,6 +84,9 @@ int shx_run_configurable(shexec_run *r);
 void shx_run_link(shexec_session *s, shexec_run *r);
 /* Take r off the session's list of runs (it became a task's). */
 void shx_run_unlink(shexec_session *s, shexec_run *r);
+/* A running run ended (SIGTERM, grace, SIGKILL: KILL for a task's, else
+ * CANCEL) and waited for, while other commands' callbacks may run. */
+void shx_run_end(shexec_run *r);
 void shx_run_release(shexec_run *r);
 int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
 int shx_run_end_input(shexec_run *r);

@@ -389,12 +389,7 @@ static int keep_held_run(shexec_task *t)
     shexec_run *r = t->run;
     if (!r->task_run_held)
         return 0;
-    if (r->state == SHEXEC_STATE_RUNNING && r->s) {
-        shx_run_terminate(r, SHX_END_KILL, shx_now_ns());
-        r->held++;
-        shx_loop_run(&r->s->loop, &r->job, 0, -1, NULL);
-        r->held--;
-    }
+    shx_run_end(r); /* a task's: KILL, as before its task goes */
     r->task = NULL;
     r->task_run_held = 0;
     r->job.on_finished = NULL;
