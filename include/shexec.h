@@ -342,11 +342,25 @@ enum {
  * Set how much of each output stream a run keeps (stdout and stderr apart):
  * `limit` in `unit` (SHEXEC_UNIT_*; 0 keeps nothing, output only reaches
  * the callback), `keep` SHEXEC_KEEP_*. A UTF-8 sequence is never split;
- * memory per stream is bounded by the limit. Truncated output ends with
- * (HEAD) or has in its middle (HEAD_TAIL) exactly this notice, in the unit
- * of the limit ("bytes" for SHEXEC_UNIT_BYTES):
- *   HEAD:      "\n[output truncated: N characters in total, the first K shown]\n"
- *   HEAD_TAIL: "\n[output truncated: N characters in total, M omitted here]\n"
+ * memory per stream is bounded by the limit. What is left out is counted
+ * whatever its size, in characters and in bytes (whichever the unit), and
+ * truncated output carries exactly this notice, after the kept text or,
+ * with shexec_session_set_notice_position(), before it:
+ *   HEAD:      "[output truncated: kept the first K characters (KB bytes) of
+ *               N (NB bytes); D characters (DB bytes) omitted]"
+ *   HEAD_TAIL: "[output truncated: kept the first K1 and the last K2
+ *               characters (K1B + K2B bytes) of N (NB bytes); D characters
+ *               (DB bytes) omitted in the middle]"
+ * (one line each; "\n" before and after it when last, after it when
+ * first; the plural is kept for 1: "1 characters"). With
+ * HEAD_TAIL the kept head and tail are also parted by the line
+ *   "\n[... D characters (DB bytes) omitted ...]\n".
+ * With a spill directory (shexec_session_set_spill_dir()) the notice ends
+ * with "; " and where the whole text is, before its "]":
+ *   "full output (NB bytes) in PATH", "the first FB bytes in PATH (XB more
+ *   bytes not saved: spill cap)", "full output not saved: the spill failed
+ *   (REASON)", or "full output was in PATH, since removed (spill budget)"
+ *   ("full output so far (FB bytes) in PATH" while the command runs).
  * Errors: SHEXEC_EINVAL (s NULL, unknown unit or keep, limit above 1 GiB;
  * nothing changes).
  */
@@ -361,6 +375,147 @@ SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit
  */
 SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,
                                            int *keep);
+
+/*
+ * OUTPUT FOR MODELS. What a model cannot read in full is kept on disk, the
+ * notice says exactly what was left out, and secrets can be hidden before
+ * output reaches anyone: the output callback, the capture, the spill file,
+ * the tool result. Redaction is a safety net, not a boundary: a command
+ * that encodes a secret (base64, reversed, split by its own hand) passes it.
+ */
+
+/* Where the truncation notice goes (shexec_session_set_notice_position()). */
+enum {
+    SHEXEC_NOTICE_LAST = 0, /* after the kept text (the default) */
+    SHEXEC_NOTICE_FIRST = 1 /* before it: a model reading the start sees it */
+};
+
+/* Put the truncation notice first or last (SHEXEC_NOTICE_*) for runs
+ * started from now on. Errors: SHEXEC_EINVAL (s NULL, unknown position). */
+SHEXEC_API int shexec_session_set_notice_position(shexec_session *s, int where);
+
+/* SHEXEC_NOTICE_FIRST or SHEXEC_NOTICE_LAST (also for s NULL). */
+SHEXEC_API int shexec_session_notice_position(const shexec_session *s);
+
+#define SHEXEC_DEFAULT_SPILL_FILE_MAX ((uint64_t)64 << 20)  /* 64 MiB a stream */
+#define SHEXEC_DEFAULT_SPILL_TOTAL_MAX ((uint64_t)1 << 30)  /* 1 GiB a session */
+
+/* shexec_session_set_spill_dir() flags. */
+enum {
+    SHEXEC_SPILL_KEEP_FILES = 1 /* the files stay when the session is freed */
+};
+
+/*
+ * Keep the whole text of every stream that outgrows its output limit in a
+ * file of `dir` (an absolute path to an existing directory; NULL: no more
+ * spill files, and those made so far are removed unless kept). The file is
+ * made with mode 0600 and O_EXCL, named
+ *   DIR/shexec-<host pid>-<run number>-<stdout|stderr>.txt
+ * and holds what the capture would have held without a limit (after ANSI
+ * stripping and redaction), up to `file_max` bytes (0: the default,
+ * SHEXEC_DEFAULT_SPILL_FILE_MAX); past that it ends with a line saying how
+ * many more bytes were not written. A stream that stays within its limit
+ * leaves no file. The session's files take at most `total_max` bytes (0:
+ * SHEXEC_DEFAULT_SPILL_TOTAL_MAX): to make room the oldest files of other
+ * streams are removed first; when only the writing stream's own is left,
+ * the rest is counted as not written. The files are removed when the
+ * session is freed (or the spill turned off) unless `flags` has
+ * SHEXEC_SPILL_KEEP_FILES. A write error (ENOSPC, EDQUOT, EIO, ...) removes
+ * the file and never changes the command's result: its notice says the
+ * spill failed and why. Applies to runs started from now on.
+ * Errors: SHEXEC_EINVAL (s NULL, dir not absolute or not a directory,
+ * unknown flags, file_max above total_max; nothing changes), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir,
+                                            uint64_t file_max, uint64_t total_max,
+                                            unsigned flags);
+
+/* The spill directory (owned by the session), or NULL when off. */
+SHEXEC_API const char *shexec_session_spill_dir(const shexec_session *s);
+
+/* What became of a stream's spill file (shexec_run_spill()). */
+enum {
+    SHEXEC_SPILL_NONE = 0,    /* no spill: off, or the stream stayed within its limit */
+    SHEXEC_SPILL_WRITING = 1, /* the command runs: the file is being written */
+    SHEXEC_SPILL_WHOLE = 2,   /* the file holds the whole stream */
+    SHEXEC_SPILL_CAPPED = 3,  /* the file holds its first *bytes bytes (a cap) */
+    SHEXEC_SPILL_FAILED = 4,  /* making or writing it failed (*error); it is removed */
+    SHEXEC_SPILL_REMOVED = 5  /* removed since (the session's budget, or its end) */
+};
+
+/*
+ * A stream's spill: returns SHEXEC_SPILL_*; *path (owned by the run, valid
+ * while it lives; NULL for NONE and FAILED), *bytes (the stream's bytes in
+ * the file; a CAPPED file's closing line is not counted) and
+ * *error (an errno value for FAILED, else 0); any may be NULL. NONE for
+ * run NULL, a run not started or an unknown stream.
+ */
+SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **path,
+                                uint64_t *bytes, int *error);
+
+/*
+ * Hide `value` (len bytes, 4 to 65536; copied) from the output of runs
+ * started from now on: every occurrence becomes "[REDACTED:NAME]" (`name`:
+ * 1 to 64 letters, digits or '_'), also where the command's writes, the
+ * pipe's reads or the output's chunks split it. Where secrets overlap, the
+ * occurrence that starts first wins, and of those the longest. All values
+ * are looked for in one pass (a multi-pattern automaton, built when a run
+ * starts after a change): the cost per byte does not grow with their
+ * number. Output is held back at most the longest value's length less one
+ * byte while it could still be a secret's start; the end of the stream
+ * lets it go. Errors: SHEXEC_EINVAL (s NULL, bad name, value NULL or its
+ * length out of bounds), SHEXEC_ELIMIT (100000 values), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_redact_value(shexec_session *s, const char *name,
+                                           const void *value, size_t len);
+
+/*
+ * Also hide the values (of at least 8 bytes) of the environment's variables
+ * whose names match one of `globs` ('*' and '?', case ignored), each under
+ * its variable's name: the host's environment (when inherited) with the
+ * session's variables, read when each run starts (a variable the deny list
+ * keeps from commands is hidden too: a command may read it elsewhere).
+ * `globs` NULL: the defaults, *KEY* *SECRET* *TOKEN* *PASSWORD*
+ * *CREDENTIAL*; n 0 with globs non-NULL: off (the default). Errors:
+ * SHEXEC_EINVAL (s NULL, an empty or NULL glob), SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_session_redact_env(shexec_session *s, const char *const *globs, size_t n);
+
+/* Shapes of secrets found without knowing their value
+ * (shexec_session_redact_shapes()). */
+enum {
+    /* a word (letters, digits, '_', '-') that starts with a key prefix and
+     * is long enough to be a key: github_pat_ and ghp_/gho_/ghu_/ghs_/ghr_
+     * as GITHUB_TOKEN, sk-ant- as ANTHROPIC_API_KEY, sk- as OPENAI_API_KEY,
+     * AKIA as AWS_ACCESS_KEY_ID, xoxa-/xoxb-/xoxp- as SLACK_TOKEN */
+    SHEXEC_REDACT_KEY_SHAPES = 1,
+    /* a PEM private-key block, "-----BEGIN ... PRIVATE KEY-----" line to
+     * its "-----END " line, as PRIVATE_KEY (no END line: the rest) */
+    SHEXEC_REDACT_PRIVATE_KEYS = 2
+};
+
+/* Hide these shapes (SHEXEC_REDACT_* or'ed; 0: none, the default) from runs
+ * started from now on. Errors: SHEXEC_EINVAL (s NULL, unknown bits). */
+SHEXEC_API int shexec_session_redact_shapes(shexec_session *s, unsigned which);
+
+/* Forget every redaction the session was given (values, globs, shapes).
+ * Errors: SHEXEC_EINVAL (s NULL). */
+SHEXEC_API int shexec_session_redact_clear(shexec_session *s);
+
+/* Hide `value` from this run's output too (as shexec_session_redact_value()).
+ * Errors: as shexec_session_redact_value(), SHEXEC_ESTATE (started). */
+SHEXEC_API int shexec_run_redact_value(shexec_run *run, const char *name, const void *value,
+                                       size_t len);
+
+/* With `on`, the run's own variables (shexec_run_setenv()) are looked at
+ * as the session's are: the values of those matching the session's globs,
+ * or the default globs when the session has none, are hidden from this
+ * run's output. Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (started). */
+SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on);
+
+/* How many occurrences were hidden in a stream so far (0 for run NULL or an
+ * unknown stream). */
+SHEXEC_API uint64_t shexec_run_redactions(const shexec_run *run, int stream);
 
 /*
  * ENVIRONMENT. A command's environment is built in this order:

@@ -38,7 +38,11 @@ extern "C" {
  *                 "leftover_task_id" when it left processes running and
  *                 "notice" when shexec_run_notice() has something to say (a
  *                 limit hit: "killed: out of memory (limit 64 MiB)") and
- *                 "cost":{"cpu_ms","peak_bytes"} (shexec_run_cost()); on
+ *                 "cost":{"cpu_ms","peak_bytes"} (shexec_run_cost()) and
+ *                 "full_output":{"stdout"/"stderr": path} for each stream
+ *                 whose whole text is in a spill file (see OUTPUT FOR MODELS
+ *                 in shexec.h; the notice in the text names it too) and
+ *                 "redacted": N when N secrets were hidden; on
  *                 timeout exit_code is -1, timed_out true and stderr ends with
  *                 "Command timed out after N ms" (an idle timeout, see
  *                 shexec_session_set_idle_timeout_ms(): "Command ended: no
@@ -52,11 +56,13 @@ extern "C" {
  *                 COMMANDS in shexec.h) gives {"task_id","status":"running",
  *                 "yield_reason":"yield_time"|"input"|"timeout"|
  *                 "idle_timeout","stdout","stderr" (so far),
- *                 "waiting_for_input", "elapsed_ms"}; while it waits for
+ *                 "waiting_for_input", "elapsed_ms"} (and "full_output",
+ *                 "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
  *                 "password" (the terminal does not echo) too.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
- *                 "truncated":{...}} plus "exit_code" and "state" once
+ *                 "truncated":{...}} ("full_output", "redacted" as bash's)
+ *                 plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
  *                 output is returned once). Background tasks count against
  *                 the session's task limit until then; finished ones are

@@ -59,6 +59,8 @@ static int ring_drop_front(shx_capture *c)
     c->ring_len -= n;
     c->tail_units -= u;
     c->dropped_units += u;
+    c->tail_chars--;
+    c->dropped_chars++;
     return 1;
 }
 
@@ -76,6 +78,7 @@ static int ring_push(shx_capture *c, const unsigned char *p, size_t n)
         c->ring[(c->ring_start + c->ring_len + i) % c->ring_cap] = p[i];
     c->ring_len += n;
     c->tail_units += units_of(c, n);
+    c->tail_chars++;
     while (c->tail_units > c->tail_cap)
         if (!ring_drop_front(c))
             break;
@@ -86,9 +89,11 @@ static int take_char(shx_capture *c, const unsigned char *p, size_t n)
 {
     uint64_t u = units_of(c, n);
     c->total_units += u;
+    c->total_chars++;
     if (!c->head_closed) {
         if (c->head_units + u <= c->head_cap) {
             c->head_units += u;
+            c->head_chars++;
             return shx_buf_append(&c->head, p, n);
         }
         c->head_closed = 1;
@@ -100,6 +105,7 @@ static int take_char(shx_capture *c, const unsigned char *p, size_t n)
     if (c->keep == SHEXEC_KEEP_HEAD_TAIL && c->tail_cap > 0)
         return ring_push(c, p, n);
     c->dropped_units += u;
+    c->dropped_chars++;
     return 0;
 }
 
@@ -121,7 +127,7 @@ static int ascii64(const unsigned char *p)
 }
 
 /* Count characters when nothing more is kept: ASCII 64, then eight bytes at
- * a time. */
+ * a time. Returns the bytes taken: all, but a sequence cut by the end. */
 static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
 {
     size_t i = 0;
@@ -152,8 +158,11 @@ static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
         i += len;
         chars++;
     }
-    c->total_units += chars;
-    c->dropped_units += chars;
+    uint64_t units = c->unit == SHEXEC_UNIT_BYTES ? i : chars;
+    c->total_units += units;
+    c->dropped_units += units;
+    c->total_chars += chars;
+    c->dropped_chars += chars;
     return i;
 }
 
@@ -162,11 +171,6 @@ static int feed_bytes(shx_capture *c, const unsigned char *p, size_t n)
     size_t i = 0;
     while (i < n) {
         if (c->head_closed && c->keep == SHEXEC_KEEP_HEAD) {
-            if (c->unit == SHEXEC_UNIT_BYTES) {
-                c->total_units += n - i;
-                c->dropped_units += n - i;
-                return 0;
-            }
             i += count_only(c, p + i, n - i);
             if (i >= n)
                 return 0;
@@ -181,7 +185,9 @@ static int feed_bytes(shx_capture *c, const unsigned char *p, size_t n)
                 if (shx_buf_append(&c->head, p + i, take) != 0)
                     return -1;
                 c->head_units += take;
+                c->head_chars += take;
                 c->total_units += take;
+                c->total_chars += take;
                 i += take;
                 continue;
             }
@@ -250,26 +256,50 @@ int shx_capture_truncated(const shx_capture *c)
     return c->dropped_units > 0;
 }
 
-int shx_capture_render(const shx_capture *c, shx_buf *out)
+uint64_t shx_capture_dropped_bytes(const shx_capture *c)
+{
+    return c->total_bytes - c->head.len - c->ring_len - c->pend_len;
+}
+
+/* "[output truncated: ...]" without its newlines. */
+static int put_notice(const shx_capture *c, shx_buf *out, const char *full)
+{
+    unsigned long long chars = c->total_chars, bytes = c->total_bytes;
+    unsigned long long dchars = c->dropped_chars, dbytes = shx_capture_dropped_bytes(c);
+    int rc;
+    if (c->keep == SHEXEC_KEEP_HEAD_TAIL)
+        rc = shx_buf_printf(out,
+                            "[output truncated: kept the first %llu and the last %llu characters "
+                            "(%llu + %llu bytes) of %llu (%llu bytes); %llu characters "
+                            "(%llu bytes) omitted in the middle",
+                            (unsigned long long)c->head_chars, (unsigned long long)c->tail_chars,
+                            (unsigned long long)c->head.len, (unsigned long long)c->ring_len,
+                            chars, bytes, dchars, dbytes);
+    else
+        rc = shx_buf_printf(out,
+                            "[output truncated: kept the first %llu characters (%llu bytes) of "
+                            "%llu (%llu bytes); %llu characters (%llu bytes) omitted",
+                            (unsigned long long)c->head_chars, (unsigned long long)c->head.len,
+                            chars, bytes, dchars, dbytes);
+    if (rc == 0 && full)
+        rc = shx_buf_printf(out, "; %s", full);
+    return rc == 0 ? shx_buf_putc(out, ']') : -1;
+}
+
+int shx_capture_render(const shx_capture *c, shx_buf *out, int notice_first, const char *full)
 {
     shx_buf_clear(out);
-    if (shx_buf_reserve(out, c->head.len + c->ring_len + 128) != 0)
+    if (shx_buf_reserve(out, c->head.len + c->ring_len + 512) != 0)
+        return -1;
+    int notice = shx_capture_truncated(c) && c->limit > 0;
+    if (notice && notice_first && (put_notice(c, out, full) != 0 || shx_buf_putc(out, '\n') != 0))
         return -1;
     shx_buf_append(out, c->head.data ? c->head.data : "", c->head.len);
-    const char *what = c->unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters";
-    if (shx_capture_truncated(c) && c->limit > 0) {
-        int rc;
-        if (c->keep == SHEXEC_KEEP_HEAD_TAIL)
-            rc = shx_buf_printf(out, "\n[output truncated: %llu %s in total, %llu omitted here]\n",
-                                (unsigned long long)c->total_units, what,
-                                (unsigned long long)c->dropped_units);
-        else
-            rc = shx_buf_printf(out, "\n[output truncated: %llu %s in total, the first %llu shown]\n",
-                                (unsigned long long)c->total_units, what,
-                                (unsigned long long)c->head_units);
-        if (rc != 0)
-            return -1;
-    }
+    if (notice && c->keep == SHEXEC_KEEP_HEAD_TAIL &&
+        shx_buf_printf(out, "\n[... %llu characters (%llu bytes) omitted ...]\n",
+                       (unsigned long long)c->dropped_chars,
+                       (unsigned long long)shx_capture_dropped_bytes(c)) != 0)
+        return -1;
     if (c->ring_len) {
         if (shx_buf_reserve(out, c->ring_len) != 0)
             return -1;
@@ -279,6 +309,10 @@ int shx_capture_render(const shx_capture *c, shx_buf *out)
         shx_buf_append(out, c->ring + c->ring_start, first);
         shx_buf_append(out, c->ring, c->ring_len - first);
     }
+    if (notice && !notice_first &&
+        (shx_buf_putc(out, '\n') != 0 || put_notice(c, out, full) != 0 ||
+         shx_buf_putc(out, '\n') != 0))
+        return -1;
     return 0;
 }
 

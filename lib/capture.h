@@ -24,6 +24,8 @@ typedef struct shx_capture {
     size_t ring_cap, ring_start, ring_len;
     uint64_t tail_units, dropped_units;
     uint64_t total_units, total_bytes;
+    /* characters, whatever the unit: kept in the head, in the tail, in all, left out */
+    uint64_t head_chars, tail_chars, total_chars, dropped_chars;
     unsigned char pend[4]; /* a sequence cut by the end of a feed */
     size_t pend_len;
     int finished;
@@ -37,8 +39,15 @@ int shx_capture_feed(shx_capture *c, const char *data, size_t len);
 int shx_capture_finish(shx_capture *c);
 /* 1 when some output was not kept. */
 int shx_capture_truncated(const shx_capture *c);
-/* Replace `out` with the kept text plus notice (see shexec.h for its wording). 0 or -1. */
-int shx_capture_render(const shx_capture *c, shx_buf *out);
+/* Bytes fed and not kept (a sequence still cut short is neither). */
+uint64_t shx_capture_dropped_bytes(const shx_capture *c);
+/*
+ * Replace `out` with the kept text and, when some was left out, the notice
+ * (see shexec.h for its wording): first or last, with `full` (NULL: none)
+ * as its last clause (where the whole text is); with head and tail, the
+ * marker between them says what was left out there. 0 or -1.
+ */
+int shx_capture_render(const shx_capture *c, shx_buf *out, int notice_first, const char *full);
 void shx_capture_free(shx_capture *c);
 
 #endif

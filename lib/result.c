@@ -9,6 +9,7 @@
 #include "run.h"
 #include "stream.h"
 #include "capture.h"
+#include "spill.h"
 #include "base.h"
 
 /* the run has finished: every state after RUNNING is final */
@@ -62,7 +63,12 @@ const char *shx_run_rendered(shexec_run *run, int stream, size_t *len)
         shx_stream_flush_strip(st); /* show a pending prompt line */
     /* while running the text keeps changing; once done it is rendered once */
     if (!run->rendered_valid[i]) {
-        if (shx_capture_render(&st->capture, &run->rendered[i]) != 0)
+        shx_buf full = SHX_BUF_INIT;
+        shx_spill_describe(&st->spill, &full);
+        int rc = shx_capture_render(&st->capture, &run->rendered[i], run->notice_first,
+                                    full.len ? full.data : NULL);
+        shx_buf_free(&full);
+        if (rc != 0)
             return "";
         run->rendered_valid[i] = finished(run);
     }

@@ -290,6 +290,7 @@ void shx_run_release(shexec_run *run)
     if (run->state != SHEXEC_STATE_NEW) {
         shx_stream_free(&run->job.out);
         shx_stream_free(&run->job.err);
+        shx_secrets_free(&run->redact_values);
     }
     shx_buf_free(&run->rendered[0]);
     shx_buf_free(&run->rendered[1]);

@@ -74,6 +74,9 @@ struct shexec_run {
     void *input_user;
     int yielded;                  /* SHEXEC_YIELD_*: moved to the background by exec */
     int task_run_held;            /* yielded: the host still holds the run handle */
+    shx_secrets redact_values;    /* shexec_run_redact_value() */
+    int redact_own_env;           /* shexec_run_redact_own_env() */
+    int notice_first;             /* the session's, from the start */
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);

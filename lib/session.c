@@ -7,6 +7,7 @@
  * callback at the end of each loop round. Settings are settings.c's.
  */
 #include "session.h"
+#include "spill.h"
 #include "contain.h"
 #include "watchdog.h"
 
@@ -118,6 +119,11 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
+    if (s->spill) { /* the spill files go, unless kept (spill.h) */
+        shx_spill_dir_free(s->spill);
+        free(s->spill);
+    }
+    shx_redact_cfg_free(&s->redact);
     shx_settings_free(s);
     shx_buf_free(&s->base.errmsg);
     free(s);

@@ -20,6 +20,7 @@
 #include "env.h"
 #include "loop.h"
 #include "proc.h"
+#include "redact.h"
 #include "sentinel.h"
 #include "shexec.h"
 
@@ -68,6 +69,9 @@ struct shexec_session {
     uint32_t background_cap_ms;   /* background on timeout: the cap (0: off) */
     uint32_t input_look_ms;       /* silence before looking for a wait for input (0: never) */
     unsigned agent_env;           /* agentenv.c's pipe-only variables still in force */
+    struct shx_spill_dir *spill;  /* outputcfg.c's spill directory; NULL: none */
+    shx_redact_cfg redact;        /* what output hides (outputcfg.c) */
+    int notice_first;             /* the truncation notice goes first */
 };
 
 

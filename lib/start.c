@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern char **environ;
+
 #include "cgroup.h"
 #include "launch.h"
 #include "longrun.h"
@@ -32,10 +34,19 @@ int shx_run_begin(shexec_run *r)
         return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
     if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a run from an output callback");
+    /* what its output hides is known before anything runs */
+    shx_redact_set *redact;
+    if (shx_redact_set_for_run(&s->redact, s->env_inherit ? (const char *const *)environ : NULL,
+                               &s->env, &r->env, r->redact_own_env, &r->redact_values,
+                               &redact) != 0)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    int rc;
     shx_launch l;
-    int rc = shx_launch_resolve(&l, r);
-    if (rc != SHEXEC_OK)
+    rc = shx_launch_resolve(&l, r);
+    if (rc != SHEXEC_OK) {
+        shx_redact_set_release(redact);
         return rc;
+    }
     int remote = l.mode == SHX_LAUNCH_REMOTE;
     int pass[2] = {l.channel, l.script_fd}, at[2] = {l.channel_at, l.script_at};
     shx_child child;
@@ -59,6 +70,7 @@ int shx_run_begin(shexec_run *r)
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
         shx_buf_free(&err);
         shx_launch_free(&l);
+        shx_redact_set_release(redact);
         return rc;
     }
     shx_buf_free(&err);
@@ -101,6 +113,9 @@ int shx_run_begin(shexec_run *r)
                     r->user);
     shx_stream_init(&r->job.err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
                     r->user);
+    r->notice_first = s->notice_first;
+    shx_streams_attach(&r->job.out, &r->job.err, s->spill, redact);
+    shx_redact_set_release(redact);
     if (r->ansi == SHEXEC_ANSI_STRIP) {
         shx_stream_enable_strip(&r->job.out);
         shx_stream_enable_strip(&r->job.err);

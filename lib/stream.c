@@ -27,6 +27,9 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->fresh_on = 0;
     st->strip = 0;
     st->stripped = (shx_buf)SHX_BUF_INIT;
+    st->redact_on = 0;
+    st->redacted = (shx_buf)SHX_BUF_INIT;
+    shx_spill_init(&st->spill, NULL, 0, "");
     st->queued = (shx_buf)SHX_BUF_INIT;
     st->in_callback = 0;
     st->grow_after = SHX_STREAM_GROW_AFTER;
@@ -72,8 +75,33 @@ const char *shx_stream_tail(const shx_stream *st, size_t *len)
     return st->tail;
 }
 
+/* The spill file starts when the stream may first outgrow its limit (a
+ * character is at least a byte): until then the capture holds every byte,
+ * which the file then gets first. */
+static void spill(shx_stream *st, const char *data, size_t len)
+{
+    shx_spill *sp = &st->spill;
+    shx_capture *c = &st->capture;
+    if (!sp->dir)
+        return;
+    if (!shx_spill_started(sp)) {
+        if (c->total_bytes + len <= c->limit)
+            return;
+        shx_spill_open(sp);
+        shx_spill_write(sp, c->head.data, c->head.len);
+        size_t first = c->ring_len ? c->ring_cap - c->ring_start : 0;
+        if (first > c->ring_len)
+            first = c->ring_len;
+        shx_spill_write(sp, (const char *)c->ring + c->ring_start, first);
+        shx_spill_write(sp, (const char *)c->ring, c->ring_len - first);
+        shx_spill_write(sp, (const char *)c->pend, c->pend_len);
+    }
+    shx_spill_write(sp, data, len);
+}
+
 static void capture(shx_stream *st, const char *data, size_t len)
 {
+    spill(st, data, len);
     if (shx_capture_feed(&st->capture, data, len) != 0)
         st->failed = 1;
     if (st->fresh_on && shx_capture_feed(&st->fresh, data, len) != 0)
@@ -151,31 +179,73 @@ void shx_stream_enable_fresh(shx_stream *st)
     shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
 }
 
-int shx_stream_take_fresh(shx_stream *st, shx_buf *out)
+int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first)
 {
     if (!st->fresh_on) {
         shx_buf_clear(out);
         return 0;
     }
     shx_capture_finish(&st->fresh);
-    int rc = shx_capture_render(&st->fresh, out);
+    int rc = shx_capture_render(&st->fresh, out, notice_first, NULL);
     shx_capture_free(&st->fresh);
     shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
     return rc;
 }
 
-/* Between the sentinel filter and the callback: the optional ANSI stripper. */
+/* Before the capture: the optional redaction. */
+static int redact_stage(shx_stream *st, const char *data, size_t len)
+{
+    if (!st->redact_on)
+        return deliver(st, data, len);
+    shx_buf_clear(&st->redacted);
+    if (shx_redactor_feed(&st->redact, data, len, &st->redacted) != 0)
+        st->failed = 1;
+    if (st->redacted.len)
+        deliver(st, st->redacted.data, st->redacted.len);
+    return 0;
+}
+
+void shx_streams_attach(shx_stream *out, shx_stream *err, shx_spill_dir *d, shx_redact_set *set)
+{
+    if (d) {
+        uint64_t seq = ++d->seq;
+        shx_stream_enable_spill(out, d, seq);
+        shx_stream_enable_spill(err, d, seq);
+    }
+    if (set) {
+        shx_stream_enable_redact(out, set);
+        shx_stream_enable_redact(err, set);
+    }
+}
+
+/* Between the sentinel filter and the redaction: the optional ANSI stripper. */
 static int strip_stage(void *ctx, const char *data, size_t len)
 {
     shx_stream *st = ctx;
     if (!st->strip)
-        return deliver(st, data, len);
+        return redact_stage(st, data, len);
     shx_buf_clear(&st->stripped);
     if (shx_ansi_feed(&st->ansi, data, len, &st->stripped) != 0)
         st->failed = 1;
     if (st->stripped.len)
-        deliver(st, st->stripped.data, st->stripped.len);
+        redact_stage(st, st->stripped.data, st->stripped.len);
     return 0;
+}
+
+void shx_stream_enable_redact(shx_stream *st, shx_redact_set *set)
+{
+    shx_redactor_init(&st->redact, set);
+    st->redact_on = 1;
+}
+
+uint64_t shx_stream_redactions(const shx_stream *st)
+{
+    return st->redact_on ? shx_redactor_count(&st->redact) : 0;
+}
+
+void shx_stream_enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq)
+{
+    shx_spill_init(&st->spill, d, run_seq, st->id == SHEXEC_STDOUT ? "stdout" : "stderr");
 }
 
 void shx_stream_enable_strip(shx_stream *st)
@@ -194,6 +264,19 @@ void shx_stream_flush_strip(shx_stream *st)
     if (shx_ansi_flush(&st->ansi, &st->queued) != 0) {
         st->failed = 1; /* nothing was taken from the stripper */
         return;
+    }
+    if (st->redact_on && st->queued.len > before) {
+        /* through the redaction too, into a buffer of its own for the
+         * same reason */
+        shx_buf hidden = SHX_BUF_INIT;
+        if (shx_redactor_feed(&st->redact, st->queued.data + before, st->queued.len - before,
+                              &hidden) != 0)
+            st->failed = 1;
+        st->queued.len = before;
+        st->queued.data[before] = '\0';
+        if (shx_buf_append(&st->queued, hidden.data ? hidden.data : "", hidden.len) != 0)
+            st->failed = 1;
+        shx_buf_free(&hidden);
     }
     if (st->queued.len > before)
         capture(st, st->queued.data + before, st->queued.len - before);
@@ -304,9 +387,17 @@ void shx_stream_finish(shx_stream *st)
         if (shx_ansi_finish(&st->ansi, &st->stripped) != 0)
             st->failed = 1;
         if (st->stripped.len)
-            deliver(st, st->stripped.data, st->stripped.len);
+            redact_stage(st, st->stripped.data, st->stripped.len);
+    }
+    if (st->redact_on) {
+        shx_buf_clear(&st->redacted);
+        if (shx_redactor_finish(&st->redact, &st->redacted) != 0)
+            st->failed = 1;
+        if (st->redacted.len)
+            deliver(st, st->redacted.data, st->redacted.len);
     }
     shx_capture_finish(&st->capture);
+    shx_spill_finish(&st->spill, shx_capture_truncated(&st->capture));
     shx_stream_give_queued(st);
 }
 
@@ -322,4 +413,10 @@ void shx_stream_free(shx_stream *st)
         shx_ansi_free(&st->ansi);
     shx_buf_free(&st->stripped);
     shx_buf_free(&st->queued);
+    if (st->redact_on) {
+        shx_redactor_free(&st->redact);
+        st->redact_on = 0;
+    }
+    shx_buf_free(&st->redacted);
+    shx_spill_free(&st->spill);
 }

@@ -1,9 +1,10 @@
 /*
  * stream.h - one output stream of a running command: the read end of its
  * pipe and the pipeline its bytes go through, in order:
- *   sentinel filter (stdout) -> ANSI stripper (when asked) -> capture (and,
- *   for tasks, the capture of what is new since the last read) -> output
- *   callback.
+ *   sentinel filter (stdout) -> ANSI stripper (when asked) -> redaction
+ *   (when asked) -> spill file (once the stream may outgrow its limit) and
+ *   capture (and, for tasks, the capture of what is new since the last
+ *   read) -> output callback.
  *
  * Bytes are captured the moment they leave the pipeline, so the capture has
  * them in stream order whoever pushes them out: the loop reading the pipe,
@@ -18,8 +19,10 @@
 
 #include "ansi.h"
 #include "capture.h"
+#include "redact.h"
 #include "sentinel.h"
 #include "shexec.h"
+#include "spill.h"
 
 /* A stream that has carried more than this (a default Linux pipe) is bulk
  * output, and its pipe is grown to SHX_STREAM_PIPE_BYTES where the kernel
@@ -37,6 +40,10 @@ typedef struct shx_stream {
     int strip;     /* run the ANSI stripper */
     shx_ansi ansi;
     shx_buf stripped;   /* the stripper's output for one input chunk */
+    int redact_on;      /* the redaction stage runs */
+    shx_redactor redact;
+    shx_buf redacted;   /* the redaction's output for one input chunk */
+    shx_spill spill;    /* dir NULL: no spill file */
     shx_buf queued;     /* captured, not yet handed to the callback */
     int in_callback;    /* the callback runs: what is emitted now is queued */
     shx_capture capture;
@@ -69,6 +76,15 @@ enum { SHX_STREAM_EMPTY, SHX_STREAM_DATA, SHX_STREAM_EOF };
 int shx_stream_read(shx_stream *st);
 /* Read until the pipe is empty or at EOF, at most `max` bytes. */
 void shx_stream_drain(shx_stream *st, size_t max);
+/* Hide set's secrets from this stream from now on (a reference is taken). */
+void shx_stream_enable_redact(shx_stream *st, shx_redact_set *set);
+/* Occurrences hidden so far. */
+uint64_t shx_stream_redactions(const shx_stream *st);
+/* Keep the whole stream in a file of d once it may outgrow its limit. */
+void shx_stream_enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq);
+/* A starting run's two streams: spill into d (NULL: none) as the run
+ * numbered next in d, and hide set's secrets (NULL: none). */
+void shx_streams_attach(shx_stream *out, shx_stream *err, shx_spill_dir *d, shx_redact_set *set);
 /* Strip ANSI escape sequences from this stream from now on. */
 void shx_stream_enable_strip(shx_stream *st);
 /*
@@ -86,7 +102,7 @@ void shx_stream_detach(shx_stream *st);
 /* Keep a second capture of what is new since the last shx_stream_take_fresh(). */
 void shx_stream_enable_fresh(shx_stream *st);
 /* Render what is new into out and start a new "fresh" capture. 0 or -1. */
-int shx_stream_take_fresh(shx_stream *st, shx_buf *out);
+int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first);
 /* No more input: close the descriptor, flush the filter, finish the capture,
  * hand the callback what is left. */
 void shx_stream_finish(shx_stream *st);

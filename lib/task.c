@@ -206,6 +206,10 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
                     from->job.err.capture.unit, from->job.err.capture.keep, NULL, NULL);
     shx_stream_enable_fresh(&r->job.out);
     shx_stream_enable_fresh(&r->job.err);
+    /* the leftovers' output is the command's: hidden as its was */
+    r->notice_first = from->notice_first;
+    shx_streams_attach(&r->job.out, &r->job.err, s->spill,
+                       from->job.out.redact_on ? from->job.out.redact.set : NULL);
     from->job.out.fd = from->job.err.fd = -1;
     shx_proc_adopt_group(&r->job.proc, &from->job.proc, s->loop.jobs.use_pidfd);
     link_task(s, t);
@@ -355,7 +359,7 @@ SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
     if (shexec_run_state(t->run) <= SHEXEC_STATE_RUNNING)
         shx_stream_flush_strip(st); /* show a pending prompt line */
     shx_buf *out = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
-    if (shx_stream_take_fresh(st, out) != 0)
+    if (shx_stream_take_fresh(st, out, t->run->notice_first) != 0)
         return "";
     if (len)
         *len = out->len;

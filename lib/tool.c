@@ -147,6 +147,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     const char *left;
     if (shexec_run_leftovers(r, &left) == SHEXEC_LEFTOVERS_ADOPTED && left)
         shx_tool_put_output(&b, "leftover_task_id", left, strlen(left));
+    shx_tool_put_kept(&b, r);
     const char *notice = shexec_run_notice(r);
     if (*notice)
         shx_tool_put_output(&b, "notice", notice, strlen(notice));
@@ -176,6 +177,7 @@ static int yielded_result(shexec_session *s, shexec_run *r, int why, const char 
         shx_tool_put_output(&b, stream == SHEXEC_STDOUT ? "stdout" : "stderr", data, len);
     }
     shx_tool_put_input_wait(&b, r);
+    shx_tool_put_kept(&b, r);
     shx_buf_printf(&b, ",\"elapsed_ms\":%llu}", (unsigned long long)shexec_run_duration_ms(r));
     return shx_tool_hand_out(s, &b, out);
 }

@@ -33,6 +33,27 @@ void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r)
     shx_json_put_bool(b, password);
 }
 
+void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
+{
+    int any = 0;
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        const char *path;
+        int state = shexec_run_spill(r, stream, &path, NULL, NULL);
+        if (!path || state == SHEXEC_SPILL_REMOVED)
+            continue;
+        shx_buf_puts(b, any ? "," : ",\"full_output\":{");
+        shx_tool_put_key(b, stream == SHEXEC_STDOUT ? "stdout" : "stderr");
+        shx_json_put_string(b, path, strlen(path));
+        any = 1;
+    }
+    if (any)
+        shx_buf_putc(b, '}');
+    uint64_t hidden = shexec_run_redactions(r, SHEXEC_STDOUT) +
+                      shexec_run_redactions(r, SHEXEC_STDERR);
+    if (hidden)
+        shx_buf_printf(b, ",\"redacted\":%llu", (unsigned long long)hidden);
+}
+
 static const char *state_word(int state)
 {
     switch (state) {
@@ -76,7 +97,9 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDOUT));
     shx_buf_puts(&b, ",\"stderr\":");
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
-    shx_buf_puts(&b, "}}");
+    shx_buf_putc(&b, '}');
+    shx_tool_put_kept(&b, r);
+    shx_buf_putc(&b, '}');
     /* read once: the model's id is spent. A task the host holds a pointer
      * to (shexec_session_take_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */

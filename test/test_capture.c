@@ -1,6 +1,8 @@
 /*
  * test_capture.c - bounded capture of one output stream (lib/capture.c):
- * HEAD and HEAD_TAIL in characters and bytes, the exact truncation notice,
+ * HEAD and HEAD_TAIL in characters and bytes, the exact truncation notice
+ * (its counts in characters and bytes whatever the unit, first or last,
+ * with or without the clause that says where the full output is),
  * UTF-8 sequences never split at a cut, invalid bytes counted one per byte,
  * limit 0, exact totals, results independent of how the input is chunked
  * (checked against an independent reference model), and memory bounded by
@@ -116,13 +118,76 @@ static int is_valid_utf8(const unsigned char *p, size_t n)
  * the head is the longest prefix of whole characters within ceil(limit/2)
  * (HEAD_TAIL) or limit (HEAD) units; the tail (HEAD_TAIL) is the longest
  * suffix of the remaining characters within limit - (head units) units,
- * i.e. floor(limit/2) plus whatever the head could not use.
+ * i.e. floor(limit/2) plus whatever the head could not use. Every count of
+ * the notice is derived here from the model's own character offsets.
  */
 typedef struct model {
-    shx_buf out;
+    shx_buf out; /* rendered with the notice last, no `full` clause */
+    int keep;
+    uint64_t limit;
+    /* where the kept text starts in the input: the head at its start, the
+     * tail (tail_bytes of it) at the start of its last tail_chars characters */
+    const unsigned char *head_text, *tail_text;
     uint64_t total_units;
+    uint64_t head_chars, tail_chars, total_chars, dropped_chars;
+    uint64_t head_bytes, tail_bytes, total_bytes, dropped_bytes;
     int truncated;
 } model;
+
+/* The notice line, without its newlines, from the model's counts. */
+static void model_notice(const model *m, shx_buf *out, const char *full)
+{
+    if (m->keep == SHEXEC_KEEP_HEAD_TAIL)
+        assert_int_equal(
+            shx_buf_printf(out,
+                           "[output truncated: kept the first %llu and the last %llu characters "
+                           "(%llu + %llu bytes) of %llu (%llu bytes); %llu characters (%llu bytes) "
+                           "omitted in the middle",
+                           (unsigned long long)m->head_chars, (unsigned long long)m->tail_chars,
+                           (unsigned long long)m->head_bytes, (unsigned long long)m->tail_bytes,
+                           (unsigned long long)m->total_chars, (unsigned long long)m->total_bytes,
+                           (unsigned long long)m->dropped_chars,
+                           (unsigned long long)m->dropped_bytes),
+            0);
+    else
+        assert_int_equal(
+            shx_buf_printf(out,
+                           "[output truncated: kept the first %llu characters (%llu bytes) of %llu "
+                           "(%llu bytes); %llu characters (%llu bytes) omitted",
+                           (unsigned long long)m->head_chars, (unsigned long long)m->head_bytes,
+                           (unsigned long long)m->total_chars, (unsigned long long)m->total_bytes,
+                           (unsigned long long)m->dropped_chars,
+                           (unsigned long long)m->dropped_bytes),
+            0);
+    if (full)
+        assert_int_equal(shx_buf_printf(out, "; %s", full), 0);
+    assert_int_equal(shx_buf_putc(out, ']'), 0);
+}
+
+/* What render(notice_first, full) must give for the input the model ran on
+ * (which must still be there: the kept text is read from it). */
+static void model_render(const model *m, shx_buf *out, int notice_first, const char *full)
+{
+    shx_buf_clear(out);
+    assert_int_equal(shx_buf_append(out, "", 0), 0);
+    int notice = m->truncated && m->limit > 0;
+    if (notice && notice_first) {
+        model_notice(m, out, full);
+        assert_int_equal(shx_buf_putc(out, '\n'), 0);
+    }
+    assert_int_equal(shx_buf_append(out, m->head_text, m->head_bytes), 0);
+    if (notice && m->keep == SHEXEC_KEEP_HEAD_TAIL)
+        assert_int_equal(shx_buf_printf(out, "\n[... %llu characters (%llu bytes) omitted ...]\n",
+                                        (unsigned long long)m->dropped_chars,
+                                        (unsigned long long)m->dropped_bytes),
+                         0);
+    assert_int_equal(shx_buf_append(out, m->tail_text, m->tail_bytes), 0);
+    if (notice && !notice_first) {
+        assert_int_equal(shx_buf_putc(out, '\n'), 0);
+        model_notice(m, out, full);
+        assert_int_equal(shx_buf_putc(out, '\n'), 0);
+    }
+}
 
 static void model_run(model *m, const unsigned char *in, size_t len, uint64_t limit, int unit,
                       int keep)
@@ -159,28 +224,37 @@ static void model_run(model *m, const unsigned char *in, size_t len, uint64_t li
     }
 #undef UNITS
     assert_true(head_units + tail_units <= limit);
-    uint64_t dropped = total - head_units - tail_units;
+    m->keep = keep;
+    m->limit = limit;
+    m->head_text = in;
+    m->tail_text = in + off[t];
     m->total_units = total;
-    m->truncated = dropped > 0;
-    assert_int_equal(shx_buf_append(&m->out, "", 0), 0);
-    assert_int_equal(shx_buf_append(&m->out, in, off[h]), 0);
-    if (dropped > 0 && limit > 0) {
-        const char *what = unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters";
-        if (keep == SHEXEC_KEEP_HEAD_TAIL)
-            shx_buf_printf(&m->out, "\n[output truncated: %llu %s in total, %llu omitted here]\n",
-                           (unsigned long long)total, what, (unsigned long long)dropped);
-        else
-            shx_buf_printf(&m->out, "\n[output truncated: %llu %s in total, the first %llu shown]\n",
-                           (unsigned long long)total, what, (unsigned long long)head_units);
-    }
-    assert_int_equal(shx_buf_append(&m->out, in + off[t], len - off[t]), 0);
+    m->head_chars = h;
+    m->tail_chars = nchars - t;
+    m->total_chars = nchars;
+    m->dropped_chars = t - h;
+    m->head_bytes = off[h];
+    m->tail_bytes = len - off[t];
+    m->total_bytes = len;
+    m->dropped_bytes = off[t] - off[h];
+    m->truncated = total - head_units - tail_units > 0;
+    assert_int_equal(m->truncated, m->dropped_chars > 0);
+    model_render(m, &m->out, 0, NULL);
     free(off);
 }
 
+/* The `full` clause the differential tests render with (any text will do). */
+#define FULL_CLAUSE "full output (123 bytes) in /tmp/shexec-1-1-stdout.txt"
+
 /* What one capture produced. */
 typedef struct result {
-    shx_buf out;
+    shx_buf out;        /* render(0, NULL) */
+    shx_buf out_first;  /* render(1, NULL) */
+    shx_buf out_full;   /* render(0, FULL_CLAUSE) */
+    shx_buf out_both;   /* render(1, FULL_CLAUSE) */
     uint64_t total_units, total_bytes;
+    uint64_t head_chars, tail_chars, total_chars, dropped_chars;
+    uint64_t head_bytes, tail_bytes, dropped_bytes;
     int truncated;
 } result;
 
@@ -212,10 +286,20 @@ static void capture_run(result *r, const void *in, size_t len, uint64_t limit, i
     }
     assert_int_equal(shx_capture_finish(&c), 0);
     memset(r, 0, sizeof *r);
-    assert_int_equal(shx_capture_render(&c, &r->out), 0);
+    assert_int_equal(shx_capture_render(&c, &r->out, 0, NULL), 0);
+    assert_int_equal(shx_capture_render(&c, &r->out_first, 1, NULL), 0);
+    assert_int_equal(shx_capture_render(&c, &r->out_full, 0, FULL_CLAUSE), 0);
+    assert_int_equal(shx_capture_render(&c, &r->out_both, 1, FULL_CLAUSE), 0);
     assert_non_null(r->out.data);
     r->total_units = c.total_units;
     r->total_bytes = c.total_bytes;
+    r->head_chars = c.head_chars;
+    r->tail_chars = c.tail_chars;
+    r->total_chars = c.total_chars;
+    r->dropped_chars = c.dropped_chars;
+    r->head_bytes = c.head.len;
+    r->tail_bytes = c.ring_len;
+    r->dropped_bytes = shx_capture_dropped_bytes(&c);
     r->truncated = shx_capture_truncated(&c);
     shx_capture_free(&c);
 }
@@ -241,6 +325,58 @@ static void assert_result_is(const result *r, const void *want, size_t want_len)
 static void result_free(result *r)
 {
     shx_buf_free(&r->out);
+    shx_buf_free(&r->out_first);
+    shx_buf_free(&r->out_full);
+    shx_buf_free(&r->out_both);
+}
+
+static int buf_is(const shx_buf *b, const shx_buf *want)
+{
+    return b->len == want->len && memcmp(b->data, want->data, want->len) == 0;
+}
+
+/*
+ * What in a capture's result differs from the model of the same input (the
+ * first thing found), or NULL when nothing does: every count, and the four
+ * renderings (notice last or first, with and without a `full` clause).
+ */
+static const char *result_mismatch(const result *r, const model *m)
+{
+    if (r->total_units != m->total_units)
+        return "total_units";
+    if (r->total_bytes != m->total_bytes)
+        return "total_bytes";
+    if (r->truncated != m->truncated)
+        return "truncated";
+    if (r->head_chars != m->head_chars)
+        return "head_chars";
+    if (r->tail_chars != m->tail_chars)
+        return "tail_chars";
+    if (r->total_chars != m->total_chars)
+        return "total_chars";
+    if (r->dropped_chars != m->dropped_chars)
+        return "dropped_chars";
+    if (r->head_bytes != m->head_bytes)
+        return "head bytes";
+    if (r->tail_bytes != m->tail_bytes)
+        return "tail bytes";
+    if (r->dropped_bytes != m->dropped_bytes)
+        return "shx_capture_dropped_bytes()";
+    if (!buf_is(&r->out, &m->out))
+        return "render(notice last)";
+    const char *what = NULL;
+    shx_buf want = SHX_BUF_INIT;
+    model_render(m, &want, 1, NULL);
+    if (!buf_is(&r->out_first, &want))
+        what = "render(notice first)";
+    model_render(m, &want, 0, FULL_CLAUSE);
+    if (!what && !buf_is(&r->out_full, &want))
+        what = "render(notice last, full)";
+    model_render(m, &want, 1, FULL_CLAUSE);
+    if (!what && !buf_is(&r->out_both, &want))
+        what = "render(notice first, full)";
+    shx_buf_free(&want);
+    return what;
 }
 
 /* Build "X" repeated: len bytes of a pattern so positions can be told apart. */
@@ -254,15 +390,21 @@ static char *ascii_text(size_t len)
     return s;
 }
 
-/* Expected kept + notice (HEAD). */
-static void expect_head(shx_buf *want, const void *kept, size_t kept_len, unsigned long long total,
-                        const char *what, unsigned long long shown)
+/* Expected kept + notice (HEAD, notice last): the first kept_chars
+ * characters (kept_len bytes) of total_chars (total_bytes). */
+static void expect_head(shx_buf *want, const void *kept, size_t kept_len,
+                        unsigned long long kept_chars, unsigned long long total_chars,
+                        unsigned long long total_bytes)
 {
     shx_buf_clear(want);
     assert_int_equal(shx_buf_append(want, kept, kept_len), 0);
     assert_int_equal(shx_buf_printf(want,
-                                    "\n[output truncated: %llu %s in total, the first %llu shown]\n",
-                                    total, what, shown),
+                                    "\n[output truncated: kept the first %llu characters (%llu "
+                                    "bytes) of %llu (%llu bytes); %llu characters (%llu bytes) "
+                                    "omitted]\n",
+                                    kept_chars, (unsigned long long)kept_len, total_chars,
+                                    total_bytes, total_chars - kept_chars,
+                                    total_bytes - kept_len),
                      0);
 }
 
@@ -301,7 +443,7 @@ static void test_head_chars_exactly_limit_not_truncated(void **state)
     char *in2 = ascii_text(30001);
     capture_run(&r, in2, 30001, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 1000, 0);
     shx_buf want = SHX_BUF_INIT;
-    expect_head(&want, in2, 30000, 30001, "characters", 30000);
+    expect_head(&want, in2, 30000, 30000, 30001, 30001);
     assert_result_is(&r, want.data, want.len);
     assert_true(r.truncated);
     result_free(&r);
@@ -320,12 +462,18 @@ static void test_head_chars_50000_exact_notice(void **state)
         capture_run(&r, in, 50000, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunks[k], 0);
         assert_true(r.out.len > 30000);
         assert_memory_equal(r.out.data, in, 30000);
-        const char *notice = "\n[output truncated: 50000 characters in total, the first 30000 shown]\n";
+        const char *notice = "\n[output truncated: kept the first 30000 characters (30000 bytes) "
+                             "of 50000 (50000 bytes); 20000 characters (20000 bytes) omitted]\n";
         assert_int_equal(r.out.len, 30000 + strlen(notice));
         assert_memory_equal(r.out.data + 30000, notice, strlen(notice));
         assert_true(r.truncated);
         assert_int_equal(r.total_units, 50000);
         assert_int_equal(r.total_bytes, 50000);
+        assert_int_equal(r.head_chars, 30000);
+        assert_int_equal(r.tail_chars, 0);
+        assert_int_equal(r.total_chars, 50000);
+        assert_int_equal(r.dropped_chars, 20000);
+        assert_int_equal(r.dropped_bytes, 20000);
         result_free(&r);
     }
     free(in);
@@ -349,8 +497,10 @@ static void test_head_chars_multibyte_counted_and_never_split(void **state)
         capture_run(&r, in.data, in.len, 30000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunks[k], 0);
         /* the first 30000 characters are 7500 full cycles = 75000 bytes */
         shx_buf want = SHX_BUF_INIT;
-        expect_head(&want, in.data, 75000, 50000, "characters", 30000);
+        expect_head(&want, in.data, 75000, 30000, 50000, 125000);
         assert_result_is(&r, want.data, want.len);
+        assert_int_equal(r.dropped_chars, 20000);
+        assert_int_equal(r.dropped_bytes, 50000);
         assert_true(is_valid_utf8((const unsigned char *)r.out.data, 75000));
         assert_int_equal(ref_count_chars((const unsigned char *)r.out.data, 75000), 30000);
         assert_int_equal(r.total_units, 50000);
@@ -375,7 +525,7 @@ static void test_head_chars_multibyte_counted_and_never_split(void **state)
             assert_false(r.truncated);
         } else {
             shx_buf want = SHX_BUF_INIT;
-            expect_head(&want, s, kept, nchars, "characters", limit);
+            expect_head(&want, s, kept, limit, nchars, slen);
             assert_result_is(&r, want.data, want.len);
             assert_true(is_valid_utf8((const unsigned char *)r.out.data, kept));
             assert_int_equal(ref_count_chars((const unsigned char *)r.out.data, kept), limit);
@@ -435,7 +585,8 @@ static void test_chars_invalid_bytes_one_per_byte(void **state)
                 assert_result_is(&r, cases[k].bytes, cases[k].len);
             } else {
                 shx_buf want = SHX_BUF_INIT;
-                expect_head(&want, cases[k].bytes, 1, cases[k].chars, "characters", 1);
+                /* every case of more than one character starts with an invalid byte */
+                expect_head(&want, cases[k].bytes, 1, 1, cases[k].chars, cases[k].len);
                 assert_result_is(&r, want.data, want.len);
                 shx_buf_free(&want);
             }
@@ -452,8 +603,9 @@ static void test_chars_invalid_bytes_one_per_byte(void **state)
     assert_int_equal(shx_capture_finish(&c), 0);
     assert_int_equal(c.total_units, 5);
     assert_int_equal(c.total_bytes, 5);
+    assert_int_equal(c.total_chars, 5);
     shx_buf out = SHX_BUF_INIT;
-    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     assert_bytes_equal("render()", out.data, out.len, "ab\xF0\x9F\x98", 5);
     shx_buf_free(&out);
     shx_capture_free(&c);
@@ -480,9 +632,12 @@ static void test_head_bytes_ascii(void **state)
         result r;
         capture_run(&r, in, 100000, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunks[k], 0);
         shx_buf want = SHX_BUF_INIT;
-        expect_head(&want, in, 51200, 100000, "bytes", 51200);
+        expect_head(&want, in, 51200, 51200, 100000, 100000);
         assert_result_is(&r, want.data, want.len);
-        assert_non_null(strstr(r.out.data + 51200, "100000 bytes in total, the first 51200 shown"));
+        /* in the BYTES unit the notice still counts characters too */
+        assert_non_null(strstr(r.out.data + 51200,
+                               "kept the first 51200 characters (51200 bytes) of 100000 (100000 "
+                               "bytes); 48800 characters (48800 bytes) omitted]"));
         assert_true(r.truncated);
         assert_int_equal(r.total_units, 100000);
         assert_int_equal(r.total_bytes, 100000);
@@ -502,8 +657,11 @@ static void test_head_bytes_never_splits_sequence(void **state)
     result r;
     shx_buf want = SHX_BUF_INIT;
     capture_run(&r, in.data, in.len, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 3, 0);
-    expect_head(&want, in.data, 51200, 100000, "bytes", 51200);
+    expect_head(&want, in.data, 51200, 12800, 25000, 100000);
     assert_result_is(&r, want.data, want.len);
+    assert_int_equal(r.head_chars, 12800);
+    assert_int_equal(r.dropped_chars, 12200);
+    assert_int_equal(r.dropped_bytes, 48800);
     result_free(&r);
 
     /* "a" + 😀...: 51200 would cut the 12800th emoji: 51197 bytes kept */
@@ -514,7 +672,8 @@ static void test_head_bytes_never_splits_sequence(void **state)
     static const int chunks[] = {0, 1, 5};
     for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
         capture_run(&r, in.data, in.len, 51200, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunks[k], 0);
-        expect_head(&want, in.data, 51197, 100001, "bytes", 51197);
+        /* "a" and 12799 emoji */
+        expect_head(&want, in.data, 51197, 12800, 25001, 100001);
         assert_result_is(&r, want.data, want.len);
         assert_true(is_valid_utf8((const unsigned char *)r.out.data, 51197));
         assert_int_equal(r.total_units, 100001);
@@ -525,6 +684,7 @@ static void test_head_bytes_never_splits_sequence(void **state)
     /* every limit over a mixed text: the longest whole-character prefix */
     const char *s = "x\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80y\xE2\x82\xAC\xC3\xA9z";
     size_t slen = strlen(s);
+    assert_int_equal(ref_count_chars((const unsigned char *)s, slen), 8);
     for (uint64_t limit = 1; limit <= slen; limit++) {
         size_t kept = 0;
         for (;;) {
@@ -538,7 +698,7 @@ static void test_head_bytes_never_splits_sequence(void **state)
             assert_result_is(&r, s, slen);
             assert_false(r.truncated);
         } else {
-            expect_head(&want, s, kept, slen, "bytes", kept);
+            expect_head(&want, s, kept, ref_count_chars((const unsigned char *)s, kept), 8, slen);
             assert_result_is(&r, want.data, want.len);
             assert_true(r.truncated);
         }
@@ -564,12 +724,22 @@ static void test_head_tail_chars_exact(void **state)
         shx_buf want = SHX_BUF_INIT;
         assert_int_equal(shx_buf_append(&want, in, 15000), 0);
         assert_int_equal(
-            shx_buf_puts(&want, "\n[output truncated: 50000 characters in total, 20000 omitted here]\n"),
-            0);
+            shx_buf_puts(&want, "\n[... 20000 characters (20000 bytes) omitted ...]\n"), 0);
         assert_int_equal(shx_buf_append(&want, in + 35000, 15000), 0);
+        assert_int_equal(shx_buf_puts(&want,
+                                      "\n[output truncated: kept the first 15000 and the last "
+                                      "15000 characters (15000 + 15000 bytes) of 50000 (50000 "
+                                      "bytes); 20000 characters (20000 bytes) omitted in the "
+                                      "middle]\n"),
+                         0);
         assert_result_is(&r, want.data, want.len);
         assert_true(r.truncated);
         assert_int_equal(r.total_units, 50000);
+        assert_int_equal(r.head_chars, 15000);
+        assert_int_equal(r.tail_chars, 15000);
+        assert_int_equal(r.total_chars, 50000);
+        assert_int_equal(r.dropped_chars, 20000);
+        assert_int_equal(r.dropped_bytes, 20000);
         shx_buf_free(&want);
         result_free(&r);
     }
@@ -580,15 +750,24 @@ static void test_head_tail_chars_exact(void **state)
         result r;
         capture_run(&r, "abcdefghijklmnop", 16, 7, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk,
                     0);
-        const char *want = "abcd\n[output truncated: 16 characters in total, 9 omitted here]\nnop";
+        const char *want = "abcd"
+                           "\n[... 9 characters (9 bytes) omitted ...]\n"
+                           "nop"
+                           "\n[output truncated: kept the first 4 and the last 3 characters "
+                           "(4 + 3 bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                           "middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
     }
 
-    /* limit 1: one character of head, no tail */
+    /* limit 1: one character of head, no tail (the marker still parts the
+     * head from the empty tail, and the notice follows) */
     result r;
     capture_run(&r, "abc", 3, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 1, 0);
-    const char *w1 = "a\n[output truncated: 3 characters in total, 2 omitted here]\n";
+    const char *w1 = "a"
+                     "\n[... 2 characters (2 bytes) omitted ...]\n"
+                     "\n[output truncated: kept the first 1 and the last 0 characters (1 + 0 "
+                     "bytes) of 3 (3 bytes); 2 characters (2 bytes) omitted in the middle]\n";
     assert_result_is(&r, w1, strlen(w1));
     result_free(&r);
 }
@@ -603,8 +782,11 @@ static void test_head_tail_multibyte(void **state)
         result r;
         capture_run(&r, s, strlen(s), 4, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
         const char *want = "\xC3\xA9\xE2\x82\xAC"
-                           "\n[output truncated: 9 characters in total, 5 omitted here]\n"
-                           "\xE2\x82\xAC\xC3\xA9";
+                           "\n[... 5 characters (11 bytes) omitted ...]\n"
+                           "\xE2\x82\xAC\xC3\xA9"
+                           "\n[output truncated: kept the first 2 and the last 2 characters "
+                           "(5 + 5 bytes) of 9 (21 bytes); 5 characters (11 bytes) omitted in the "
+                           "middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
 
@@ -612,8 +794,11 @@ static void test_head_tail_multibyte(void **state)
         capture_run(&r, s, strlen(s), 9, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
         /* total 2+3+4+3+4+3+2 = 21 bytes; head "é€" 5, tail: é(2) fits, €(3) would make 5 > 4 */
         const char *want_b = "\xC3\xA9\xE2\x82\xAC"
-                             "\n[output truncated: 21 bytes in total, 14 omitted here]\n"
-                             "\xC3\xA9";
+                             "\n[... 6 characters (14 bytes) omitted ...]\n"
+                             "\xC3\xA9"
+                             "\n[output truncated: kept the first 2 and the last 1 characters "
+                             "(5 + 2 bytes) of 9 (21 bytes); 6 characters (14 bytes) omitted in "
+                             "the middle]\n";
         assert_result_is(&r, want_b, strlen(want_b));
         assert_int_equal(r.total_units, 21);
         result_free(&r);
@@ -716,13 +901,21 @@ static void test_head_tail_bytes_unused_head_room_to_tail(void **state)
         result r;
         capture_run(&r, "a\xE2\x82\xAC" "bcdef", 9, 4, SHEXEC_UNIT_BYTES,
                     SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
-        const char *want = "a\n[output truncated: 9 bytes in total, 5 omitted here]\ndef";
+        const char *want = "a"
+                           "\n[... 3 characters (5 bytes) omitted ...]\n"
+                           "def"
+                           "\n[output truncated: kept the first 1 and the last 3 characters (1 + 3 "
+                           "bytes) of 7 (9 bytes); 3 characters (5 bytes) omitted in the middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
         /* the tail still never splits a character: "😀" (4 bytes) > 3 */
         capture_run(&r, "a\xE2\x82\xAC" "b\xF0\x9F\x98\x80", 9, 4, SHEXEC_UNIT_BYTES,
                     SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
-        const char *want2 = "a\n[output truncated: 9 bytes in total, 8 omitted here]\n";
+        const char *want2 = "a"
+                            "\n[... 3 characters (8 bytes) omitted ...]\n"
+                            "\n[output truncated: kept the first 1 and the last 0 characters (1 + "
+                            "0 bytes) of 4 (9 bytes); 3 characters (8 bytes) omitted in the "
+                            "middle]\n";
         assert_result_is(&r, want2, strlen(want2));
         result_free(&r);
     }
@@ -751,6 +944,13 @@ static void test_limit_zero_keeps_nothing(void **state)
             assert_true(r.truncated);
             assert_int_equal(r.total_units, unit == SHEXEC_UNIT_BYTES ? 7 : 6);
             assert_int_equal(r.total_bytes, 7);
+            assert_int_equal(r.total_chars, 6);
+            assert_int_equal(r.dropped_chars, 6);
+            assert_int_equal(r.dropped_bytes, 7);
+            /* no notice at limit 0, wherever it would go and whatever its clause */
+            assert_int_equal(r.out_first.len, 0);
+            assert_int_equal(r.out_full.len, 0);
+            assert_int_equal(r.out_both.len, 0);
             result_free(&r);
 
             /* a big input too (the fast counting paths) */
@@ -759,6 +959,9 @@ static void test_limit_zero_keeps_nothing(void **state)
             assert_int_equal(r.out.len, 0);
             assert_true(r.truncated);
             assert_int_equal(r.total_units, 100000);
+            assert_int_equal(r.dropped_chars, 100000);
+            assert_int_equal(r.dropped_bytes, 100000);
+            assert_int_equal(r.out_both.len, 0);
             result_free(&r);
             free(big);
         }
@@ -778,6 +981,9 @@ static void test_totals_and_render_replaces(void **state)
                 capture_run(&r, s, len, 3, unit, keep, chunk, 0);
                 assert_int_equal(r.total_bytes, len);
                 assert_int_equal(r.total_units, unit == SHEXEC_UNIT_BYTES ? 9 : 6);
+                assert_int_equal(r.total_chars, 6);
+                assert_int_equal(r.head_chars + r.tail_chars + r.dropped_chars, 6);
+                assert_int_equal(r.head_bytes + r.tail_bytes + r.dropped_bytes, len);
                 assert_true(r.truncated);
                 result_free(&r);
             }
@@ -791,10 +997,11 @@ static void test_totals_and_render_replaces(void **state)
     assert_int_equal(shx_capture_finish(&c), 0);
     shx_buf out = SHX_BUF_INIT;
     assert_int_equal(shx_buf_puts(&out, "previous content that must go"), 0);
-    assert_int_equal(shx_capture_render(&c, &out), 0);
-    const char *want = "abc\n[output truncated: 6 characters in total, the first 3 shown]\n";
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
+    const char *want = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
+                       "bytes); 3 characters (3 bytes) omitted]\n";
     assert_bytes_equal("render()", out.data, out.len, want, strlen(want));
-    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     assert_bytes_equal("second render()", out.data, out.len, want, strlen(want));
     shx_buf_free(&out);
     shx_capture_free(&c);
@@ -805,10 +1012,355 @@ static void test_totals_and_render_replaces(void **state)
     assert_int_equal(shx_capture_feed(&c, "", 0), 0);
     assert_int_equal(shx_capture_finish(&c), 0);
     assert_false(shx_capture_truncated(&c));
-    assert_int_equal(shx_capture_render(&c, &out), 0);
+    assert_int_equal(shx_capture_dropped_bytes(&c), 0);
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     assert_bytes_equal("render()", out.data, out.len, "abc", 3);
     shx_buf_free(&out);
     shx_capture_free(&c);
+}
+
+/* ------------------------------------------------------------------------
+ * The notice: first or last, the `full` clause, exact counts
+ * ------------------------------------------------------------------------ */
+
+static void test_notice_first_head(void **state)
+{
+    (void)state;
+    for (int chunk = 0; chunk <= 1; chunk++) {
+        result r;
+        capture_run(&r, "abcdef", 6, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunk, 0);
+        /* the notice is the first line, the kept text follows it as it was */
+        const char *want = "[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
+                           "bytes); 3 characters (3 bytes) omitted]\n"
+                           "abc";
+        assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, want,
+                           strlen(want));
+        result_free(&r);
+
+        /* BYTES: the limit counts bytes, the notice still gives both */
+        capture_run(&r, "h\xC3\xA9llo", 6, 3, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunk, 0);
+        const char *want_b = "[output truncated: kept the first 2 characters (3 bytes) of 5 (6 "
+                             "bytes); 3 characters (3 bytes) omitted]\n"
+                             "h\xC3\xA9";
+        assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, want_b,
+                           strlen(want_b));
+        result_free(&r);
+
+        /* nothing left out: no notice, first or last */
+        capture_run(&r, "abc", 3, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunk, 0);
+        assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, "abc", 3);
+        assert_bytes_equal("render(notice first, full)", r.out_both.data, r.out_both.len, "abc",
+                           3);
+        result_free(&r);
+    }
+}
+
+static void test_notice_first_head_tail(void **state)
+{
+    (void)state;
+    for (int chunk = 0; chunk <= 1; chunk++) {
+        result r;
+        capture_run(&r, "abcdefghijklmnop", 16, 7, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL,
+                    chunk, 0);
+        /* the notice moves to the front; the marker stays between head and tail */
+        const char *want = "[output truncated: kept the first 4 and the last 3 characters (4 + 3 "
+                           "bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                           "middle]\n"
+                           "abcd"
+                           "\n[... 9 characters (9 bytes) omitted ...]\n"
+                           "nop";
+        assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, want,
+                           strlen(want));
+        result_free(&r);
+
+        /* within the limit: the text alone */
+        capture_run(&r, "abcdefg", 7, 7, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, chunk, 0);
+        assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, "abcdefg",
+                           7);
+        result_free(&r);
+    }
+}
+
+static void test_notice_full_clause(void **state)
+{
+    (void)state;
+    result r;
+    capture_run(&r, "abcdef", 6, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 1, 0);
+    const char *want = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
+                       "bytes); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n";
+    assert_bytes_equal("render(notice last, full)", r.out_full.data, r.out_full.len, want,
+                       strlen(want));
+    const char *want_first = "[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
+                             "bytes); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n"
+                             "abc";
+    assert_bytes_equal("render(notice first, full)", r.out_both.data, r.out_both.len, want_first,
+                       strlen(want_first));
+    result_free(&r);
+
+    capture_run(&r, "abcdefghijklmnop", 16, 7, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 1, 0);
+    const char *want_ht = "abcd"
+                          "\n[... 9 characters (9 bytes) omitted ...]\n"
+                          "nop"
+                          "\n[output truncated: kept the first 4 and the last 3 characters (4 + "
+                          "3 bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                          "middle; " FULL_CLAUSE "]\n";
+    assert_bytes_equal("render(notice last, full)", r.out_full.data, r.out_full.len, want_ht,
+                       strlen(want_ht));
+    result_free(&r);
+
+    /* nothing left out: no notice, so no clause either */
+    capture_run(&r, "abc", 3, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 0, 0);
+    assert_bytes_equal("render(notice last, full)", r.out_full.data, r.out_full.len, "abc", 3);
+    result_free(&r);
+
+    /* the clause is text, not a format: a path may hold '%' */
+    shx_capture c;
+    shx_capture_init(&c, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "abcdef", 6), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    shx_buf out = SHX_BUF_INIT;
+    const char *full_pct = "full output (6 bytes) in /tmp/%s%n%%d.txt";
+    assert_int_equal(shx_capture_render(&c, &out, 0, full_pct), 0);
+    const char *want_pct = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
+                           "bytes); 3 characters (3 bytes) omitted; full output (6 bytes) in "
+                           "/tmp/%s%n%%d.txt]\n";
+    assert_bytes_equal("render(full with '%')", out.data, out.len, want_pct, strlen(want_pct));
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+}
+
+/*
+ * One capture of `in`, every chunking, against a notice written out by hand
+ * (want) and against the model. The counts of the notice are the point:
+ * characters of 1 to 4 bytes and invalid bytes, in both units.
+ */
+static void check_exact_render(const char *in, size_t len, uint64_t limit, int unit, int keep,
+                               const char *want)
+{
+    model m;
+    model_run(&m, (const unsigned char *)in, len, limit, unit, keep);
+    assert_bytes_equal("model", m.out.data, m.out.len, want, strlen(want));
+    static const int chunks[] = {0, 1, 2, 3, 5};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, len, limit, unit, keep, chunks[k], 0);
+        assert_result_is(&r, want, strlen(want));
+        const char *differs = result_mismatch(&r, &m);
+        if (differs)
+            fail_msg("limit %llu, unit %d, keep %d, chunks of %d: %s differs from the model",
+                     (unsigned long long)limit, unit, keep, chunks[k], differs);
+        result_free(&r);
+    }
+    shx_buf_free(&m.out);
+}
+
+static void test_notice_counts_mixed_width(void **state)
+{
+    (void)state;
+    /* 13 characters in 23 bytes: a é € 😀, an invalid FF, a 3-byte lead and
+     * continuation cut short by 'b' (two invalid bytes), b é 😀, an overlong
+     * C0 AF (two invalid bytes), c */
+    const char *s = "a"
+                    "\xC3\xA9"
+                    "\xE2\x82\xAC"
+                    "\xF0\x9F\x98\x80"
+                    "\xFF"
+                    "\xE2\x82"
+                    "b"
+                    "\xC3\xA9"
+                    "\xF0\x9F\x98\x80"
+                    "\xC0\xAF"
+                    "c";
+    size_t len = strlen(s);
+    assert_int_equal(len, 23);
+    assert_int_equal(ref_count_chars((const unsigned char *)s, len), 13);
+
+    /* characters, first 5: a é € 😀 FF (11 bytes) */
+    check_exact_render(s, len, 5, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
+                       "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xFF"
+                       "\n[output truncated: kept the first 5 characters (11 bytes) of 13 (23 "
+                       "bytes); 8 characters (12 bytes) omitted]\n");
+    /* bytes, 12: a é € 😀 FF E2 (6 characters), the lone lead byte kept */
+    check_exact_render(s, len, 12, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD,
+                       "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xFF\xE2"
+                       "\n[output truncated: kept the first 6 characters (12 bytes) of 13 (23 "
+                       "bytes); 7 characters (11 bytes) omitted]\n");
+    /* bytes, 8: a é € (6 bytes): 😀 would split */
+    check_exact_render(s, len, 8, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD,
+                       "a\xC3\xA9\xE2\x82\xAC"
+                       "\n[output truncated: kept the first 3 characters (6 bytes) of 13 (23 "
+                       "bytes); 10 characters (17 bytes) omitted]\n");
+    /* characters, 4 + 4: a é € 😀 | 😀 C0 AF c; FF E2 82 b é left out */
+    check_exact_render(s, len, 8, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL,
+                       "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"
+                       "\n[... 5 characters (6 bytes) omitted ...]\n"
+                       "\xF0\x9F\x98\x80\xC0\xAF"
+                       "c"
+                       "\n[output truncated: kept the first 4 and the last 4 characters (10 + 7 "
+                       "bytes) of 13 (23 bytes); 5 characters (6 bytes) omitted in the "
+                       "middle]\n");
+    /* bytes, 16: head a é € (6 of its 8 bytes: 😀 would split), the tail
+     * gets the 10 left: b é 😀 C0 AF c; 😀 FF E2 82 left out */
+    check_exact_render(s, len, 16, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL,
+                       "a\xC3\xA9\xE2\x82\xAC"
+                       "\n[... 4 characters (7 bytes) omitted ...]\n"
+                       "b\xC3\xA9\xF0\x9F\x98\x80\xC0\xAF"
+                       "c"
+                       "\n[output truncated: kept the first 3 and the last 6 characters (6 + 10 "
+                       "bytes) of 13 (23 bytes); 4 characters (7 bytes) omitted in the "
+                       "middle]\n");
+
+    /* a sequence cut by the end of the stream is three invalid bytes */
+    const char *cut = "ab\xF0\x9F\x98";
+    check_exact_render(cut, 5, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
+                       "a"
+                       "\n[output truncated: kept the first 1 characters (1 bytes) of 5 (5 "
+                       "bytes); 4 characters (4 bytes) omitted]\n");
+    /* ... which the tail may keep in part */
+    check_exact_render(cut, 5, 4, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL,
+                       "ab"
+                       "\n[... 1 characters (1 bytes) omitted ...]\n"
+                       "\x9F\x98"
+                       "\n[output truncated: kept the first 2 and the last 2 characters (2 + 2 "
+                       "bytes) of 5 (5 bytes); 1 characters (1 bytes) omitted in the middle]\n");
+}
+
+/* Bytes of a sequence still cut short by the end of a feed are neither kept
+ * nor dropped until the next feed (or finish) decides what they are. */
+static void test_dropped_bytes_while_pending(void **state)
+{
+    (void)state;
+    shx_capture c;
+    shx_capture_init(&c, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "ab\xF0\x9F", 4), 0);
+    assert_int_equal(c.total_bytes, 4);
+    assert_int_equal(c.total_chars, 2);
+    assert_int_equal(c.dropped_chars, 1);
+    assert_int_equal(shx_capture_dropped_bytes(&c), 1);
+    assert_int_equal(shx_capture_feed(&c, "\x98\x80", 2), 0); /* 😀 completed */
+    assert_int_equal(c.total_chars, 3);
+    assert_int_equal(c.dropped_chars, 2);
+    assert_int_equal(shx_capture_dropped_bytes(&c), 5);
+    assert_int_equal(shx_capture_feed(&c, "\xE2", 1), 0);
+    assert_int_equal(c.total_chars, 3);
+    assert_int_equal(shx_capture_dropped_bytes(&c), 5);
+    assert_int_equal(shx_capture_finish(&c), 0); /* a lone E2: one invalid byte */
+    assert_int_equal(c.total_chars, 4);
+    assert_int_equal(c.dropped_chars, 3);
+    assert_int_equal(shx_capture_dropped_bytes(&c), 6);
+    shx_buf out = SHX_BUF_INIT;
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
+    const char *want = "a\n[output truncated: kept the first 1 characters (1 bytes) of 4 (7 "
+                       "bytes); 3 characters (6 bytes) omitted]\n";
+    assert_bytes_equal("render()", out.data, out.len, want, strlen(want));
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+}
+
+/*
+ * Counts stay exact over a big stream: `mib` MiB of a repeated pattern of
+ * mixed widths and invalid bytes, fed in 64 KiB chunks that cut its
+ * sequences at every offset (64 KiB is 64 more than a multiple of the
+ * pattern's 93 bytes, and 64 and 93 are coprime). The head and tail are
+ * those of a short stream of the same pattern (same start, same end); the
+ * totals and what was left out are the big stream's.
+ */
+static void check_counts_big(int unit, int keep, uint64_t limit, uint64_t mib)
+{
+    static const char mixed[] = "a"
+                                "\xC3\xA9"
+                                "\xE2\x82\xAC"
+                                "\xF0\x9F\x98\x80"
+                                "\xFF"
+                                "\xE2\x82"
+                                "b"
+                                "\xC3\xA9"
+                                "\xF0\x9F\x98\x80"
+                                "\xC0\xAF"
+                                "c";
+    /* 70 ASCII bytes first, so the fast ASCII paths run too */
+    enum { ascii_run = 70, pattern_len = ascii_run + sizeof mixed - 1 };
+    const uint64_t pattern_chars = ascii_run + 13;
+    const size_t chunk = 64 * 1024;
+    const uint64_t reps = (mib << 20) / pattern_len;
+    const uint64_t total_bytes = reps * pattern_len;
+
+    /* the pattern repeated over a chunk and one pattern more, so a chunk
+     * can start at any offset of the pattern */
+    size_t span = chunk + pattern_len;
+    unsigned char *rep = malloc(span);
+    assert_non_null(rep);
+    for (size_t i = 0; i < span; i++) {
+        size_t at = i % pattern_len;
+        rep[i] = at < ascii_run ? (unsigned char)('A' + at % 26)
+                                : (unsigned char)mixed[at - ascii_run];
+    }
+    assert_int_equal(ref_count_chars(rep, pattern_len), pattern_chars);
+
+    /* the short stream: 2000 patterns, far more than the limit */
+    const size_t short_reps = 2000;
+    unsigned char *small = malloc(short_reps * pattern_len);
+    assert_non_null(small);
+    for (size_t k = 0; k < short_reps; k++)
+        memcpy(small + k * pattern_len, rep, pattern_len);
+    model m;
+    model_run(&m, small, short_reps * pattern_len, limit, unit, keep);
+    assert_true(m.truncated);
+
+    shx_capture c;
+    shx_capture_init(&c, limit, unit, keep);
+    for (uint64_t pos = 0; pos < total_bytes;) {
+        size_t n = total_bytes - pos < chunk ? (size_t)(total_bytes - pos) : chunk;
+        assert_int_equal(shx_capture_feed(&c, (const char *)rep + pos % pattern_len, n), 0);
+        pos += n;
+    }
+    assert_int_equal(shx_capture_finish(&c), 0);
+
+    /* the short stream's model, with the big stream's totals */
+    model big = m;
+    big.out = (shx_buf)SHX_BUF_INIT;
+    big.total_chars = reps * pattern_chars;
+    big.total_bytes = total_bytes;
+    big.total_units = unit == SHEXEC_UNIT_BYTES ? total_bytes : big.total_chars;
+    big.dropped_chars = big.total_chars - m.head_chars - m.tail_chars;
+    big.dropped_bytes = total_bytes - m.head_bytes - m.tail_bytes;
+
+    if (c.total_bytes != big.total_bytes || c.total_chars != big.total_chars ||
+        c.total_units != big.total_units || c.head_chars != big.head_chars ||
+        c.tail_chars != big.tail_chars || c.dropped_chars != big.dropped_chars ||
+        shx_capture_dropped_bytes(&c) != big.dropped_bytes)
+        fail_msg("unit %d keep %d: bytes %llu (want %llu), characters %llu (want %llu), kept "
+                 "%llu + %llu (want %llu + %llu), dropped %llu characters (want %llu), %llu bytes "
+                 "(want %llu)",
+                 unit, keep, (unsigned long long)c.total_bytes,
+                 (unsigned long long)big.total_bytes, (unsigned long long)c.total_chars,
+                 (unsigned long long)big.total_chars, (unsigned long long)c.head_chars,
+                 (unsigned long long)c.tail_chars, (unsigned long long)big.head_chars,
+                 (unsigned long long)big.tail_chars, (unsigned long long)c.dropped_chars,
+                 (unsigned long long)big.dropped_chars,
+                 (unsigned long long)shx_capture_dropped_bytes(&c),
+                 (unsigned long long)big.dropped_bytes);
+    shx_buf out = SHX_BUF_INIT, want = SHX_BUF_INIT;
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
+    model_render(&big, &want, 0, NULL);
+    assert_bytes_equal("render()", out.data, out.len, want.data, want.len);
+    shx_buf_free(&out);
+    shx_buf_free(&want);
+    shx_capture_free(&c);
+    shx_buf_free(&m.out);
+    free(small);
+    free(rep);
+}
+
+static void test_counts_exact_big_stream(void **state)
+{
+    (void)state;
+    check_counts_big(SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 30000, 200);
+    check_counts_big(SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 51200, 200);
+    /* every character after the head goes through the tail ring, about
+     * 80 MiB/s: a smaller stream keeps the test short */
+    check_counts_big(SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 30001, 16);
+    check_counts_big(SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 51201, 16);
 }
 
 /* ------------------------------------------------------------------------
@@ -864,18 +1416,18 @@ static void test_chunking_invariance(void **state)
                                                         "random 1..6", "random 1..64"};
                     for (int k = 0; k < 4; k++) {
                         const result *r = rs[k];
-                        if (r->out.len != m.out.len ||
-                            memcmp(r->out.data, m.out.data, m.out.len) != 0 ||
-                            r->total_units != m.total_units || r->total_bytes != len ||
-                            r->truncated != m.truncated)
-                            fail_msg("iter %d, unit %d, keep %d, limit %llu, %s: render %zu bytes "
-                                     "(model %zu), units %llu (model %llu), bytes %llu (%zu), "
-                                     "truncated %d (model %d)",
-                                     iter, unit, keep, (unsigned long long)limit, names[k],
-                                     r->out.len, m.out.len, (unsigned long long)r->total_units,
-                                     (unsigned long long)m.total_units,
-                                     (unsigned long long)r->total_bytes, len, r->truncated,
-                                     m.truncated);
+                        const char *differs = result_mismatch(r, &m);
+                        if (differs)
+                            fail_msg("iter %d, unit %d, keep %d, limit %llu, %s: %s differs from "
+                                     "the model (render %zu bytes, model %zu; characters %llu + "
+                                     "%llu kept of %llu, model %llu + %llu of %llu)",
+                                     iter, unit, keep, (unsigned long long)limit, names[k], differs,
+                                     r->out.len, m.out.len, (unsigned long long)r->head_chars,
+                                     (unsigned long long)r->tail_chars,
+                                     (unsigned long long)r->total_chars,
+                                     (unsigned long long)m.head_chars,
+                                     (unsigned long long)m.tail_chars,
+                                     (unsigned long long)m.total_chars);
                     }
                     result_free(&all);
                     result_free(&one);
@@ -919,11 +1471,11 @@ static void test_chunking_invariance_large(void **state)
                 capture_run(&rnd, buf, len, limits[li], unit, keep, -1, 20000);
                 const result *rs[] = {&all, &one, &rnd};
                 for (int k = 0; k < 3; k++) {
-                    if (rs[k]->out.len != m.out.len ||
-                        memcmp(rs[k]->out.data, m.out.data, m.out.len) != 0 ||
-                        rs[k]->total_units != m.total_units || rs[k]->truncated != m.truncated)
-                        fail_msg("unit %d keep %d limit %llu chunking %d: differs from model", unit,
-                                 keep, (unsigned long long)limits[li], k);
+                    const char *differs = result_mismatch(rs[k], &m);
+                    if (differs)
+                        fail_msg("unit %d keep %d limit %llu chunking %d: %s differs from the "
+                                 "model",
+                                 unit, keep, (unsigned long long)limits[li], k, differs);
                 }
                 result_free(&all);
                 result_free(&one);
@@ -987,10 +1539,14 @@ static void feed_100mb(int unit, int keep, uint64_t total_mb)
     assert_int_equal(c.total_bytes, chunks * chunk);
     assert_int_equal(c.total_units,
                      unit == SHEXEC_UNIT_BYTES ? chunks * chunk : chunks * chars_per_chunk);
+    assert_int_equal(c.total_chars, chunks * chars_per_chunk);
+    assert_int_equal(c.head_chars + c.tail_chars + c.dropped_chars, c.total_chars);
+    assert_int_equal(shx_capture_dropped_bytes(&c), c.total_bytes - c.head.len - c.ring_len);
     assert_true(shx_capture_truncated(&c));
     shx_buf out = SHX_BUF_INIT;
-    assert_int_equal(shx_capture_render(&c, &out), 0);
-    assert_true(out.len <= 4 * limit + 200);
+    assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
+    /* the kept text, the notice and (head and tail) the marker between them */
+    assert_true(out.len <= 4 * limit + 512);
     /* the kept text is the start of the stream */
     assert_memory_equal(out.data, buf, 100);
     shx_buf_free(&out);
@@ -1035,6 +1591,12 @@ int main(void)
         cmocka_unit_test(test_head_tail_bytes_unused_head_room_to_tail),
         cmocka_unit_test(test_limit_zero_keeps_nothing),
         cmocka_unit_test(test_totals_and_render_replaces),
+        cmocka_unit_test(test_notice_first_head),
+        cmocka_unit_test(test_notice_first_head_tail),
+        cmocka_unit_test(test_notice_full_clause),
+        cmocka_unit_test(test_notice_counts_mixed_width),
+        cmocka_unit_test(test_dropped_bytes_while_pending),
+        cmocka_unit_test(test_counts_exact_big_stream),
         cmocka_unit_test(test_chunking_invariance),
         cmocka_unit_test(test_chunking_invariance_large),
         cmocka_unit_test(test_memory_bound_head_chars),

@@ -6,7 +6,8 @@
 # and in order, that tasks run concurrently (A's last line needs B's first to
 # have been printed, so a serial host could not finish), a task waiting for
 # input announced and answered (`input`), kill / bad kill /
-# usage, `list`, `wait`, --kill-on-eof, exit 0 after EOF, and that no process
+# usage, `list`, `wait`, --kill-on-eof, --redact hiding the environment's secrets,
+# exit 0 after EOF, and that no process
 # the host started is left behind.
 #
 #   sh test/test_poll_host.sh [path/to/poll_host]     (from the repo root)
@@ -192,6 +193,19 @@ grep -q "^\[$idz out\]" "$tmp/out2" && fail "the killed task went on"
 [ -s "$tmp/err2" ] && fail "unexpected messages on stderr"
 left=$(procs_with "$token"; procs_with "$tmp")
 [ -z "$left" ] || fail "processes left behind: $left"
+
+# --- 3. --redact: the environment's secrets never reach the host's output ---
+
+secret="tok-$$-abcdefgh"
+printf 'run echo "$DEPLOY_TOKEN" and ghp_0123456789abcdefghijklmnopqrstuvwxyz\nwait\n' |
+    DEPLOY_TOKEN="$secret" timeout 30 "$bin" --redact >"$tmp/out3" 2>"$tmp/err3" ||
+    fail "--redact: the host failed"
+grep -q "out\] \[REDACTED:DEPLOY_TOKEN\] and \[REDACTED:GITHUB_TOKEN\]\$" "$tmp/out3" ||
+    fail "--redact: the secrets were not hidden: $(cat "$tmp/out3")"
+grep -q "$secret" "$tmp/out3" && fail "--redact: the token reached the output"
+printf 'run echo "$DEPLOY_TOKEN"\nwait\n' |
+    DEPLOY_TOKEN="$secret" timeout 30 "$bin" >"$tmp/out3" 2>"$tmp/err3" || fail "the host failed"
+grep -q "$secret" "$tmp/out3" || fail "without --redact the value is printed as it is"
 
 rm -rf "$tmp"
 echo "test_poll_host: 4 tasks streamed, interleaved and killed through one host poll loop: ok"

@@ -364,7 +364,10 @@ static void test_sentinel_before_truncation(void **state)
     assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
     assert_string_equal(shexec_session_cwd(s), "/tmp");
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
-    assert_non_null(strstr(out, "50000 characters in total"));
+    /* the sentinel is not counted: 50000 characters exactly */
+    assert_non_null(strstr(out, "\n[output truncated: kept the first 30000 characters (30000 "
+                                "bytes) of 50000 (50000 bytes); 20000 characters (20000 bytes) "
+                                "omitted]\n"));
     assert_null(strstr(out, "SHEXEC"));
     shexec_run_free(r);
 }
@@ -380,7 +383,9 @@ static void test_output_policies(void **state)
     shexec_run *r = run_cmd(s, "head -c 100000 /dev/zero | tr '\\0' x");
     size_t n;
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
-    const char *notice = "\n[output truncated: 100000 bytes in total, the first 51200 shown]\n";
+    /* the limit counts bytes; the notice gives characters and bytes */
+    const char *notice = "\n[output truncated: kept the first 51200 characters (51200 bytes) of "
+                         "100000 (100000 bytes); 48800 characters (48800 bytes) omitted]\n";
     assert_int_equal(n, 51200 + strlen(notice));
     assert_string_equal(out + 51200, notice);
     shexec_run_free(r);
@@ -391,9 +396,16 @@ static void test_output_policies(void **state)
                      SHEXEC_OK);
     r = run_cmd(s, "seq 1 20000; echo 'error: the build failed' >&2");
     out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    /* 108894 characters: the first 500, the marker, the last 500, the notice */
+    const char *marker = "\n[... 107894 characters (107894 bytes) omitted ...]\n";
+    notice = "\n[output truncated: kept the first 500 and the last 500 characters (500 + 500 "
+             "bytes) of 108894 (108894 bytes); 107894 characters (107894 bytes) omitted in the "
+             "middle]\n";
+    assert_int_equal(n, 500 + strlen(marker) + 500 + strlen(notice));
     assert_true(strncmp(out, "1\n2\n3\n", 6) == 0);
-    assert_true(n > 12 && strcmp(out + n - 12, "19999\n20000\n") == 0);
-    assert_non_null(strstr(out, "\n[output truncated: 108894 characters in total, 107894 omitted here]\n"));
+    assert_memory_equal(out + 500, marker, strlen(marker));
+    assert_memory_equal(out + n - strlen(notice) - 12, "19999\n20000\n", 12);
+    assert_string_equal(out + n - strlen(notice), notice);
     assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "error: the build failed\n");
     shexec_run_free(r);
 
@@ -404,7 +416,9 @@ static void test_output_policies(void **state)
     assert_int_equal(shexec_run_set_output_limit(r, 10, 5, SHEXEC_KEEP_HEAD), SHEXEC_EINVAL);
     assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
     out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
-    assert_string_equal(out, "1\n2\n3\n4\n5\n\n[output truncated: 3893 bytes in total, the first 10 shown]\n");
+    assert_string_equal(out, "1\n2\n3\n4\n5\n"
+                             "\n[output truncated: kept the first 10 characters (10 bytes) of 3893 "
+                             "(3893 bytes); 3883 characters (3883 bytes) omitted]\n");
     assert_int_equal(shexec_run_set_output_limit(r, 10, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
                      SHEXEC_ESTATE);
     shexec_run_free(r);

@@ -225,7 +225,49 @@ static void test_truncation_50kb_bytes(void **state)
     assert_true(flag(tr, "stdout"));
     assert_false(flag(tr, "stderr"));
     const char *out = str(r, "stdout");
-    assert_non_null(strstr(out, "[output truncated: 80000 bytes in total, the first 51200 shown]"));
+    assert_non_null(strstr(out, "[output truncated: kept the first 51200 characters (51200 bytes) "
+                                "of 80000 (80000 bytes); 28800 characters (28800 bytes) "
+                                "omitted]"));
+    /* no spill, nothing hidden: neither field */
+    assert_null(shx_json_get(r, "full_output"));
+    assert_null(shx_json_get(r, "redacted"));
+}
+
+/* The spill path and the count of hidden secrets in the results. */
+static void test_full_output_and_redacted(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    char *dir = strdup(tu_mkdtemp());
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_output_limit(s, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_redact_value(s, "API_KEY", "k3y-v4lu3-abc", 13), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"echo k3y-v4lu3-abc; seq 1 1000\"}",
+                             SHEXEC_OK);
+    const char *out = str(r, "stdout");
+    assert_true(strncmp(out, "[REDACTED:API_KEY]\n1\n2\n", 23) == 0);
+    const shx_json *full = shx_json_get(r, "full_output");
+    assert_non_null(full);
+    const char *path = str(full, "stdout");
+    assert_non_null(strstr(path, dir));
+    assert_null(shx_json_get(full, "stderr"));
+    assert_non_null(strstr(out, path)); /* the notice names it too */
+    assert_int_equal(num(r, "redacted"), 1);
+    /* a background task's result carries them as well */
+    r = call(s, "bash", "{\"command\":\"echo k3y-v4lu3-abc k3y-v4lu3-abc\",\"run_in_background\":true}",
+             SHEXEC_OK);
+    char id[32];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    char args[96];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":10000}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "[REDACTED:API_KEY] [REDACTED:API_KEY]\n");
+    assert_int_equal(num(r, "redacted"), 2);
+    assert_int_equal(shexec_session_set_spill_dir(s, NULL, 0, 0, 0), SHEXEC_OK);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 /* Arguments the bash tool refuses (SHEXEC_EINVAL), and what its message says. */
@@ -996,6 +1038,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_kill_waits_for_its_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield_and_task_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -122,8 +122,23 @@ int main(void)
     shexec_session_set_output_limit(s, 60, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL);
     step(s, "a flood is bounded (limit set to 60 characters, head and tail kept)",
          "seq 1 100000", 0, 0);
+    /* what a model cannot read is kept on disk, and the notice names the file */
+    shexec_session_set_output_limit(s, 60, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    shexec_session_set_spill_dir(s, "/tmp", 0, 0, 0);
+    step(s, "with a spill directory the whole stream is also kept in a file the notice names",
+         "seq 1 100000", 0, 0);
+    shexec_session_set_spill_dir(s, NULL, 0, 0, 0); /* and removed again */
     shexec_session_set_output_limit(s, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
                                     SHEXEC_KEEP_HEAD);
+
+    /* a secret the host knows never reaches the output, however it is printed */
+    shexec_session_redact_value(s, "DEMO_TOKEN", "hunter2-s3cret", 14);
+    shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES);
+    step(s, "secrets are hidden: a registered value, split across two writes, and a key-shaped word",
+         "echo token=hunter2-s3cret; printf 'hunter2-'; sleep 0.1; echo s3cret; "
+         "echo ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+         0, 0);
+    shexec_session_redact_clear(s);
 
     /* a command that leaves a server running returns at once; the server
      * becomes a background task of the session */

@@ -19,6 +19,41 @@ export type DeadlineName = 'none' | 'timeout' | 'idle';
 /** What a command's idle timeout does (SHEXEC_IDLE_*): 'end' it (SIGTERM, grace, SIGKILL),
  * or 'yield' it to the background (runSync() only). */
 export type IdleAction = 'end' | 'yield';
+/** Where the truncation notice goes (SHEXEC_NOTICE_*): after the kept text, or before it. */
+export type NoticePosition = 'last' | 'first';
+/**
+ * What became of a stream's spill file (SHEXEC_SPILL_*): 'none' (no spill
+ * directory, or the stream stayed within its limit), 'writing' (the command
+ * runs), 'whole' (the file holds all of it), 'capped' (its first `bytes`
+ * bytes: the file cap or the session's budget), 'failed' (`error` says why;
+ * no file), 'removed' (removed since, to make room in the session's budget).
+ */
+export type SpillState = 'none' | 'writing' | 'whole' | 'capped' | 'failed' | 'removed';
+
+/**
+ * A stream's spill file (shexec_run_spill()), as it was when the result was
+ * taken: the file goes all the same when the session's budget needs the
+ * room or the session is closed (unless spillKeepFiles).
+ */
+export interface Spill {
+  state: SpillState;
+  /** The file, null for 'none' and 'failed'. */
+  path: string | null;
+  /** The bytes of the stream in the file. */
+  bytes: number;
+  /** An errno value for 'failed' (ENOSPC, EDQUOT, EIO, ...), else 0. */
+  error: number;
+}
+
+/**
+ * Secrets found by their shape (redactShapes): keys, a word that starts
+ * with a known key prefix and is long enough to be a key (ghp_ and
+ * github_pat_ as GITHUB_TOKEN, sk-ant- as ANTHROPIC_API_KEY, sk- as
+ * OPENAI_API_KEY, AKIA as AWS_ACCESS_KEY_ID, xoxa-/xoxb-/xoxp- as
+ * SLACK_TOKEN); privateKeys, a PEM private-key block as PRIVATE_KEY. true:
+ * both; false: none.
+ */
+export type RedactShapes = boolean | { keys?: boolean; privateKeys?: boolean };
 
 /**
  * Whether a command waits for input (shexec_run_input_wait()). After the
@@ -144,6 +179,24 @@ export interface SessionOptions {
    * after envInherit and before env (whose variables override it).
    */
   agentEnv?: boolean;
+  /** Where the truncation notice goes (default 'last'; see setNoticePosition()). */
+  noticePosition?: NoticePosition;
+  /**
+   * Keep the whole text of a stream cut by the output limit in a file of
+   * this absolute directory (see setSpillDir()); with spillFileMax,
+   * spillTotalMax (0: DEFAULT_SPILL_FILE_MAX, DEFAULT_SPILL_TOTAL_MAX) and
+   * spillKeepFiles, which need it.
+   */
+  spillDir?: string | null;
+  spillFileMax?: number;
+  spillTotalMax?: number;
+  spillKeepFiles?: boolean;
+  /** Secrets hidden from every run's output as "[REDACTED:NAME]" (see redactValue()). */
+  redactValues?: Record<string, string | Buffer | Uint8Array>;
+  /** true: hide the values of variables matching the default globs; an array: these globs (see redactEnv()). */
+  redactEnv?: boolean | string[];
+  /** Secrets hidden by their shape (see redactShapes()). */
+  redactShapes?: RedactShapes;
   /** 'utf8' (default): strings; 'buffer': the exact bytes. */
   encoding?: BufferEncoding | 'buffer';
 }
@@ -184,6 +237,14 @@ export interface RunOptions {
   /** 'end' (the default) or 'yield' (runSync() only; an InvalidArgumentError
    * in run() and start()). Alone: the session's idle time with this action. */
   idleAction?: IdleAction;
+  /** Secrets hidden from this run's output too, as Session.redactValue() hides them from every run's. */
+  redactValues?: Record<string, string | Buffer | Uint8Array>;
+  /**
+   * true: the values of this run's own env variables whose names match the
+   * session's redactEnv globs (the default globs when it has none) are
+   * hidden from its output.
+   */
+  redactOwnEnv?: boolean;
   /**
    * Called on the main thread when the command is found waiting for input
    * (see InputWait; the session's inputLookMs says after how much silence).
@@ -232,6 +293,10 @@ export interface RunResult<T extends Output = string> {
   cwd: string;
   truncated: { stdout: boolean; stderr: boolean };
   totalBytes: { stdout: number; stderr: number };
+  /** Where the whole text of a truncated stream is (the session's spillDir). */
+  spill: { stdout: Spill; stderr: Spill };
+  /** How many secrets were hidden in each stream. */
+  redactions: { stdout: number; stderr: number };
   leftovers: 'none' | 'adopted' | 'killed';
   /** The task that adopted the processes the command left running (`server &`). */
   leftoverTaskId: string | null;
@@ -296,6 +361,10 @@ export class Task<T extends Output = string> extends EventEmitter {
   read(stream?: StreamName): T;
   /** All captured output so far (bounded by the output limit). */
   output(stream?: StreamName): T;
+  /** The stream's spill file so far ('writing' while it runs); once ended, as in the result. */
+  spill(stream?: StreamName): Spill;
+  /** How many secrets were hidden in the stream so far. */
+  redactions(stream?: StreamName): number;
   /** Queue input (start the task with stdin: true, or a pty). PipeError once it ended. */
   write(data: string | Buffer | Uint8Array): void;
   closeStdin(): void;
@@ -334,6 +403,9 @@ export class Session {
     backgroundOnTimeoutMs: number;
     /** Silence before the first look for a wait for input (0: never looks). */
     inputLookMs: number;
+    noticePosition: NoticePosition;
+    /** The spill directory, or null when off. */
+    spillDir: string | null;
   };
   constructor(options?: SessionOptions);
   /** Where the next command starts (absolute). */
@@ -355,6 +427,38 @@ export class Session {
    * (getEnv() does not show these two).
    */
   applyAgentEnv(): void;
+  /** Put the truncation notice after the kept text ('last', the default) or before it ('first'). */
+  setNoticePosition(where: NoticePosition): void;
+  /**
+   * Keep the whole text of every stream that outgrows its output limit in a
+   * file of `dir` (an absolute path to an existing directory; null: off, and
+   * the files made so far are removed unless kept), named
+   * shexec-<pid>-<run number>-<stdout|stderr>.txt, mode 0600; the notice
+   * says where, result.spill too. fileMax: one file's cap (0:
+   * DEFAULT_SPILL_FILE_MAX); totalMax: the session's files together (0:
+   * DEFAULT_SPILL_TOTAL_MAX; the oldest are removed to make room). Removed
+   * when the session is closed unless keepFiles. InvalidArgumentError for a
+   * relative path, one that is not a directory, fileMax above totalMax.
+   */
+  setSpillDir(dir: string | null, options?: { fileMax?: number; totalMax?: number; keepFiles?: boolean }): void;
+  /**
+   * Hide `value` (4 to 65536 bytes) from the output of runs started from
+   * now on: each occurrence becomes "[REDACTED:NAME]" (name: 1 to 64
+   * letters, digits or '_') in onOutput chunks, results, spill files and
+   * tool results. A safety net, not a boundary: an encoded secret passes.
+   */
+  redactValue(name: string, value: string | Buffer | Uint8Array): void;
+  /**
+   * Hide the values (of at least 8 bytes) of the environment's variables
+   * whose names match a glob ('*' and '?', case ignored), as
+   * "[REDACTED:ITS_NAME]". No argument: the defaults (*KEY* *SECRET*
+   * *TOKEN* *PASSWORD* *CREDENTIAL*); []: off (the default).
+   */
+  redactEnv(globs?: string[]): void;
+  /** Hide secrets by their shape (default true: both shapes; false: none). */
+  redactShapes(which?: RedactShapes): void;
+  /** Forget every redaction the session was given: values, globs, shapes. */
+  redactClear(): void;
   /** Run a command; resolves once it ended (a non-zero exit or a timeout is data). */
   run(command: string | Buffer, options?: RunOptions & { encoding?: BufferEncoding }): Promise<RunResult<string>>;
   run(command: string | Buffer, options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;
@@ -413,3 +517,7 @@ export function strerror(code: number): string;
 export const libraryPath: string;
 /** SHEXEC_DEFAULT_INPUT_LOOK_MS: the default inputLookMs (2000). */
 export const DEFAULT_INPUT_LOOK_MS: number;
+/** SHEXEC_DEFAULT_SPILL_FILE_MAX: one spill file's cap when none is given (64 MiB). */
+export const DEFAULT_SPILL_FILE_MAX: number;
+/** SHEXEC_DEFAULT_SPILL_TOTAL_MAX: a session's spill files together when no cap is given (1 GiB). */
+export const DEFAULT_SPILL_TOTAL_MAX: number;

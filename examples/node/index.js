@@ -114,7 +114,8 @@ const READ_ONLY = new Set([
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_cost', 'shexec_run_limit_hit',
   'shexec_run_notice', 'shexec_run_yielded', 'shexec_run_deadline', 'shexec_run_input_wait',
   'shexec_session_idle_timeout_ms', 'shexec_session_background_on_timeout',
-  'shexec_session_input_look_ms',
+  'shexec_session_input_look_ms', 'shexec_session_notice_position', 'shexec_session_spill_dir',
+  'shexec_run_spill', 'shexec_run_redactions',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
 ]);
 
@@ -177,6 +178,14 @@ for (const decl of [
   'int shexec_session_set_input_look_ms(void *s, uint32_t ms)',
   'uint32_t shexec_session_input_look_ms(void *s)',
   'int shexec_session_apply_agent_env(void *s)',
+  'int shexec_session_set_notice_position(void *s, int where)',
+  'int shexec_session_notice_position(void *s)',
+  'int shexec_session_set_spill_dir(void *s, const char *dir, uint64_t file_max, uint64_t total_max, unsigned int flags)',
+  'const char *shexec_session_spill_dir(void *s)',
+  'int shexec_session_redact_value(void *s, const char *name, const void *value, size_t len)',
+  'int shexec_session_redact_env(void *s, const char **globs, size_t n)',
+  'int shexec_session_redact_shapes(void *s, unsigned int which)',
+  'int shexec_session_redact_clear(void *s)',
   'int shexec_run_new_bytes(_Out_ void **out, void *s, const void *command, size_t len)',
   'int shexec_run_set_timeout_ms(void *r, uint32_t ms)',
   'int shexec_run_set_limit(void *r, int limit, uint64_t value)',
@@ -197,6 +206,10 @@ for (const decl of [
   'int shexec_run_set_background_on_timeout(void *r, uint32_t cap_ms)',
   'int shexec_run_set_input_fn(void *r, shexec_input_fn *fn, void *user)',
   'int shexec_run_input_wait(void *r, _Out_ const void **prompt, _Out_ size_t *prompt_len, _Out_ int *echo_off)',
+  'int shexec_run_redact_value(void *r, const char *name, const void *value, size_t len)',
+  'int shexec_run_redact_own_env(void *r, int on)',
+  'uint64_t shexec_run_redactions(void *r, int stream)',
+  'int shexec_run_spill(void *r, int stream, _Out_ const char **path, _Out_ uint64_t *bytes, _Out_ int *error)',
   'int shexec_run_yielded(void *r, _Out_ const char **task_id)',
   'int shexec_run_deadline(void *r)',
   'int shexec_run_start_task(_Out_ void **out, void *r)',
@@ -263,6 +276,14 @@ const INPUT_NAMES = ['no', 'waiting', 'unknown'];
 const INPUT_WAITING = 1;
 const IDLE_ACTIONS = { end: 0, yield: 1 };
 const DEFAULT_INPUT_LOOK_MS = 2000; // SHEXEC_DEFAULT_INPUT_LOOK_MS
+// OUTPUT FOR MODELS: SHEXEC_NOTICE_* by name, SHEXEC_SPILL_* states by value
+const NOTICE_POSITIONS = { last: 0, first: 1 };
+const SPILL_NAMES = ['none', 'writing', 'whole', 'capped', 'failed', 'removed'];
+const SPILL_KEEP_FILES = 1;
+const REDACT_KEY_SHAPES = 1;
+const REDACT_PRIVATE_KEYS = 2;
+const DEFAULT_SPILL_FILE_MAX = 64 * 2 ** 20; // SHEXEC_DEFAULT_SPILL_FILE_MAX
+const DEFAULT_SPILL_TOTAL_MAX = 2 ** 30; // SHEXEC_DEFAULT_SPILL_TOTAL_MAX
 
 const CODES = {
   [-1]: 'SHEXEC_EINVAL', [-2]: 'SHEXEC_ENOMEM', [-3]: 'SHEXEC_ENOCWD', [-4]: 'SHEXEC_ESPAWN',
@@ -372,6 +393,38 @@ function limitPairs(limits) {
   });
 }
 
+/** A byte count for a uint64_t argument: refused past 2^53 rather than rounded on the way to C. */
+function u64(value, what) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(-1, `${what} must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+  }
+  return value;
+}
+
+/** The [name, Buffer] pairs of a redactValues option ({NAME: string or Buffer}). */
+function redactPairs(values) {
+  if (values === undefined || values === null) return [];
+  if (typeof values !== 'object' || Array.isArray(values)) {
+    throw new TypeError('redactValues must be an object such as {API_KEY: secret}');
+  }
+  return Object.entries(values).map(([name, value]) => [name, toBuffer(value, `redactValues.${name}`)]);
+}
+
+/** SHEXEC_REDACT_* bits of a redactShapes value: true (both), false, or {keys, privateKeys}. */
+function shapeBits(which) {
+  if (which === true) return REDACT_KEY_SHAPES | REDACT_PRIVATE_KEYS;
+  if (which === false || which === null) return 0;
+  if (typeof which !== 'object' || Array.isArray(which)) {
+    throw new TypeError('redactShapes must be true, false or {keys, privateKeys}');
+  }
+  for (const k of Object.keys(which)) {
+    if (k !== 'keys' && k !== 'privateKeys') {
+      throw new InvalidArgumentError(-1, `redactShapes must be true, false or {keys, privateKeys}, not '${k}'`);
+    }
+  }
+  return (which.keys ? REDACT_KEY_SHAPES : 0) | (which.privateKeys ? REDACT_PRIVATE_KEYS : 0);
+}
+
 /** The names of the limits set in a shexec_run_limit_hit() mask, in the enum's order. */
 function limitNames(bits) {
   return Object.keys(LIMITS).filter((name) => bits & (1 << LIMITS[name]));
@@ -411,6 +464,17 @@ function inputWaitOf(rp, encoding) {
   };
 }
 
+/**
+ * What became of a stream's spill file (shexec_run_spill()): {state, path
+ * (null for 'none' and 'failed'), bytes (in the file), error (an errno
+ * value for 'failed', else 0)}; the path, the run's, copied at once.
+ */
+function spillOf(rp, stream) {
+  const path = [null], bytes = [0], error = [0];
+  const state = C.shexec_run_spill(rp, stream, path, bytes, error);
+  return { state: SPILL_NAMES[state] || 'none', path: path[0] || null, bytes: Number(bytes[0]), error: error[0] };
+}
+
 /** Everything a run reports (finished, or moved to the background), copied out of the C run. */
 function collectResult(rp, sp, encoding) {
   const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
@@ -437,6 +501,11 @@ function collectResult(rp, sp, encoding) {
     totalBytes: {
       stdout: Number(C.shexec_run_output_total(rp, STDOUT)),
       stderr: Number(C.shexec_run_output_total(rp, STDERR)),
+    },
+    spill: { stdout: spillOf(rp, STDOUT), stderr: spillOf(rp, STDERR) },
+    redactions: {
+      stdout: Number(C.shexec_run_redactions(rp, STDOUT)),
+      stderr: Number(C.shexec_run_redactions(rp, STDERR)),
     },
     leftovers: LEFTOVER_NAMES[leftovers] || 'none',
     leftoverTaskId: leftover[0] || null,
@@ -685,6 +754,14 @@ class Session {
    *   inputLookMs (silence before looking whether a command waits for
    *   input; 0: never; default DEFAULT_INPUT_LOOK_MS), agentEnv (true: the
    *   preset of applyAgentEnv(), before env),
+   *   noticePosition ('last', the default, or 'first': where the
+   *   truncation notice goes), spillDir (an absolute directory: the whole
+   *   text of a stream cut by the output limit is kept in a file there)
+   *   with spillFileMax, spillTotalMax (0: the defaults) and
+   *   spillKeepFiles (see setSpillDir()), redactValues ({NAME: secret}:
+   *   see redactValue()), redactEnv (true: the default globs, or an array
+   *   of globs; see redactEnv()), redactShapes (true, or {keys,
+   *   privateKeys}; see redactShapes()),
    *   encoding ('utf8' default, or 'buffer')
    */
   constructor(opts = {}) {
@@ -759,6 +836,17 @@ class Session {
       check(C.shexec_session_set_background_on_timeout(sp, u32(o.backgroundOnTimeoutMs, 'backgroundOnTimeoutMs')), sp);
     }
     if (o.inputLookMs !== undefined) check(C.shexec_session_set_input_look_ms(sp, u32(o.inputLookMs, 'inputLookMs')), sp);
+    if (o.noticePosition !== undefined) this.setNoticePosition(o.noticePosition);
+    if (o.spillDir !== undefined && o.spillDir !== null) {
+      this.setSpillDir(o.spillDir, { fileMax: o.spillFileMax, totalMax: o.spillTotalMax, keepFiles: o.spillKeepFiles });
+    } else if (o.spillFileMax !== undefined || o.spillTotalMax !== undefined || o.spillKeepFiles !== undefined) {
+      throw new InvalidArgumentError(-1, 'spillFileMax, spillTotalMax and spillKeepFiles need spillDir');
+    }
+    for (const [name, value] of redactPairs(o.redactValues)) this.redactValue(name, value);
+    if (o.redactEnv !== undefined && o.redactEnv !== false && o.redactEnv !== null) {
+      this.redactEnv(o.redactEnv === true ? undefined : o.redactEnv);
+    }
+    if (o.redactShapes !== undefined) this.redactShapes(o.redactShapes);
   }
 
   _live() {
@@ -774,7 +862,8 @@ class Session {
    * or {kind: 'group', detail: why not}), limits ({memory, swap, pids,
    * cpu}, 0 for none), shell (its argv as given, or null for the
    * default shell), idleTimeoutMs (0: none) and idleAction ('end'|'yield'),
-   * backgroundOnTimeoutMs (the cap; 0: off) and inputLookMs (0: never looks).
+   * backgroundOnTimeoutMs (the cap; 0: off), inputLookMs (0: never looks),
+   * noticePosition ('last'|'first') and spillDir (null when off).
    */
   get settings() {
     const sp = this._live();
@@ -806,6 +895,8 @@ class Session {
       idleAction: nameOf(IDLE_ACTIONS, idleAction[0]),
       backgroundOnTimeoutMs: C.shexec_session_background_on_timeout(sp),
       inputLookMs: C.shexec_session_input_look_ms(sp),
+      noticePosition: nameOf(NOTICE_POSITIONS, C.shexec_session_notice_position(sp)),
+      spillDir: C.shexec_session_spill_dir(sp) || null,
     };
   }
 
@@ -838,6 +929,92 @@ class Session {
   applyAgentEnv() {
     const sp = this._live();
     check(C.shexec_session_apply_agent_env(sp), sp);
+  }
+
+  // -- output for models: the notice, spill files, redaction ---------------------
+
+  /**
+   * Where the truncation notice of a stream cut by the output limit goes,
+   * for runs started from now on: 'last' (the default, after the kept
+   * text) or 'first' (before it: a model reading the start sees it).
+   */
+  setNoticePosition(where) {
+    const sp = this._live();
+    check(C.shexec_session_set_notice_position(sp, pick(NOTICE_POSITIONS, where, 'noticePosition')), sp);
+  }
+
+  /**
+   * Keep the whole text of every stream that outgrows its output limit in a
+   * file of `dir` (an absolute path to an existing directory), named
+   * shexec-<pid>-<run number>-<stdout|stderr>.txt, mode 0600; the notice
+   * then ends with where it is, and result.spill says so too. fileMax: the
+   * most one file holds (0: DEFAULT_SPILL_FILE_MAX); totalMax: the most the
+   * session's files hold together (0: DEFAULT_SPILL_TOTAL_MAX; the oldest
+   * are removed to make room). The files are removed when the session is
+   * closed, or the spill turned off (dir null), unless keepFiles. A write
+   * error never changes a command's result: its notice says the spill
+   * failed. For runs started from now on. InvalidArgumentError for a
+   * relative path or one that is not a directory, or fileMax above
+   * totalMax (nothing changes then).
+   */
+  setSpillDir(dir, { fileMax = 0, totalMax = 0, keepFiles = false } = {}) {
+    const sp = this._live();
+    check(C.shexec_session_set_spill_dir(sp, dir === null || dir === undefined ? null : String(dir),
+      u64(fileMax ?? 0, 'fileMax'), u64(totalMax ?? 0, 'totalMax'), keepFiles ? SPILL_KEEP_FILES : 0), sp);
+  }
+
+  /**
+   * Hide `value` (a string or Buffer, 4 to 65536 bytes) from the output of
+   * runs started from now on: every occurrence becomes "[REDACTED:NAME]"
+   * (name: 1 to 64 letters, digits or '_') in the onOutput chunks, the
+   * result, spill files and tool results, also where the command's writes
+   * split it. A safety net, not a boundary: a command that encodes the
+   * secret passes it. InvalidArgumentError for a bad name or length,
+   * LimitError past 100000 values.
+   */
+  redactValue(name, value) {
+    const sp = this._live();
+    const b = toBuffer(value, 'value');
+    check(C.shexec_session_redact_value(sp, String(name), b, b.length), sp);
+  }
+
+  /**
+   * Also hide the values (of at least 8 bytes) of the environment's
+   * variables whose names match one of `globs` ('*' and '?', case
+   * ignored), each as "[REDACTED:ITS_NAME]": the host's environment (when
+   * inherited) and the session's variables, read as each run starts. No
+   * globs: the library's defaults (*KEY* *SECRET* *TOKEN* *PASSWORD*
+   * *CREDENTIAL*); an empty array: off, as a new session has.
+   */
+  redactEnv(globs) {
+    const sp = this._live();
+    if (globs === undefined || globs === null) {
+      check(C.shexec_session_redact_env(sp, null, 0), sp);
+      return;
+    }
+    if (!Array.isArray(globs)) throw new TypeError('redactEnv takes an array of globs (none: the defaults)');
+    const list = globs.map(String);
+    // never a NULL array: n 0 with an array turns it off, NULL means the defaults
+    check(C.shexec_session_redact_env(sp, [...list, null], list.length), sp);
+  }
+
+  /**
+   * Hide secrets found by their shape, for runs started from now on: keys,
+   * a word that starts with a known key prefix and is long enough to be a
+   * key (ghp_ and github_pat_ as GITHUB_TOKEN, sk-ant- as ANTHROPIC_API_KEY,
+   * sk- as OPENAI_API_KEY, AKIA as AWS_ACCESS_KEY_ID, xoxb- and the like as
+   * SLACK_TOKEN); privateKeys, a PEM private-key block as PRIVATE_KEY.
+   * true (the argument's default): both; false: none, as a new session has.
+   */
+  redactShapes(which = true) {
+    const sp = this._live();
+    check(C.shexec_session_redact_shapes(sp, shapeBits(which)), sp);
+  }
+
+  /** Forget every redaction the session was given: values, globs, shapes. */
+  redactClear() {
+    const sp = this._live();
+    check(C.shexec_session_redact_clear(sp), sp);
   }
 
   get closed() {
@@ -910,6 +1087,10 @@ class Session {
       for (const [k, v] of Object.entries(o.env || {})) {
         check(C.shexec_run_setenv(rp, k, v === null || v === undefined ? null : String(v)), sp);
       }
+      for (const [name, value] of redactPairs(o.redactValues)) {
+        check(C.shexec_run_redact_value(rp, String(name), value, value.length), sp);
+      }
+      if (o.redactOwnEnv) check(C.shexec_run_redact_own_env(rp, 1), sp);
       if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
         check(C.shexec_run_set_output_limit(rp, o.outputLimit ?? 30000,
           pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
@@ -954,9 +1135,14 @@ class Session {
    *   session's; 0 for none), idleTimeoutMs (in place of the session's; 0:
    *   none) with idleAction ('end' only here), onInput(wait, io) (found
    *   waiting for input: wait {state, prompt, echoOff}; io.write(),
-   *   io.closeStdin() answer), signal, encoding ('utf8' default, or 'buffer').
-   *   The result also says yielded ('none' here), taskId, deadline ('none',
-   *   'timeout', 'idle') and inputWait.
+   *   io.closeStdin() answer), redactValues ({NAME: secret} hidden from
+   *   this run's output too), redactOwnEnv (true: the values of this run's
+   *   env variables whose names match the session's redactEnv globs, or
+   *   the default globs, are hidden), signal, encoding ('utf8' default, or
+   *   'buffer'). The result also says yielded ('none' here), taskId,
+   *   deadline ('none', 'timeout', 'idle'), inputWait, spill ({stdout,
+   *   stderr}: {state, path, bytes, error} of each stream's spill file)
+   *   and redactions ({stdout, stderr}: how many secrets were hidden).
    */
   run(command, opts = {}) {
     return new Promise((resolve, reject) => {
@@ -1683,6 +1869,24 @@ class Task extends EventEmitter {
     return decodeAs(readStream(C.shexec_run_output, this._rp, st), this._encoding);
   }
 
+  /** What became of the stream's spill file so far: {state, path, bytes, error} (see RunResult.spill). */
+  spill(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._result) return { ...this._result.spill[STREAM_NAMES[st]] };
+    if (!this._rp) return { state: 'none', path: null, bytes: 0, error: 0 };
+    return spillOf(this._rp, st);
+  }
+
+  /** How many secrets were hidden in the stream so far. */
+  redactions(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._result) return this._result.redactions[STREAM_NAMES[st]];
+    if (!this._rp) return 0;
+    return Number(C.shexec_run_redactions(this._rp, st));
+  }
+
   /** Queue input (the task needs opts.stdin = true, or a pty). PipeError once it ended. */
   write(data) {
     if (!this._tp) throw new PipeError(-10, 'the task has ended');
@@ -1804,6 +2008,8 @@ module.exports = {
   strerror,
   libraryPath,
   DEFAULT_INPUT_LOOK_MS,
+  DEFAULT_SPILL_FILE_MAX,
+  DEFAULT_SPILL_TOTAL_MAX,
   ShexecError,
   InvalidArgumentError,
   OutOfMemoryError,

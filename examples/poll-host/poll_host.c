@@ -472,11 +472,14 @@ int main(int argc, char **argv)
 {
     struct host h;
     memset(&h, 0, sizeof h);
+    int redact = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--kill-on-eof") == 0) {
             h.kill_on_eof = 1;
+        } else if (strcmp(argv[i], "--redact") == 0) {
+            redact = 1;
         } else {
-            fprintf(stderr, "usage: %s [--kill-on-eof] < commands\n", argv[0]);
+            fprintf(stderr, "usage: %s [--kill-on-eof] [--redact] < commands\n", argv[0]);
             return 2;
         }
     }
@@ -486,6 +489,16 @@ int main(int argc, char **argv)
     int rc = shexec_session_new(&h.s);
     if (rc != SHEXEC_OK) {
         fprintf(stderr, "poll_host: cannot create a session: %s\n", shexec_strerror(rc));
+        return 1;
+    }
+    /* --redact: what the tasks print hides the environment's secrets (the
+     * values of *TOKEN*, *KEY*, ... variables) and key-shaped words: the
+     * callbacks, which is all this host reads, get [REDACTED:NAME] */
+    if (redact && (shexec_session_redact_env(h.s, NULL, 0) != SHEXEC_OK ||
+                   shexec_session_redact_shapes(h.s, SHEXEC_REDACT_KEY_SHAPES |
+                                                         SHEXEC_REDACT_PRIVATE_KEYS) != SHEXEC_OK)) {
+        fprintf(stderr, "poll_host: --redact: %s\n", shexec_session_errmsg(h.s));
+        shexec_session_free(h.s);
         return 1;
     }
     int status = pump(&h);

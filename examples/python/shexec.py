@@ -77,6 +77,13 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   or dropping a yielded Run only lets go of the handle: the command goes on
   as its task. A command found waiting for input calls on_input(run) and
   shows in Run.input_wait (INPUT_WAITING), Run.prompt and Run.echo_off.
+- Output for models (shexec.h, OUTPUT FOR MODELS): a stream cut by the
+  output limit carries a notice saying what was kept and what was left out
+  (set_notice_position: first or last); with set_spill_dir its whole text
+  is kept in a file the notice names (Run.stdout_spill), removed with the
+  session unless keep_files; redact_value, redact_env and redact_shapes hide
+  secrets as "[REDACTED:NAME]" before output reaches anyone (callbacks,
+  captured output, spill files, tool results), per run too (redact_values).
 - A session and its objects are meant for one thread at a time (as in C);
   calls are serialized by a per-session lock so misuse cannot corrupt it.
 """
@@ -101,6 +108,9 @@ __all__ = [
     "YIELD_NONE", "YIELD_TIME", "YIELD_TIMEOUT", "YIELD_IDLE", "YIELD_INPUT",
     "IDLE_END", "IDLE_YIELD", "DEADLINE_NONE", "DEADLINE_TIMEOUT", "DEADLINE_IDLE",
     "INPUT_NO", "INPUT_WAITING", "INPUT_UNKNOWN", "DEFAULT_INPUT_LOOK_MS",
+    "NOTICE_LAST", "NOTICE_FIRST", "SPILL_NONE", "SPILL_WRITING", "SPILL_WHOLE",
+    "SPILL_CAPPED", "SPILL_FAILED", "SPILL_REMOVED", "DEFAULT_SPILL_FILE_MAX",
+    "DEFAULT_SPILL_TOTAL_MAX",
 ]
 
 # --------------------------------------------------------------------------
@@ -176,6 +186,26 @@ INPUT_WAITING = "waiting"   # one of its processes is blocked reading the host's
 INPUT_UNKNOWN = "unknown"   # this system cannot tell (no /proc)
 _INPUT_NAMES = {0: INPUT_NO, 1: INPUT_WAITING, 2: INPUT_UNKNOWN}
 DEFAULT_INPUT_LOOK_MS = 2000
+
+# Output for models (shexec.h, OUTPUT FOR MODELS): names for the C values,
+# as for the states above.
+NOTICE_LAST = "last"        # the truncation notice after the kept text (the default)
+NOTICE_FIRST = "first"      # before it: a model reading the start sees it
+_NOTICE_POSITIONS = {NOTICE_LAST: 0, NOTICE_FIRST: 1}
+_NOTICE_POSITION_NAMES = {v: k for k, v in _NOTICE_POSITIONS.items()}
+SPILL_NONE = "none"         # no spill file: off, or the stream stayed within its limit
+SPILL_WRITING = "writing"   # the command runs: the file is being written
+SPILL_WHOLE = "whole"       # the file holds the whole stream
+SPILL_CAPPED = "capped"     # the file holds the stream's first `bytes` bytes (a cap)
+SPILL_FAILED = "failed"     # making or writing it failed (`error`, an errno); it is removed
+SPILL_REMOVED = "removed"   # removed since (the session's budget, or its end)
+_SPILL_NAMES = {0: SPILL_NONE, 1: SPILL_WRITING, 2: SPILL_WHOLE, 3: SPILL_CAPPED,
+                4: SPILL_FAILED, 5: SPILL_REMOVED}
+_SPILL_KEEP_FILES = 1       # SHEXEC_SPILL_KEEP_FILES
+DEFAULT_SPILL_FILE_MAX = 64 << 20    # a stream's file, when file_max is 0
+DEFAULT_SPILL_TOTAL_MAX = 1 << 30    # a session's files together, when total_max is 0
+_REDACT_KEY_SHAPES = 1      # SHEXEC_REDACT_KEY_SHAPES
+_REDACT_PRIVATE_KEYS = 2    # SHEXEC_REDACT_PRIVATE_KEYS
 
 
 def _finished(lib, ptr):
@@ -298,6 +328,14 @@ _PROTOTYPES = {
     "shexec_session_set_input_look_ms": (_int, [_vp, _u32]),
     "shexec_session_input_look_ms": (_u32, [_vp]),
     "shexec_session_apply_agent_env": (_int, [_vp]),
+    "shexec_session_set_notice_position": (_int, [_vp, _int]),
+    "shexec_session_notice_position": (_int, [_vp]),
+    "shexec_session_set_spill_dir": (_int, [_vp, _str, _u64, _u64, ctypes.c_uint]),
+    "shexec_session_spill_dir": (_str, [_vp]),
+    "shexec_session_redact_value": (_int, [_vp, _str, _vp, _sz]),
+    "shexec_session_redact_env": (_int, [_vp, ctypes.POINTER(_str), _sz]),
+    "shexec_session_redact_shapes": (_int, [_vp, ctypes.c_uint]),
+    "shexec_session_redact_clear": (_int, [_vp]),
     # run: settings, start (foreground or as a task), results
     "shexec_run_new_bytes": (_int, [_pvp, _vp, _vp, _sz]),
     "shexec_run_set_timeout_ms": (_int, [_vp, _u32]),
@@ -336,6 +374,11 @@ _PROTOTYPES = {
     "shexec_run_yielded": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_run_deadline": (_int, [_vp]),
     "shexec_run_input_wait": (_int, [_vp, _pvp, _psz, ctypes.POINTER(_int)]),
+    "shexec_run_redact_value": (_int, [_vp, _str, _vp, _sz]),
+    "shexec_run_redact_own_env": (_int, [_vp, _int]),
+    "shexec_run_redactions": (_u64, [_vp, _int]),
+    "shexec_run_spill": (_int, [_vp, _int, ctypes.POINTER(_str), ctypes.POINTER(_u64),
+                                ctypes.POINTER(_int)]),
     "shexec_run_free": (None, [_vp]),
     # task: what only a background command has; the rest is its run's
     "shexec_task_id": (_str, [_vp]),
@@ -489,11 +532,15 @@ def _check(rc, sptr):
 
 def _configure_run(rp, sp, timeout_ms, cwd, env, output_limit, pty, pty_size, ansi_strip,
                    stdin, limits=None, yield_ms=None, idle_timeout_ms=None, idle_action=None,
-                   background_on_timeout=None):
+                   background_on_timeout=None, redact_values=None, redact_own_env=False):
     """Apply the settings of a new C run `rp` (foreground or, once started
     so, a task). Returns the bytes to feed to its stdin once started (None
     when there are none)."""
     lib = _lib
+    for name, value in _redact_items(redact_values):
+        _check(lib.shexec_run_redact_value(rp, name, value, len(value)), sp)
+    if redact_own_env:
+        _check(lib.shexec_run_redact_own_env(rp, 1), sp)
     if timeout_ms is not None:
         _check(lib.shexec_run_set_timeout_ms(rp, _uint(timeout_ms, "timeout_ms", _U32_MAX)), sp)
     if yield_ms is not None:
@@ -600,6 +647,21 @@ def _limit_items(limits):
     except (TypeError, ValueError):
         raise TypeError("limits must be a dict such as {'memory': 1 << 30, 'pids': 200}, "
                         "not %s" % type(limits).__name__)
+
+
+def _redact_items(values):
+    """The (name, value) byte pairs of a `redact_values` argument: a dict
+    {name: value} or pairs as dict() takes them, each value str or bytes;
+    None for none. Names and lengths are the library's to check."""
+    if values is None:
+        return []
+    try:
+        items = list(dict(values).items())
+    except (TypeError, ValueError):
+        raise TypeError("redact_values must be a dict such as {'API_KEY': secret}, not %s"
+                        % type(values).__name__)
+    return [(_cstr(name, "redaction name"), _to_bytes(value, "redacted value"))
+            for name, value in items]
 
 
 def _idle_action(action):
@@ -1270,11 +1332,115 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_apply_agent_env(p), p)
 
+    # -- output for models: the notice, spill files, redaction -----------------
+
+    def set_notice_position(self, where):
+        """Where the truncation notice goes in a truncated stream, for runs
+        started from now on: NOTICE_LAST ('last', the default: after the
+        kept text) or NOTICE_FIRST ('first': before it, so a model reading
+        the start sees what was left out)."""
+        v = _lookup(_NOTICE_POSITIONS, where, "notice position")
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_notice_position(p, v), p)
+
+    @property
+    def notice_position(self):
+        """NOTICE_LAST or NOTICE_FIRST (see set_notice_position)."""
+        with self._guard():
+            v = _lib.shexec_session_notice_position(self._live())
+        return _NOTICE_POSITION_NAMES.get(v, NOTICE_LAST)
+
+    def set_spill_dir(self, dir, file_max=0, total_max=0, keep_files=False):
+        """Keep the whole text of every stream that outgrows its output
+        limit in a file of `dir` (an absolute path to an existing
+        directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt,
+        mode 0600; the notice then says where (Run.stdout_spill says it
+        too). A file holds at most file_max bytes (0: DEFAULT_SPILL_FILE_MAX),
+        the session's files together total_max (0: DEFAULT_SPILL_TOTAL_MAX;
+        the oldest are removed to make room). The files are removed when the
+        session is closed, or the spill turned off (dir None), unless
+        keep_files. A write error (a full disk) never changes a command's
+        result: its notice says the spill failed. For runs started from now
+        on. InvalidArgumentError for a relative path or one that is not a
+        directory, or file_max above total_max; nothing changes then."""
+        d = None if dir is None else _cstr(dir, "spill directory")
+        fmax = _uint(file_max, "file_max", _U64_MAX)
+        tmax = _uint(total_max, "total_max", _U64_MAX)
+        flags = _SPILL_KEEP_FILES if keep_files else 0
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_spill_dir(p, d, fmax, tmax, flags), p)
+
+    @property
+    def spill_dir(self):
+        """The spill directory (set_spill_dir), or None when off."""
+        with self._guard():
+            raw = _lib.shexec_session_spill_dir(self._live())
+            return os.fsdecode(raw) if raw is not None else None
+
+    def redact_value(self, name, value):
+        """Hide `value` (str or bytes, 4 to 65536 bytes) from the output of
+        runs started from now on: every occurrence becomes
+        "[REDACTED:NAME]" (name: 1 to 64 letters, digits or '_'), in the
+        output callback, the captured output, spill files and tool results,
+        also where the command's writes split it. A safety net, not a
+        boundary: a command that encodes the secret passes it.
+        InvalidArgumentError for a bad name or length; LimitError past
+        100000 values."""
+        n = _cstr(name, "redaction name")
+        v = _to_bytes(value, "redacted value")
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_redact_value(p, n, v, len(v)), p)
+
+    def redact_env(self, globs=None):
+        """Also hide the values (of at least 8 bytes) of the environment's
+        variables whose names match one of `globs` ('*' and '?', case
+        ignored), each as "[REDACTED:ITS_NAME]": the host's environment
+        (when inherited) and the session's variables, read as each run
+        starts. globs: a list (a str is one glob); None: the library's
+        defaults (*KEY* *SECRET* *TOKEN* *PASSWORD* *CREDENTIAL*); an empty
+        list: off, as a new session has. InvalidArgumentError for an empty
+        glob."""
+        if globs is None:
+            arr, n = None, 0
+        else:
+            if isinstance(globs, (str, bytes, os.PathLike)):
+                globs = [globs]
+            items = [_cstr(g, "glob") for g in globs]
+            # never a NULL array: n 0 with an array turns it off, NULL means the defaults
+            arr = (ctypes.c_char_p * (len(items) + 1))(*items)
+            n = len(items)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_redact_env(p, arr, n), p)
+
+    def redact_shapes(self, keys=True, private_keys=True):
+        """Hide secrets found by their shape, for runs started from now on:
+        keys, a word that starts with a known key prefix and is long enough
+        to be a key (ghp_ and github_pat_ as GITHUB_TOKEN, sk-ant- as
+        ANTHROPIC_API_KEY, sk- as OPENAI_API_KEY, AKIA as AWS_ACCESS_KEY_ID,
+        xoxb- and the like as SLACK_TOKEN); private_keys, a PEM private-key
+        block as PRIVATE_KEY. Both False: none, as a new session has."""
+        which = (_REDACT_KEY_SHAPES if keys else 0) | (_REDACT_PRIVATE_KEYS if private_keys else 0)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_redact_shapes(p, which), p)
+
+    def redact_clear(self):
+        """Forget every redaction the session was given: values, globs and
+        shapes."""
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_redact_clear(p), p)
+
     # -- runs and tasks: configure a run, then start it ------------------------
 
     def _new_run(self, command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
                  output_limit, pty_size, limits, yield_ms=None, idle_timeout_ms=None,
-                 idle_action=None, background_on_timeout=None, on_input=None):
+                 idle_action=None, background_on_timeout=None, on_input=None,
+                 redact_values=None, redact_own_env=False):
         """A configured Run, not started (state 'new')."""
         cmd = _to_bytes(command, "command")
         with self._guard():
@@ -1286,7 +1452,8 @@ class Session(object):
                 run._feed = _configure_run(out.value, sp, timeout_ms, cwd, env, output_limit,
                                            pty, pty_size, ansi_strip, stdin, limits,
                                            yield_ms, idle_timeout_ms, idle_action,
-                                           background_on_timeout)
+                                           background_on_timeout, redact_values,
+                                           redact_own_env)
                 if on_output is not None:
                     run._set_callback(on_output)
                 if on_input is not None:
@@ -1299,7 +1466,8 @@ class Session(object):
     def run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
             pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None,
             limits=None, yield_ms=None, idle_timeout_ms=None, idle_action=None,
-            background_on_timeout=None, on_input=None):
+            background_on_timeout=None, on_input=None, redact_values=None,
+            redact_own_env=False):
         """Run `command` (str or bytes) to completion and return the finished
         Run. A non-zero exit, a timeout or a signal is data (see .state);
         ShexecError is raised only when nothing could be run. A command
@@ -1336,16 +1504,22 @@ class Session(object):
           waiting for input (Session.set_input_look_ms); run.prompt and
           run.echo_off tell what it asks, run.write() answers. An exception
           in it is handled as in on_output.
+        redact_values: {name: value} hidden from this run's output too, as
+          Session.redact_value() hides them from every run's.
+        redact_own_env: True to hide the values of this run's own `env`
+          variables whose names match the session's redact_env() globs (the
+          default globs when the session has none).
         """
         return self.start_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip,
                               stdin, output_limit, pty_size, limits, yield_ms,
                               idle_timeout_ms, idle_action, background_on_timeout,
-                              on_input)._finish()
+                              on_input, redact_values, redact_own_env)._finish()
 
     def start_run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                   pty=False, ansi_strip=False, stdin=None, output_limit=None,
                   pty_size=None, limits=None, yield_ms=None, idle_timeout_ms=None,
-                  idle_action=None, background_on_timeout=None, on_input=None):
+                  idle_action=None, background_on_timeout=None, on_input=None,
+                  redact_values=None, redact_own_env=False):
         """Start `command` and return a live Run at once; drive it with
         Run.wait() (or Session.wait()). Arguments as for run(), except that
         stdin=True gives a pipe to feed with Run.write()/Run.close_stdin().
@@ -1354,7 +1528,8 @@ class Session(object):
         end."""
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
                           output_limit, pty_size, limits, yield_ms, idle_timeout_ms,
-                          idle_action, background_on_timeout, on_input)
+                          idle_action, background_on_timeout, on_input, redact_values,
+                          redact_own_env)
         try:
             return r.start()
         except BaseException:
@@ -1364,21 +1539,22 @@ class Session(object):
     def start_task(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
                    pty=False, ansi_strip=False, stdin=False, output_limit=None,
                    pty_size=None, limits=None, idle_timeout_ms=None, idle_action=None,
-                   on_input=None):
+                   on_input=None, redact_values=None, redact_own_env=False):
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
         pipe stays open). timeout_ms None/0: no timeout (the default); a
         task's timeout is not clamped to the session maximum.
         idle_timeout_ms with IDLE_END ends a silent task (a task is in the
         background already: IDLE_YIELD does nothing to it); on_input(run)
-        as for run(), with the task's Run.
+        as for run(), with the task's Run; redact_values and
+        redact_own_env as for run().
         LimitError when the session already holds its maximum of tasks
         (a finished Task keeps its slot until freed)."""
         if timeout_ms == 0 and not isinstance(timeout_ms, bool):
             timeout_ms = None   # a task without a timeout: leave it unset
         r = self._new_run(command, timeout_ms, cwd, env, on_output, pty, ansi_strip, stdin,
                           output_limit, pty_size, limits, None, idle_timeout_ms, idle_action,
-                          None, on_input)
+                          None, on_input, redact_values, redact_own_env)
         try:
             return r.start_task()
         except BaseException:
@@ -1644,6 +1820,19 @@ def _input_wait(p):
     return (name, text, bool(echo_off.value))
 
 
+def _spill(p, stream):
+    """What became of a stream's spill file: {"state": SPILL_*, "path"
+    (None for SPILL_NONE and SPILL_FAILED), "bytes" (in the file), "error"
+    (an errno value for SPILL_FAILED, else 0)}; the path, the run's, is
+    copied at once."""
+    path, n, err = _str(), _u64(), _int()
+    state = _lib.shexec_run_spill(p, stream, ctypes.byref(path), ctypes.byref(n),
+                                  ctypes.byref(err))
+    return {"state": _SPILL_NAMES.get(state, SPILL_NONE),
+            "path": os.fsdecode(path.value) if path.value is not None else None,
+            "bytes": n.value, "error": err.value}
+
+
 # What a Run reports, each read from a C run by one function: live while the
 # command runs (and for a task's run), copied once a foreground run finished.
 _RESULTS = {
@@ -1656,6 +1845,10 @@ _RESULTS = {
     "stderr_truncated": lambda p: bool(_lib.shexec_run_truncated(p, STDERR)),
     "stdout_total": lambda p: _lib.shexec_run_output_total(p, STDOUT),
     "stderr_total": lambda p: _lib.shexec_run_output_total(p, STDERR),
+    "stdout_spill": lambda p: _spill(p, STDOUT),
+    "stderr_spill": lambda p: _spill(p, STDERR),
+    "stdout_redactions": lambda p: _lib.shexec_run_redactions(p, STDOUT),
+    "stderr_redactions": lambda p: _lib.shexec_run_redactions(p, STDERR),
     "duration_ms": lambda p: _lib.shexec_run_duration_ms(p),
     "pid": lambda p: _lib.shexec_run_pid(p),
     "timeout_ms": lambda p: _lib.shexec_run_timeout_ms(p),
@@ -1722,7 +1915,10 @@ class Run(object):
     as, or was started as), deadline (DEADLINE_NONE, DEADLINE_TIMEOUT,
     DEADLINE_IDLE: which one ended a 'timed_out' run), input_wait
     (INPUT_NO, INPUT_WAITING, INPUT_UNKNOWN), prompt/prompt_text (what it
-    asks while it waits for input) and echo_off (a password prompt)."""
+    asks while it waits for input), echo_off (a password prompt),
+    stdout_spill/stderr_spill (where the whole text of a truncated stream
+    is: {"state", "path", "bytes", "error"}) and
+    stdout_redactions/stderr_redactions (how many secrets were hidden)."""
 
     _lib = _lib
 
@@ -1801,6 +1997,27 @@ class Run(object):
             raise StateError(ESTATE, "the run has already been started" if self._started
                              else "the run was closed")
         return s
+
+    def redact_value(self, name, value):
+        """Hide `value` (str or bytes) from this run's output too, as
+        Session.redact_value() does for every run: for a run not started yet
+        (state 'new', from Session.tool_prepare()); Session.run() and the
+        like take redact_values. StateError once started."""
+        n = _cstr(name, "redaction name")
+        v = _to_bytes(value, "redacted value")
+        s = self._session_of_new()
+        with s._guard():
+            sp = s._live()
+            _check(_lib.shexec_run_redact_value(self._new_ptr(), n, v, len(v)), sp)
+
+    def redact_own_env(self, on=True):
+        """Hide the values of this run's own variables whose names match the
+        session's redact_env() globs (the default globs when it has none),
+        for a run not started yet; StateError once started."""
+        s = self._session_of_new()
+        with s._guard():
+            sp = s._live()
+            _check(_lib.shexec_run_redact_own_env(self._new_ptr(), 1 if on else 0), sp)
 
     def start(self, on_output=None, on_input=None):
         """Start this run (state 'new') in the foreground and return it at
@@ -2180,6 +2397,34 @@ class Run(object):
         return self._result("stderr_total")
 
     @property
+    def stdout_spill(self):
+        """What became of stdout's spill file (Session.set_spill_dir):
+        {"state", "path", "bytes", "error"}. state SPILL_NONE (no spill dir,
+        or the stream stayed within its limit), SPILL_WRITING (still
+        running), SPILL_WHOLE (the file holds all of it), SPILL_CAPPED (its
+        first `bytes` bytes: file_max or the session's budget), SPILL_FAILED
+        (`error` is the errno; no file), SPILL_REMOVED (removed since, to
+        make room). The state is the one when the run's results were taken:
+        a finished run's file is removed with its session all the same."""
+        return dict(self._result("stdout_spill"))   # a copy, as for cost
+
+    @property
+    def stderr_spill(self):
+        """What became of stderr's spill file (see stdout_spill)."""
+        return dict(self._result("stderr_spill"))
+
+    @property
+    def stdout_redactions(self):
+        """How many secrets were hidden in stdout (redact_value, redact_env,
+        redact_shapes, the run's redact_values)."""
+        return self._result("stdout_redactions")
+
+    @property
+    def stderr_redactions(self):
+        """How many secrets were hidden in stderr."""
+        return self._result("stderr_redactions")
+
+    @property
     def duration_ms(self):
         return self._result("duration_ms")
 
@@ -2483,6 +2728,14 @@ class Task(object):
 
     def truncated(self, stream="stdout"):
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_truncated")
+
+    def spill(self, stream="stdout"):
+        """What became of the stream's spill file (Run.stdout_spill)."""
+        return dict(self._run._result(_STREAM_NAMES[_stream(stream)] + "_spill"))
+
+    def redactions(self, stream="stdout"):
+        """How many secrets were hidden in the stream so far."""
+        return self._run._result(_STREAM_NAMES[_stream(stream)] + "_redactions")
 
     def write(self, data):
         """Queue input (the task needs stdin=True, or a pty). PipeError when

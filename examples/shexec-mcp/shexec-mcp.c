@@ -28,9 +28,17 @@
  * A command's exit code, and a signal that ended it, are data for the model:
  * isError marks what the tool could not do (a timeout, bad arguments, a
  * command that could not start), unless --error-on-nonzero-exit asks for
- * the stricter rule. Client messages are read strictly: a repeated key or a
- * NUL inside a method name is refused, never half-matched, and every message
- * that needs an answer gets exactly one.
+ * the stricter rule.
+ *
+ * Output reaches a model, and whatever logs it, with secrets hidden: the
+ * values of the environment's sensitive variables, key-shaped words and PEM
+ * private keys become [REDACTED:NAME] unless --no-redact (OUTPUT FOR MODELS
+ * in shexec.h). With --spill-dir the whole text of a stream cut at its
+ * limit is kept in a file the result names.
+ *
+ * Client messages are read strictly: a repeated key or a NUL inside a
+ * method name is refused, never half-matched, and every message that needs
+ * an answer gets exactly one.
  *
  * Uses only the public API (include/shexec_tool.h, shexec.h), and the library's strict
  * JSON parser and writer (lib/json.c, lib/buf.c) compiled into it: one
@@ -363,6 +371,37 @@ static void put_cost(shx_buf *t, shexec_run *r)
     shx_buf_puts(t, "\n");
 }
 
+/* The text form of the tool layer's "full_output" and "redacted": where
+ * the whole text of a stream cut at its limit is kept (the spill file; the
+ * truncation notice names it too, but a line of its own is what a model
+ * scanning the result finds) and how many secrets were hidden. */
+static void put_kept(shx_buf *t, const shexec_run *r)
+{
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        const char *path;
+        uint64_t bytes;
+        int state = shexec_run_spill(r, stream, &path, &bytes, NULL);
+        if (!path || state == SHEXEC_SPILL_REMOVED)
+            continue; /* none, or gone: the notice says why */
+        shx_buf_printf(t, "full_output: %s in ", stream == SHEXEC_STDOUT ? "stdout" : "stderr");
+        shx_buf_puts(t, path);
+        if (state == SHEXEC_SPILL_WRITING)
+            shx_buf_printf(t, " (%llu bytes so far: the command still writes it)\n",
+                           (unsigned long long)bytes);
+        else if (state == SHEXEC_SPILL_CAPPED)
+            shx_buf_printf(t, " (only its first %llu bytes: the spill file's cap)\n",
+                           (unsigned long long)bytes);
+        else
+            shx_buf_printf(t, " (the whole stream, %llu bytes: read the parts you need with "
+                           "grep, sed -n, head or tail)\n", (unsigned long long)bytes);
+    }
+    uint64_t hidden = shexec_run_redactions(r, SHEXEC_STDOUT) +
+                      shexec_run_redactions(r, SHEXEC_STDERR);
+    if (hidden)
+        shx_buf_printf(t, "redacted: %llu (secrets hidden from the output, each shown as "
+                       "[REDACTED:NAME])\n", (unsigned long long)hidden);
+}
+
 static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
 {
     shexec_run *r = c->run;
@@ -406,6 +445,7 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
         shx_buf_puts(t, "leftovers: killed (the command left processes running that could not be "
                    "kept as a background task: the task table was full or they could not be "
                    "tracked)\n");
+    put_kept(t, r);
     const char *notice = shexec_run_notice(r);
     if (*notice)
         shx_buf_printf(t, "notice: %s\n", notice);
@@ -479,6 +519,7 @@ static void format_task(shexec_task *t, int new_only, const char *status, shx_bu
     }
     if (!done)
         put_input_wait(text, r);
+    put_kept(text, r);
 }
 
 /* A foreground command answered while it still runs (shexec_run_yielded():
@@ -507,6 +548,7 @@ static void format_yielded(server *sv, const call *c, int why, const char *task_
     }
     put_output(t, r);
     put_input_wait(t, r);
+    put_kept(t, r);
     shx_buf_printf(t, "elapsed_ms: %llu\n", (unsigned long long)shexec_run_duration_ms(r));
     if (shexec_run_input_wait(r, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING && c->takes_input)
         shx_buf_puts(t, "The command waits for input and goes on as this background task: "
@@ -1334,6 +1376,25 @@ static void usage(FILE *f)
             "                                   signal ends it (default: only on a timeout and\n"
             "                                   when the command could not run: an exit code is\n"
             "                                   data)\n"
+            "  --spill-dir DIR                  keep the whole text of a stream cut at the output\n"
+            "                                   limit (30000 characters) in a file of DIR (an\n"
+            "                                   absolute path), named in the result; the files are\n"
+            "                                   removed when the server exits (default: no files)\n"
+            "  --spill-keep                     leave the spill files when the server exits\n"
+            "  --spill-max BYTES                at most this much of a stream in its file (K, M, G\n"
+            "                                   suffixes: binary; default 64M)\n"
+            "  --notice-first                   put the truncation notice before the kept text\n"
+            "                                   (default: after it)\n"
+            "  --redact-glob GLOB               hide the values (8 bytes or more) of the variables\n"
+            "                                   whose names match GLOB, as [REDACTED:NAME]\n"
+            "                                   (repeatable; replaces the defaults *KEY* *SECRET*\n"
+            "                                   *TOKEN* *PASSWORD* *CREDENTIAL*)\n"
+            "  --redact-file FILE               also hide the VALUE of each NAME=VALUE line of FILE\n"
+            "                                   as [REDACTED:NAME] (the rest of the line, as is;\n"
+            "                                   empty lines and lines starting with # skipped)\n"
+            "  --no-redact                      hide nothing (default: the values of the variables\n"
+            "                                   the globs match, words shaped like API keys and PEM\n"
+            "                                   private keys are hidden from all output)\n"
             "  --containment WHERE              hold each command's processes in a cgroup v2 of its\n"
             "                                   own, so that daemons that detach are ended with it:\n"
             "                                   auto (default: below the server's own cgroup, where\n"
@@ -1473,6 +1534,132 @@ static int configure_tools(server *sv, int no_bash, const char *disable)
     return 0;
 }
 
+/* The flags that shape what the model reads of a command's output. */
+typedef struct {
+    const char *spill_dir;  /* NULL: no spill files */
+    const char *spill_max;  /* --spill-max as given, or NULL */
+    int spill_keep;
+    int notice_first;
+    int no_redact;
+    const char **redact_globs; /* --redact-glob values (room for argc) */
+    size_t n_redact_globs;
+    const char **redact_files; /* --redact-file values (room for argc) */
+    size_t n_redact_files;
+} output_flags;
+
+/* Hide the value of each NAME=VALUE line of a file under its NAME: secrets
+ * the server cannot find in its environment (a value on the command line
+ * would show in ps). The value is the rest of the line after the first
+ * '=', as it is: no quotes, no escapes (a CR before the newline is
+ * dropped: a file saved with CRLF). Empty lines and lines that start with
+ * '#' are skipped. A bad line stops the server, named by its number only:
+ * its text may be a secret, and the server's log is no place for it. */
+static int load_redact_file(shexec_session *s, const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        log_msg("--redact-file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    unsigned long number = 0;
+    int rc = 0;
+    errno = 0;
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        number++;
+        if (len && line[len - 1] == '\n')
+            len--;
+        if (len && line[len - 1] == '\r')
+            len--;
+        if (!len || line[0] == '#')
+            continue;
+        char *eq = memchr(line, '=', (size_t)len);
+        if (!eq) {
+            log_msg("--redact-file %s: line %lu is not NAME=VALUE", path, number);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        /* a NUL in the name would cut it short as a C string */
+        if (memchr(line, '\0', (size_t)(eq - line))) {
+            log_msg("--redact-file %s: line %lu: a name is letters, digits and '_' only", path,
+                    number);
+            rc = -1;
+        } else if (shexec_session_redact_value(s, line, eq + 1,
+                                               (size_t)(line + len - (eq + 1))) != SHEXEC_OK) {
+            /* the library's message names the rule broken, never the value */
+            log_msg("--redact-file %s: line %lu: %s", path, number, shexec_session_errmsg(s));
+            rc = -1;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        log_msg("--redact-file %s: %s", path, strerror(errno ? errno : EIO));
+        rc = -1;
+    }
+    if (line)
+        explicit_bzero(line, cap); /* the library keeps its own copy */
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Spill files, the notice's place and redaction, as the flags say. Hidden
+ * by default: the output goes to a model (and whatever it logs), and the
+ * environment a client starts the server with often holds its API tokens. */
+static int configure_output(shexec_session *s, const output_flags *o)
+{
+    if (!o->spill_dir && (o->spill_keep || o->spill_max)) {
+        log_msg("%s needs --spill-dir", o->spill_keep ? "--spill-keep" : "--spill-max");
+        return -1;
+    }
+    if (o->spill_dir) {
+        uint64_t file_max = 0, total_max = 0; /* 0: the library's defaults */
+        if (o->spill_max && parse_limit(SHEXEC_LIMIT_MEMORY, o->spill_max, &file_max) != 0) {
+            log_msg("--spill-max: \"%s\" is no size (64M, 1G, bytes)", o->spill_max);
+            return -1;
+        }
+        /* the session's budget holds at least one whole file */
+        if (file_max > SHEXEC_DEFAULT_SPILL_TOTAL_MAX)
+            total_max = file_max;
+        if (shexec_session_set_spill_dir(s, o->spill_dir, file_max, total_max,
+                                         o->spill_keep ? SHEXEC_SPILL_KEEP_FILES : 0) !=
+            SHEXEC_OK) {
+            log_msg("--spill-dir %s: %s", o->spill_dir, shexec_session_errmsg(s));
+            return -1;
+        }
+    }
+    if (o->notice_first &&
+        shexec_session_set_notice_position(s, SHEXEC_NOTICE_FIRST) != SHEXEC_OK) {
+        log_msg("--notice-first: %s", shexec_session_errmsg(s));
+        return -1;
+    }
+    if (o->no_redact) {
+        /* asked to hide some secrets and none: which was meant is unclear */
+        if (o->n_redact_globs || o->n_redact_files) {
+            log_msg("--no-redact contradicts --redact-%s", o->n_redact_globs ? "glob" : "file");
+            return -1;
+        }
+        return 0;
+    }
+    /* no --redact-glob: NULL, the library's default globs */
+    if (shexec_session_redact_env(s, o->n_redact_globs ? o->redact_globs : NULL,
+                                  o->n_redact_globs) != SHEXEC_OK) {
+        log_msg("--redact-glob: %s", shexec_session_errmsg(s));
+        return -1;
+    }
+    if (shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES | SHEXEC_REDACT_PRIVATE_KEYS) !=
+        SHEXEC_OK) {
+        log_msg("redaction: %s", shexec_session_errmsg(s));
+        return -1;
+    }
+    for (size_t i = 0; i < o->n_redact_files; i++)
+        if (load_redact_file(s, o->redact_files[i]) != 0)
+            return -1;
+    return 0;
+}
+
 static void install_signals(server *sv)
 {
     if (pipe2(sv->sig_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
@@ -1550,7 +1737,26 @@ static void serve(server *sv)
     free(fds);
 }
 
+static int serve_main(int argc, char **argv, output_flags out);
+
+/* The flags' lists, sized by argc, live around the rest of main, so that
+ * every way out of it frees them. */
 int main(int argc, char **argv)
+{
+    output_flags out = {0};
+    out.redact_globs = calloc((size_t)argc, sizeof *out.redact_globs);
+    out.redact_files = calloc((size_t)argc, sizeof *out.redact_files);
+    int rc = 1;
+    if (!out.redact_globs || !out.redact_files)
+        log_msg("out of memory");
+    else
+        rc = serve_main(argc, argv, out);
+    free(out.redact_globs);
+    free(out.redact_files);
+    return rc;
+}
+
+static int serve_main(int argc, char **argv, output_flags out)
 {
     server sv;
     memset(&sv, 0, sizeof sv);
@@ -1577,6 +1783,20 @@ int main(int argc, char **argv)
             sv.error_on_nonzero_exit = 1;
         } else if (strcmp(argv[i], "--agent-env") == 0) {
             agent_env = 1;
+        } else if (strcmp(argv[i], "--spill-keep") == 0) {
+            out.spill_keep = 1;
+        } else if (strcmp(argv[i], "--notice-first") == 0) {
+            out.notice_first = 1;
+        } else if (strcmp(argv[i], "--no-redact") == 0) {
+            out.no_redact = 1;
+        } else if ((v = flag_value(argc, argv, &i, "--spill-dir"))) {
+            out.spill_dir = v;
+        } else if ((v = flag_value(argc, argv, &i, "--spill-max"))) {
+            out.spill_max = v;
+        } else if ((v = flag_value(argc, argv, &i, "--redact-glob"))) {
+            out.redact_globs[out.n_redact_globs++] = v;
+        } else if ((v = flag_value(argc, argv, &i, "--redact-file"))) {
+            out.redact_files[out.n_redact_files++] = v;
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
             workdir = v;
         } else if ((v = flag_value(argc, argv, &i, "--timeout"))) {
@@ -1703,6 +1923,10 @@ int main(int argc, char **argv)
         log_msg("no watchdog (commands would outlive a killed server): %s",
                 shexec_session_errmsg(sv.s));
     if (configure_tools(&sv, no_bash, disable) != 0) {
+        shexec_session_free(sv.s);
+        return 2;
+    }
+    if (configure_output(sv.s, &out) != 0) {
         shexec_session_free(sv.s);
         return 2;
     }

@@ -18,7 +18,7 @@ FUZZ_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FUZZ_CC          ?= clang
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 10
-FUZZ_ALL         := json tool record sentinel capture ansi env shstate replay cgroupfs
+FUZZ_ALL         := json tool record sentinel capture ansi env shstate replay cgroupfs redact
 FUZZ_TARGETS     ?= $(FUZZ_ALL)
 FUZZ_OUT         := build/fuzz
 FUZZ_DIR         := test/fuzz
@@ -41,6 +41,7 @@ FUZZ_LIB_env      := lib/env.c lib/glob.c
 FUZZ_LIB_shstate  := lib/shstate.c lib/buf.c
 FUZZ_LIB_replay   := lib/replay.c lib/shstate.c lib/shfuncs.c lib/buf.c
 FUZZ_LIB_cgroupfs := lib/cgroupfs.c
+FUZZ_LIB_redact   := lib/acreplace.c lib/keyscan.c lib/buf.c
 
 # Bounds made small enough for the fuzzer to reach them (the library's own
 # are megabytes): the record and the in-band directory at 4096 bytes.
@@ -60,6 +61,7 @@ FUZZ_MAXLEN_env      := 4096
 FUZZ_MAXLEN_shstate  := 4096
 FUZZ_MAXLEN_replay   := 4096
 FUZZ_MAXLEN_cgroupfs := 4096
+FUZZ_MAXLEN_redact   := 4096
 
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SPECS = $(foreach t,$(FUZZ_TARGETS),$(t):$(FUZZ_MAXLEN_$(t)))

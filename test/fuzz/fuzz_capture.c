@@ -9,8 +9,10 @@
  * that fits the head, then the longest suffix of the rest that fits the
  * tail. The capture, fed whole and in chunks, must keep exactly that
  * (so no UTF-8 sequence is ever split and the kept size is within the
- * limit), count the exact totals, and render head + notice + tail with the
- * documented wording.
+ * limit), count the exact totals (in units, and in characters and bytes
+ * kept and left out, which the notice gives whatever the unit), and render
+ * head, marker and tail with the notice first or last, with and without a
+ * `full` clause, in the documented wording.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -28,12 +30,13 @@ typedef struct expect {
     size_t head_bytes;    /* the head is s[0, head_bytes) */
     size_t tail_from;     /* the tail is s[tail_from, n); tail_from == n: none */
     uint64_t head_units, tail_units, total_units;
+    uint64_t head_chars, tail_chars, total_chars; /* whatever the unit */
 } expect;
 
 /* What capture.h promises, from the whole stream. */
 static expect model(const unsigned char *s, size_t n, uint64_t limit, int unit, int keep)
 {
-    expect e = {0, n, 0, 0, 0};
+    expect e = {0, n, 0, 0, 0, 0, 0, 0};
     /* character boundaries and sizes */
     size_t nch = 0;
     size_t *start = malloc((n + 1) * sizeof *start);
@@ -43,6 +46,7 @@ static expect model(const unsigned char *s, size_t n, uint64_t limit, int unit, 
         i += fz_char_len(s + i, n - i);
     }
     start[nch] = n;
+    e.total_chars = nch;
 #define UNITS(c) (unit == SHEXEC_UNIT_BYTES ? (uint64_t)(start[(c) + 1] - start[(c)]) : 1u)
     for (size_t c = 0; c < nch; c++)
         e.total_units += UNITS(c);
@@ -53,6 +57,7 @@ static expect model(const unsigned char *s, size_t n, uint64_t limit, int unit, 
         c++;
     }
     e.head_bytes = start[c];
+    e.head_chars = c;
     if (keep == SHEXEC_KEEP_HEAD_TAIL && c < nch) {
         /* head room a too-big character left unused goes to the tail */
         uint64_t tail_cap = limit - e.head_units;
@@ -62,6 +67,7 @@ static expect model(const unsigned char *s, size_t n, uint64_t limit, int unit, 
             e.tail_units += UNITS(t);
         }
         e.tail_from = start[t];
+        e.tail_chars = nch - t;
     }
 #undef UNITS
     free(start);
@@ -123,28 +129,74 @@ static void check(const shx_capture *c, const unsigned char *s, size_t n, uint64
     FZ_CHECK(c->dropped_units == dropped, "dropped %" PRIu64 ", want %" PRIu64,
              c->dropped_units, dropped);
     FZ_CHECK(shx_capture_truncated(c) == (dropped > 0), "truncated flag");
+    /* the notice counts characters and bytes whatever the unit */
+    uint64_t dropped_chars = e->total_chars - e->head_chars - e->tail_chars;
+    uint64_t dropped_bytes = (uint64_t)(e->tail_from - e->head_bytes);
+    FZ_CHECK(c->total_chars == e->total_chars, "total %" PRIu64 " characters, want %" PRIu64,
+             c->total_chars, e->total_chars);
+    FZ_CHECK(c->head_chars == e->head_chars && c->tail_chars == e->tail_chars,
+             "kept %" PRIu64 " + %" PRIu64 " characters, want %" PRIu64 " + %" PRIu64,
+             c->head_chars, c->tail_chars, e->head_chars, e->tail_chars);
+    FZ_CHECK(c->dropped_chars == dropped_chars, "dropped %" PRIu64 " characters, want %" PRIu64,
+             c->dropped_chars, dropped_chars);
+    FZ_CHECK(shx_capture_dropped_bytes(c) == dropped_bytes,
+             "dropped %" PRIu64 " bytes, want %" PRIu64, shx_capture_dropped_bytes(c),
+             dropped_bytes);
     /* valid UTF-8 in, valid UTF-8 kept: a cut never lands inside a sequence */
     if (fz_utf8_valid(s, n))
         FZ_CHECK(fz_utf8_valid(c->head.data, c->head.len) && fz_utf8_valid(tail.data, tail.len),
                  "kept text of valid input is not valid UTF-8");
 
-    shx_buf r = SHX_BUF_INIT, want = SHX_BUF_INIT;
-    shx_buf_puts(&r, "stale");
-    FZ_CHECK(shx_capture_render(c, &r) == 0, "render");
-    shx_buf_append(&want, s, e->head_bytes);
-    if (dropped > 0 && limit > 0) {
-        if (keep == SHEXEC_KEEP_HEAD_TAIL)
-            shx_buf_printf(&want, "\n[output truncated: %" PRIu64 " %s in total, %" PRIu64
-                                  " omitted here]\n", e->total_units, what, dropped);
-        else
-            shx_buf_printf(&want, "\n[output truncated: %" PRIu64 " %s in total, the first %"
-                                  PRIu64 " shown]\n", e->total_units, what, e->head_units);
+    /* every placement of the notice, with and without a `full` clause */
+    static const char *const fulls[] = {NULL, "full output (99 bytes) in /tmp/x%s.txt"};
+    for (int first = 0; first <= 1; first++) {
+        for (size_t f = 0; f < sizeof fulls / sizeof fulls[0]; f++) {
+            shx_buf r = SHX_BUF_INIT, want = SHX_BUF_INIT, notice = SHX_BUF_INIT;
+            shx_buf_puts(&r, "stale");
+            FZ_CHECK(shx_capture_render(c, &r, first, fulls[f]) == 0, "render");
+            int truncated = dropped > 0 && limit > 0;
+            if (truncated) {
+                if (keep == SHEXEC_KEEP_HEAD_TAIL)
+                    shx_buf_printf(&notice,
+                                   "[output truncated: kept the first %" PRIu64 " and the last %"
+                                   PRIu64 " characters (%zu + %zu bytes) of %" PRIu64 " (%zu "
+                                   "bytes); %" PRIu64 " characters (%" PRIu64 " bytes) omitted "
+                                   "in the middle",
+                                   e->head_chars, e->tail_chars, e->head_bytes, n - e->tail_from,
+                                   e->total_chars, n, dropped_chars, dropped_bytes);
+                else
+                    shx_buf_printf(&notice,
+                                   "[output truncated: kept the first %" PRIu64 " characters (%zu "
+                                   "bytes) of %" PRIu64 " (%zu bytes); %" PRIu64 " characters (%"
+                                   PRIu64 " bytes) omitted",
+                                   e->head_chars, e->head_bytes, e->total_chars, n, dropped_chars,
+                                   dropped_bytes);
+                if (fulls[f])
+                    shx_buf_printf(&notice, "; %s", fulls[f]);
+                shx_buf_putc(&notice, ']');
+            }
+            if (truncated && first) {
+                shx_buf_append(&want, notice.data, notice.len);
+                shx_buf_putc(&want, '\n');
+            }
+            shx_buf_append(&want, s, e->head_bytes);
+            if (truncated && keep == SHEXEC_KEEP_HEAD_TAIL)
+                shx_buf_printf(&want, "\n[... %" PRIu64 " characters (%" PRIu64 " bytes) omitted "
+                                      "...]\n", dropped_chars, dropped_bytes);
+            shx_buf_append(&want, s + e->tail_from, n - e->tail_from);
+            if (truncated && !first) {
+                shx_buf_putc(&want, '\n');
+                shx_buf_append(&want, notice.data, notice.len);
+                shx_buf_putc(&want, '\n');
+            }
+            FZ_CHECK(fz_mem_eq(r.data, r.len, want.data, want.len),
+                     "rendered (notice %s, full %s):\n%s\nwant:\n%s", first ? "first" : "last",
+                     fulls[f] ? "given" : "none", r.data, want.data);
+            shx_buf_free(&r);
+            shx_buf_free(&want);
+            shx_buf_free(&notice);
+        }
     }
-    shx_buf_append(&want, s + e->tail_from, n - e->tail_from);
-    FZ_CHECK(fz_mem_eq(r.data, r.len, want.data, want.len), "rendered:\n%s\nwant:\n%s",
-             r.data, want.data);
-    shx_buf_free(&r);
-    shx_buf_free(&want);
     shx_buf_free(&tail);
 }
 

@@ -12,11 +12,14 @@ export const SERVER = process.env.SHEXEC_MCP || resolve(here, '../../build/examp
 
 if (!existsSync(SERVER)) throw new Error(`${SERVER} not built (make examples)`);
 
+// options.env: variables the server gets besides the SDK's default few
+// (HOME, PATH, ...), as a client's configuration would give them.
 export async function connect(args = [], options = {}) {
   const transport = new StdioClientTransport({
     command: SERVER,
     args,
     cwd: options.cwd,
+    env: options.env,
     stderr: 'pipe',
   });
   const client = new Client({ name: 'shexec-mcp-test', version: '1.0.0' });

@@ -226,7 +226,8 @@ class TestRuns(Base):
         self.assertTrue(r.truncated)
         self.assertFalse(r.stderr_truncated)
         self.assertEqual(r.stdout_total, 100)
-        self.assertTrue(r.stdout.startswith(b"x" * 10 + b"\n[output truncated: 100 bytes"))
+        self.assertEqual(r.stdout, b"x" * 10 + b"\n[output truncated: kept the first 10 characters "
+                         b"(10 bytes) of 100 (100 bytes); 90 characters (90 bytes) omitted]\n")
         r = s.run("echo short")
         self.assertFalse(r.truncated)
 

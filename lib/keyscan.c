@@ -1,0 +1,270 @@
+/*
+ * keyscan.c - secrets found by their shape (see keyscan.h).
+ *
+ * Two stages in a row: PEM blocks first (a block's base64 lines would
+ * otherwise be looked at as tokens), then key tokens. Each passes the bytes
+ * it has no doubt about in runs, so ordinary output costs a table lookup a
+ * byte and a copy.
+ */
+#include "keyscan.h"
+
+#include <string.h>
+
+enum { TOK_OUT, TOK_DECIDING, TOK_PLAIN, TOK_KEY };
+enum { LINE_START, LINE_PLAIN, LINE_HELD };
+
+typedef struct key_shape {
+    const char *prefix;
+    size_t min_tail; /* token bytes after the prefix that make it a key */
+    const char *marker;
+} key_shape;
+
+/* A prefix that starts another comes before it (sk-ant- before sk-). */
+static const key_shape shapes[] = {
+    {"github_pat_", 22, "[REDACTED:GITHUB_TOKEN]"},
+    {"ghp_", 30, "[REDACTED:GITHUB_TOKEN]"},
+    {"gho_", 30, "[REDACTED:GITHUB_TOKEN]"},
+    {"ghu_", 30, "[REDACTED:GITHUB_TOKEN]"},
+    {"ghs_", 30, "[REDACTED:GITHUB_TOKEN]"},
+    {"ghr_", 30, "[REDACTED:GITHUB_TOKEN]"},
+    {"sk-ant-", 32, "[REDACTED:ANTHROPIC_API_KEY]"},
+    {"sk-", 20, "[REDACTED:OPENAI_API_KEY]"},
+    {"AKIA", 16, "[REDACTED:AWS_ACCESS_KEY_ID]"},
+    {"xoxa-", 10, "[REDACTED:SLACK_TOKEN]"},
+    {"xoxb-", 10, "[REDACTED:SLACK_TOKEN]"},
+    {"xoxp-", 10, "[REDACTED:SLACK_TOKEN]"},
+};
+#define SHAPES (sizeof shapes / sizeof shapes[0])
+#define PEM_MARKER "[REDACTED:PRIVATE_KEY]"
+
+/* Byte classes: 0 ends a token; 1 is in one; 2 is in one and may start a
+ * key (the first bytes of the prefixes). A table: no branch per byte. */
+enum { NOT_TOKEN, IN_TOKEN, KEY_START };
+static const unsigned char byte_class[256] = {
+    ['-'] = 1, ['_'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1,
+    ['A'] = 2, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 2, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 2, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 2,
+    ['y'] = 1, ['z'] = 1,
+};
+
+void shx_keyscan_init(shx_keyscan *k, unsigned which)
+{
+    memset(k, 0, sizeof *k);
+    k->which = which;
+    k->mid = (shx_buf)SHX_BUF_INIT;
+}
+
+enum { DECIDE_WAIT = -1, DECIDE_PLAIN = -2 };
+
+/* Which shape the held token is (its index), or wait, or plain. At the
+ * token's end (`ended`) there is no waiting. */
+static int decide(const shx_keyscan *k, int ended)
+{
+    for (size_t i = 0; i < SHAPES; i++) {
+        if (shapes[i].prefix[0] != k->hold[0])
+            continue; /* most tokens: one comparison each */
+        size_t plen = strlen(shapes[i].prefix);
+        size_t common = k->hold_len < plen ? k->hold_len : plen;
+        if (memcmp(k->hold, shapes[i].prefix, common) != 0)
+            continue;
+        if (k->hold_len >= plen && k->hold_len - plen >= shapes[i].min_tail)
+            return (int)i;
+        if (!ended)
+            return DECIDE_WAIT; /* this one, or a longer prefix, may still come */
+    }
+    return DECIDE_PLAIN;
+}
+
+/* The held token, settled: a key's marker, or its bytes. */
+static int settle_token(shx_keyscan *k, int d, shx_buf *out)
+{
+    if (d >= 0) {
+        k->replaced++;
+        return shx_buf_puts(out, shapes[d].marker);
+    }
+    return shx_buf_append(out, k->hold, k->hold_len);
+}
+
+static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out)
+{
+    size_t pass = 0; /* bytes from here to i are passed unchanged */
+    size_t i = 0;
+    while (i < n) {
+        switch (k->tok_mode) {
+        case TOK_PLAIN: /* the rest of a token that is no key */
+            while (i < n && byte_class[p[i]])
+                i++;
+            if (i < n)
+                k->tok_mode = TOK_OUT;
+            break;
+        case TOK_KEY: /* the rest of a key: dropped */
+            while (i < n && byte_class[p[i]])
+                i++;
+            pass = i;
+            if (i < n)
+                k->tok_mode = TOK_OUT;
+            break;
+        case TOK_OUT: /* between tokens */
+            while (i < n && !byte_class[p[i]])
+                i++;
+            if (i == n)
+                break;
+            if (byte_class[p[i]] != KEY_START) {
+                k->tok_mode = TOK_PLAIN;
+                break;
+            }
+            if (shx_buf_append(out, p + pass, i - pass) != 0)
+                return -1;
+            k->tok_mode = TOK_DECIDING;
+            k->hold_len = 0;
+            break;
+        default: { /* TOK_DECIDING: held until it is a key or cannot be one */
+            unsigned char c = p[i];
+            if (!byte_class[c]) {
+                if (settle_token(k, decide(k, 1), out) != 0)
+                    return -1;
+                pass = i;
+                k->tok_mode = TOK_OUT;
+                break;
+            }
+            k->hold[k->hold_len++] = (char)c;
+            i++;
+            pass = i;
+            int d = decide(k, 0);
+            if (d == DECIDE_WAIT && k->hold_len < SHX_KEYSCAN_HOLD)
+                break;
+            if (settle_token(k, d, out) != 0)
+                return -1;
+            k->tok_mode = d >= 0 ? TOK_KEY : TOK_PLAIN;
+            break;
+        }
+        }
+    }
+    if (k->tok_mode == TOK_DECIDING)
+        return 0; /* held */
+    return shx_buf_append(out, p + pass, n - pass);
+}
+
+static int begins(const char *line, size_t len, const char *word)
+{
+    size_t w = strlen(word);
+    return len >= w && memcmp(line, word, w) == 0;
+}
+
+/* The held line (ending in '\n') opens a private-key block. */
+static int is_begin_line(const char *line, size_t len)
+{
+    static const char tail[] = "PRIVATE KEY-----";
+    size_t t = sizeof tail - 1;
+    len--; /* the newline */
+    if (len && line[len - 1] == '\r')
+        len--;
+    return begins(line, len, "-----BEGIN ") && len >= 11 + t &&
+           memcmp(line + len - t, tail, t) == 0;
+}
+
+/* The held line so far could still be the line this state looks for. */
+static int may_be(const shx_keyscan *k)
+{
+    const char *word = k->in_block ? "-----END " : "-----BEGIN ";
+    size_t w = strlen(word);
+    size_t common = k->line_len < w ? k->line_len : w;
+    return memcmp(k->line, word, common) == 0 && k->line_len < SHX_KEYSCAN_LINE;
+}
+
+static int pem(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out)
+{
+    size_t pass = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (k->line_mode == LINE_PLAIN) {
+            const unsigned char *nl = memchr(p + i, '\n', n - i);
+            if (!nl)
+                break;
+            i = (size_t)(nl - p);
+            k->line_mode = LINE_START;
+            k->line_len = 0;
+            continue;
+        }
+        /* LINE_START / LINE_HELD: the line is held while it may matter */
+        if (k->line_mode == LINE_START && !k->in_block &&
+            shx_buf_append(out, p + pass, i - pass) != 0)
+            return -1;
+        k->line_mode = LINE_HELD;
+        k->line[k->line_len++] = (char)c;
+        pass = i + 1;
+        if (c == '\n') {
+            if (k->in_block) {
+                if (begins(k->line, k->line_len, "-----END ")) {
+                    k->in_block = 0;
+                    if (shx_buf_putc(out, '\n') != 0)
+                        return -1;
+                }
+            } else if (is_begin_line(k->line, k->line_len)) {
+                k->in_block = 1;
+                k->replaced++;
+                if (shx_buf_puts(out, PEM_MARKER) != 0)
+                    return -1;
+            } else if (shx_buf_append(out, k->line, k->line_len) != 0) {
+                return -1;
+            }
+            k->line_mode = LINE_START;
+            k->line_len = 0;
+        } else if (!may_be(k)) {
+            if (!k->in_block && shx_buf_append(out, k->line, k->line_len) != 0)
+                return -1;
+            k->line_mode = LINE_PLAIN;
+        }
+    }
+    if (k->line_mode != LINE_HELD && !k->in_block)
+        return shx_buf_append(out, p + pass, n - pass);
+    return 0;
+}
+
+int shx_keyscan_feed(shx_keyscan *k, const void *data, size_t len, shx_buf *out)
+{
+    const unsigned char *p = data;
+    if (len == 0)
+        return 0;
+    if (!(k->which & SHX_KEYSCAN_PEM))
+        return k->which & SHX_KEYSCAN_TOKENS ? tokens(k, p, len, out)
+                                             : shx_buf_append(out, p, len);
+    if (!(k->which & SHX_KEYSCAN_TOKENS))
+        return pem(k, p, len, out);
+    shx_buf_clear(&k->mid);
+    if (pem(k, p, len, &k->mid) != 0)
+        return -1;
+    return tokens(k, (const unsigned char *)k->mid.data, k->mid.len, out);
+}
+
+int shx_keyscan_finish(shx_keyscan *k, shx_buf *out)
+{
+    shx_buf *into = (k->which & SHX_KEYSCAN_TOKENS) ? &k->mid : out;
+    shx_buf_clear(&k->mid);
+    if ((k->which & SHX_KEYSCAN_PEM) && k->line_mode == LINE_HELD && !k->in_block &&
+        shx_buf_append(into, k->line, k->line_len) != 0)
+        return -1;
+    k->line_mode = LINE_START;
+    k->line_len = 0;
+    if (!(k->which & SHX_KEYSCAN_TOKENS))
+        return 0;
+    /* a space ends a token being decided; it is then taken back off */
+    if (shx_buf_putc(&k->mid, ' ') != 0 ||
+        tokens(k, (const unsigned char *)k->mid.data, k->mid.len, out) != 0)
+        return -1;
+    out->len--;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+void shx_keyscan_free(shx_keyscan *k)
+{
+    shx_buf_free(&k->mid);
+}

@@ -1,0 +1,48 @@
+/*
+ * keyscan.h - finding secrets by their shape in a stream, where no value is
+ * known beforehand: PEM private-key blocks, and tokens (runs of letters,
+ * digits, '_' and '-') that start with a known key prefix and are long
+ * enough to be a key: github_pat_, ghp_/gho_/ghu_/ghs_/ghr_ (GitHub),
+ * sk-ant- (Anthropic), sk- (OpenAI), AKIA (AWS access key id), xoxa-/xoxb-/
+ * xoxp- (Slack). A token is replaced whole, a block from its BEGIN line to
+ * its END line; a block without an END line hides the rest of the stream.
+ * A token is held back while it could still become a key (at most 64
+ * bytes), a line while it could still be a BEGIN line (at most 96).
+ * Pure and linear in the bytes fed.
+ */
+#ifndef SHX_KEYSCAN_H
+#define SHX_KEYSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+enum { SHX_KEYSCAN_TOKENS = 1, SHX_KEYSCAN_PEM = 2 };
+
+#define SHX_KEYSCAN_HOLD 64
+#define SHX_KEYSCAN_LINE 96
+
+typedef struct shx_keyscan {
+    unsigned which;             /* SHX_KEYSCAN_* */
+    /* tokens */
+    int tok_mode;               /* outside a token, deciding, plain, a key */
+    char hold[SHX_KEYSCAN_HOLD];
+    size_t hold_len;
+    /* PEM blocks */
+    int line_mode;              /* a line that may be a BEGIN (or END) line, plain, ... */
+    int in_block;
+    char line[SHX_KEYSCAN_LINE];
+    size_t line_len;
+    shx_buf mid;                /* between the two stages */
+    uint64_t replaced;          /* keys and blocks replaced */
+} shx_keyscan;
+
+void shx_keyscan_init(shx_keyscan *k, unsigned which);
+/* Scan len bytes; what is settled is appended to out. 0 or -1 (ENOMEM). */
+int shx_keyscan_feed(shx_keyscan *k, const void *data, size_t len, shx_buf *out);
+/* End of stream: append what is held back. 0 or -1. */
+int shx_keyscan_finish(shx_keyscan *k, shx_buf *out);
+void shx_keyscan_free(shx_keyscan *k);
+
+#endif

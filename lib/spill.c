@@ -1,0 +1,302 @@
+/*
+ * spill.c - a stream's whole text in a file (see spill.h).
+ */
+#include "spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "shexec.h"
+
+struct shx_spill_file {
+    shx_spill_file *prev, *next;  /* oldest to newest */
+    shx_spill *owner;             /* the stream writing or having written it, or NULL */
+    char *path;
+    uint64_t size;
+};
+
+int shx_spill_dir_init(shx_spill_dir *d, const char *path, uint64_t file_max, uint64_t total_max,
+                       int keep)
+{
+    memset(d, 0, sizeof *d);
+    d->path = strdup(path);
+    if (!d->path)
+        return -1;
+    d->file_max = file_max;
+    d->total_max = total_max;
+    d->keep = keep;
+    return 0;
+}
+
+static void unlink_record(shx_spill_dir *d, shx_spill_file *f)
+{
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        d->oldest = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    else
+        d->newest = f->prev;
+    d->total -= f->size;
+}
+
+static void close_fd(shx_spill *sp)
+{
+    if (sp->fd >= 0) {
+        close(sp->fd);
+        sp->fd = -1;
+    }
+}
+
+/* Remove a file and its record; its stream is told. */
+static void remove_file(shx_spill_dir *d, shx_spill_file *f, int state)
+{
+    unlink_record(d, f);
+    if (f->owner) {
+        close_fd(f->owner);
+        f->owner->file = NULL;
+        f->owner->state = state;
+    }
+    (void)unlink(f->path);
+    free(f->path);
+    free(f);
+}
+
+void shx_spill_dir_free(shx_spill_dir *d)
+{
+    shx_spill_file *f = d->oldest, *next;
+    d->oldest = d->newest = NULL;
+    d->total = 0;
+    for (; f; f = next) {
+        next = f->next;
+        shx_spill *sp = f->owner;
+        if (sp) {
+            close_fd(sp);
+            sp->file = NULL;
+            sp->dir = NULL;
+            if (!d->keep)
+                sp->state = SHEXEC_SPILL_REMOVED;
+            else if (sp->state == SHEXEC_SPILL_WRITING)
+                sp->state = sp->dropped ? SHEXEC_SPILL_CAPPED : SHEXEC_SPILL_WHOLE;
+        }
+        if (!d->keep)
+            (void)unlink(f->path);
+        free(f->path);
+        free(f);
+    }
+    free(d->path);
+    d->path = NULL;
+}
+
+void shx_spill_init(shx_spill *sp, shx_spill_dir *d, uint64_t run_seq, const char *stream)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->dir = d;
+    sp->fd = -1;
+    sp->state = SHEXEC_SPILL_NONE;
+    (void)snprintf(sp->label, sizeof sp->label, "%ld-%llu-%s", (long)getpid(),
+             (unsigned long long)run_seq, stream);
+}
+
+int shx_spill_started(const shx_spill *sp)
+{
+    return sp->path != NULL || sp->state != SHEXEC_SPILL_NONE;
+}
+
+static void fail(shx_spill *sp, int err)
+{
+    sp->err = err;
+    if (sp->file)
+        remove_file(sp->dir, sp->file, SHEXEC_SPILL_FAILED);
+    close_fd(sp);
+    sp->state = SHEXEC_SPILL_FAILED;
+}
+
+/* Room for n more bytes within the session's budget, the oldest files of
+ * others removed first to make it. How many bytes may be written. */
+static uint64_t make_room(shx_spill *sp, uint64_t n)
+{
+    shx_spill_dir *d = sp->dir;
+    shx_spill_file *next;
+    for (shx_spill_file *f = d->oldest; f && d->total + n > d->total_max; f = next) {
+        next = f->next;
+        if (f->owner != sp)
+            remove_file(d, f, SHEXEC_SPILL_REMOVED);
+    }
+    uint64_t room = d->total_max > d->total ? d->total_max - d->total : 0;
+    return n < room ? n : room;
+}
+
+void shx_spill_write(shx_spill *sp, const char *data, size_t len)
+{
+    if (sp->state != SHEXEC_SPILL_WRITING || len == 0)
+        return;
+    uint64_t want = len;
+    uint64_t own_room = sp->dir->file_max > sp->written ? sp->dir->file_max - sp->written : 0;
+    if (want > own_room)
+        want = own_room;
+    want = make_room(sp, want);
+    sp->dropped += len - want;
+    size_t off = 0;
+    while (off < want) {
+        ssize_t n = write(sp->fd, data + off, (size_t)want - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fail(sp, n < 0 ? errno : ENOSPC);
+            return;
+        }
+        off += (size_t)n;
+        sp->written += (uint64_t)n;
+        sp->file->size += (uint64_t)n;
+        sp->dir->total += (uint64_t)n;
+    }
+}
+
+void shx_spill_open(shx_spill *sp)
+{
+    if (!sp->dir || shx_spill_started(sp))
+        return;
+    shx_buf name = SHX_BUF_INIT;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        shx_buf_clear(&name);
+        if (shx_buf_printf(&name, "%s/shexec-%s%s%.0d.txt", sp->dir->path, sp->label,
+                           attempt ? "-" : "", attempt) != 0) {
+            shx_buf_free(&name);
+            sp->state = SHEXEC_SPILL_FAILED;
+            sp->err = ENOMEM;
+            return;
+        }
+        fd = open(name.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    int err = errno;
+    shx_spill_file *f = fd >= 0 ? calloc(1, sizeof *f) : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            (void)unlink(name.data);
+            close(fd);
+            err = ENOMEM;
+        }
+        shx_buf_free(&name);
+        sp->state = SHEXEC_SPILL_FAILED;
+        sp->err = err;
+        return;
+    }
+    const char *made = name.data ? name.data : "";
+    f->path = strdup(made);
+    sp->path = strdup(made);
+    if (!f->path || !sp->path) {
+        (void)unlink(made);
+        close(fd);
+        free(f->path);
+        free(f);
+        free(sp->path);
+        sp->path = NULL;
+        shx_buf_free(&name);
+        sp->state = SHEXEC_SPILL_FAILED;
+        sp->err = ENOMEM;
+        return;
+    }
+    shx_buf_free(&name);
+    f->owner = sp;
+    f->prev = sp->dir->newest;
+    if (sp->dir->newest)
+        sp->dir->newest->next = f;
+    else
+        sp->dir->oldest = f;
+    sp->dir->newest = f;
+    sp->file = f;
+    sp->fd = fd;
+    sp->state = SHEXEC_SPILL_WRITING;
+}
+
+void shx_spill_finish(shx_spill *sp, int needed)
+{
+    if (sp->state != SHEXEC_SPILL_WRITING)
+        return;
+    if (!needed) {
+        shx_spill_file *f = sp->file;
+        remove_file(sp->dir, f, SHEXEC_SPILL_NONE);
+        free(sp->path);
+        sp->path = NULL;
+        return;
+    }
+    if (sp->dropped) {
+        char line[128];
+        int n = snprintf(line, sizeof line,
+                         "\n[spill file ends here: %llu more bytes were not written (cap)]\n",
+                         (unsigned long long)sp->dropped);
+        /* past the caps by design: a few bytes more than the file's share */
+        ssize_t w = write(sp->fd, line, (size_t)n);
+        if (w > 0) {
+            sp->file->size += (uint64_t)w;
+            sp->dir->total += (uint64_t)w;
+        }
+    }
+    close_fd(sp);
+    sp->state = sp->dropped ? SHEXEC_SPILL_CAPPED : SHEXEC_SPILL_WHOLE;
+}
+
+void shx_spill_free(shx_spill *sp)
+{
+    close_fd(sp);
+    if (sp->file) {
+        sp->file->owner = NULL;
+        sp->file = NULL;
+    }
+    free(sp->path);
+    sp->path = NULL;
+    sp->dir = NULL;
+}
+
+/* Why a spill failed, in words that do not depend on the C library. */
+static const char *why(int err)
+{
+    switch (err) {
+    case ENOSPC: return "no space left on device";
+    case EDQUOT: return "disk quota exceeded";
+    case EIO: return "input/output error";
+    case EACCES:
+    case EPERM: return "permission denied";
+    case ENOENT: return "the directory is gone";
+    case EROFS: return "read-only file system";
+    case ENOMEM: return "out of memory";
+    case EFBIG: return "file too large";
+    default: return "write error";
+    }
+}
+
+void shx_spill_describe(const shx_spill *sp, shx_buf *out)
+{
+    unsigned long long n = sp->written;
+    shx_buf_clear(out);
+    switch (sp->state) {
+    case SHEXEC_SPILL_WRITING:
+        (void)shx_buf_printf(out, "full output so far (%llu bytes) in %s", n, sp->path);
+        break;
+    case SHEXEC_SPILL_WHOLE:
+        (void)shx_buf_printf(out, "full output (%llu bytes) in %s", n, sp->path);
+        break;
+    case SHEXEC_SPILL_CAPPED:
+        (void)shx_buf_printf(out, "the first %llu bytes in %s (%llu more bytes not saved: spill cap)",
+                             n, sp->path, (unsigned long long)sp->dropped);
+        break;
+    case SHEXEC_SPILL_FAILED:
+        (void)shx_buf_printf(out, "full output not saved: the spill failed (%s)", why(sp->err));
+        break;
+    case SHEXEC_SPILL_REMOVED:
+        (void)shx_buf_printf(out, "full output was in %s, since removed (spill budget)", sp->path);
+        break;
+    default:
+        break;
+    }
+}

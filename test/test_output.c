@@ -1,0 +1,570 @@
+/*
+ * test_output.c - output for models through real commands: the spill file
+ * holds a big mixed-width stream byte for byte while the capture holds what
+ * its notice says; the notice's counts and place; the spill's caps, its
+ * disk budget (oldest first), a full disk, and its files' end with the
+ * session; secrets hidden whole, across writes, across the pipe's read
+ * boundary, on stderr, in a terminal with escape codes around them, from
+ * the environment, in the callback, the capture, the spill file and a
+ * background task; the setters' errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shexec.h"
+#include "testutil.h"
+
+static shexec_session *new_session(void)
+{
+    shexec_session *s;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    return s;
+}
+
+static shexec_run *exec_cmd(shexec_session *s, const char *cmd)
+{
+    shexec_run *r;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    return r;
+}
+
+/* The whole of a file, malloc'd; *len its size. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int files_in(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int n = -1;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* Characters in a byte string by the library's rule, for the expected counts. */
+static uint64_t count_chars(const unsigned char *p, size_t n)
+{
+    uint64_t chars = 0;
+    for (size_t i = 0; i < n; chars++) {
+        unsigned char c = p[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        i += len <= n - i ? len : n - i;
+    }
+    return chars;
+}
+
+/* 10 MB of well-formed 1-, 2-, 3- and 4-byte characters and newlines. */
+static size_t write_mixed(const char *path, size_t want)
+{
+    static const char *const pieces[] = {"a", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                         "\n", "xyz", "\xD0\x96"};
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    size_t len = 0;
+    unsigned x = 12345;
+    while (len < want) {
+        x = x * 1103515245u + 12345u;
+        const char *piece = pieces[(x >> 16) % 7];
+        fputs(piece, f);
+        len += strlen(piece);
+    }
+    fclose(f);
+    return len;
+}
+
+static void test_spill_holds_everything_and_the_notice_counts(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    const char *dir = tu_mkdtemp();
+    char *spilldir = strdup(dir);
+    char src[512];
+    snprintf(src, sizeof src, "%s/src.txt", dir);
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/spill", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    size_t total = write_mixed(src, 10 * 1000 * 1000);
+    size_t srclen;
+    char *want = slurp(src, &srclen);
+    assert_int_equal(srclen, total);
+    uint64_t chars = count_chars((const unsigned char *)want, total);
+
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_spill_dir(s, sub, 0, 0, 0), SHEXEC_OK);
+    assert_string_equal(shexec_session_spill_dir(s), sub);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cat '%s'", src);
+    shexec_run *r = exec_cmd(s, cmd);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    const char *path;
+    uint64_t bytes;
+    int err;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, &bytes, &err), SHEXEC_SPILL_WHOLE);
+    assert_int_equal(bytes, total);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(path, sub));
+    assert_non_null(strstr(path, "-stdout.txt"));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    size_t got_len;
+    char *got = slurp(path, &got_len);
+    assert_int_equal(got_len, total);
+    assert_memory_equal(got, want, total);
+    free(got);
+    /* stderr stayed empty: no file for it */
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDERR, &path, NULL, NULL), SHEXEC_SPILL_NONE);
+    assert_null(path);
+
+    /* the capture: the first 30000 characters, and a notice with exact counts */
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    size_t head_bytes = 0;
+    for (uint64_t c = 0; c < 30000; c++) {
+        unsigned char b = (unsigned char)want[head_bytes];
+        head_bytes += b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+    }
+    assert_memory_equal(out, want, head_bytes);
+    char notice[1024];
+    shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL);
+    snprintf(notice, sizeof notice,
+             "\n[output truncated: kept the first 30000 characters (%zu bytes) of %llu (%zu bytes); "
+             "%llu characters (%zu bytes) omitted; full output (%zu bytes) in %s]\n",
+             head_bytes, (unsigned long long)chars, total, (unsigned long long)(chars - 30000),
+             total - head_bytes, total, path);
+    assert_int_equal(n, head_bytes + strlen(notice));
+    assert_string_equal(out + head_bytes, notice);
+    shexec_run_free(r);
+
+    /* head and tail: the marker between them, the notice first */
+    assert_int_equal(shexec_session_set_output_limit(s, 30000, SHEXEC_UNIT_CHARS,
+                                                     SHEXEC_KEEP_HEAD_TAIL), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_notice_position(s, SHEXEC_NOTICE_FIRST), SHEXEC_OK);
+    assert_int_equal(shexec_session_notice_position(s), SHEXEC_NOTICE_FIRST);
+    r = exec_cmd(s, cmd);
+    out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_true(strncmp(out, "[output truncated: kept the first 15000 and the last 15000 "
+                             "characters (", 70) == 0);
+    const char *eol = strchr(out, '\n');
+    assert_non_null(eol);
+    assert_non_null(strstr(out, "omitted in the middle; full output (10000"));
+    char marker[128];
+    snprintf(marker, sizeof marker, "\n[... %llu characters (", (unsigned long long)(chars - 30000));
+    const char *mid = strstr(out, marker);
+    assert_non_null(mid);
+    /* the head before the marker is the stream's start; the tail after it its end */
+    size_t head_len = (size_t)(mid - (eol + 1));
+    assert_memory_equal(eol + 1, want, head_len);
+    const char *tail = strstr(mid + 1, "]\n") + 2;
+    size_t tail_len = n - (size_t)(tail - out);
+    assert_memory_equal(tail, want + total - tail_len, tail_len);
+    shexec_run_free(r);
+
+    shexec_session_free(s);
+    /* the session's end removed the files */
+    assert_int_equal(files_in(sub), 0);
+    free(want);
+    tu_rmtree(spilldir);
+    free(spilldir);
+    tu_leak_end();
+}
+
+static void test_spill_only_when_truncated_and_kept_on_request(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    char *dir = strdup(tu_mkdtemp());
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_output_limit(s, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, SHEXEC_SPILL_KEEP_FILES),
+                     SHEXEC_OK);
+    /* 100 two-byte characters: more bytes than the limit, within it in characters */
+    shexec_run *r = exec_cmd(s, "i=0; while [ $i -lt 100 ]; do printf '\\303\\251'; i=$((i+1)); done");
+    assert_false(shexec_run_truncated(r, SHEXEC_STDOUT));
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_NONE);
+    shexec_run_free(r);
+    assert_int_equal(files_in(dir), 0);
+    r = exec_cmd(s, "seq 1 1000; seq 1 500 >&2");
+    const char *path;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    char *kept = strdup(path);
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDERR, &path, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    assert_non_null(strstr(path, "-stderr.txt"));
+    shexec_run_free(r);
+    shexec_session_free(s);
+    assert_true(file_exists(kept)); /* SHEXEC_SPILL_KEEP_FILES */
+    assert_int_equal(files_in(dir), 2);
+    free(kept);
+    tu_rmtree(dir);
+    free(dir);
+    tu_leak_end();
+}
+
+static void test_spill_caps_and_budget(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    char *dir = strdup(tu_mkdtemp());
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_output_limit(s, 10, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    /* a file takes 5000 bytes at most, all of them 12000 */
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 5000, 12000, 0), SHEXEC_OK);
+    shexec_run *r = exec_cmd(s, "head -c 8000 /dev/zero | tr '\\0' a");
+    const char *path;
+    uint64_t bytes;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, &bytes, NULL),
+                     SHEXEC_SPILL_CAPPED);
+    assert_int_equal(bytes, 5000);
+    size_t len;
+    char *got = slurp(path, &len);
+    assert_true(len > 5000);
+    assert_non_null(strstr(got + 5000, "3000 more bytes were not written"));
+    free(got);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_non_null(strstr(out, "; the first 5000 bytes in "));
+    assert_non_null(strstr(out, "(3000 more bytes not saved: spill cap)]"));
+    char *first = strdup(path);
+
+    /* two more: the budget removes the oldest file first */
+    shexec_run *r2 = exec_cmd(s, "head -c 4000 /dev/zero | tr '\\0' b");
+    assert_int_equal(shexec_run_spill(r2, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    assert_true(file_exists(first));
+    shexec_run *r3 = exec_cmd(s, "head -c 4000 /dev/zero | tr '\\0' c");
+    assert_int_equal(shexec_run_spill(r3, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    assert_false(file_exists(first));
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL), SHEXEC_SPILL_REMOVED);
+    assert_string_equal(path, first);
+    assert_int_equal(files_in(dir), 2);
+    shexec_run_free(r);
+    shexec_run_free(r2);
+    shexec_run_free(r3);
+    /* turning the spill off removes the files too */
+    assert_int_equal(shexec_session_set_spill_dir(s, NULL, 0, 0, 0), SHEXEC_OK);
+    assert_null(shexec_session_spill_dir(s));
+    assert_int_equal(files_in(dir), 0);
+    shexec_session_free(s);
+    free(first);
+    tu_rmtree(dir);
+    free(dir);
+    tu_leak_end();
+}
+
+/* A spill into a full file system: the command's result is what it would
+ * have been, and the notice says the spill failed. */
+static void test_spill_into_a_full_disk(void **state)
+{
+    (void)state;
+    char *dir = strdup(tu_mkdtemp());
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0) {
+        print_message("cannot mount a tmpfs here (%s): skipped\n", strerror(errno));
+        tu_rmtree(dir);
+        free(dir);
+        skip();
+    }
+    tu_leak_begin();
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    shexec_run *r = exec_cmd(s, "head -c 3000000 /dev/zero | tr '\\0' x; echo done >&2; exit 7");
+    assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_exit_code(r), 7);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 3000000);
+    const char *path;
+    int err;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, &err), SHEXEC_SPILL_FAILED);
+    assert_null(path);
+    assert_int_equal(err, ENOSPC);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_non_null(strstr(out, "; full output not saved: the spill failed (no space left on "
+                                "device)]\n"));
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "done\n");
+    assert_int_equal(files_in(dir), 0); /* the partial file is gone: its space is back */
+    shexec_run_free(r);
+    /* the next one fits */
+    r = exec_cmd(s, "head -c 100000 /dev/zero | tr '\\0' y");
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    shexec_run_free(r);
+    shexec_session_free(s);
+    tu_leak_end();
+    assert_int_equal(umount(dir), 0);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_spill_dir_errors(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_spill_dir(s, "relative/dir", 0, 0, 0), SHEXEC_EINVAL);
+    assert_non_null(strstr(shexec_session_errmsg(s), "absolute"));
+    assert_int_equal(shexec_session_set_spill_dir(s, "/nonexistent/spill", 0, 0, 0),
+                     SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_spill_dir(s, "/etc/passwd", 0, 0, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 0, 0, 0x10), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 100, 10, 0), SHEXEC_EINVAL);
+    assert_null(shexec_session_spill_dir(s)); /* nothing changed */
+    assert_int_equal(shexec_session_set_spill_dir(NULL, "/tmp", 0, 0, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_notice_position(s, 7), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_spill(NULL, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_NONE);
+    shexec_session_free(s);
+}
+
+/* ---- redaction ---- */
+
+typedef struct seen {
+    char buf[1 << 20];
+    size_t len;
+} seen;
+
+static void on_output(void *user, int stream, const char *data, size_t len)
+{
+    seen *sn = user;
+    (void)stream;
+    if (sn->len + len < sizeof sn->buf) {
+        memcpy(sn->buf + sn->len, data, len);
+        sn->len += len;
+    }
+}
+
+#define SECRET "s3cr3t-Value-0123456789"
+
+static void test_redact_everywhere(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    char *dir = strdup(tu_mkdtemp());
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "DB_PASSWORD", SECRET, strlen(SECRET)),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_set_output_limit(s, 1000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    static seen sn;
+    sn.len = 0;
+    shexec_run *r;
+    /* whole; split across two writes 1 ms apart; on stderr; then past the limit */
+    assert_int_equal(shexec_run_new(&r, s,
+                                    "echo a " SECRET " b; printf 's3cr3t-Val'; sleep 0.001; "
+                                    "printf 'ue-0123456789\\n'; echo e " SECRET " >&2; "
+                                    "i=0; while [ $i -lt 100 ]; do echo " SECRET "; i=$((i+1)); done"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, on_output, &sn), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_true(strncmp(out, "a [REDACTED:DB_PASSWORD] b\n[REDACTED:DB_PASSWORD]\n", 50) == 0);
+    assert_null(strstr(out, "s3cr3t"));
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "e [REDACTED:DB_PASSWORD]\n");
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 102);
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDERR), 1);
+    sn.buf[sn.len] = '\0';
+    assert_null(strstr(sn.buf, "s3cr3t"));
+    assert_non_null(strstr(sn.buf, "[REDACTED:DB_PASSWORD]"));
+    const char *path;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    size_t len;
+    char *file = slurp(path, &len);
+    assert_null(strstr(file, "s3cr3t"));
+    assert_non_null(strstr(file, "[REDACTED:DB_PASSWORD]\n[REDACTED:DB_PASSWORD]\n"));
+    free(file);
+    shexec_run_free(r);
+    shexec_session_free(s);
+    tu_rmtree(dir);
+    free(dir);
+    tu_leak_end();
+}
+
+/* A secret across the 64 KiB read boundary, wherever it falls in it. */
+static void test_redact_across_the_read_boundary(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_output_limit(s, 1 << 20, SHEXEC_UNIT_BYTES,
+                                                     SHEXEC_KEEP_HEAD), SHEXEC_OK);
+    for (int back = 1; back < (int)strlen(SECRET); back += 5) {
+        char cmd[256];
+        /* one write: the pad ends `back` bytes before the first read's end */
+        snprintf(cmd, sizeof cmd,
+                 "{ head -c %d /dev/zero | tr '\\0' x; printf '" SECRET "\\n'; } | cat",
+                 65536 - back);
+        shexec_run *r = exec_cmd(s, cmd);
+        size_t n;
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+        assert_int_equal(n, (size_t)(65536 - back) + strlen("[REDACTED:K]\n"));
+        assert_string_equal(out + 65536 - back, "[REDACTED:K]\n");
+        shexec_run_free(r);
+    }
+    shexec_session_free(s);
+}
+
+static void test_redact_in_a_terminal(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
+    for (int strip = 0; strip <= 1; strip++) {
+        shexec_run *r;
+        assert_int_equal(shexec_run_new(&r, s,
+                                        "printf '\\033[1;31m" SECRET "\\033[0m and \\033[32ms3cr3t-"
+                                        "\\033[0mValue-0123456789\\n'"),
+                         SHEXEC_OK);
+        assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+        if (strip)
+            assert_int_equal(shexec_run_set_ansi(r, SHEXEC_ANSI_STRIP), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+        assert_null(strstr(out, SECRET));
+        if (strip) /* the codes gone, the secret split by them is whole again: hidden */
+            assert_string_equal(out, "[REDACTED:K] and [REDACTED:K]\n");
+        else /* the codes stay; the whole one is hidden between them */
+            assert_non_null(strstr(out, "\033[1;31m[REDACTED:K]\033[0m"));
+        shexec_run_free(r);
+    }
+    shexec_session_free(s);
+}
+
+static void test_redact_env_and_shapes(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_setenv(s, "MY_SERVICE_TOKEN", "tok-abcdefgh-12345"), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(s, "HARMLESS", "tok-zzzzzzzz-12345"), SHEXEC_OK);
+    assert_int_equal(shexec_session_redact_env(s, NULL, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES |
+                                                         SHEXEC_REDACT_PRIVATE_KEYS), SHEXEC_OK);
+    shexec_run *r = exec_cmd(s, "echo $MY_SERVICE_TOKEN $HARMLESS; "
+                                "echo ghp_0123456789abcdefghijklmnopqrstuvwxyz; "
+                                "printf -- '-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n"
+                                "-----END EC PRIVATE KEY-----\\n'");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL),
+                        "[REDACTED:MY_SERVICE_TOKEN] tok-zzzzzzzz-12345\n"
+                        "[REDACTED:GITHUB_TOKEN]\n[REDACTED:PRIVATE_KEY]\n");
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 3);
+    shexec_run_free(r);
+    /* a run's own variable: hidden only when the run asks */
+    for (int own = 0; own <= 1; own++) {
+        assert_int_equal(shexec_run_new(&r, s, "echo $RUN_SECRET"), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, "RUN_SECRET", "only-this-run-1"), SHEXEC_OK);
+        assert_int_equal(shexec_run_redact_own_env(r, own), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL),
+                            own ? "[REDACTED:RUN_SECRET]\n" : "only-this-run-1\n");
+        shexec_run_free(r);
+    }
+    /* a run's own value */
+    assert_int_equal(shexec_run_new(&r, s, "echo one-off-value-9 one-off-value-9x"), SHEXEC_OK);
+    assert_int_equal(shexec_run_redact_value(r, "ONE_OFF", "one-off-value-9", 15), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL),
+                        "[REDACTED:ONE_OFF] [REDACTED:ONE_OFF]x\n");
+    assert_int_equal(shexec_run_redact_value(r, "LATE", "too-late-value", 14), SHEXEC_ESTATE);
+    shexec_run_free(r);
+    /* cleared: nothing hidden any more */
+    assert_int_equal(shexec_session_redact_clear(s), SHEXEC_OK);
+    r = exec_cmd(s, "echo $MY_SERVICE_TOKEN");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "tok-abcdefgh-12345\n");
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 0);
+    shexec_run_free(r);
+    shexec_session_free(s);
+}
+
+static void test_redact_in_a_task(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
+    shexec_run *r;
+    assert_int_equal(shexec_run_new(&r, s, "echo " SECRET "; sleep 0.2; echo x" SECRET "x"),
+                     SHEXEC_OK);
+    shexec_task *t;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    int64_t until = tu_now_ms() + 20000;
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING && tu_now_ms() < until)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL),
+                        "[REDACTED:K]\nx[REDACTED:K]x\n");
+    shexec_task_free(t);
+    shexec_session_free(s);
+    tu_leak_end();
+}
+
+static void test_redact_errors(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "OK", "abc", 3), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_redact_value(s, "bad name", "abcdefgh", 8), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_redact_value(s, "", "abcdefgh", 8), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_redact_value(s, "OK", NULL, 8), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_redact_value(NULL, "OK", "abcdefgh", 8), SHEXEC_EINVAL);
+    const char *globs[] = {"*KEY*", ""};
+    assert_int_equal(shexec_session_redact_env(s, globs, 2), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_redact_shapes(s, 0x80), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_redact_value(NULL, "OK", "abcdefgh", 8), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_redactions(NULL, SHEXEC_STDOUT), 0);
+    /* none of that hid anything */
+    shexec_run *r = exec_cmd(s, "echo abcdefgh");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "abcdefgh\n");
+    shexec_run_free(r);
+    shexec_session_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spill_holds_everything_and_the_notice_counts),
+        cmocka_unit_test(test_spill_only_when_truncated_and_kept_on_request),
+        cmocka_unit_test(test_spill_caps_and_budget),
+        cmocka_unit_test(test_spill_into_a_full_disk),
+        cmocka_unit_test(test_spill_dir_errors),
+        cmocka_unit_test(test_redact_everywhere),
+        cmocka_unit_test(test_redact_across_the_read_boundary),
+        cmocka_unit_test(test_redact_in_a_terminal),
+        cmocka_unit_test(test_redact_env_and_shapes),
+        cmocka_unit_test(test_redact_in_a_task),
+        cmocka_unit_test(test_redact_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

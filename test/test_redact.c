@@ -1,0 +1,533 @@
+/*
+ * test_redact.c - hiding secrets in a stream, without spawning anything:
+ * the multi-pattern replacement (lib/acreplace.c) against a reference that
+ * scans position by position, whatever the chunking; a secret that is a
+ * prefix of another, overlapping secrets, secrets split across feeds; the
+ * shapes of known keys and PEM blocks (lib/keyscan.c); the sets a session
+ * builds (lib/redact.c): environment globs, reuse while nothing changed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "acreplace.h"
+#include "keyscan.h"
+#include "redact.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rng_next(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static size_t rng_below(size_t n)
+{
+    return n ? (size_t)(rng_next() % n) : 0;
+}
+
+typedef struct pattern {
+    char text[40];
+    size_t len;
+    char repl[16];
+} pattern;
+
+/* The reference: at each position the longest pattern starting there is
+ * replaced and the scan goes on after it; else the byte is kept. */
+static void reference(const pattern *p, size_t np, const char *in, size_t len, shx_buf *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t best = 0, which = 0;
+        for (size_t k = 0; k < np; k++)
+            if (p[k].len > best && p[k].len <= len - i && memcmp(in + i, p[k].text, p[k].len) == 0) {
+                /* a pattern added twice keeps its first replacement */
+                int first = 1;
+                for (size_t j = 0; j < k; j++)
+                    if (p[j].len == p[k].len && memcmp(p[j].text, p[k].text, p[k].len) == 0)
+                        first = 0;
+                if (first) {
+                    best = p[k].len;
+                    which = k;
+                }
+            }
+        if (best) {
+            assert_int_equal(shx_buf_puts(out, p[which].repl), 0);
+            i += best;
+        } else {
+            assert_int_equal(shx_buf_append(out, in + i, 1), 0);
+            i++;
+        }
+    }
+}
+
+static shx_acr *build(const pattern *p, size_t np)
+{
+    shx_acr *a = shx_acr_new();
+    assert_non_null(a);
+    for (size_t k = 0; k < np; k++)
+        assert_int_equal(shx_acr_add(a, p[k].text, p[k].len, p[k].repl, strlen(p[k].repl)), 0);
+    assert_int_equal(shx_acr_build(a), 0);
+    return a;
+}
+
+/* Feed in chunks of `chunk` bytes (0: random sizes), finish. */
+static void through(const shx_acr *a, const char *in, size_t len, size_t chunk, shx_buf *out,
+                    uint64_t *replaced)
+{
+    shx_acr_stream st;
+    shx_acr_stream_init(&st, a);
+    size_t i = 0;
+    while (i < len) {
+        size_t n = chunk ? chunk : 1 + rng_below(9);
+        if (n > len - i)
+            n = len - i;
+        assert_int_equal(shx_acr_feed(&st, in + i, n, out), 0);
+        i += n;
+    }
+    assert_int_equal(shx_acr_finish(&st, out), 0);
+    if (replaced)
+        *replaced = st.replaced;
+    shx_acr_stream_free(&st);
+}
+
+static void expect(const shx_buf *got, const char *want)
+{
+    if (got->len != strlen(want) || memcmp(got->data ? got->data : "", want, got->len) != 0)
+        fail_msg("got \"%.*s\", expected \"%s\"", (int)got->len, got->data ? got->data : "",
+                 want);
+}
+
+static void test_whole_and_split(void **state)
+{
+    (void)state;
+    pattern p[] = {{"hunter2hunter2", 14, "[A]"}};
+    shx_acr *a = build(p, 1);
+    const char *in = "x hunter2hunter2 y hunter2hunter2";
+    for (size_t chunk = 1; chunk <= strlen(in); chunk++) {
+        shx_buf out = SHX_BUF_INIT;
+        uint64_t n;
+        through(a, in, strlen(in), chunk, &out, &n);
+        expect(&out, "x [A] y [A]");
+        assert_int_equal(n, 2);
+        shx_buf_free(&out);
+    }
+    shx_acr_free(a);
+}
+
+static void test_prefix_of_another(void **state)
+{
+    (void)state;
+    /* the shorter one first and last: the order of registration does not decide */
+    pattern p[] = {{"secretvalue1", 12, "[S]"}, {"secretvalue123", 14, "[L]"},
+                   {"secretvalue12345", 16, "[XL]"}};
+    shx_acr *a = build(p, 3);
+    const char *cases[][2] = {
+        {"secretvalue1", "[S]"},
+        {"secretvalue12", "[S]2"},
+        {"secretvalue123", "[L]"},
+        {"secretvalue1234", "[L]4"},
+        {"secretvalue12345", "[XL]"},
+        {"secretvalue123secretvalue1", "[L][S]"},
+        {"ssecretvalue1234secretvalue12345!", "s[L]4[XL]!"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t chunk = 0; chunk <= 3; chunk++) {
+            shx_buf out = SHX_BUF_INIT;
+            through(a, cases[c][0], strlen(cases[c][0]), chunk, &out, NULL);
+            expect(&out, cases[c][1]);
+            shx_buf_free(&out);
+        }
+    shx_acr_free(a);
+}
+
+static void test_overlaps_leftmost_first(void **state)
+{
+    (void)state;
+    pattern p[] = {{"abcdef", 6, "[1]"}, {"defghi", 6, "[2]"}, {"ghijkl", 6, "[3]"},
+                   {"bcdefghijklmnop", 15, "[4]"}, {"xyz", 3, "[5]"}};
+    shx_acr *a = build(p, 5);
+    const char *cases[][2] = {
+        {"abcdefghi", "[1]ghi"},           /* [1] starts first; [2] overlaps it */
+        {"abcdefghijkl", "[1][3]"},        /* after [1], [3] starts at g */
+        {"zbcdefghijklmnopq", "z[4]q"},    /* the long one starting at b */
+        {"abcdefghijklmnop", "[1][3]mnop"}, /* [1] at a beats [4] at b; then [3] */
+        {"xyzxyzxy", "[5][5]xy"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t chunk = 0; chunk <= 4; chunk++) {
+            shx_buf out = SHX_BUF_INIT;
+            through(a, cases[c][0], strlen(cases[c][0]), chunk, &out, NULL);
+            expect(&out, cases[c][1]);
+            shx_buf_free(&out);
+        }
+    shx_acr_free(a);
+}
+
+/* A longer pattern in progress while a shorter, later one completes: the
+ * later one is still found once the longer one fails. */
+static void test_match_inside_a_failed_longer_one(void **state)
+{
+    (void)state;
+    pattern p[] = {{"abcdefgh", 8, "[A]"}, {"abcdefghijklmnop", 16, "[L]"}, {"ijklm", 5, "[I]"}};
+    shx_acr *a = build(p, 3);
+    for (size_t chunk = 0; chunk <= 5; chunk++) {
+        shx_buf out = SHX_BUF_INIT;
+        through(a, "abcdefghijklmX", 14, chunk, &out, NULL);
+        expect(&out, "[A][I]X");
+        shx_buf_free(&out);
+    }
+    shx_acr_free(a);
+}
+
+/* Random pattern sets over a small alphabet (many overlaps and prefixes)
+ * against the reference, in random chunks. */
+static void test_random_against_reference(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        pattern p[12];
+        size_t np = 1 + rng_below(12);
+        /* every other round all patterns have four bytes or more: the
+         * automaton then skips what starts none */
+        size_t min_len = round % 2 ? 4 : 1;
+        for (size_t k = 0; k < np; k++) {
+            p[k].len = min_len + rng_below(min_len == 4 ? 12 : 8);
+            for (size_t i = 0; i < p[k].len; i++)
+                p[k].text[i] = (char)('a' + rng_below(3));
+            snprintf(p[k].repl, sizeof p[k].repl, "<%zu>", k);
+        }
+        char in[300];
+        size_t len = rng_below(sizeof in);
+        for (size_t i = 0; i < len; i++)
+            in[i] = (char)('a' + rng_below(4));
+        shx_acr *a = build(p, np);
+        shx_buf want = SHX_BUF_INIT, got = SHX_BUF_INIT;
+        reference(p, np, in, len, &want);
+        through(a, in, len, (size_t)(round % 3 == 0 ? 0 : round % 7 + 1), &got, NULL);
+        const char *g = got.data ? got.data : "", *w = want.data ? want.data : "";
+        if (got.len != want.len || memcmp(g, w, got.len) != 0)
+            fail_msg("round %d: got \"%.*s\", want \"%.*s\" for \"%.*s\"", round, (int)got.len,
+                     g, (int)want.len, w, (int)len, in);
+        shx_buf_free(&want);
+        shx_buf_free(&got);
+        shx_acr_free(a);
+    }
+}
+
+/* A thousand secrets over a long output: one pass, and every one found. */
+static void test_many_secrets(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    shx_acr *a = shx_acr_new();
+    assert_non_null(a);
+    char (*secret)[24] = malloc(N * sizeof *secret);
+    assert_non_null(secret);
+    for (int k = 0; k < N; k++) {
+        snprintf(secret[k], sizeof secret[k], "tok%04d-%08llx", k,
+                 (unsigned long long)(rng_next() & 0xffffffffu));
+        char repl[32];
+        snprintf(repl, sizeof repl, "[R%d]", k);
+        assert_int_equal(shx_acr_add(a, secret[k], strlen(secret[k]), repl, strlen(repl)), 0);
+    }
+    assert_int_equal(shx_acr_build(a), 0);
+    assert_int_equal(shx_acr_count(a), N);
+    shx_buf in = SHX_BUF_INIT, want = SHX_BUF_INIT, got = SHX_BUF_INIT;
+    for (int line = 0; line < 20000; line++) {
+        int k = (int)rng_below(N);
+        assert_int_equal(shx_buf_printf(&in, "line %d: value=%s;\n", line, secret[k]), 0);
+        assert_int_equal(shx_buf_printf(&want, "line %d: value=[R%d];\n", line, k), 0);
+    }
+    uint64_t n;
+    through(a, in.data, in.len, 65536, &got, &n);
+    assert_int_equal(n, 20000);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.data, want.data, got.len);
+    shx_buf_free(&in);
+    shx_buf_free(&want);
+    shx_buf_free(&got);
+    free(secret);
+    shx_acr_free(a);
+}
+
+static void test_bad_patterns(void **state)
+{
+    (void)state;
+    shx_acr *a = shx_acr_new();
+    assert_int_equal(shx_acr_add(a, "", 0, "x", 1), -1);
+    assert_int_equal(shx_acr_add(a, "same", 4, "[1]", 3), 0);
+    assert_int_equal(shx_acr_add(a, "same", 4, "[2]", 3), 0); /* the first stays */
+    assert_int_equal(shx_acr_count(a), 1);
+    assert_int_equal(shx_acr_build(a), 0);
+    assert_int_equal(shx_acr_add(a, "late", 4, "x", 1), -1); /* built: closed */
+    shx_buf out = SHX_BUF_INIT;
+    through(a, "same", 4, 1, &out, NULL);
+    expect(&out, "[1]");
+    shx_buf_free(&out);
+    shx_acr_free(a);
+}
+
+/* ---- key shapes and PEM blocks ---- */
+
+static void scan(unsigned which, const char *in, size_t chunk, shx_buf *out, uint64_t *n)
+{
+    shx_keyscan k;
+    shx_keyscan_init(&k, which);
+    size_t len = strlen(in), i = 0;
+    while (i < len) {
+        size_t c = chunk ? chunk : 1 + rng_below(7);
+        if (c > len - i)
+            c = len - i;
+        assert_int_equal(shx_keyscan_feed(&k, in + i, c, out), 0);
+        i += c;
+    }
+    assert_int_equal(shx_keyscan_finish(&k, out), 0);
+    if (n)
+        *n = k.replaced;
+    shx_keyscan_free(&k);
+}
+
+static void test_key_shapes(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"token ghp_0123456789abcdefghijklmnopqrstuvwxyz end",
+         "token [REDACTED:GITHUB_TOKEN] end"},
+        {"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv",
+         "[REDACTED:GITHUB_TOKEN]"},
+        {"key=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD\n",
+         "key=[REDACTED:ANTHROPIC_API_KEY]\n"},
+        {"OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx\n",
+         "OPENAI_API_KEY=[REDACTED:OPENAI_API_KEY]\n"},
+        {"id AKIAIOSFODNN7EXAMPLE.", "id [REDACTED:AWS_ACCESS_KEY_ID]."},
+        {"xoxb-123456789012-abcdefghij", "[REDACTED:SLACK_TOKEN]"},
+        /* not keys: too short, or the prefix is inside a word */
+        {"risk-taking task-oriented desk-abcdefghijklmnopqrstuvwxyz",
+         "risk-taking task-oriented desk-abcdefghijklmnopqrstuvwxyz"},
+        {"ghp_short sk-tooshort AKIA123", "ghp_short sk-tooshort AKIA123"},
+        {"git status; grep -r something .", "git status; grep -r something ."},
+        /* sk-ant- too short for itself is still long enough for sk- */
+        {"sk-ant-abcdefghijklmnopqrstu", "[REDACTED:OPENAI_API_KEY]"},
+        {"", ""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t chunk = 0; chunk <= 3; chunk++) {
+            shx_buf out = SHX_BUF_INIT;
+            scan(SHX_KEYSCAN_TOKENS, cases[c][0], chunk, &out, NULL);
+            expect(&out, cases[c][1]);
+            shx_buf_free(&out);
+        }
+}
+
+static void test_pem_blocks(void **state)
+{
+    (void)state;
+    const char *key = "before\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+                      "QyNTUxOQAAACBm\n-----END OPENSSH PRIVATE KEY-----\nafter\n";
+    const char *crlf = "-----BEGIN RSA PRIVATE KEY-----\r\nMIIEpAIBAAKCAQEA\r\n"
+                       "-----END RSA PRIVATE KEY-----\r\nok";
+    const char *public_key = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYI\n"
+                             "-----END PUBLIC KEY-----\n";
+    const char *no_end = "a\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nmore\n";
+    for (size_t chunk = 0; chunk <= 5; chunk++) {
+        shx_buf out = SHX_BUF_INIT;
+        uint64_t n;
+        scan(SHX_KEYSCAN_PEM, key, chunk, &out, &n);
+        expect(&out, "before\n[REDACTED:PRIVATE_KEY]\nafter\n");
+        assert_int_equal(n, 1);
+        shx_buf_clear(&out);
+        scan(SHX_KEYSCAN_PEM, crlf, chunk, &out, NULL);
+        expect(&out, "[REDACTED:PRIVATE_KEY]\nok");
+        shx_buf_clear(&out);
+        scan(SHX_KEYSCAN_PEM | SHX_KEYSCAN_TOKENS, public_key, chunk, &out, &n);
+        expect(&out, public_key);
+        assert_int_equal(n, 0);
+        shx_buf_clear(&out);
+        scan(SHX_KEYSCAN_PEM, no_end, chunk, &out, NULL);
+        expect(&out, "a\n[REDACTED:PRIVATE_KEY]");
+        shx_buf_free(&out);
+    }
+}
+
+/* Ordinary text goes through both stages unchanged, in any chunks. */
+static void test_shapes_leave_text_alone(void **state)
+{
+    (void)state;
+    shx_buf in = SHX_BUF_INIT;
+    for (int i = 0; i < 3000; i++) {
+        char c = (char)(" \n-_gsAxkph0123456789abcdefghijklmnopqrstuvwxyz\r\t"[rng_below(48)]);
+        assert_int_equal(shx_buf_putc(&in, c), 0);
+    }
+    /* no run of token bytes long enough to be a key */
+    for (size_t i = 0, run = 0; i < in.len; i++) {
+        char c = in.data[i];
+        int tok = c == '-' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                  (c >= 'A' && c <= 'Z');
+        run = tok ? run + 1 : 0;
+        if (run == 12) {
+            in.data[i] = ' ';
+            run = 0;
+        }
+    }
+    for (size_t chunk = 0; chunk <= 2; chunk++) {
+        shx_buf out = SHX_BUF_INIT;
+        scan(SHX_KEYSCAN_PEM | SHX_KEYSCAN_TOKENS, in.data, chunk, &out, NULL);
+        assert_int_equal(out.len, in.len);
+        assert_memory_equal(out.data, in.data, in.len);
+        shx_buf_free(&out);
+    }
+    shx_buf_free(&in);
+}
+
+/* ---- the sets and the stage ---- */
+
+static void redact_all(shx_redact_set *set, const char *in, size_t chunk, shx_buf *out,
+                       uint64_t *count)
+{
+    shx_redactor r;
+    shx_redactor_init(&r, set);
+    size_t len = strlen(in), i = 0;
+    while (i < len) {
+        size_t c = chunk ? chunk : 1 + rng_below(5);
+        if (c > len - i)
+            c = len - i;
+        assert_int_equal(shx_redactor_feed(&r, in + i, c, out), 0);
+        i += c;
+    }
+    assert_int_equal(shx_redactor_finish(&r, out), 0);
+    if (count)
+        *count = shx_redactor_count(&r);
+    shx_redactor_free(&r);
+}
+
+static void test_sets_from_env_and_values(void **state)
+{
+    (void)state;
+    shx_redact_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    assert_int_equal(shx_secrets_add(&cfg.values, "DB", "p4ssw0rd!", 9), 0);
+    assert_int_equal(shx_redact_cfg_set_globs(&cfg, NULL, 0), 0); /* the defaults */
+    const char *env[] = {"GITHUB_TOKEN=abcdefgh12345678",
+                         "api_key=lowercase-name-value", /* globs ignore case */
+                         "SHORT_TOKEN=1234567",          /* under 8 bytes: not taken */
+                         "PATH=/usr/bin:/bin",
+                         "MY_PASSWORD_FILE=/etc/secret/path",
+                         "weird name\x01_KEY=value-with-odd-name",
+                         NULL};
+    shx_redact_set *set = NULL;
+    assert_int_equal(shx_redact_set_for(&cfg, env, 0, NULL, &set), 0);
+    assert_non_null(set);
+    shx_buf out = SHX_BUF_INIT;
+    uint64_t n;
+    redact_all(set, "t=abcdefgh12345678 k=lowercase-name-value s=1234567 p=p4ssw0rd! "
+                    "f=/etc/secret/path o=value-with-odd-name /usr/bin:/bin",
+               0, &out, &n);
+    expect(&out, "t=[REDACTED:GITHUB_TOKEN] k=[REDACTED:api_key] s=1234567 p=[REDACTED:DB] "
+                 "f=[REDACTED:MY_PASSWORD_FILE] o=[REDACTED:SECRET] /usr/bin:/bin");
+    assert_int_equal(n, 5);
+    /* nothing changed: the same set again */
+    shx_redact_set *again = NULL;
+    assert_int_equal(shx_redact_set_for(&cfg, env, 0, NULL, &again), 0);
+    assert_ptr_equal(again, set);
+    shx_redact_set_release(again);
+    /* a run's own value: a new set */
+    shx_secrets own = {0};
+    assert_int_equal(shx_secrets_add(&own, "RUN", "run-only-value", 14), 0);
+    shx_redact_set *with_own = NULL;
+    assert_int_equal(shx_redact_set_for(&cfg, env, 0, &own, &with_own), 0);
+    assert_ptr_not_equal(with_own, set);
+    shx_buf_clear(&out);
+    redact_all(with_own, "x run-only-value p4ssw0rd!", 1, &out, NULL);
+    expect(&out, "x [REDACTED:RUN] [REDACTED:DB]");
+    shx_redact_set_release(with_own);
+    shx_redact_set_release(set);
+    shx_secrets_free(&own);
+    /* env off, no values, no shapes: no set at all */
+    shx_redact_cfg_free(&cfg);
+    memset(&cfg, 0, sizeof cfg);
+    set = (shx_redact_set *)&cfg; /* must be overwritten */
+    assert_int_equal(shx_redact_set_for(&cfg, env, 0, NULL, &set), 0);
+    assert_null(set);
+    /* a run asking for its own env with the session's globs off: the defaults */
+    assert_int_equal(shx_redact_set_for(&cfg, env, 1, NULL, &set), 0);
+    assert_non_null(set);
+    shx_buf_clear(&out);
+    redact_all(set, "abcdefgh12345678", 3, &out, NULL);
+    expect(&out, "[REDACTED:GITHUB_TOKEN]");
+    shx_redact_set_release(set);
+    shx_redact_cfg_free(&cfg);
+    shx_buf_free(&out);
+}
+
+static void test_values_then_shapes(void **state)
+{
+    (void)state;
+    shx_redact_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    /* a registered value that is itself key-shaped gets its own name */
+    assert_int_equal(shx_secrets_add(&cfg.values, "MINE", "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 40),
+                     0);
+    cfg.shapes = SHX_KEYSCAN_TOKENS | SHX_KEYSCAN_PEM;
+    shx_redact_set *set = NULL;
+    assert_int_equal(shx_redact_set_for(&cfg, NULL, 0, NULL, &set), 0);
+    for (size_t chunk = 0; chunk <= 7; chunk++) {
+        shx_buf out = SHX_BUF_INIT;
+        uint64_t n;
+        redact_all(set, "a ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b ghp_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n",
+                   chunk, &out, &n);
+        expect(&out, "a [REDACTED:MINE] b [REDACTED:GITHUB_TOKEN]\n");
+        assert_int_equal(n, 2);
+        shx_buf_free(&out);
+    }
+    shx_redact_set_release(set);
+    shx_redact_cfg_free(&cfg);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_true(shx_redact_name_valid("GITHUB_TOKEN"));
+    assert_true(shx_redact_name_valid("a1_"));
+    assert_false(shx_redact_name_valid(""));
+    assert_false(shx_redact_name_valid(NULL));
+    assert_false(shx_redact_name_valid("has space"));
+    assert_false(shx_redact_name_valid("close]bracket"));
+    char longest[66];
+    memset(longest, 'N', 65);
+    longest[65] = '\0';
+    assert_false(shx_redact_name_valid(longest));
+    longest[64] = '\0';
+    assert_true(shx_redact_name_valid(longest));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whole_and_split),
+        cmocka_unit_test(test_prefix_of_another),
+        cmocka_unit_test(test_overlaps_leftmost_first),
+        cmocka_unit_test(test_match_inside_a_failed_longer_one),
+        cmocka_unit_test(test_random_against_reference),
+        cmocka_unit_test(test_many_secrets),
+        cmocka_unit_test(test_bad_patterns),
+        cmocka_unit_test(test_key_shapes),
+        cmocka_unit_test(test_pem_blocks),
+        cmocka_unit_test(test_shapes_leave_text_alone),
+        cmocka_unit_test(test_sets_from_env_and_values),
+        cmocka_unit_test(test_values_then_shapes),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
