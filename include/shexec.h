@@ -1092,13 +1092,27 @@ SHEXEC_API int shexec_session_process(shexec_session *s, const struct pollfd *fd
  * ------------------------------------------------------------------------ */
 
 /*
- * How many bytes a stream produced in total.
+ * How many bytes a stream produced in total (as captured: after ANSI
+ * stripping and redaction, when they are on).
  * Through a remote wrapper, without the in-band report.
  */
 SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream);
 
 /* 1 when `stream` was truncated by the output limit, else 0. */
 SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream);
+
+/*
+ * What the output limit kept of a stream and what the stream carried, as
+ * the notice counts them: characters (a well-formed UTF-8 sequence, or an
+ * invalid byte) and bytes, into any of the four that are not NULL. The
+ * counts are of the output as captured: after ANSI stripping and
+ * redaction, when they are on. While the command runs they are so far.
+ * Errors: SHEXEC_EINVAL (run NULL, not started, unknown stream; the
+ * outputs are then 0).
+ */
+SHEXEC_API int shexec_run_output_counts(const shexec_run *run, int stream, uint64_t *kept_chars,
+                                        uint64_t *kept_bytes, uint64_t *total_chars,
+                                        uint64_t *total_bytes);
 
 /* Wall time from start to end (or until now, while running), in ms. */
 SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);

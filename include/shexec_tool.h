@@ -39,6 +39,9 @@ extern "C" {
  *                 "notice" when shexec_run_notice() has something to say (a
  *                 limit hit: "killed: out of memory (limit 64 MiB)") and
  *                 "cost":{"cpu_ms","peak_bytes"} (shexec_run_cost()) and
+ *                 "omitted":{"stdout"/"stderr":{"characters","bytes"}} for
+ *                 each truncated stream (what its limit left out;
+ *                 shexec_run_output_counts()) and
  *                 "full_output":{"stdout"/"stderr": path} for each stream
  *                 whose whole text is in a spill file (see OUTPUT FOR MODELS
  *                 in shexec.h; the notice in the text names it too) and
@@ -56,12 +59,13 @@ extern "C" {
  *                 COMMANDS in shexec.h) gives {"task_id","status":"running",
  *                 "yield_reason":"yield_time"|"input"|"timeout"|
  *                 "idle_timeout","stdout","stderr" (so far),
- *                 "waiting_for_input", "elapsed_ms"} (and "full_output",
- *                 "redacted" as above); while it waits for
+ *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
+ *                 "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
  *                 "password" (the terminal does not echo) too.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
- *                 "truncated":{...}} ("full_output", "redacted" as bash's)
+ *                 "truncated":{...}} ("omitted", "full_output", "redacted"
+ *                 as bash's)
  *                 plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
  *                 output is returned once). Background tasks count against
@@ -164,6 +168,22 @@ SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
  * finished, and not yielded), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
+
+/*
+ * Render a task as the task tools' JSON result (task_output's form, see
+ * above): {"task_id","status","stdout","stderr",...}, with `out` and `err`
+ * (out_len, err_len bytes; NULL with length 0: empty) as its output, e.g.
+ * what the caller read with shexec_task_read(). Nothing is read from the
+ * task and nothing is freed: a host that shows a task's output its own way
+ * gets the same object the tools would give. `status` NULL: "completed"
+ * once the task's command ended, else "running" ("killed" is what
+ * task_kill says). *out_json is malloc'd: free it with shexec_free().
+ * Errors: SHEXEC_EINVAL (out_json or t NULL, data NULL with a length),
+ * SHEXEC_ENOMEM.
+ */
+SHEXEC_API int shexec_tool_task_result(char **out_json, shexec_task *t, const char *status,
+                                       const char *out, size_t out_len, const char *err,
+                                       size_t err_len);
 
 /* Free a string the library handed out (tool JSON). NULL is a no-op. */
 SHEXEC_API void shexec_free(void *p);

@@ -83,6 +83,23 @@ SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream)
     return st ? st->capture.total_bytes : 0;
 }
 
+SHEXEC_API int shexec_run_output_counts(const shexec_run *run, int stream, uint64_t *kept_chars,
+                                        uint64_t *kept_bytes, uint64_t *total_chars,
+                                        uint64_t *total_bytes)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    const shx_capture *c = st ? &st->capture : NULL;
+    if (kept_chars)
+        *kept_chars = c ? c->head_chars + c->tail_chars : 0;
+    if (kept_bytes)
+        *kept_bytes = c ? c->head.len + c->ring_len : 0;
+    if (total_chars)
+        *total_chars = c ? c->total_chars : 0;
+    if (total_bytes)
+        *total_bytes = c ? c->total_bytes : 0;
+    return c ? SHEXEC_OK : SHEXEC_EINVAL;
+}
+
 SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream)
 {
     shx_stream *st = stream_of((shexec_run *)run, stream);

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "base.h"
+#include "shexec_tool.h"
 #include "toolargs.h"
 #include "tooldef.h"
 #include "toolhook.h"
@@ -36,6 +38,22 @@ void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r)
 void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
 {
     int any = 0;
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        uint64_t kept_chars, kept_bytes, chars, bytes;
+        if (!shexec_run_truncated(r, stream) ||
+            shexec_run_output_counts(r, stream, &kept_chars, &kept_bytes, &chars, &bytes) !=
+                SHEXEC_OK)
+            continue;
+        shx_buf_puts(b, any ? "," : ",\"omitted\":{");
+        shx_tool_put_key(b, stream == SHEXEC_STDOUT ? "stdout" : "stderr");
+        shx_buf_printf(b, "{\"characters\":%llu,\"bytes\":%llu}",
+                       (unsigned long long)(chars - kept_chars),
+                       (unsigned long long)(bytes - kept_bytes));
+        any = 1;
+    }
+    if (any)
+        shx_buf_putc(b, '}');
+    any = 0;
     for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
         const char *path;
         int state = shexec_run_spill(r, stream, &path, NULL, NULL);
@@ -66,6 +84,38 @@ static const char *state_word(int state)
     }
 }
 
+/* A task's result object into b, its output given (data[0] stdout, data[1]
+ * stderr): nothing is read or freed here. */
+static void task_json(shx_buf *b, shexec_task *t, const char *status, const char *const data[2],
+                      const size_t len[2])
+{
+    shexec_run *r = shexec_task_run(t);
+    int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
+    shx_buf_puts(b, "{\"task_id\":");
+    shx_json_put_string(b, shexec_task_id(t), strlen(shexec_task_id(t)));
+    shx_buf_puts(b, ",\"status\":");
+    const char *st = status ? status : done ? "completed" : "running";
+    shx_json_put_string(b, st, strlen(st));
+    shx_tool_put_output(b, "stdout", data[0], len[0]);
+    shx_tool_put_output(b, "stderr", data[1], len[1]);
+    if (done) {
+        shx_buf_puts(b, ",\"exit_code\":");
+        shx_json_put_int64(b, shexec_run_exit_code(r));
+        shx_buf_puts(b, ",\"state\":");
+        const char *w = state_word(shexec_run_state(r));
+        shx_json_put_string(b, w, strlen(w));
+    }
+    else
+        shx_tool_put_input_wait(b, r);
+    shx_buf_puts(b, ",\"truncated\":{\"stdout\":");
+    shx_json_put_bool(b, shexec_run_truncated(r, SHEXEC_STDOUT));
+    shx_buf_puts(b, ",\"stderr\":");
+    shx_json_put_bool(b, shexec_run_truncated(r, SHEXEC_STDERR));
+    shx_buf_putc(b, '}');
+    shx_tool_put_kept(b, r);
+    shx_buf_putc(b, '}');
+}
+
 /* Status and output of a task; a finished one is freed (read once). */
 static int task_report(shexec_session *s, shexec_task *t, int new_only, const char *status,
                        char **out)
@@ -73,39 +123,36 @@ static int task_report(shexec_session *s, shexec_task *t, int new_only, const ch
     shx_buf b = SHX_BUF_INIT;
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
-    shx_buf_puts(&b, "{\"task_id\":");
-    shx_json_put_string(&b, shexec_task_id(t), strlen(shexec_task_id(t)));
-    shx_buf_puts(&b, ",\"status\":");
-    const char *st = status ? status : done ? "completed" : "running";
-    shx_json_put_string(&b, st, strlen(st));
-    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
-        size_t len;
-        const char *data = new_only ? shexec_task_read(t, stream, &len)
-                                    : shexec_run_output(r, stream, &len);
-        shx_tool_put_output(&b, stream == SHEXEC_STDOUT ? "stdout" : "stderr", data, len);
-    }
-    if (done) {
-        shx_buf_puts(&b, ",\"exit_code\":");
-        shx_json_put_int64(&b, shexec_run_exit_code(r));
-        shx_buf_puts(&b, ",\"state\":");
-        const char *w = state_word(shexec_run_state(r));
-        shx_json_put_string(&b, w, strlen(w));
-    }
-    else
-        shx_tool_put_input_wait(&b, r);
-    shx_buf_puts(&b, ",\"truncated\":{\"stdout\":");
-    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDOUT));
-    shx_buf_puts(&b, ",\"stderr\":");
-    shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
-    shx_buf_putc(&b, '}');
-    shx_tool_put_kept(&b, r);
-    shx_buf_putc(&b, '}');
+    const char *data[2];
+    size_t len[2];
+    for (int i = 0; i < 2; i++)
+        data[i] = new_only ? shexec_task_read(t, SHEXEC_STDOUT + i, &len[i])
+                           : shexec_run_output(r, SHEXEC_STDOUT + i, &len[i]);
+    task_json(&b, t, status, data, len);
     /* read once: the model's id is spent. A task the host holds a pointer
      * to (shexec_session_take_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */
     if (done)
         shx_hook_task_spent(t);
     return shx_tool_hand_out(s, &b, out);
+}
+
+SHEXEC_API int shexec_tool_task_result(char **out_json, shexec_task *t, const char *status,
+                                       const char *out, size_t out_len, const char *err,
+                                       size_t err_len)
+{
+    if (out_json)
+        *out_json = NULL;
+    if (!out_json || !t || (!out && out_len) || (!err && err_len))
+        return SHEXEC_EINVAL;
+    int is_task;
+    shexec_session *s = shx_hook_run_session(shexec_task_run(t), &is_task);
+    shx_ok(s);
+    const char *data[2] = {out ? out : "", err ? err : ""};
+    const size_t len[2] = {out_len, err_len};
+    shx_buf b = SHX_BUF_INIT;
+    task_json(&b, t, status, data, len);
+    return shx_tool_hand_out(s, &b, out_json);
 }
 
 /* The task a call names, its arguments checked against fields first (and

@@ -18,8 +18,9 @@ int shx_tool_task_call(shexec_session *s, int i, const shx_json *args, char **ou
 /* ,"waiting_for_input":true,"prompt":...,"password":... into b when r's
  * command waits for input; else ,"waiting_for_input":false. */
 void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r);
-/* The result's "full_output" (the spill files there are, by stream) and
- * "redacted" (occurrences hidden), each only when there is one. */
+/* The result's "omitted" (what the limit left out of a truncated stream,
+ * in characters and bytes), "full_output" (the spill files there are, by
+ * stream) and "redacted" (occurrences hidden), each only when there is one. */
 void shx_tool_put_kept(shx_buf *b, const shexec_run *r);
 
 #endif

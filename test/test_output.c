@@ -162,6 +162,17 @@ static void test_spill_holds_everything_and_the_notice_counts(void **state)
         head_bytes += b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
     }
     assert_memory_equal(out, want, head_bytes);
+    uint64_t kept_chars, kept_bytes, all_chars, all_bytes;
+    assert_int_equal(shexec_run_output_counts(r, SHEXEC_STDOUT, &kept_chars, &kept_bytes,
+                                              &all_chars, &all_bytes), SHEXEC_OK);
+    assert_int_equal(kept_chars, 30000);
+    assert_int_equal(kept_bytes, head_bytes);
+    assert_int_equal(all_chars, chars);
+    assert_int_equal(all_bytes, total);
+    assert_int_equal(shexec_run_output_counts(r, 7, &kept_chars, NULL, NULL, NULL), SHEXEC_EINVAL);
+    assert_int_equal(kept_chars, 0);
+    assert_int_equal(shexec_run_output_counts(NULL, SHEXEC_STDOUT, NULL, NULL, NULL, NULL),
+                     SHEXEC_EINVAL);
     char notice[1024];
     shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL);
     snprintf(notice, sizeof notice,

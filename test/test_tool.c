@@ -228,9 +228,60 @@ static void test_truncation_50kb_bytes(void **state)
     assert_non_null(strstr(out, "[output truncated: kept the first 51200 characters (51200 bytes) "
                                 "of 80000 (80000 bytes); 28800 characters (28800 bytes) "
                                 "omitted]"));
+    /* what the limit left out, in numbers a program can read */
+    const shx_json *om = shx_json_get(r, "omitted");
+    assert_non_null(om);
+    assert_int_equal(num(shx_json_get(om, "stdout"), "characters"), 28800);
+    assert_int_equal(num(shx_json_get(om, "stdout"), "bytes"), 28800);
+    assert_null(shx_json_get(om, "stderr"));
     /* no spill, nothing hidden: neither field */
     assert_null(shx_json_get(r, "full_output"));
     assert_null(shx_json_get(r, "redacted"));
+}
+
+/* A task rendered from output the host read itself: the object
+ * task_output gives, and nothing read or freed behind the host's back. */
+static void test_task_result_rendered(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    shexec_run *r;
+    assert_int_equal(shexec_run_new(&r, s, "echo out; echo err >&2; exit 4"), SHEXEC_OK);
+    shexec_task *t;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    size_t olen, elen;
+    const char *o = shexec_task_read(t, SHEXEC_STDOUT, &olen);
+    char *obuf = strndup(o, olen);
+    const char *e = shexec_task_read(t, SHEXEC_STDERR, &elen);
+    char *json = NULL;
+    assert_int_equal(shexec_tool_task_result(&json, t, NULL, obuf, olen, e, elen), SHEXEC_OK);
+    shx_json *doc = NULL;
+    assert_int_equal(shx_json_parse(&doc, json, strlen(json), NULL, NULL), SHEXEC_OK);
+    assert_string_equal(str(doc, "task_id"), shexec_task_id(t));
+    assert_string_equal(str(doc, "status"), "completed");
+    assert_string_equal(str(doc, "stdout"), "out\n");
+    assert_string_equal(str(doc, "stderr"), "err\n");
+    assert_int_equal(num(doc, "exit_code"), 4);
+    assert_string_equal(str(doc, "state"), "exited");
+    assert_false(flag(shx_json_get(doc, "truncated"), "stdout"));
+    shx_json_free(doc);
+    shexec_free(json);
+    /* the status given, no output: still the task's object */
+    assert_int_equal(shexec_tool_task_result(&json, t, "killed", NULL, 0, NULL, 0), SHEXEC_OK);
+    assert_non_null(strstr(json, "\"status\":\"killed\",\"stdout\":\"\",\"stderr\":\"\""));
+    shexec_free(json);
+    /* nothing was spent: the model can still read the task by its id */
+    char args[96];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", shexec_task_id(t));
+    const shx_json *again = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(again, "status"), "completed");
+    assert_int_equal(shexec_tool_task_result(&json, NULL, NULL, NULL, 0, NULL, 0), SHEXEC_EINVAL);
+    assert_null(json);
+    assert_int_equal(shexec_tool_task_result(&json, t, NULL, NULL, 3, NULL, 0), SHEXEC_EINVAL);
+    free(obuf);
+    shexec_task_free(t);
 }
 
 /* The spill path and the count of hidden secrets in the results. */
@@ -1039,6 +1090,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yield_and_task_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_result_rendered, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

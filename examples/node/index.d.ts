@@ -31,6 +31,20 @@ export type NoticePosition = 'last' | 'first';
 export type SpillState = 'none' | 'writing' | 'whole' | 'capped' | 'failed' | 'removed';
 
 /**
+ * What the output limit kept of a stream and what the stream carried
+ * (shexec_run_output_counts()), as the truncation notice counts them: a
+ * character is a UTF-8 sequence, or an invalid byte on its own. Of the
+ * output as captured (after ANSI stripping and redaction); the notice is
+ * not counted. Kept equals total for a stream within its limit.
+ */
+export interface OutputCounts {
+  keptChars: number;
+  keptBytes: number;
+  totalChars: number;
+  totalBytes: number;
+}
+
+/**
  * A stream's spill file (shexec_run_spill()), as it was when the result was
  * taken: the file goes all the same when the session's budget needs the
  * room or the session is closed (unless spillKeepFiles).
@@ -293,6 +307,8 @@ export interface RunResult<T extends Output = string> {
   cwd: string;
   truncated: { stdout: boolean; stderr: boolean };
   totalBytes: { stdout: number; stderr: number };
+  /** What the output limit kept of each stream and what each carried, in characters and bytes. */
+  counts: { stdout: OutputCounts; stderr: OutputCounts };
   /** Where the whole text of a truncated stream is (the session's spillDir). */
   spill: { stdout: Spill; stderr: Spill };
   /** How many secrets were hidden in each stream. */
@@ -347,6 +363,32 @@ export interface Chunk<T extends Output = string> {
   data: T;
 }
 
+/**
+ * A task as the task tools give it (shexec_tool_task_result(), task_output's
+ * form), its stdout and stderr the output given to Task.toolResult().
+ */
+export interface TaskToolResult {
+  task_id: string;
+  /** 'completed' once the command ended, else 'running'; or the status given. */
+  status: string;
+  stdout: string;
+  stderr: string;
+  /** Once ended. */
+  exit_code?: number;
+  state?: RunStateName;
+  /** While running; prompt and password too while it waits. */
+  waiting_for_input?: boolean;
+  prompt?: string;
+  password?: boolean;
+  truncated: { stdout: boolean; stderr: boolean };
+  /** What the output limit left out of each truncated stream. */
+  omitted?: { stdout?: { characters: number; bytes: number }; stderr?: { characters: number; bytes: number } };
+  /** The spill file holding each truncated stream whole. */
+  full_output?: { stdout?: string; stderr?: string };
+  /** How many secrets were hidden. */
+  redacted?: number;
+}
+
 export class Task<T extends Output = string> extends EventEmitter {
   /** "t" and 12 hex digits. */
   readonly id: string;
@@ -361,10 +403,23 @@ export class Task<T extends Output = string> extends EventEmitter {
   read(stream?: StreamName): T;
   /** All captured output so far (bounded by the output limit). */
   output(stream?: StreamName): T;
+  /** What the output limit kept of the stream so far and what it carried; once ended, as in the result. */
+  counts(stream?: StreamName): OutputCounts;
   /** The stream's spill file so far ('writing' while it runs); once ended, as in the result. */
   spill(stream?: StreamName): Spill;
   /** How many secrets were hidden in the stream so far. */
   redactions(stream?: StreamName): number;
+  /**
+   * The task as the task tools' JSON result, with the output given (e.g.
+   * what read() gave; default empty) as its stdout and stderr; nothing is
+   * read. Once ended, the result the library gave at the end with that
+   * output put in; ClosedError for a task ended by the process's exit.
+   */
+  toolResult(opts?: {
+    stdout?: string | Buffer | Uint8Array;
+    stderr?: string | Buffer | Uint8Array;
+    status?: string;
+  }): TaskToolResult;
   /** Queue input (start the task with stdin: true, or a pty). PipeError once it ended. */
   write(data: string | Buffer | Uint8Array): void;
   closeStdin(): void;

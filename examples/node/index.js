@@ -115,8 +115,9 @@ const READ_ONLY = new Set([
   'shexec_run_notice', 'shexec_run_yielded', 'shexec_run_deadline', 'shexec_run_input_wait',
   'shexec_session_idle_timeout_ms', 'shexec_session_background_on_timeout',
   'shexec_session_input_look_ms', 'shexec_session_notice_position', 'shexec_session_spill_dir',
-  'shexec_run_spill', 'shexec_run_redactions',
+  'shexec_run_spill', 'shexec_run_redactions', 'shexec_run_output_counts',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
+  'shexec_tool_task_result',
 ]);
 
 /** `fn`, then pump.changed(): a poll() result taken before it is not handed on. */
@@ -220,6 +221,7 @@ for (const decl of [
   'const void *shexec_run_output(void *r, int stream, _Out_ size_t *len)',
   'uint64_t shexec_run_output_total(void *r, int stream)',
   'int shexec_run_truncated(void *r, int stream)',
+  'int shexec_run_output_counts(void *r, int stream, _Out_ uint64_t *kept_chars, _Out_ uint64_t *kept_bytes, _Out_ uint64_t *total_chars, _Out_ uint64_t *total_bytes)',
   'uint64_t shexec_run_duration_ms(void *r)',
   'int64_t shexec_run_pid(void *r)',
   'uint32_t shexec_run_timeout_ms(void *r)',
@@ -239,6 +241,7 @@ for (const decl of [
   'int shexec_tool_call(_Out_ void **out_json, void *s, const char *name, const char *args_json)',
   'int shexec_tool_prepare(_Out_ void **out_run, _Out_ int *out_background, void *s, const char *name, const char *args_json)',
   'int shexec_tool_result(_Out_ void **out_json, void *r)',
+  'int shexec_tool_task_result(_Out_ void **out_json, void *t, const char *status, const void *out, size_t out_len, const void *err, size_t err_len)',
   'void shexec_free(void *p)',
 ]) {
   const fn = lib.func(decl);
@@ -475,6 +478,24 @@ function spillOf(rp, stream) {
   return { state: SPILL_NAMES[state] || 'none', path: path[0] || null, bytes: Number(bytes[0]), error: error[0] };
 }
 
+/**
+ * What the output limit kept of a stream and what the stream carried
+ * (shexec_run_output_counts()): {keptChars, keptBytes, totalChars,
+ * totalBytes}, characters counted as the notice counts them (a UTF-8
+ * sequence, or an invalid byte). All 0 before the start, as the library
+ * reports them then.
+ */
+function countsOf(rp, stream) {
+  const keptChars = [0], keptBytes = [0], totalChars = [0], totalBytes = [0];
+  C.shexec_run_output_counts(rp, stream, keptChars, keptBytes, totalChars, totalBytes);
+  return {
+    keptChars: Number(keptChars[0]),
+    keptBytes: Number(keptBytes[0]),
+    totalChars: Number(totalChars[0]),
+    totalBytes: Number(totalBytes[0]),
+  };
+}
+
 /** Everything a run reports (finished, or moved to the background), copied out of the C run. */
 function collectResult(rp, sp, encoding) {
   const state = STATE_NAMES[C.shexec_run_state(rp)] || 'unknown';
@@ -502,6 +523,7 @@ function collectResult(rp, sp, encoding) {
       stdout: Number(C.shexec_run_output_total(rp, STDOUT)),
       stderr: Number(C.shexec_run_output_total(rp, STDERR)),
     },
+    counts: { stdout: countsOf(rp, STDOUT), stderr: countsOf(rp, STDERR) },
     spill: { stdout: spillOf(rp, STDOUT), stderr: spillOf(rp, STDERR) },
     redactions: {
       stdout: Number(C.shexec_run_redactions(rp, STDOUT)),
@@ -1140,9 +1162,12 @@ class Session {
    *   env variables whose names match the session's redactEnv globs, or
    *   the default globs, are hidden), signal, encoding ('utf8' default, or
    *   'buffer'). The result also says yielded ('none' here), taskId,
-   *   deadline ('none', 'timeout', 'idle'), inputWait, spill ({stdout,
-   *   stderr}: {state, path, bytes, error} of each stream's spill file)
-   *   and redactions ({stdout, stderr}: how many secrets were hidden).
+   *   deadline ('none', 'timeout', 'idle'), inputWait, counts ({stdout,
+   *   stderr}: {keptChars, keptBytes, totalChars, totalBytes}, what the
+   *   output limit kept of each stream and what it carried), spill
+   *   ({stdout, stderr}: {state, path, bytes, error} of each stream's
+   *   spill file) and redactions ({stdout, stderr}: how many secrets were
+   *   hidden).
    */
   run(command, opts = {}) {
     return new Promise((resolve, reject) => {
@@ -1487,6 +1512,56 @@ class Session {
   }
 }
 
+/**
+ * Length of the well-formed UTF-8 sequence at buf[i], 0 when the byte there
+ * starts none: the library's rule (lib/utf8.h, Unicode table 3-7: no
+ * overlongs, no surrogates, at most U+10FFFF).
+ */
+function utf8SequenceLength(buf, i) {
+  const c = buf[i];
+  if (c < 0x80) return 1;
+  let need, lo = 0x80, hi = 0xbf; // the allowed range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) need = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    need = 3;
+    if (c === 0xe0) lo = 0xa0;
+    else if (c === 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    need = 4;
+    if (c === 0xf0) lo = 0x90;
+    else if (c === 0xf4) hi = 0x8f;
+  } else return 0;
+  for (let k = 1; k < need; k++) {
+    if (i + k >= buf.length) return 0;
+    const b = buf[i + k];
+    if (k === 1 ? b < lo || b > hi : b < 0x80 || b > 0xbf) return 0;
+  }
+  return need;
+}
+
+/**
+ * Bytes as the library's JSON writer puts them into a tool result: each
+ * well-formed UTF-8 sequence as its character, every other byte as one
+ * U+FFFD. Buffer#toString() would give one U+FFFD for some runs of bad
+ * bytes, and the result must read the same whether the library or the
+ * binding rendered it.
+ */
+function toolText(buf) {
+  let text = '';
+  let start = 0; // where the well-formed bytes not yet decoded begin
+  let i = 0;
+  while (i < buf.length) {
+    const n = utf8SequenceLength(buf, i);
+    if (n) {
+      i += n;
+      continue;
+    }
+    text += buf.toString('utf8', start, i) + '\uFFFD';
+    start = ++i;
+  }
+  return text + buf.toString('utf8', start, i);
+}
+
 function takeJson(ptr) {
   if (!ptr) return null;
   try {
@@ -1751,6 +1826,30 @@ class RunState {
  * iteration yields {stream, data} chunks until the end. The C task is
  * freed as soon as it has ended: its results stay readable here.
  */
+/**
+ * A task status given to toolResult(): a string the library can take as a
+ * C string (a NUL would cut it short), or null for the default.
+ */
+function toolStatus(status) {
+  if (status === undefined || status === null) return null;
+  if (typeof status !== 'string') throw new TypeError('status must be a string');
+  if (status.includes('\0')) throw new InvalidArgumentError(-1, 'status contains a NUL character');
+  return status;
+}
+
+/**
+ * The task tools' result object of an ended task, taken just before its C
+ * task is freed, with empty output: toolResult() puts the output it is
+ * given into a copy. The error instead when the library could not render
+ * it (out of memory), thrown by toolResult() then.
+ */
+function toolEndOf(tp, sp) {
+  const out = [null];
+  const rc = C.shexec_tool_task_result(out, tp, null, null, 0, null, 0);
+  const result = takeJson(out[0]);
+  return rc < 0 ? failure(rc, sp) : result;
+}
+
 class Task extends EventEmitter {
   constructor(session, opts) {
     super();
@@ -1762,6 +1861,7 @@ class Task extends EventEmitter {
     this._watch = null;
     this._result = null;
     this._unread = null;
+    this._toolEnd = null; // toolResult()'s object at the end, or the error it met
     this._refed = false;
     this.id = null;
     this.command = null;
@@ -1869,6 +1969,19 @@ class Task extends EventEmitter {
     return decodeAs(readStream(C.shexec_run_output, this._rp, st), this._encoding);
   }
 
+  /**
+   * What the output limit kept of the stream so far and what the stream
+   * carried: {keptChars, keptBytes, totalChars, totalBytes} (see
+   * RunResult.counts).
+   */
+  counts(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._result) return { ...this._result.counts[STREAM_NAMES[st]] };
+    if (!this._rp) return { keptChars: 0, keptBytes: 0, totalChars: 0, totalBytes: 0 };
+    return countsOf(this._rp, st);
+  }
+
   /** What became of the stream's spill file so far: {state, path, bytes, error} (see RunResult.spill). */
   spill(stream = 'stdout') {
     const st = STREAMS[stream];
@@ -1885,6 +1998,40 @@ class Task extends EventEmitter {
     if (this._result) return this._result.redactions[STREAM_NAMES[st]];
     if (!this._rp) return 0;
     return Number(C.shexec_run_redactions(this._rp, st));
+  }
+
+  /**
+   * The task as the task tools' JSON result (shexec_tool_task_result(),
+   * task_output's form): {task_id, status, stdout, stderr, then exit_code
+   * and state once ended or waiting_for_input while running, truncated, and
+   * omitted, full_output, redacted when they apply}, with opts.stdout and
+   * opts.stderr (string or Buffer, e.g. what read() gave; default empty)
+   * as its output: a host that shows a task's output its own way gives the
+   * model the object the tools would. Nothing is read. opts.status
+   * defaults to 'completed' once ended, else 'running' (task_kill says
+   * 'killed'). The C task is freed as soon as it ended: the object is then
+   * the one the library gave at the end, with the output given put in, so
+   * full_output names the spill file as it was then (as result.spill
+   * does). A task ended by the process's exit has none: ClosedError.
+   */
+  toolResult({ stdout = '', stderr = '', status } = {}) {
+    const out = toBuffer(stdout, 'stdout');
+    const err = toBuffer(stderr, 'stderr');
+    const st = toolStatus(status);
+    if (this._tp) {
+      const json = [null];
+      const rc = C.shexec_tool_task_result(json, this._tp, st, out, out.length, err, err.length);
+      const result = takeJson(json[0]);
+      check(rc, this._session._ptr);
+      return result;
+    }
+    if (!this._toolEnd) throw new ClosedError(-6, `task ${this.id} ended with its session: it has no tool result`);
+    if (this._toolEnd instanceof Error) throw this._toolEnd;
+    const result = structuredClone(this._toolEnd);
+    result.stdout = toolText(out);
+    result.stderr = toolText(err);
+    if (st !== null) result.status = st;
+    return result;
   }
 
   /** Queue input (the task needs opts.stdin = true, or a pty). PipeError once it ended. */
@@ -1925,6 +2072,7 @@ class Task extends EventEmitter {
     const sp = this._session._ptr;
     const result = collectResult(this._rp, sp, this._encoding);
     result.id = this.id;
+    this._toolEnd = toolEndOf(this._tp, sp);
     this._unread = {
       [STDOUT]: readStream(C.shexec_task_read, this._tp, STDOUT),
       [STDERR]: readStream(C.shexec_task_read, this._tp, STDERR),

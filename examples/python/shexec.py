@@ -79,9 +79,10 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   shows in Run.input_wait (INPUT_WAITING), Run.prompt and Run.echo_off.
 - Output for models (shexec.h, OUTPUT FOR MODELS): a stream cut by the
   output limit carries a notice saying what was kept and what was left out
-  (set_notice_position: first or last); with set_spill_dir its whole text
-  is kept in a file the notice names (Run.stdout_spill), removed with the
-  session unless keep_files; redact_value, redact_env and redact_shapes hide
+  (set_notice_position: first or last), and Run.stdout_counts gives the
+  same counts as numbers; with set_spill_dir its whole text is kept in a
+  file the notice names (Run.stdout_spill), removed with the session
+  unless keep_files; redact_value, redact_env and redact_shapes hide
   secrets as "[REDACTED:NAME]" before output reaches anyone (callbacks,
   captured output, spill files, tool results), per run too (redact_values).
 - A session and its objects are meant for one thread at a time (as in C);
@@ -363,6 +364,8 @@ _PROTOTYPES = {
     "shexec_run_output": (_vp, [_vp, _int, _psz]),
     "shexec_run_output_total": (_u64, [_vp, _int]),
     "shexec_run_truncated": (_int, [_vp, _int]),
+    "shexec_run_output_counts": (_int, [_vp, _int, ctypes.POINTER(_u64), ctypes.POINTER(_u64),
+                                        ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
     "shexec_run_duration_ms": (_u64, [_vp]),
     "shexec_run_pid": (_i64, [_vp]),
     "shexec_run_timeout_ms": (_u32, [_vp]),
@@ -393,6 +396,7 @@ _PROTOTYPES = {
     "shexec_tool_call": (_int, [_pvp, _vp, _str, _str]),
     "shexec_tool_prepare": (_int, [_pvp, ctypes.POINTER(_int), _vp, _str, _str]),
     "shexec_tool_result": (_int, [_pvp, _vp]),
+    "shexec_tool_task_result": (_int, [_pvp, _vp, _str, _vp, _sz, _vp, _sz]),
     "shexec_free": (None, [_vp]),
 }
 
@@ -1833,6 +1837,18 @@ def _spill(p, stream):
             "bytes": n.value, "error": err.value}
 
 
+def _output_counts(p, stream):
+    """What the output limit kept of a stream and what it carried:
+    {"kept_chars", "kept_bytes", "total_chars", "total_bytes"}, characters
+    counted as the notice counts them (a UTF-8 sequence, or an invalid
+    byte). All 0 before the start, as the library reports them then."""
+    kc, kb, tc, tb = _u64(), _u64(), _u64(), _u64()
+    _lib.shexec_run_output_counts(p, stream, ctypes.byref(kc), ctypes.byref(kb),
+                                  ctypes.byref(tc), ctypes.byref(tb))
+    return {"kept_chars": kc.value, "kept_bytes": kb.value,
+            "total_chars": tc.value, "total_bytes": tb.value}
+
+
 # What a Run reports, each read from a C run by one function: live while the
 # command runs (and for a task's run), copied once a foreground run finished.
 _RESULTS = {
@@ -1845,6 +1861,8 @@ _RESULTS = {
     "stderr_truncated": lambda p: bool(_lib.shexec_run_truncated(p, STDERR)),
     "stdout_total": lambda p: _lib.shexec_run_output_total(p, STDOUT),
     "stderr_total": lambda p: _lib.shexec_run_output_total(p, STDERR),
+    "stdout_counts": lambda p: _output_counts(p, STDOUT),
+    "stderr_counts": lambda p: _output_counts(p, STDERR),
     "stdout_spill": lambda p: _spill(p, STDOUT),
     "stderr_spill": lambda p: _spill(p, STDERR),
     "stdout_redactions": lambda p: _lib.shexec_run_redactions(p, STDOUT),
@@ -1903,6 +1921,8 @@ class Run(object):
     exited), signal, stdout and stderr (bytes; so far, while running),
     text/stderr_text (decoded, errors='replace'), stdout_truncated,
     stderr_truncated, stdout_total, stderr_total (bytes produced),
+    stdout_counts/stderr_counts (what the output limit kept and what the
+    stream carried, in characters and bytes),
     duration_ms, pid (the shell's pid, which is also the command's process
     group id; 0 before the start), timeout_ms (the timeout in force, 0:
     none), leftovers ('none', 'adopted', 'killed'), leftover_task (the id
@@ -2397,6 +2417,22 @@ class Run(object):
         return self._result("stderr_total")
 
     @property
+    def stdout_counts(self):
+        """What the output limit kept of stdout and what stdout carried:
+        {"kept_chars", "kept_bytes", "total_chars", "total_bytes"}, as the
+        truncation notice counts them (a character is a UTF-8 sequence, or
+        an invalid byte on its own), of the output as captured (after ANSI
+        stripping and redaction). So far while the command runs; all 0
+        before the start. The kept counts leave out the notice."""
+        return dict(self._result("stdout_counts"))   # a copy, as for cost
+
+    @property
+    def stderr_counts(self):
+        """What the output limit kept of stderr and what it carried (see
+        stdout_counts)."""
+        return dict(self._result("stderr_counts"))
+
+    @property
     def stdout_spill(self):
         """What became of stdout's spill file (Session.set_spill_dir):
         {"state", "path", "bytes", "error"}. state SPILL_NONE (no spill dir,
@@ -2617,7 +2653,8 @@ class Task(object):
     background. Its run, Task.run, holds its settings and results (state,
     exit code, output, input, cancel); the properties and methods below
     that read or feed the command are shortcuts to it, and what only a task
-    has is here: its id, read() (only what is new), kill(), free().
+    has is here: its id, read() (only what is new), kill(), free(),
+    tool_result() (the task tools' JSON result of it).
     Dropping the object does not stop the task; free() / close() / the
     `with` block does. After the session closed or the task was freed,
     every method but .id raises ClosedError (Task.run's too)."""
@@ -2729,6 +2766,11 @@ class Task(object):
     def truncated(self, stream="stdout"):
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_truncated")
 
+    def output_counts(self, stream="stdout"):
+        """What the output limit kept of the stream and what it carried
+        (Run.stdout_counts)."""
+        return dict(self._run._result(_STREAM_NAMES[_stream(stream)] + "_counts"))
+
     def spill(self, stream="stdout"):
         """What became of the stream's spill file (Run.stdout_spill)."""
         return dict(self._run._result(_STREAM_NAMES[_stream(stream)] + "_spill"))
@@ -2736,6 +2778,31 @@ class Task(object):
     def redactions(self, stream="stdout"):
         """How many secrets were hidden in the stream so far."""
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_redactions")
+
+    def tool_result(self, stdout=b"", stderr=b"", status=None):
+        """The task as the task tools' JSON result (a dict, task_output's
+        form: "task_id", "status", "stdout", "stderr", then "exit_code" and
+        "state" once ended or "waiting_for_input" while running, "truncated",
+        and "omitted", "full_output", "redacted" when they apply), with
+        `stdout` and `stderr` (str or bytes, e.g. what read() returned) as
+        its output: a host that shows a task's output its own way gives the
+        model the same object the tools would. Nothing is read or freed:
+        the task stays as it was. `status` None: "completed" once the
+        command ended, else "running" (task_kill says "killed"). ClosedError
+        once the task is gone (freed, its session closed, or read to its
+        end by the tool layer), as for every method."""
+        out = _to_bytes(stdout, "stdout")
+        err = _to_bytes(stderr, "stderr")
+        st = None if status is None else _cstr(status, "status")
+        s = self._session
+        with s._guard():
+            _task_run_ptr(s, self._core)    # raises when dead
+            json_out = ctypes.c_void_p()
+            rc = _lib.shexec_tool_task_result(ctypes.byref(json_out), self._core.ptr, st,
+                                              out, len(out), err, len(err))
+            result = _take_json(json_out.value)
+            _check(rc, s._ptr)
+            return result
 
     def write(self, data):
         """Queue input (the task needs stdin=True, or a pty). PipeError when

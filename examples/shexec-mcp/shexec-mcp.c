@@ -30,6 +30,12 @@
  * command that could not start), unless --error-on-nonzero-exit asks for
  * the stricter rule.
  *
+ * A result is one text block, the form a model reads. A client of MCP
+ * 2025-06-18 or later also gets the tool layer's JSON result object (as
+ * shexec_tool_call() would return it, include/shexec_tool.h) as
+ * structuredContent, described by each tool's outputSchema in tools/list;
+ * a tool error, {"error": ...} there, has none.
+ *
  * Output reaches a model, and whatever logs it, with secrets hidden: the
  * values of the environment's sensitive variables, key-shaped words and PEM
  * private keys become [REDACTED:NAME] unless --no-redact (OUTPUT FOR MODELS
@@ -66,6 +72,9 @@
 #define SERVER_NAME "shexec-mcp"
 #define LATEST_PROTOCOL "2025-11-25"
 static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+/* The first version with a tool's outputSchema and a result's
+ * structuredContent. Versions are dates: a later one compares greater. */
+#define STRUCTURED_OUTPUT_SINCE "2025-06-18"
 
 #define MAX_TIMEOUT_MS 600000u
 #define MAX_LINE (32u << 20)          /* a request larger than this is refused */
@@ -129,6 +138,8 @@ typedef struct {
     uint32_t default_timeout_ms;
     uint32_t task_timeout_ms; /* 0: background tasks have no limit */
     int error_on_nonzero_exit; /* isError also for a non-zero exit or a signal */
+    int structured_output; /* the client speaks STRUCTURED_OUTPUT_SINCE or later: tools/list
+                            * has outputSchema, results structuredContent */
 } server;
 
 static volatile sig_atomic_t signal_seen;
@@ -294,31 +305,42 @@ static void put_name(shx_buf *m, const char *name, size_t len)
     shx_buf_puts(m, len > 64 ? "...\"" : "\"");
 }
 
-/* A tools/call result: one text content block, isError as given. */
-static void send_tool_text(server *sv, const char *id, const shx_buf *text, int is_error)
+/* A tools/call result: one text content block for the model, isError as
+ * given, and the tool's result object as structuredContent when there is
+ * one (`structured`: JSON object text, or NULL) and the client's protocol
+ * version has it. The object goes in as the tool layer wrote it. */
+static void send_tool_result(server *sv, const char *id, const shx_buf *text,
+                             const char *structured, int is_error)
 {
     shx_buf b = {0};
     shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
                   "\"text\":",
               id);
     (void)shx_json_put_string(&b, text->data ? text->data : "", text->len);
-    shx_buf_printf(&b, "}],\"isError\":%s}}", is_error ? "true" : "false");
+    shx_buf_puts(&b, "}]");
+    if (structured && sv->structured_output) {
+        shx_buf_puts(&b, ",\"structuredContent\":");
+        shx_buf_puts(&b, structured);
+    }
+    shx_buf_printf(&b, ",\"isError\":%s}}", is_error ? "true" : "false");
     if (text->failed)
         b.failed = 1;
     send_msg(sv, &b);
     shx_buf_free(&b);
 }
 
-/* A tool error whose message was built in m (it may hold NUL). */
+/* A tool error whose message was built in m (it may hold NUL). What the
+ * tool layer would answer as {"error": ...} is text only: no result
+ * object, so no structuredContent. */
 static void send_tool_error_buf(server *sv, const char *id, const shx_buf *m, const char *fallback)
 {
     if (m->failed || !m->data) {
         shx_buf t = {0};
         shx_buf_puts(&t, fallback);
-        send_tool_text(sv, id, &t, 1);
+        send_tool_result(sv, id, &t, NULL, 1);
         shx_buf_free(&t);
     } else {
-        send_tool_text(sv, id, m, 1);
+        send_tool_result(sv, id, m, NULL, 1);
     }
 }
 
@@ -326,7 +348,7 @@ static void send_tool_error(server *sv, const char *id, const char *message)
 {
     shx_buf t = {0};
     shx_buf_puts(&t, message);
-    send_tool_text(sv, id, &t, 1);
+    send_tool_result(sv, id, &t, NULL, 1);
     shx_buf_free(&t);
 }
 
@@ -494,32 +516,42 @@ static void put_input_wait(shx_buf *t, const shexec_run *r)
 
 /* A task's status and output as text: all output so far, or with new_only
  * what arrived since the previous read; a running task's wait for input.
- * `status` NULL: running or completed. */
-static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text)
+ * `status` NULL: running or completed. Into `json` (NULL: not wanted) the
+ * task tools' result object of the same output (shexec_tool_task_result():
+ * shexec_tool_call() would read the new output a second time and, for
+ * task_kill, wait for the task on its own). */
+static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text,
+                        shx_buf *json)
 {
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
-    shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t),
-              status ? status : done ? "completed" : "running");
+    const char *status_word = status ? status : done ? "completed" : "running";
+    shx_buf_printf(text, "task_id: %s\nstatus: %s\n", shexec_task_id(t), status_word);
     if (done)
         shx_buf_printf(text, "exit_code: %d\nstate: %s%s\n", shexec_run_exit_code(r),
                   state_word(shexec_run_state(r)),
                   shexec_run_deadline(r) == SHEXEC_DEADLINE_IDLE
                       ? " (ended: no output for its idle timeout)" : "");
-    if (!new_only) {
-        put_output(text, r);
-    } else {
-        size_t olen, elen;
-        const char *out = shexec_task_read(t, SHEXEC_STDOUT, &olen);
-        put_section(text, "stdout", out, olen);
-        const char *err = shexec_task_read(t, SHEXEC_STDERR, &elen);
-        put_section(text, "stderr", err, elen);
-        if (!olen && !elen)
-            shx_buf_puts(text, "(no output)\n");
-    }
+    /* read once, for both forms: a read of the new output marks it read */
+    size_t olen, elen;
+    const char *out = new_only ? shexec_task_read(t, SHEXEC_STDOUT, &olen)
+                               : shexec_run_output(r, SHEXEC_STDOUT, &olen);
+    const char *err = new_only ? shexec_task_read(t, SHEXEC_STDERR, &elen)
+                               : shexec_run_output(r, SHEXEC_STDERR, &elen);
+    put_section(text, "stdout", out, olen);
+    put_section(text, "stderr", err, elen);
+    if (!olen && !elen)
+        shx_buf_puts(text, "(no output)\n");
     if (!done)
         put_input_wait(text, r);
     put_kept(text, r);
+    if (!json)
+        return;
+    /* the object the task tools give, of the output read here */
+    char *obj = NULL;
+    if (shexec_tool_task_result(&obj, t, status, out, olen, err, elen) == SHEXEC_OK)
+        shx_buf_puts(json, obj);
+    shexec_free(obj);
 }
 
 /* A foreground command answered while it still runs (shexec_run_yielded():
@@ -694,6 +726,32 @@ static int wait_tick(const server *sv)
     return (int)next;
 }
 
+/* A task tool's answer: the task's status and output, as text and as the
+ * result object (see format_task()). A task that has ended is data, however
+ * it ended: never isError. */
+static void send_task_result(server *sv, const char *id, shexec_task *t, int new_only,
+                             const char *status)
+{
+    shx_buf text = {0}, json = {0};
+    format_task(t, new_only, status, &text, sv->structured_output ? &json : NULL);
+    send_tool_result(sv, id, &text, json.failed ? NULL : json.data, 0);
+    shx_buf_free(&text);
+    shx_buf_free(&json);
+}
+
+/* A foreground bash call's answer, its command finished or yielded: the
+ * text, and the result object the tool layer renders for the run
+ * (shexec_tool_result(), the same object its bash tool returns). A timeout
+ * is isError and still a result object: it goes with the text. */
+static void send_run_result(server *sv, const call *c, const shx_buf *text, int is_error)
+{
+    char *json = NULL;
+    if (sv->structured_output && shexec_tool_result(&json, c->run) != SHEXEC_OK)
+        log_msg("a result without structuredContent: %s", shexec_session_errmsg(sv->s));
+    send_tool_result(sv, c->id, text, json, is_error);
+    shexec_free(json);
+}
+
 /* Answer every call that is due, in the order they come due. */
 static void finish_calls(server *sv)
 {
@@ -712,12 +770,9 @@ static void finish_calls(server *sv)
              * once; task_output / task_write: the task's status now. A
              * second call on the task still waiting answers next, and the
              * last one frees a task that has ended. */
-            if (!c->cancelled) {
-                shx_buf t = {0};
-                format_task(c->task, c->new_only, c->kind == CALL_KILL ? "killed" : NULL, &t);
-                send_tool_text(sv, c->id, &t, 0);
-                shx_buf_free(&t);
-            }
+            if (!c->cancelled)
+                send_task_result(sv, c->id, c->task, c->new_only,
+                                 c->kind == CALL_KILL ? "killed" : NULL);
             /* (a cancelled wait leaves an ended task for a later read) */
             if (shexec_run_state(c->run) > SHEXEC_STATE_RUNNING && !task_in_use(sv, c->task) &&
                 (!c->cancelled || c->kind == CALL_KILL))
@@ -732,7 +787,7 @@ static void finish_calls(server *sv)
                     send_progress(sv, c, 1);
                 shx_buf t = {0};
                 format_yielded(sv, c, why, task_id, &t);
-                send_tool_text(sv, c->id, &t, 0);
+                send_run_result(sv, c, &t, 0);
                 shx_buf_free(&t);
             }
         } else if (!c->cancelled) {
@@ -741,7 +796,7 @@ static void finish_calls(server *sv)
             shx_buf t = {0};
             int is_error;
             format_run(sv, c, &t, &is_error);
-            send_tool_text(sv, c->id, &t, is_error);
+            send_run_result(sv, c, &t, is_error);
             shx_buf_free(&t);
         }
         call_free(c);
@@ -807,12 +862,17 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
         }
         /* the task is ours (host-held) until task_output reads it to the
          * end, task_kill stops it, or the session ends */
-        shx_buf text = {0};
+        shx_buf text = {0}, json = {0};
         shx_buf_printf(&text, "task_id: %s\nstatus: running\nThe command runs in the background: read "
                          "its output with task_output, stop it with task_kill.\n",
                   shexec_task_id(t));
-        send_tool_text(sv, id, &text, 0);
+        /* the tool layer's object for a command started in the background */
+        shx_buf_puts(&json, "{\"task_id\":");
+        (void)shx_json_put_string(&json, shexec_task_id(t), strlen(shexec_task_id(t)));
+        shx_buf_puts(&json, ",\"status\":\"running\"}");
+        send_tool_result(sv, id, &text, json.failed ? NULL : json.data, 0);
         shx_buf_free(&text);
+        shx_buf_free(&json);
         return;
     }
 
@@ -998,10 +1058,7 @@ static void report_task(server *sv, const char *id, shexec_task *t, int new_only
         sv->calls = c;
         return;
     }
-    shx_buf text = {0};
-    format_task(t, new_only, NULL, &text);
-    send_tool_text(sv, id, &text, 0);
-    shx_buf_free(&text);
+    send_task_result(sv, id, t, new_only, NULL);
     /* a task a pending call waits on is freed by the last of them */
     if (shexec_run_state(r) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
         shexec_task_free(t);
@@ -1063,10 +1120,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     if (!t)
         return;
     if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
-        shx_buf text = {0};
-        format_task(t, 0, "completed", &text);
-        send_tool_text(sv, id, &text, 0);
-        shx_buf_free(&text);
+        send_task_result(sv, id, t, 0, "completed");
         shexec_task_free(t);
         return;
     }
@@ -1090,6 +1144,7 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++)
         if (str_eq(pv, protocols[i]))
             version = protocols[i];
+    sv->structured_output = strcmp(version, STRUCTURED_OUTPUT_SINCE) >= 0;
     shx_buf b = {0};
     shx_buf_printf(&b,
               "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
@@ -1107,6 +1162,139 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     shx_buf_free(&b);
 }
 
+/* ---- output schemas ----------------------------------------------------------- */
+
+/* What each tool's structuredContent holds: the tool layer's result object
+ * as include/shexec_tool.h documents it. Lenient on purpose: no
+ * additionalProperties:false (the library adds members over time) and no
+ * enum (a client that validates, as the SDK clients do, would throw away a
+ * result with a yield reason or state added later); the values a string
+ * takes are in its description. `required` holds only what every result of
+ * the tool has. Only keywords that draft-07 and 2020-12 read alike. */
+#define SCHEMA_PROP(name, type, text) \
+    "\"" name "\":{\"type\":\"" type "\",\"description\":\"" text "\"}"
+#define SCHEMA_OBJECT(name, text, props) \
+    "\"" name "\":{\"type\":\"object\",\"description\":\"" text "\",\"properties\":{" props "}}"
+
+#define SCHEMA_TRUNCATED                                                                           \
+    SCHEMA_OBJECT("truncated", "Which streams were cut at the output limit (the text then "        \
+                  "holds a notice saying what was left out)",                                      \
+                  SCHEMA_PROP("stdout", "boolean", "stdout was cut") ","                           \
+                  SCHEMA_PROP("stderr", "boolean", "stderr was cut"))
+/* (written out, not with SCHEMA_OBJECT: it goes inside one, and cppcheck's
+ * preprocessor does not expand a macro inside its own argument) */
+#define SCHEMA_OMITTED_STREAM(stream)                                                              \
+    "\"" stream "\":{\"type\":\"object\",\"description\":\"What the limit left out of "            \
+    stream "\",\"properties\":{"                                                                   \
+    SCHEMA_PROP("characters", "integer", "Characters left out (a UTF-8 character or an "           \
+                "invalid byte counts one)") ","                                                    \
+    SCHEMA_PROP("bytes", "integer", "Bytes left out") "}}"
+/* omitted, full_output, redacted: each only when there is one */
+#define SCHEMA_KEPT                                                                                \
+    SCHEMA_OBJECT("omitted", "For each truncated stream, what its output limit left out",          \
+                  SCHEMA_OMITTED_STREAM("stdout") "," SCHEMA_OMITTED_STREAM("stderr")) ","         \
+    SCHEMA_OBJECT("full_output", "For each stream cut at its limit whose whole text is kept "      \
+                  "in a spill file, the file's path (read the parts needed with grep, sed -n, "    \
+                  "head or tail)",                                                                 \
+                  SCHEMA_PROP("stdout", "string", "The spill file of stdout") ","                  \
+                  SCHEMA_PROP("stderr", "string", "The spill file of stderr")) ","                 \
+    SCHEMA_PROP("redacted", "integer", "How many secrets were hidden from the output, each "       \
+                "shown as [REDACTED:NAME]")
+/* waiting_for_input of a running command; prompt and password while it waits */
+#define SCHEMA_INPUT_WAIT                                                                          \
+    SCHEMA_PROP("waiting_for_input", "boolean", "Whether the command waits for input now "         \
+                "(answer it with task_write)") ","                                                 \
+    SCHEMA_PROP("prompt", "string", "While it waits for input: its last line, unfinished") ","     \
+    SCHEMA_PROP("password", "boolean", "While it waits for input: true when the terminal does "    \
+                "not echo (a password prompt)")
+
+/* bash: the finished form, or the running form (run_in_background, or
+ * answered while the command still runs); anyOf says which members each
+ * form always has. */
+static const char bash_output_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    SCHEMA_PROP("stdout", "string", "The command's standard output (with a notice where the "
+                "output limit cut it); while it runs, its output so far") ","
+    SCHEMA_PROP("stderr", "string", "Its standard error; after a timeout it ends with a line "
+                "saying so") ","
+    SCHEMA_PROP("exit_code", "integer", "Its exit status; -1 when it did not exit (a timeout, "
+                "a signal)") ","
+    SCHEMA_PROP("timed_out", "boolean", "true when its timeout or idle timeout ended it") ","
+    SCHEMA_TRUNCATED ","
+    SCHEMA_PROP("cwd", "string", "The working directory after the command (it persists "
+                "between calls)") ","
+    SCHEMA_PROP("signal", "integer", "The signal that ended the command, when one did (not "
+                "after a timeout)") ","
+    SCHEMA_PROP("leftover_task_id", "string", "The background task that processes the "
+                "command left running go on as (read it with task_output, stop it with "
+                "task_kill)") ","
+    SCHEMA_PROP("notice", "string", "What the library has to say about the run, e.g. a limit "
+                "it hit or a working directory it did not adopt") ","
+    SCHEMA_OBJECT("cost", "What the command cost",
+                  SCHEMA_PROP("cpu_ms", "integer", "CPU time in ms (of every process of the "
+                              "command where a cgroup counted it, else of the shell and what "
+                              "it waited for)") ","
+                  SCHEMA_PROP("peak_bytes", "integer", "Peak memory in bytes (0: not known)"))
+    ","
+    SCHEMA_KEPT ","
+    SCHEMA_PROP("task_id", "string", "The background task the command runs as: started with "
+                "run_in_background, or still running when the call returned") ","
+    SCHEMA_PROP("status", "string", "running: the command goes on as the task task_id") ","
+    SCHEMA_PROP("yield_reason", "string", "Why the call returned while the command runs: "
+                "yield_time, input (it waits for input), timeout or idle_timeout (moved to "
+                "the background)") ","
+    SCHEMA_INPUT_WAIT ","
+    SCHEMA_PROP("elapsed_ms", "integer", "How long the command has run, in ms")
+    "},\"anyOf\":["
+    "{\"description\":\"The command finished\",\"required\":[\"stdout\",\"stderr\","
+    "\"exit_code\",\"timed_out\",\"truncated\",\"cwd\"]},"
+    "{\"description\":\"The command goes on as a background task\",\"required\":"
+    "[\"task_id\",\"status\"]}]}";
+
+/* task_output, task_write and task_kill: one form, the status and the
+ * output described as each tool gives them */
+#define TASK_OUTPUT_SCHEMA(status_text, output_text)                                               \
+    "{\"type\":\"object\",\"properties\":{"                                                        \
+    SCHEMA_PROP("task_id", "string", "The task") ","                                               \
+    SCHEMA_PROP("status", "string", status_text) ","                                               \
+    SCHEMA_PROP("stdout", "string", output_text " standard output (with a notice where the "       \
+                "output limit cut it)") ","                                                        \
+    SCHEMA_PROP("stderr", "string", output_text " standard error") ","                             \
+    SCHEMA_PROP("exit_code", "integer", "Once it ended: its exit status; -1 when it did not "      \
+                "exit") ","                                                                        \
+    SCHEMA_PROP("state", "string", "Once it ended, how: exited, signaled, timed_out, killed "      \
+                "or cancelled") ","                                                                \
+    SCHEMA_TRUNCATED ","                                                                           \
+    SCHEMA_INPUT_WAIT ","                                                                          \
+    SCHEMA_KEPT                                                                                    \
+    "},\"required\":[\"task_id\",\"status\",\"stdout\",\"stderr\",\"truncated\"]}"
+
+static const struct {
+    const char *tool;
+    const char *schema;
+} output_schemas[] = {
+    {"bash", bash_output_schema},
+    {"task_output",
+     TASK_OUTPUT_SCHEMA("running, or completed: the task ended and is removed (its final "
+                        "output is returned once)", "Its")},
+    {"task_write",
+     TASK_OUTPUT_SCHEMA("running, or completed: the task ended and is removed (its final "
+                        "output is returned once)", "What it printed since the last read on its")},
+    {"task_kill",
+     TASK_OUTPUT_SCHEMA("killed, or completed when it had already ended; the task is removed",
+                        "Its final")},
+};
+
+static const char *output_schema_of(const shx_json *name)
+{
+    for (size_t i = 0; i < sizeof output_schemas / sizeof *output_schemas; i++)
+        if (str_eq(name, output_schemas[i].tool))
+            return output_schemas[i].schema;
+    return NULL;
+}
+
+/* The library's tool list with each tool's outputSchema added, for a client
+ * that reads it; as the library wrote it otherwise. */
 static void method_tools_list(server *sv, const char *id)
 {
     char *tools = NULL;
@@ -1114,10 +1302,35 @@ static void method_tools_list(server *sv, const char *id)
         send_error(sv, id, -32603, shexec_session_errmsg(sv->s));
         return;
     }
+    shx_json *list = NULL;
     shx_buf b = {0};
-    shx_buf_printf(&b, "{\"tools\":%s}", tools);
+    shx_buf_puts(&b, "{\"tools\":");
+    if (!sv->structured_output ||
+        shx_json_parse(&list, tools, strlen(tools), NULL, NULL) != SHEXEC_OK ||
+        !shx_json_is(list, SHX_JSON_ARRAY)) {
+        shx_buf_puts(&b, tools);
+    } else {
+        for (size_t i = 0; i < list->count; i++) {
+            const shx_json *tool = list->items[i];
+            const char *schema = output_schema_of(shx_json_get(tool, "name"));
+            shx_buf_puts(&b, i ? "," : "[");
+            size_t start = b.len;
+            (void)shx_json_write(&b, tool);
+            /* a tool object ends with its '}': the schema goes before it */
+            if (schema && !shx_json_get(tool, "outputSchema") && !b.failed &&
+                b.len > start && b.data[b.len - 1] == '}') {
+                b.len--;
+                shx_buf_puts(&b, ",\"outputSchema\":");
+                shx_buf_puts(&b, schema);
+                shx_buf_puts(&b, "}");
+            }
+        }
+        shx_buf_puts(&b, list->count ? "]" : "[]");
+    }
+    shx_buf_puts(&b, "}");
     send_result(sv, id, b.failed ? "{\"tools\":[]}" : b.data);
     shx_buf_free(&b);
+    shx_json_free(list);
     shexec_free(tools);
 }
 

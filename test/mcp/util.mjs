@@ -13,7 +13,8 @@ export const SERVER = process.env.SHEXEC_MCP || resolve(here, '../../build/examp
 if (!existsSync(SERVER)) throw new Error(`${SERVER} not built (make examples)`);
 
 // options.env: variables the server gets besides the SDK's default few
-// (HOME, PATH, ...), as a client's configuration would give them.
+// (HOME, PATH, ...), as a client's configuration would give them;
+// options.client: the SDK Client's options (e.g. its jsonSchemaValidator).
 export async function connect(args = [], options = {}) {
   const transport = new StdioClientTransport({
     command: SERVER,
@@ -22,7 +23,7 @@ export async function connect(args = [], options = {}) {
     env: options.env,
     stderr: 'pipe',
   });
-  const client = new Client({ name: 'shexec-mcp-test', version: '1.0.0' });
+  const client = new Client({ name: 'shexec-mcp-test', version: '1.0.0' }, options.client);
   await client.connect(transport);
   return { client, transport };
 }

@@ -76,6 +76,69 @@ class TestNotice(Base):
         self.assertEqual(s.notice_position, "last")
 
 
+def counts(kept_chars, kept_bytes, total_chars, total_bytes):
+    return {"kept_chars": kept_chars, "kept_bytes": kept_bytes,
+            "total_chars": total_chars, "total_bytes": total_bytes}
+
+
+class TestCounts(Base):
+    def test_what_the_limit_kept_and_what_came(self):
+        s = self.session()
+        s.set_output_limit(30000)
+        r = s.run(xs(50000) + "; echo oops >&2")
+        self.assertEqual(r.stdout_counts, counts(30000, 30000, 50000, 50000))
+        # a stream within its limit kept all of it
+        self.assertEqual(r.stderr_counts, counts(5, 5, 5, 5))
+        # the result is a copy
+        r.stdout_counts["kept_chars"] = 0
+        self.assertEqual(r.stdout_counts["kept_chars"], 30000)
+        # the tool layer says what it left out
+        s.enable_tool("bash")
+        res = s.call_tool("bash", {"command": xs(30500)})
+        self.assertEqual(res["omitted"], {"stdout": {"characters": 500, "bytes": 500}})
+
+    def test_characters_of_two_bytes(self):
+        s = self.session()
+        r = s.run("cat", stdin="\u00e9".encode() * 40000, output_limit=(30000, "chars", "head"))
+        self.assertTrue(r.stdout_truncated)
+        self.assertEqual(r.stdout_counts, counts(30000, 60000, 40000, 80000))
+        self.assertEqual(r.stdout_total, 80000)
+        # an invalid byte counts as one character
+        r = s.run("printf 'a\\377b'")
+        self.assertEqual(r.stdout_counts, counts(3, 3, 3, 3))
+
+    def test_head_and_tail_both_count(self):
+        s = self.session()
+        r = s.run("printf 'ab'; " + xs(96) + "; printf 'yz'",
+                  output_limit=(4, "chars", "head_tail"))
+        self.assertEqual(r.stdout_counts, counts(4, 4, 100, 100))
+
+    def test_live_while_running_and_for_a_task(self):
+        s = self.session()
+        r = s.start_run(xs(4000) + "; sleep 30", output_limit=1000)
+        self.assertTrue(self.pump_until(s, lambda: r.stdout_total >= 4000))
+        self.assertEqual(r.stdout_counts, counts(1000, 1000, 4000, 4000))
+        r.cancel()
+        self.assertTrue(r.wait(5000))
+        t = s.start_task(xs(3000, "t"), output_limit=100)
+        self.addCleanup(t.free)
+        self.assertTrue(t.wait(5000))
+        self.assertEqual(t.output_counts(), counts(100, 100, 3000, 3000))
+        self.assertEqual(t.output_counts("stderr"), counts(0, 0, 0, 0))
+        self.assertEqual(t.run.stdout_counts, t.output_counts())
+
+    def test_zeros_before_the_start(self):
+        s = self.session()
+        s.enable_tool("bash")
+        run, _ = s.tool_prepare("bash", {"command": "echo hi"})
+        self.addCleanup(run.close)
+        self.assertEqual(run.state, "new")
+        self.assertEqual(run.stdout_counts, counts(0, 0, 0, 0))
+        self.assertEqual(run.stderr_counts, counts(0, 0, 0, 0))
+        run.exec()
+        self.assertEqual(run.stdout_counts, counts(3, 3, 3, 3))
+
+
 class TestSpill(Base, TempDir):
     def test_whole_output_in_the_file_removed_with_the_session(self):
         d = self.temp_dir()

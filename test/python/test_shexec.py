@@ -884,6 +884,52 @@ class TestTools(Base):
             run.tool_result()
         t.free()
 
+    def test_task_tool_result(self):
+        s = self.session()
+        t = s.start_task("echo hi; echo oops >&2; exit 4")
+        self.addCleanup(t.free)
+        self.assertTrue(t.wait(5000))
+        out = t.read()
+        self.assertEqual(out, b"hi\n")
+        res = t.tool_result(stdout=out)
+        self.assertEqual(res, {"task_id": t.id, "status": "completed", "stdout": "hi\n",
+                               "stderr": "", "exit_code": 4, "state": "exited",
+                               "truncated": {"stdout": False, "stderr": False}})
+        # the status is passed through, the output may be str
+        res = t.tool_result(stdout="said\n", stderr=b"err\n", status="killed")
+        self.assertEqual((res["status"], res["stdout"], res["stderr"], res["exit_code"]),
+                         ("killed", "said\n", "err\n", 4))
+        # nothing was read or freed: stderr is still unread, the task still here
+        self.assertTrue(t.alive)
+        self.assertEqual(t.read("stderr"), b"oops\n")
+        self.assertIs(s.take_task(t.id), t)
+        with self.assertRaises(TypeError):
+            t.tool_result(stdout=4)
+        with self.assertRaises(shexec.InvalidArgumentError):
+            t.tool_result(status="com\0pleted")
+        t.free()
+        with self.assertRaises(shexec.ClosedError):
+            t.tool_result()
+
+    def test_task_tool_result_as_task_output_gives_it(self):
+        s = self.session()
+        s.enable_tool("task_output")
+        t = s.start_task("cat", stdin=True)
+        self.addCleanup(t.free)
+        res = t.tool_result()
+        self.assertEqual((res["status"], res["stdout"], res["waiting_for_input"]),
+                         ("running", "", False))
+        self.assertNotIn("exit_code", res)
+        t.write(b"line\n")
+        t.close_stdin()
+        self.assertTrue(t.wait(5000))
+        mine = t.tool_result(stdout=t.output(), stderr=t.output("stderr"))
+        self.assertEqual(mine, s.call_tool("task_output", {"task_id": t.id}))
+        self.assertEqual(mine["stdout"], "line\n")
+        # task_output read it to completion: the Task is dead now
+        with self.assertRaises(shexec.ClosedError):
+            t.tool_result()
+
     def test_tool_prepare_errors(self):
         s = self.session()
         with self.assertRaises(shexec.ToolNotAvailableError) as ctx:

@@ -42,6 +42,58 @@ test('notice: what was kept and what was left out, in characters and bytes', asy
   }
 });
 
+/** {keptChars, keptBytes, totalChars, totalBytes} in the order the counts are read. */
+const counts = (keptChars, keptBytes, totalChars, totalBytes) => ({ keptChars, keptBytes, totalChars, totalBytes });
+
+test('counts: what the output limit kept and what the stream carried, as numbers', async () => {
+  const s = new Session({ outputLimit: 30000 });
+  try {
+    const r = await s.run(`${xs(50000)}; echo oops >&2`);
+    assert.deepEqual(r.counts.stdout, counts(30000, 30000, 50000, 50000));
+    assert.deepEqual(r.counts.stderr, counts(5, 5, 5, 5)); // within its limit: all of it kept
+    // two-byte characters: characters and bytes part
+    const wide = await s.run('cat', { stdin: 'é'.repeat(40000) });
+    assert.equal(wide.truncated.stdout, true);
+    assert.deepEqual(wide.counts.stdout, counts(30000, 60000, 40000, 80000));
+    // an invalid byte counts as one character
+    assert.deepEqual((await s.run("printf 'a\\377b'")).counts.stdout, counts(3, 3, 3, 3));
+    const ht = await s.run(`printf ab; ${xs(96)}; printf yz`, { outputLimit: 4, outputKeep: 'head_tail' });
+    assert.deepEqual(ht.counts.stdout, counts(4, 4, 100, 100));
+    assert.deepEqual(s.runSync(xs(500), { outputLimit: 100 }).counts.stdout, counts(100, 100, 500, 500));
+    // the tool layer says what it left out
+    s.setToolEnabled('bash');
+    const res = await s.callTool('bash', { command: xs(30500) });
+    assert.deepEqual(res.omitted, { stdout: { characters: 500, bytes: 500 } });
+  } finally {
+    await s.close();
+  }
+});
+
+test('counts: a task\'s are read live, then are the result\'s', async () => {
+  const s = new Session({ outputLimit: 1000 });
+  try {
+    const task = s.start(`${xs(4000)}; sleep 30`);
+    let got = 0;
+    await new Promise((resolve) => task.on('output', (data) => {
+      got += data.length;
+      if (got >= 1000) resolve();
+    }));
+    // the output is cut at the limit: wait for all 4000 bytes to be counted
+    const deadline = Date.now() + 5000;
+    while (task.counts().totalBytes < 4000 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(task.counts(), counts(1000, 1000, 4000, 4000));
+    assert.deepEqual(task.counts('stderr'), counts(0, 0, 0, 0));
+    assert.throws(() => task.counts('stdin'), InvalidArgumentError);
+    const done = await task.kill();
+    assert.deepEqual(done.counts.stdout, counts(1000, 1000, 4000, 4000));
+    assert.deepEqual(task.counts('stdout'), done.counts.stdout);
+  } finally {
+    await s.close();
+  }
+});
+
 test('notice first: before the kept text', async () => {
   const s = new Session({ noticePosition: 'first' });
   try {
