@@ -256,6 +256,18 @@ int shx_capture_truncated(const shx_capture *c)
     return c->dropped_units > 0;
 }
 
+void shx_capture_tail_pieces(const shx_capture *c, const unsigned char **a, size_t *a_len,
+                             const unsigned char **b, size_t *b_len)
+{
+    size_t first = c->ring_len ? c->ring_cap - c->ring_start : 0;
+    if (first > c->ring_len)
+        first = c->ring_len;
+    *a = c->ring ? c->ring + c->ring_start : NULL;
+    *a_len = first;
+    *b = c->ring;
+    *b_len = c->ring_len - first;
+}
+
 uint64_t shx_capture_dropped_bytes(const shx_capture *c)
 {
     return c->total_bytes - c->head.len - c->ring_len - c->pend_len;
@@ -303,11 +315,11 @@ int shx_capture_render(const shx_capture *c, shx_buf *out, int notice_first, con
     if (c->ring_len) {
         if (shx_buf_reserve(out, c->ring_len) != 0)
             return -1;
-        size_t first = c->ring_cap - c->ring_start;
-        if (first > c->ring_len)
-            first = c->ring_len;
-        shx_buf_append(out, c->ring + c->ring_start, first);
-        shx_buf_append(out, c->ring, c->ring_len - first);
+        const unsigned char *a, *b;
+        size_t a_len, b_len;
+        shx_capture_tail_pieces(c, &a, &a_len, &b, &b_len);
+        shx_buf_append(out, a, a_len);
+        shx_buf_append(out, b, b_len);
     }
     if (notice && !notice_first &&
         (shx_buf_putc(out, '\n') != 0 || put_notice(c, out, full) != 0 ||

@@ -39,6 +39,10 @@ int shx_capture_feed(shx_capture *c, const char *data, size_t len);
 int shx_capture_finish(shx_capture *c);
 /* 1 when some output was not kept. */
 int shx_capture_truncated(const shx_capture *c);
+/* The tail's bytes, oldest first, in the ring's two pieces (*b_len 0 when
+ * it does not wrap). */
+void shx_capture_tail_pieces(const shx_capture *c, const unsigned char **a, size_t *a_len,
+                             const unsigned char **b, size_t *b_len);
 /* Bytes fed and not kept (a sequence still cut short is neither). */
 uint64_t shx_capture_dropped_bytes(const shx_capture *c);
 /*

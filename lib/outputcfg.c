@@ -5,7 +5,6 @@
  * streams when it starts).
  */
 #include "redact.h"
-#include "stream.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -84,26 +83,6 @@ SHEXEC_API const char *shexec_session_spill_dir(const shexec_session *s)
     return s && s->spill ? s->spill->path : NULL;
 }
 
-static const shx_stream *stream_of(const shexec_run *run, int stream)
-{
-    if (!run || run->state == SHEXEC_STATE_NEW)
-        return NULL;
-    return stream == SHEXEC_STDOUT ? &run->job.out : stream == SHEXEC_STDERR ? &run->job.err : NULL;
-}
-
-SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **path,
-                                uint64_t *bytes, int *error)
-{
-    const shx_stream *st = stream_of(run, stream);
-    int state = st ? st->spill.state : SHEXEC_SPILL_NONE;
-    if (path)
-        *path = state == SHEXEC_SPILL_NONE || state == SHEXEC_SPILL_FAILED ? NULL : st->spill.path;
-    if (bytes)
-        *bytes = st && state != SHEXEC_SPILL_FAILED ? st->spill.written : 0;
-    if (error)
-        *error = state == SHEXEC_SPILL_FAILED ? st->spill.err : 0;
-    return state;
-}
 
 /* A value fit to be hidden under a name fit for a marker. */
 static int check_value(shexec_session *s, const char *name, const void *value, size_t len)
@@ -185,10 +164,4 @@ SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on)
         return rc;
     run->redact_own_env = on != 0;
     return SHEXEC_OK;
-}
-
-SHEXEC_API uint64_t shexec_run_redactions(const shexec_run *run, int stream)
-{
-    const shx_stream *st = stream_of(run, stream);
-    return st ? shx_stream_redactions(st) : 0;
 }

@@ -100,6 +100,26 @@ SHEXEC_API int shexec_run_output_counts(const shexec_run *run, int stream, uint6
     return c ? SHEXEC_OK : SHEXEC_EINVAL;
 }
 
+SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **path,
+                                uint64_t *bytes, int *error)
+{
+    const shx_stream *st = stream_of((shexec_run *)run, stream);
+    int state = st ? st->spill.state : SHEXEC_SPILL_NONE;
+    if (path)
+        *path = state == SHEXEC_SPILL_NONE || state == SHEXEC_SPILL_FAILED ? NULL : st->spill.path;
+    if (bytes)
+        *bytes = st && state != SHEXEC_SPILL_FAILED ? st->spill.written : 0;
+    if (error)
+        *error = state == SHEXEC_SPILL_FAILED ? st->spill.err : 0;
+    return state;
+}
+
+SHEXEC_API uint64_t shexec_run_redactions(const shexec_run *run, int stream)
+{
+    const shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? shx_stream_redactions(st) : 0;
+}
+
 SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream)
 {
     shx_stream *st = stream_of((shexec_run *)run, stream);

@@ -40,9 +40,8 @@ int shx_run_begin(shexec_run *r)
                                &s->env, &r->env, r->redact_own_env, &r->redact_values,
                                &redact) != 0)
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    int rc;
     shx_launch l;
-    rc = shx_launch_resolve(&l, r);
+    int rc = shx_launch_resolve(&l, r);
     if (rc != SHEXEC_OK) {
         shx_redact_set_release(redact);
         return rc;

@@ -88,12 +88,12 @@ static void spill(shx_stream *st, const char *data, size_t len)
         if (c->total_bytes + len <= c->limit)
             return;
         shx_spill_open(sp);
+        const unsigned char *a, *b;
+        size_t a_len, b_len;
+        shx_capture_tail_pieces(c, &a, &a_len, &b, &b_len);
         shx_spill_write(sp, c->head.data, c->head.len);
-        size_t first = c->ring_len ? c->ring_cap - c->ring_start : 0;
-        if (first > c->ring_len)
-            first = c->ring_len;
-        shx_spill_write(sp, (const char *)c->ring + c->ring_start, first);
-        shx_spill_write(sp, (const char *)c->ring, c->ring_len - first);
+        shx_spill_write(sp, (const char *)a, a_len);
+        shx_spill_write(sp, (const char *)b, b_len);
         shx_spill_write(sp, (const char *)c->pend, c->pend_len);
     }
     shx_spill_write(sp, data, len);
@@ -205,19 +205,6 @@ static int redact_stage(shx_stream *st, const char *data, size_t len)
     return 0;
 }
 
-void shx_streams_attach(shx_stream *out, shx_stream *err, shx_spill_dir *d, shx_redact_set *set)
-{
-    if (d) {
-        uint64_t seq = ++d->seq;
-        shx_stream_enable_spill(out, d, seq);
-        shx_stream_enable_spill(err, d, seq);
-    }
-    if (set) {
-        shx_stream_enable_redact(out, set);
-        shx_stream_enable_redact(err, set);
-    }
-}
-
 /* Between the sentinel filter and the redaction: the optional ANSI stripper. */
 static int strip_stage(void *ctx, const char *data, size_t len)
 {
@@ -232,7 +219,7 @@ static int strip_stage(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-void shx_stream_enable_redact(shx_stream *st, shx_redact_set *set)
+static void enable_redact(shx_stream *st, shx_redact_set *set)
 {
     shx_redactor_init(&st->redact, set);
     st->redact_on = 1;
@@ -243,9 +230,22 @@ uint64_t shx_stream_redactions(const shx_stream *st)
     return st->redact_on ? shx_redactor_count(&st->redact) : 0;
 }
 
-void shx_stream_enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq)
+static void enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq)
 {
     shx_spill_init(&st->spill, d, run_seq, st->id == SHEXEC_STDOUT ? "stdout" : "stderr");
+}
+
+void shx_streams_attach(shx_stream *out, shx_stream *err, shx_spill_dir *d, shx_redact_set *set)
+{
+    if (d) {
+        uint64_t seq = ++d->seq;
+        enable_spill(out, d, seq);
+        enable_spill(err, d, seq);
+    }
+    if (set) {
+        enable_redact(out, set);
+        enable_redact(err, set);
+    }
 }
 
 void shx_stream_enable_strip(shx_stream *st)

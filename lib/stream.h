@@ -76,14 +76,11 @@ enum { SHX_STREAM_EMPTY, SHX_STREAM_DATA, SHX_STREAM_EOF };
 int shx_stream_read(shx_stream *st);
 /* Read until the pipe is empty or at EOF, at most `max` bytes. */
 void shx_stream_drain(shx_stream *st, size_t max);
-/* Hide set's secrets from this stream from now on (a reference is taken). */
-void shx_stream_enable_redact(shx_stream *st, shx_redact_set *set);
 /* Occurrences hidden so far. */
 uint64_t shx_stream_redactions(const shx_stream *st);
-/* Keep the whole stream in a file of d once it may outgrow its limit. */
-void shx_stream_enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq);
-/* A starting run's two streams: spill into d (NULL: none) as the run
- * numbered next in d, and hide set's secrets (NULL: none). */
+/* A starting run's two streams: keep each whole in a file of d (NULL: none)
+ * once it may outgrow its limit, as the run numbered next in d, and hide
+ * set's secrets from them (NULL: none; each takes a reference). */
 void shx_streams_attach(shx_stream *out, shx_stream *err, shx_spill_dir *d, shx_redact_set *set);
 /* Strip ANSI escape sequences from this stream from now on. */
 void shx_stream_enable_strip(shx_stream *st);
