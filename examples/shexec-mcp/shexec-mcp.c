@@ -30,6 +30,14 @@
  * command that could not start), unless --error-on-nonzero-exit asks for
  * the stricter rule.
  *
+ * Two eras of MCP are served at once, chosen per request (see `era`): the
+ * stateless 2026-07-28 (server/discover, the version and the client's
+ * capabilities in every request's _meta, resultType in every result, -32022
+ * for a version of no era we speak) and the initialize era (2025-11-25 down
+ * to 2024-11-05). A client of 2026-07-28 that declares the Tasks extension
+ * gets a background command, or one that yields, as an MCP task (tasks/get,
+ * tasks/update for the input a command waits for, tasks/cancel).
+ *
  * A result is one text block, the form a model reads. A client of MCP
  * 2025-06-18 or later also gets the tool layer's JSON result object (as
  * shexec_tool_call() would return it, include/shexec_tool.h) as
@@ -70,8 +78,23 @@
 #include "utf8.h"
 
 #define SERVER_NAME "shexec-mcp"
+/* Two eras of MCP in one server, chosen per request. A request that names
+ * its protocol version in _meta is of the stateless era (2026-07-28): no
+ * initialize, the client's capabilities in every request, server/discover,
+ * a resultType in every result. One that does not is of the initialize era
+ * (2024-11-05 to 2025-11-25), whose version the initialize request chose. */
+#define MODERN_PROTOCOL "2026-07-28"
 #define LATEST_PROTOCOL "2025-11-25"
 static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+#define SUPPORTED_VERSIONS_JSON                                                                    \
+    "[\"" MODERN_PROTOCOL "\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\",\"2024-11-05\"]"
+#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+#define LIST_TTL_MS 600000            /* tools/list's cache hint: it never changes while we run */
+#define TASK_POLL_MS 500              /* the tasks/get interval suggested to clients */
+#define TASKS_KEPT_DONE 64            /* finished tasks whose result tasks/get still gives */
 /* The first version with a tool's outputSchema and a result's
  * structuredContent. Versions are dates: a later one compares greater. */
 #define STRUCTURED_OUTPUT_SINCE "2025-06-18"
@@ -93,6 +116,16 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 #define RPC_INVALID_REQUEST (-32600)
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS (-32602)
+#define RPC_UNSUPPORTED_VERSION (-32022) /* 2026-07-28: data.supported lists ours */
+
+/* How a reply is written: what the request it answers said about its
+ * client. Kept per request (and per pending call), never per process: a
+ * client of the stateless era may send any request to any server. */
+typedef struct {
+    int modern;     /* 2026-07-28: resultType and the server's info in every result */
+    int structured; /* tools/list has outputSchema, results structuredContent */
+    int tasks;      /* the client declared the Tasks extension: long commands become tasks */
+} era;
 
 /* A request answered later, so that the loop keeps serving meanwhile: a
  * foreground bash command (once it has finished, or yielded: moved to the
@@ -107,6 +140,7 @@ struct call {
     char *id;          /* the request id as sent (JSON text) */
     char *token;       /* the progress token as sent (JSON text), or NULL */
     int kind;          /* CALL_* */
+    era era;           /* of the request it answers */
     shexec_run *run;   /* ours (bash), or the run of `task` (owned by the task) */
     shexec_task *task; /* task_kill, a waiting task tool: its task, freed once reported done */
     int new_only;      /* CALL_WAIT: report only the output not read yet */
@@ -138,9 +172,15 @@ typedef struct {
     uint32_t default_timeout_ms;
     uint32_t task_timeout_ms; /* 0: background tasks have no limit */
     int error_on_nonzero_exit; /* isError also for a non-zero exit or a signal */
-    int structured_output; /* the client speaks STRUCTURED_OUTPUT_SINCE or later: tools/list
-                            * has outputSchema, results structuredContent */
+    int legacy_structured; /* the initialize era's client chose STRUCTURED_OUTPUT_SINCE or
+                            * later: its replies have outputSchema and structuredContent */
+    era req;               /* the era of the reply being written (the request's, or the
+                            * pending call's) */
+    struct mtask *tasks;   /* commands answered as MCP tasks (Tasks extension) */
 } server;
+
+static void answer_as_task(server *sv, const char *id, shexec_task *t, int takes_input);
+static int is_mtask(const server *sv, const char *task_id);
 
 static volatile sig_atomic_t signal_seen;
 static int signal_fd = -1;
@@ -261,10 +301,36 @@ static void send_msg(server *sv, const shx_buf *body)
     }
 }
 
+static void put_server_info(shx_buf *b)
+{
+    shx_buf_puts(b, "{\"name\":\"" SERVER_NAME "\",\"version\":");
+    (void)shx_json_put_string(b, shexec_version(), strlen(shexec_version()));
+    shx_buf_puts(b, "}");
+}
+
+/* The start of a result object: "{", and for the stateless era the members
+ * every result of it has (resultType, the server's info in _meta) and, when
+ * `more`, the comma before the result's own members. */
+static void put_result_open(const server *sv, shx_buf *b, const char *result_type, int more)
+{
+    shx_buf_puts(b, "{");
+    if (!sv->req.modern)
+        return;
+    shx_buf_printf(b, "\"resultType\":\"%s\",\"_meta\":{\"" META_SERVER_INFO "\":", result_type);
+    put_server_info(b);
+    shx_buf_puts(b, more ? "}," : "}");
+}
+
+/* A result: result_json is the object's text, completed with what its
+ * era's results carry. */
 static void send_result(server *sv, const char *id, const char *result_json)
 {
     shx_buf b = {0};
-    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, result_json);
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", id);
+    int more = result_json[0] == '{' && result_json[1] != '}';
+    put_result_open(sv, &b, "complete", more);
+    shx_buf_puts(&b, result_json[0] == '{' ? result_json + 1 : "}");
+    shx_buf_puts(&b, "}");
     send_msg(sv, &b);
     shx_buf_free(&b);
 }
@@ -309,22 +375,29 @@ static void put_name(shx_buf *m, const char *name, size_t len)
  * given, and the tool's result object as structuredContent when there is
  * one (`structured`: JSON object text, or NULL) and the client's protocol
  * version has it. The object goes in as the tool layer wrote it. */
+static void put_tool_result_members(const server *sv, shx_buf *b, const shx_buf *text,
+                                    const char *structured, int is_error)
+{
+    shx_buf_puts(b, "\"content\":[{\"type\":\"text\",\"text\":");
+    (void)shx_json_put_string(b, text->data ? text->data : "", text->len);
+    shx_buf_puts(b, "}]");
+    if (structured && sv->req.structured) {
+        shx_buf_puts(b, ",\"structuredContent\":");
+        shx_buf_puts(b, structured);
+    }
+    shx_buf_printf(b, ",\"isError\":%s", is_error ? "true" : "false");
+    if (text->failed)
+        b->failed = 1;
+}
+
 static void send_tool_result(server *sv, const char *id, const shx_buf *text,
                              const char *structured, int is_error)
 {
     shx_buf b = {0};
-    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-                  "\"text\":",
-              id);
-    (void)shx_json_put_string(&b, text->data ? text->data : "", text->len);
-    shx_buf_puts(&b, "}]");
-    if (structured && sv->structured_output) {
-        shx_buf_puts(&b, ",\"structuredContent\":");
-        shx_buf_puts(&b, structured);
-    }
-    shx_buf_printf(&b, ",\"isError\":%s}}", is_error ? "true" : "false");
-    if (text->failed)
-        b.failed = 1;
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", id);
+    put_result_open(sv, &b, "complete", 1);
+    put_tool_result_members(sv, &b, text, structured, is_error);
+    shx_buf_puts(&b, "}}");
     send_msg(sv, &b);
     shx_buf_free(&b);
 }
@@ -733,7 +806,7 @@ static void send_task_result(server *sv, const char *id, shexec_task *t, int new
                              const char *status)
 {
     shx_buf text = {0}, json = {0};
-    format_task(t, new_only, status, &text, sv->structured_output ? &json : NULL);
+    format_task(t, new_only, status, &text, sv->req.structured ? &json : NULL);
     send_tool_result(sv, id, &text, json.failed ? NULL : json.data, 0);
     shx_buf_free(&text);
     shx_buf_free(&json);
@@ -746,7 +819,7 @@ static void send_task_result(server *sv, const char *id, shexec_task *t, int new
 static void send_run_result(server *sv, const call *c, const shx_buf *text, int is_error)
 {
     char *json = NULL;
-    if (sv->structured_output && shexec_tool_result(&json, c->run) != SHEXEC_OK)
+    if (sv->req.structured && shexec_tool_result(&json, c->run) != SHEXEC_OK)
         log_msg("a result without structuredContent: %s", shexec_session_errmsg(sv->s));
     send_tool_result(sv, c->id, text, json, is_error);
     shexec_free(json);
@@ -763,6 +836,7 @@ static void finish_calls(server *sv)
             continue;
         }
         *pc = c->next;
+        sv->req = c->era; /* the reply is written for its request's client */
         const char *task_id;
         int why = c->kind == CALL_BASH ? shexec_run_yielded(c->run, &task_id) : SHEXEC_YIELD_NONE;
         if (c->kind != CALL_BASH) {
@@ -785,6 +859,15 @@ static void finish_calls(server *sv)
             if (!c->cancelled) {
                 if (c->token && c->pending.len)
                     send_progress(sv, c, 1);
+            }
+            if (!c->cancelled && c->era.tasks) {
+                /* a client of the Tasks extension drives it with tasks/get */
+                shexec_task *t = NULL;
+                if (shexec_session_take_task(&t, sv->s, task_id) == SHEXEC_OK)
+                    answer_as_task(sv, c->id, t, c->takes_input);
+                else
+                    send_tool_error(sv, c->id, shexec_session_errmsg(sv->s));
+            } else if (!c->cancelled) {
                 shx_buf t = {0};
                 format_yielded(sv, c, why, task_id, &t);
                 send_run_result(sv, c, &t, 0);
@@ -817,6 +900,7 @@ static call *call_new(server *sv, const char *id, const shx_json *token)
         return NULL;
     }
     c->start_ms = c->last_sent_ms = now_ms();
+    c->era = sv->req;
     return c;
 }
 
@@ -858,6 +942,11 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
                                          : "");
             shexec_run_free(run); /* not started: still ours */
             send_tool_error(sv, id, msg);
+            return;
+        }
+        const shx_json *pty = shx_json_get(args, "pty");
+        if (sv->req.tasks) { /* the client drives it with tasks/get */
+            answer_as_task(sv, id, t, shx_json_get(args, "yield_time_ms") || (pty && pty->boolean));
             return;
         }
         /* the task is ours (host-held) until task_output reads it to the
@@ -1002,6 +1091,17 @@ static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, s
  * makes it ours (never released for room): it is freed once reported done. */
 static shexec_task *find_task(server *sv, const char *id, const char *task_id)
 {
+    /* an MCP task is the client's to drive (tasks/get): a task tool that
+     * read it to its end would free it under its record */
+    if (is_mtask(sv, task_id)) {
+        shx_buf msg = {0};
+        shx_buf_printf(&msg, "Task %.64s is an MCP task of the client: it is read with "
+                       "tasks/get and ended with tasks/cancel, not with the task tools",
+                       task_id);
+        send_tool_error_buf(sv, id, &msg, "Task not found");
+        shx_buf_free(&msg);
+        return NULL;
+    }
     shexec_task *t = NULL;
     int rc = shexec_session_take_task(&t, sv->s, task_id);
     if (rc == SHEXEC_OK)
@@ -1135,7 +1235,356 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
     shexec_run_cancel(shexec_task_run(t));
 }
 
+/* ---- MCP tasks (the Tasks extension of 2026-07-28) ------------------------------ */
+
+/* A command answered as an MCP task: started with run_in_background, or a
+ * foreground command that yielded, for a client that declared the Tasks
+ * extension. The client polls it with tasks/get, answers its input
+ * requests (the command waits for input) with tasks/update, and ends it
+ * with tasks/cancel. Its library task is ours until the command ends; its
+ * final result is then kept as JSON text, for the last TASKS_KEPT_DONE
+ * tasks that ended. */
+typedef struct mtask mtask;
+struct mtask {
+    mtask *next;
+    char id[40];          /* the library task's id ("t" and 12 hex digits) */
+    shexec_task *task;    /* NULL once ended: `result` holds what it gave */
+    int takes_input;      /* its stdin is a pipe or a terminal */
+    int cancel_asked;     /* tasks/cancel ended it: its status is cancelled */
+    unsigned inputs;      /* input requests answered: the open one is "stdin-<inputs+1>" */
+    char status[16];      /* as last reported (a change moves lastUpdatedAt) */
+    char created[32], updated[32];
+    char *result;         /* once ended: the CallToolResult object */
+    char *summary;        /* once ended: its statusMessage */
+};
+
+/* 1 when task_id names one of the MCP tasks. */
+static int is_mtask(const server *sv, const char *task_id)
+{
+    for (const mtask *m = sv->tasks; m; m = m->next)
+        if (strcmp(m->id, task_id) == 0)
+            return 1;
+    return 0;
+}
+
+/* Now as ISO 8601 in UTC, to the millisecond. */
+static void iso_now(char out[32])
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+/* The rule of isError for a command that ended (see format_run()). */
+static int run_is_error(const server *sv, const shexec_run *r)
+{
+    switch (shexec_run_state(r)) {
+    case SHEXEC_STATE_EXITED: return sv->error_on_nonzero_exit && shexec_run_exit_code(r) != 0;
+    case SHEXEC_STATE_SIGNALED: return sv->error_on_nonzero_exit;
+    default: return 1;
+    }
+}
+
+static const char *mtask_status(const mtask *m)
+{
+    if (m->cancel_asked)
+        return "cancelled";
+    if (!m->task)
+        return "completed";
+    shexec_run *r = shexec_task_run(m->task);
+    if (m->takes_input && shexec_run_input_wait(r, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING)
+        return "input_required";
+    return "working";
+}
+
+/* The command ended: its result as the bash tool's final answer would
+ * be (the task tools' form: it no longer changes the session's cwd), kept
+ * as text; its library task is freed. */
+static void mtask_finish(server *sv, mtask *m)
+{
+    shexec_run *r = shexec_task_run(m->task);
+    shx_buf text = {0}, json = {0}, result = {0}, summary = {0};
+    era saved = sv->req;
+    sv->req.structured = 1; /* a client of tasks is of 2026-07-28 */
+    format_task(m->task, 0, NULL, &text, &json);
+    shx_buf_puts(&result, "{\"resultType\":\"complete\","); /* a whole result of the era */
+    put_tool_result_members(sv, &result, &text, json.failed ? NULL : json.data,
+                            run_is_error(sv, r));
+    shx_buf_puts(&result, "}");
+    sv->req = saved;
+    switch (shexec_run_state(r)) {
+    case SHEXEC_STATE_EXITED:
+        shx_buf_printf(&summary, "exited with code %d", shexec_run_exit_code(r));
+        break;
+    case SHEXEC_STATE_SIGNALED:
+        shx_buf_printf(&summary, "ended by signal %d", shexec_run_signal(r));
+        break;
+    default:
+        shx_buf_printf(&summary, "ended: %s", state_word(shexec_run_state(r)));
+        break;
+    }
+    m->result = result.failed ? NULL : shx_buf_steal(&result, NULL);
+    m->summary = summary.failed ? NULL : shx_buf_steal(&summary, NULL);
+    shx_buf_free(&result);
+    shx_buf_free(&summary);
+    shx_buf_free(&text);
+    shx_buf_free(&json);
+    shexec_task_free(m->task);
+    m->task = NULL;
+}
+
+static void mtask_free(mtask *m)
+{
+    shexec_task_free(m->task); /* a running one is ended */
+    free(m->result);
+    free(m->summary);
+    free(m);
+}
+
+/* Each loop round: a task whose command ended is finished, a status that
+ * changed moves lastUpdatedAt, and of the ended tasks only the last
+ * TASKS_KEPT_DONE are kept (the list is newest first). */
+static void mtasks_tick(server *sv)
+{
+    unsigned done = 0;
+    for (mtask **pm = &sv->tasks; *pm;) {
+        mtask *m = *pm;
+        if (m->task && shexec_run_state(shexec_task_run(m->task)) > SHEXEC_STATE_RUNNING)
+            mtask_finish(sv, m);
+        const char *status = mtask_status(m);
+        if (strcmp(status, m->status) != 0) {
+            snprintf(m->status, sizeof m->status, "%s", status);
+            iso_now(m->updated);
+        }
+        if (!m->task && ++done > TASKS_KEPT_DONE) {
+            *pm = m->next;
+            mtask_free(m);
+            continue;
+        }
+        pm = &m->next;
+    }
+}
+
+/* The members every form of a task has. */
+static void put_task_base(shx_buf *b, const mtask *m, const char *status)
+{
+    shx_buf_puts(b, "\"taskId\":");
+    (void)shx_json_put_string(b, m->id, strlen(m->id));
+    shx_buf_printf(b, ",\"status\":\"%s\",\"createdAt\":\"%s\",\"lastUpdatedAt\":\"%s\","
+                   "\"ttlMs\":null,\"pollIntervalMs\":%d",
+                   status, m->created, m->updated, TASK_POLL_MS);
+}
+
+/* Answer tools/call with a task: t (ours now) runs on, driven by tasks/get. */
+static void answer_as_task(server *sv, const char *id, shexec_task *t, int takes_input)
+{
+    mtask *m = calloc(1, sizeof *m);
+    if (!m) {
+        shexec_task_free(t);
+        send_error(sv, id, -32603, "out of memory");
+        return;
+    }
+    snprintf(m->id, sizeof m->id, "%s", shexec_task_id(t));
+    m->task = t;
+    m->takes_input = takes_input;
+    iso_now(m->created);
+    memcpy(m->updated, m->created, sizeof m->updated);
+    snprintf(m->status, sizeof m->status, "%s", mtask_status(m));
+    m->next = sv->tasks;
+    sv->tasks = m;
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", id);
+    put_result_open(sv, &b, "task", 1);
+    put_task_base(&b, m, m->status);
+    shx_buf_puts(&b, "}}");
+    send_msg(sv, &b);
+    shx_buf_free(&b);
+}
+
+/* The task params.taskId names; NULL with the error sent. */
+static mtask *mtask_of(server *sv, const char *id, const shx_json *params)
+{
+    const shx_json *tid = shx_json_get(params, "taskId");
+    if (!shx_json_is(tid, SHX_JSON_STRING)) {
+        send_error(sv, id, RPC_INVALID_PARAMS, "params.taskId must be a string");
+        return NULL;
+    }
+    for (mtask *m = sv->tasks; m; m = m->next)
+        if (str_eq(tid, m->id))
+            return m;
+    shx_buf msg = {0};
+    shx_buf_puts(&msg, "Task not found: ");
+    put_name(&msg, tid->str, tid->len);
+    send_error_buf(sv, id, RPC_INVALID_PARAMS, &msg, "Task not found");
+    shx_buf_free(&msg);
+    return NULL;
+}
+
+/* The input request of a task whose command waits for input: a form with
+ * the line to type (a newline is added unless newline is false) and
+ * whether to end the input after it. */
+static void put_input_request(shx_buf *b, const mtask *m)
+{
+    const char *prompt;
+    size_t len;
+    int password;
+    shexec_run *r = shexec_task_run(m->task);
+    if (shexec_run_input_wait(r, &prompt, &len, &password) != SHEXEC_INPUT_WAITING) {
+        prompt = "";
+        len = 0;
+        password = 0;
+    }
+    shx_buf msg = {0};
+    shx_buf_puts(&msg, "The command waits for input");
+    if (password)
+        shx_buf_puts(&msg, " (the terminal does not echo it: a password prompt)");
+    if (len) {
+        shx_buf_puts(&msg, ". Its prompt: ");
+        shx_buf_append(&msg, prompt, len);
+    }
+    shx_buf_printf(b, ",\"inputRequests\":{\"stdin-%u\":{\"method\":\"elicitation/create\","
+                   "\"params\":{\"mode\":\"form\",\"message\":", m->inputs + 1);
+    (void)shx_json_put_string(b, msg.data ? msg.data : "", msg.len);
+    if (msg.failed)
+        b->failed = 1;
+    shx_buf_free(&msg);
+    shx_buf_puts(b, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+                    "\"input\":{\"type\":\"string\",\"title\":\"Input\",\"description\":\"What "
+                    "to type at the command's prompt\"},"
+                    "\"newline\":{\"type\":\"boolean\",\"description\":\"End it with a newline "
+                    "(default true)\",\"default\":true},"
+                    "\"end_of_input\":{\"type\":\"boolean\",\"description\":\"Then close the "
+                    "command's input: it reads end of file (default false)\",\"default\":false}"
+                    "},\"required\":[\"input\"]}}}}");
+}
+
+/* tasks/get: the task's status; while it runs its output so far as the
+ * status message (the text a model reads), with its input request when it
+ * waits for input; once ended, its result. */
+static void method_tasks_get(server *sv, const char *id, const shx_json *params)
+{
+    shexec_session_wait(sv->s, 0); /* take in what has arrived */
+    mtasks_tick(sv);
+    mtask *m = mtask_of(sv, id, params);
+    if (!m)
+        return;
+    shx_buf b = {0};
+    shx_buf_puts(&b, "{");
+    put_task_base(&b, m, m->status);
+    if (m->task) {
+        shx_buf text = {0};
+        format_task(m->task, 0, NULL, &text, NULL);
+        shx_buf_puts(&b, ",\"statusMessage\":");
+        (void)shx_json_put_string(&b, text.data ? text.data : "", text.len);
+        if (text.failed)
+            b.failed = 1;
+        shx_buf_free(&text);
+        if (strcmp(m->status, "input_required") == 0)
+            put_input_request(&b, m);
+    } else {
+        if (m->summary) {
+            shx_buf_puts(&b, ",\"statusMessage\":");
+            (void)shx_json_put_string(&b, m->summary, strlen(m->summary));
+        }
+        if (!m->cancel_asked) {
+            shx_buf_puts(&b, ",\"result\":");
+            shx_buf_puts(&b, m->result ? m->result
+                                       : "{\"content\":[{\"type\":\"text\",\"text\":\"(the "
+                                         "result was lost: out of memory)\"}],\"isError\":true}");
+        }
+    }
+    shx_buf_puts(&b, "}");
+    if (b.failed)
+        send_error(sv, id, -32603, "out of memory");
+    else
+        send_result(sv, id, b.data);
+    shx_buf_free(&b);
+}
+
+/* tasks/update: the answer to the open input request is typed at the
+ * command (accept), or its input is closed (decline); cancel, and answers
+ * to requests that are not open, change nothing. */
+static void method_tasks_update(server *sv, const char *id, const shx_json *params)
+{
+    mtask *m = mtask_of(sv, id, params);
+    if (!m)
+        return;
+    const shx_json *responses = shx_json_get(params, "inputResponses");
+    if (!shx_json_is(responses, SHX_JSON_OBJECT)) {
+        send_error(sv, id, RPC_INVALID_PARAMS, "params.inputResponses must be an object");
+        return;
+    }
+    char key[32];
+    snprintf(key, sizeof key, "stdin-%u", m->inputs + 1);
+    const shx_json *answer = shx_json_get(responses, key);
+    shexec_session_wait(sv->s, 0);
+    mtasks_tick(sv);
+    if (answer && m->task && strcmp(m->status, "input_required") == 0) {
+        const shx_json *action = shx_json_get(answer, "action");
+        const shx_json *content = shx_json_get(answer, "content");
+        const shx_json *input = shx_json_get(content, "input");
+        const shx_json *newline = shx_json_get(content, "newline");
+        const shx_json *eof = shx_json_get(content, "end_of_input");
+        if (!shx_json_is(action, SHX_JSON_STRING) ||
+            (str_eq(action, "accept") && !shx_json_is(input, SHX_JSON_STRING)) ||
+            (newline && !shx_json_is(newline, SHX_JSON_BOOL)) ||
+            (eof && !shx_json_is(eof, SHX_JSON_BOOL))) {
+            send_error(sv, id, RPC_INVALID_PARAMS,
+                       "an input response is {\"action\":\"accept\",\"content\":{\"input\":"
+                       "STRING, \"newline\":BOOL, \"end_of_input\":BOOL}}, or action decline "
+                       "(close the command's input) or cancel");
+            return;
+        }
+        shexec_run *r = shexec_task_run(m->task);
+        int rc = SHEXEC_OK;
+        if (str_eq(action, "accept")) {
+            rc = shexec_run_write(r, input->str, input->len);
+            if (rc == SHEXEC_OK && (!newline || newline->boolean))
+                rc = shexec_run_write(r, "\n", 1);
+            if (rc == SHEXEC_OK && eof && eof->boolean)
+                rc = shexec_run_close_stdin(r);
+        } else if (str_eq(action, "decline")) {
+            rc = shexec_run_close_stdin(r);
+        }
+        if (rc != SHEXEC_OK && rc != SHEXEC_EPIPE) { /* EPIPE: it has just ended */
+            send_error(sv, id, -32603, shexec_session_errmsg(sv->s));
+            return;
+        }
+        if (!str_eq(action, "cancel"))
+            m->inputs++;
+    }
+    send_result(sv, id, "{}");
+}
+
+/* tasks/cancel: the command is ended (SIGTERM, the grace, SIGKILL); the
+ * answer does not wait for that. Its status is cancelled from now on; one
+ * that had already ended keeps its result. */
+static void method_tasks_cancel(server *sv, const char *id, const shx_json *params)
+{
+    mtask *m = mtask_of(sv, id, params);
+    if (!m)
+        return;
+    if (m->task && shexec_run_state(shexec_task_run(m->task)) <= SHEXEC_STATE_RUNNING) {
+        shexec_run_cancel(shexec_task_run(m->task));
+        m->cancel_asked = 1;
+        snprintf(m->status, sizeof m->status, "cancelled");
+        iso_now(m->updated);
+    }
+    send_result(sv, id, "{}");
+}
+
 /* ---- methods ----------------------------------------------------------------- */
+
+#define INSTRUCTIONS                                                                               \
+    "A shell on this machine. `bash` runs a command and returns its output and exit code; the "    \
+    "working directory persists between calls. Long or never-ending commands (servers, "          \
+    "watchers) belong in the background (run_in_background), read with task_output, stopped "     \
+    "with task_kill. With yield_time_ms a call returns after that long, or as soon as the "       \
+    "command waits for input, with the output so far; the command goes on as a task, answered "  \
+    "with task_write."
 
 static void method_initialize(server *sv, const char *id, const shx_json *params)
 {
@@ -1144,20 +1593,17 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     for (size_t i = 0; i < sizeof protocols / sizeof *protocols; i++)
         if (str_eq(pv, protocols[i]))
             version = protocols[i];
-    sv->structured_output = strcmp(version, STRUCTURED_OUTPUT_SINCE) >= 0;
+    sv->legacy_structured = strcmp(version, STRUCTURED_OUTPUT_SINCE) >= 0;
+    sv->req.structured = sv->legacy_structured;
     shx_buf b = {0};
     shx_buf_printf(&b,
               "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
               "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"version\":",
               version);
     (void)shx_json_put_string(&b, shexec_version(), strlen(shexec_version()));
-    shx_buf_puts(&b, "},\"instructions\":\"A shell on this machine. `bash` runs a command and returns "
-                "its output and exit code; the working directory persists between calls. Long "
-                "or never-ending commands (servers, watchers) belong in the background "
-                "(run_in_background), read with task_output, stopped with task_kill. With "
-                "yield_time_ms a call returns after that long, or as soon as the command waits for "
-                "input, with the output so far; the command goes on as a task, answered with "
-                "task_write.\"}");
+    shx_buf_puts(&b, "},\"instructions\":");
+    (void)shx_json_put_string(&b, INSTRUCTIONS, strlen(INSTRUCTIONS));
+    shx_buf_puts(&b, "}");
     send_result(sv, id, b.failed ? "{}" : b.data);
     shx_buf_free(&b);
 }
@@ -1304,8 +1750,12 @@ static void method_tools_list(server *sv, const char *id)
     }
     shx_json *list = NULL;
     shx_buf b = {0};
-    shx_buf_puts(&b, "{\"tools\":");
-    if (!sv->structured_output ||
+    /* the list is the same for every client and request while we run */
+    if (sv->req.modern)
+        shx_buf_printf(&b, "{\"ttlMs\":%d,\"cacheScope\":\"private\",\"tools\":", LIST_TTL_MS);
+    else
+        shx_buf_puts(&b, "{\"tools\":");
+    if (!sv->req.structured ||
         shx_json_parse(&list, tools, strlen(tools), NULL, NULL) != SHEXEC_OK ||
         !shx_json_is(list, SHX_JSON_ARRAY)) {
         shx_buf_puts(&b, tools);
@@ -1396,6 +1846,77 @@ static void cancel_call(server *sv, const shx_json *params)
     free(rtext);
 }
 
+/* server/discover: the versions we speak, our capabilities (tools, and
+ * the Tasks extension), how to use the tools; the same for every client. */
+static void method_discover(server *sv, const char *id)
+{
+    shx_buf b = {0};
+    shx_buf_printf(&b, "{\"ttlMs\":%d,\"cacheScope\":\"private\",\"supportedVersions\":"
+                   SUPPORTED_VERSIONS_JSON ",\"capabilities\":{\"tools\":{\"listChanged\":false},"
+                   "\"extensions\":{\"" TASKS_EXTENSION "\":{}}},\"instructions\":", LIST_TTL_MS);
+    (void)shx_json_put_string(&b, INSTRUCTIONS, strlen(INSTRUCTIONS));
+    shx_buf_puts(&b, "}");
+    send_result(sv, id, b.failed ? "{}" : b.data);
+    shx_buf_free(&b);
+}
+
+/* The era of a request, from its _meta (see era): 0, with sv->req set, or
+ * -1 once the error has been answered. A request without a version in
+ * _meta is of the initialize era, but the methods only the stateless era
+ * has need the version. */
+static int request_era(server *sv, const char *id, const shx_json *method,
+                       const shx_json *params)
+{
+    const shx_json *meta = shx_json_is(params, SHX_JSON_OBJECT) ? shx_json_get(params, "_meta")
+                                                               : NULL;
+    const shx_json *version = shx_json_get(meta, META_PROTOCOL_VERSION);
+    int modern_only = str_eq(method, "server/discover") || str_eq(method, "tasks/get") ||
+                      str_eq(method, "tasks/update") || str_eq(method, "tasks/cancel");
+    if (!version && !modern_only) {
+        sv->req = (era){.structured = sv->legacy_structured};
+        return 0;
+    }
+    if (!version) {
+        send_error(sv, id, RPC_INVALID_PARAMS,
+                   "Request is missing the required _meta envelope for protocol revision "
+                   MODERN_PROTOCOL " (" META_PROTOCOL_VERSION ", " META_CLIENT_CAPABILITIES ")");
+        return -1;
+    }
+    if (!shx_json_is(version, SHX_JSON_STRING)) {
+        send_error(sv, id, RPC_INVALID_PARAMS,
+                   "Invalid _meta envelope: " META_PROTOCOL_VERSION " must be a string");
+        return -1;
+    }
+    if (!str_eq(version, MODERN_PROTOCOL)) {
+        /* an older version is chosen by initialize, never per request */
+        shx_buf b = {0};
+        shx_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+        shx_buf_puts(&b, id);
+        shx_buf_puts(&b, ",\"error\":{\"code\":-32022,\"message\":\"Unsupported protocol version: ");
+        size_t at = b.len;
+        (void)shx_json_put_string(&b, version->str, version->len > 64 ? 64 : version->len);
+        if (!b.failed) { /* the version without its quotes, inside the message */
+            memmove(b.data + at, b.data + at + 1, b.len - at - 2);
+            b.len -= 2;
+        }
+        shx_buf_puts(&b, "\",\"data\":{\"supported\":" SUPPORTED_VERSIONS_JSON ",\"requested\":");
+        (void)shx_json_put_string(&b, version->str, version->len);
+        shx_buf_puts(&b, "}}}");
+        send_msg(sv, &b);
+        shx_buf_free(&b);
+        return -1;
+    }
+    const shx_json *caps = shx_json_get(meta, META_CLIENT_CAPABILITIES);
+    if (!shx_json_is(caps, SHX_JSON_OBJECT)) {
+        send_error(sv, id, RPC_INVALID_PARAMS,
+                   "Invalid _meta envelope: " META_CLIENT_CAPABILITIES " must be an object");
+        return -1;
+    }
+    const shx_json *tasks = shx_json_get(shx_json_get(caps, "extensions"), TASKS_EXTENSION);
+    sv->req = (era){.modern = 1, .structured = 1, .tasks = shx_json_is(tasks, SHX_JSON_OBJECT)};
+    return 0;
+}
+
 /* A key that params names twice, anywhere inside: which value a repeated
  * key stands for is anyone's guess, so the request is refused. The
  * arguments of tools/call are the tool's input and checked by the tool,
@@ -1412,6 +1933,38 @@ static const char *params_duplicate_key(const shx_json *method, const shx_json *
         key = shx_json_duplicate_key(params->items[i], 1, len);
     }
     return key;
+}
+
+/* A well-formed request: its era first (request_era()), then its method,
+ * as that era has it. */
+static void dispatch_request(server *sv, const char *id, const shx_json *method,
+                             const shx_json *params)
+{
+    if (request_era(sv, id, method, params) != 0)
+        return; /* answered: a version or envelope the stateless era refuses */
+    if (!sv->req.modern && str_eq(method, "initialize")) {
+        method_initialize(sv, id, params);
+    } else if (!sv->req.modern && str_eq(method, "ping")) {
+        send_result(sv, id, "{}");
+    } else if (str_eq(method, "server/discover")) {
+        method_discover(sv, id);
+    } else if (str_eq(method, "tools/list")) {
+        method_tools_list(sv, id);
+    } else if (str_eq(method, "tools/call")) {
+        method_tools_call(sv, id, params);
+    } else if (str_eq(method, "tasks/get")) {
+        method_tasks_get(sv, id, params);
+    } else if (str_eq(method, "tasks/update")) {
+        method_tasks_update(sv, id, params);
+    } else if (str_eq(method, "tasks/cancel")) {
+        method_tasks_cancel(sv, id, params);
+    } else {
+        shx_buf m = {0};
+        shx_buf_puts(&m, "Method not found: ");
+        shx_buf_append(&m, method->str, method->len > 100 ? 100 : method->len);
+        send_error_buf(sv, id, RPC_METHOD_NOT_FOUND, &m, "Method not found");
+        shx_buf_free(&m);
+    }
 }
 
 /* Answer one message: every message that needs an answer gets exactly one. */
@@ -1474,18 +2027,8 @@ static void handle_message(server *sv, const char *line, size_t len)
         put_name(&m, dup, dup_len);
         shx_buf_puts(&m, " given twice");
         send_error_buf(sv, id, RPC_INVALID_PARAMS, &m, "Invalid params");
-    } else if (str_eq(method, "initialize")) {
-        method_initialize(sv, id, params);
-    } else if (str_eq(method, "ping")) {
-        send_result(sv, id, "{}");
-    } else if (str_eq(method, "tools/list")) {
-        method_tools_list(sv, id);
-    } else if (str_eq(method, "tools/call")) {
-        method_tools_call(sv, id, params);
     } else {
-        shx_buf_puts(&m, "Method not found: ");
-        shx_buf_append(&m, method->str, method->len > 100 ? 100 : method->len);
-        send_error_buf(sv, id, RPC_METHOD_NOT_FOUND, &m, "Method not found");
+        dispatch_request(sv, id, method, params);
     }
     shx_buf_free(&m);
     free(id);
@@ -1626,7 +2169,13 @@ static void usage(FILE *f)
             "  -- PROGRAM [ARG...]              the shell, or a wrapper and the shell it runs,\n"
             "                                   that runs each command (default: /bin/bash)\n"
             "  --help                           this text\n"
-            "  --version                        print the version\n");
+            "  --version                        print the version\n\n"
+            "Protocol: MCP 2026-07-28 for requests that carry their version in _meta (no\n"
+            "initialize; server/discover), and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05\n"
+            "through initialize; chosen per request. A client that declares the Tasks extension\n"
+            "(io.modelcontextprotocol/tasks) gets background commands, and commands that yield,\n"
+            "as tasks it drives with tasks/get, tasks/update (input for a command that waits\n"
+            "for it) and tasks/cancel; other clients use task_output, task_write, task_kill.\n");
 }
 
 /* A limit's value from its flag's text: memory a size with an optional
@@ -1942,6 +2491,7 @@ static void serve(server *sv)
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
             read_stdin(sv);
         finish_calls(sv); /* a call may have failed at once */
+        mtasks_tick(sv);
         progress_tick(sv);
         if (fds[2].revents & (POLLERR | POLLHUP))
             sv->stop = 1;
@@ -2161,6 +2711,11 @@ static int serve_main(int argc, char **argv, output_flags out)
     for (call *c = sv.calls; c; c = c->next)
         c->cancelled = 1;
     flush_out(&sv, 1);
+    while (sv.tasks) { /* their commands end with the session's */
+        mtask *m = sv.tasks;
+        sv.tasks = m->next;
+        mtask_free(m);
+    }
     shexec_session_free(sv.s);
     while (sv.calls) {
         call *c = sv.calls;

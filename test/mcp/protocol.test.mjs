@@ -1,52 +1,9 @@
 // shexec-mcp at the JSON-RPC level, without the SDK: version negotiation,
 // id and progress-token echo, error codes, framing, stdin EOF.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { SERVER, sleep } from './util.mjs';
-
-// Every server still running when the file ends (a failed test) is killed,
-// so that a failure cannot hang the run.
-const children = [];
-after(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
-
-// A server on pipes; send() writes a line, next() resolves with the next message.
-function start(args = []) {
-  const child = spawn(SERVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  const queue = [];
-  const waiters = [];
-  let buf = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  // a server killed with input still queued (a failed test) is no second failure
-  child.stdin.on('error', () => {});
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    buf += d;
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      const msg = { line, json: JSON.parse(line) };
-      if (waiters.length) waiters.shift()(msg);
-      else queue.push(msg);
-    }
-  });
-  const exited = new Promise((r) => child.on('exit', (code, sig) => r({ code, sig })));
-  return {
-    child,
-    exited,
-    stderr: () => stderr,
-    send: (obj) => child.stdin.write(Buffer.isBuffer(obj) ? Buffer.concat([obj, Buffer.from('\n')])
-      : (typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'),
-    next: (ms = 5000) => queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no message within ' + ms + ' ms')), ms);
-      waiters.push((m) => { clearTimeout(t); resolve(m); });
-    }),
-    pending: () => queue.length,
-  };
-}
+import { SERVER, sleep, startRaw as start } from './util.mjs';
 
 const init = (id, version) => ({
   jsonrpc: '2.0', id, method: 'initialize',
@@ -92,7 +49,7 @@ test('error codes: -32601, -32602, -32700 with id null, -32600', async () => {
   const s = start();
   s.send(init(1, '2025-06-18'));
   await s.next();
-  s.send({ jsonrpc: '2.0', id: 2, method: 'server/discover' });
+  s.send({ jsonrpc: '2.0', id: 2, method: 'prompts/list' });
   let { json } = await s.next();
   assert.equal(json.id, 2);
   assert.equal(json.error.code, -32601);

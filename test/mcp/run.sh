@@ -1,6 +1,8 @@
 #!/bin/sh
 # The shexec-mcp server (examples/shexec-mcp) against the official MCP
-# TypeScript SDK client and the inspector CLI (test/mcp/*.test.mjs, node:test).
+# TypeScript clients (the 2026-07-28 dual-era client with the Tasks
+# extension's client, and the 1.x SDK) and the inspector CLI
+# (test/mcp/*.test.mjs, node:test).
 # Installs the pinned packages (package-lock.json) on first use, then ends with
 # cmocka-style summary lines so test/run-tests.sh can count them.
 # No arguments; works from any directory. SHEXEC_MCP overrides the server path.
@@ -24,7 +26,9 @@ fi
 [ -x ../../build/examples/shexec-mcp ] || [ -n "$SHEXEC_MCP" ] ||
     fail "build/examples/shexec-mcp not built (make examples)"
 if [ ! -d node_modules/@modelcontextprotocol/sdk ] ||
-   [ ! -d node_modules/@modelcontextprotocol/inspector-cli ]; then
+   [ ! -d node_modules/@modelcontextprotocol/inspector-cli ] ||
+   [ ! -d node_modules/@modelcontextprotocol/client ] ||
+   [ ! -d node_modules/@modelcontextprotocol/ext-tasks ]; then
     command -v npm >/dev/null 2>&1 || fail "npm not found (apt-get install npm)"
     npm ci --no-audit --no-fund --loglevel=error >npm-ci.log 2>&1 ||
         { cat npm-ci.log; fail "npm ci failed"; }

@@ -2,6 +2,8 @@
 // client, read tool results, and check processes by pid.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { after } from 'node:test';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
@@ -81,4 +83,48 @@ export async function readPids(file, count, ms = 5000) {
     if (Date.now() > end) throw new Error(`${file}: ${pids.length} of ${count} pids`);
     await sleep(20);
   }
+}
+
+// Raw JSON-RPC, without an SDK. Every server still running when the test
+// file ends (a failed test) is killed, so that a failure cannot
+// hang the run.
+const children = [];
+after(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+
+// A server on pipes; send() writes a line, next() resolves with the next message.
+export function startRaw(args = []) {
+  const child = spawn(SERVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(child);
+  const queue = [];
+  const waiters = [];
+  let buf = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  // a server killed with input still queued (a failed test) is no second failure
+  child.stdin.on('error', () => {});
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const msg = { line, json: JSON.parse(line) };
+      if (waiters.length) waiters.shift()(msg);
+      else queue.push(msg);
+    }
+  });
+  const exited = new Promise((r) => child.on('exit', (code, sig) => r({ code, sig })));
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    send: (obj) => child.stdin.write(Buffer.isBuffer(obj) ? Buffer.concat([obj, Buffer.from('\n')])
+      : (typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'),
+    next: (ms = 5000) => queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('no message within ' + ms + ' ms')), ms);
+      waiters.push((m) => { clearTimeout(t); resolve(m); });
+    }),
+    pending: () => queue.length,
+  };
 }
