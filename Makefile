@@ -1,8 +1,9 @@
 # libshexec - build, test, install, demo, bench. GNU make; no other build system.
 #
 #   make                 build/libshexec.so.1.0.0 (+ .so.1, .so links) and build/libshexec.a
-#                        (every build product goes under build/; make check adds only the npm
-#                        packages it installs: node_modules in examples/node and test/mcp)
+#                        (every build product goes under build/; make check adds only what its
+#                        binding suites install: test/mcp's node_modules, and under build/ the
+#                        Python venv, the packed Node package, Rust's and Go's build caches)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
 #                        WATCHDOG=0, TOOLS=0, PERSIST=0: the library without the watchdog, the
@@ -15,7 +16,8 @@
 #   make fuzz            libFuzzer targets, 60 s each (fuzz-ci: 10 s each; see test/fuzz/README.md)
 #   make abi-check       compare the built libshexec.so.1 with the committed abi/ baseline
 #   make lint            cppcheck and clang-tidy on lib/ and examples/ (fails on any finding)
-#   make bench           benchmarks (they report; they never fail the build)
+#   make bench           benchmarks (they report; they never fail the build; the Rust and Go
+#                        peers are built where cargo and go are installed)
 #   make install         PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 
 PREFIX     ?= /usr/local
@@ -137,7 +139,7 @@ ifeq ($(CC_TAG),musl)
   TEST_LIBS  := $(CMOCKA_MUSL)/libcmocka.a
 endif
 
-.PHONY: FORCE all check check-musl check-conformance abi-check abi-baseline lint demo examples bench install uninstall clean cmocka-present
+.PHONY: FORCE all check check-musl check-conformance abi-check abi-baseline lint demo examples bench bench-peers install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
@@ -223,7 +225,7 @@ check-musl:
 # the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
 SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh test/test_makefile.sh test/test_install.sh \
   test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh \
-  test/test_differential.sh
+  test/rust/run.sh test/go/run.sh test/test_differential.sh
 
 check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) VERBOSE=$(VERBOSE) \
@@ -273,7 +275,26 @@ build/bench/%: bench/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -O2 -o $@ $<
 
-bench: all build/bench/shexec_bench $(BENCH_HELPERS)
+# the compiled peers (rows 1r, 1g, 2r, 2g): Rust's std::process::Command and
+# the Rust binding, Go's os/exec and the Go binding; each built where its
+# toolchain is installed (Debian's first: /usr/bin/cargo, /usr/bin/go), its
+# rows skipped otherwise. A peer that fails to build with its toolchain there
+# is an error. Their outputs stay under build/bench.
+BENCH_CARGO = $(firstword $(wildcard /usr/bin/cargo) $(shell command -v cargo 2>/dev/null))
+BENCH_GOBIN = $(firstword $(wildcard /usr/bin/go) $(shell command -v go 2>/dev/null))
+bench-peers: all
+	@mkdir -p build/bench
+	@if [ -n "$(BENCH_CARGO)" ]; then \
+	  CARGO_TARGET_DIR=$(CURDIR)/build/bench/rust $(BENCH_CARGO) build --quiet --offline --release \
+	    --manifest-path bench/peers/rust/Cargo.toml && \
+	  cp build/bench/rust/release/shexec-bench-peer-rust build/bench/peer-rust; \
+	else echo "bench: no cargo: rows 1r and 2r are skipped"; rm -f build/bench/peer-rust; fi
+	@if [ -n "$(BENCH_GOBIN)" ]; then \
+	  cd bench/peers/go && GOPATH=$(CURDIR)/build/go/path GOCACHE=$(CURDIR)/build/go/cache \
+	    GOTOOLCHAIN=local GOFLAGS=-buildvcs=false $(BENCH_GOBIN) build -o $(CURDIR)/build/bench/peer-go .; \
+	else echo "bench: no go: rows 1g and 2g are skipped"; rm -f build/bench/peer-go; fi
+
+bench: all build/bench/shexec_bench $(BENCH_HELPERS) bench-peers
 	build/bench/shexec_bench
 
 # --- ABI -------------------------------------------------------------------------

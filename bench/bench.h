@@ -43,6 +43,11 @@ typedef struct {
 } bench_sizes;
 
 typedef enum { PEER_PY, PEER_NODE, NPEERS } peer_id;
+/* Compiled contenders: a program of their own (no script), built by `make
+ * bench` where the toolchain is installed: Rust's std::process::Command and
+ * the Rust binding (bench/peers/rust), Go's os/exec and the Go binding
+ * (bench/peers/go). They speak the script peers' protocol. */
+typedef enum { BIN_RUST, BIN_GO, NBINS } bin_id;
 
 typedef struct {
     bench_sizes z;
@@ -51,6 +56,8 @@ typedef struct {
     char peer_script[NPEERS][4096];
     char peer_exe[NPEERS][4096];     /* "" when the runtime is absent */
     char peer_version[NPEERS][64];
+    char bin_exe[NBINS][4096];       /* "" when not built */
+    char bin_version[NBINS][64];
     char tmpdir[256];    /* scratch directory of this run, removed at exit */
 } bench_env;
 
@@ -105,6 +112,10 @@ const char *peer_name(peer_id p);
  * fails or prints no result is broken: die.
  */
 const char *peer_run(peer_id p, const char *const *args);
+int bin_present(bin_id b);
+const char *bin_name(bin_id b);
+/* Run a compiled peer with args, as peer_run(); NULL when it is not built. */
+const char *bin_run(bin_id b, const char *const *args);
 /* The number after "key=" in a result line; die when missing. */
 double kv_num(const char *line, const char *key);
 

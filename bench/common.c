@@ -272,9 +272,29 @@ const char *peer_name(peer_id p)
     return p == PEER_PY ? "python" : "node";
 }
 
-const char *peer_run(peer_id p, const char *const *args)
+/* Run argv (argv[0] the executable) and return its result line: the last
+ * line that starts with "RESULT ", without it. A failed run or no result
+ * line means a broken peer: die, showing what it printed. */
+static const char *result_of(char **argv, const char *who, const char *test)
 {
     static char result[4096];
+    int status;
+    char *out = raw_capture(argv[0], argv, NULL, &status);
+    char *res = NULL;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+        if (strncmp(line, "RESULT ", 7) == 0)
+            res = line + 7;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !res) {
+        fprintf(stderr, "bench: %s peer output:\n%s\n", who, out);
+        die("%s peer `%s` failed (status 0x%x)", who, test, status);
+    }
+    snprintf(result, sizeof result, "%s", res);
+    free(out);
+    return result;
+}
+
+const char *peer_run(peer_id p, const char *const *args)
+{
     if (!peer_present(p))
         return NULL;
     char *argv[32];
@@ -284,20 +304,30 @@ const char *peer_run(peer_id p, const char *const *args)
     for (; *args && n < 31; args++)
         argv[n++] = (char *)*args;
     argv[n] = NULL;
-    int status;
-    char *out = raw_capture(B.peer_exe[p], argv, NULL, &status);
-    /* the result is the last line that starts with "RESULT " */
-    char *res = NULL;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
-        if (strncmp(line, "RESULT ", 7) == 0)
-            res = line + 7;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !res) {
-        fprintf(stderr, "bench: %s peer output:\n%s\n", peer_name(p), out);
-        die("%s peer `%s` failed (status 0x%x)", peer_name(p), argv[2], status);
-    }
-    snprintf(result, sizeof result, "%s", res);
-    free(out);
-    return result;
+    return result_of(argv, peer_name(p), argv[2]);
+}
+
+int bin_present(bin_id b)
+{
+    return B.bin_exe[b][0] != '\0';
+}
+
+const char *bin_name(bin_id b)
+{
+    return b == BIN_RUST ? "rust" : "go";
+}
+
+const char *bin_run(bin_id b, const char *const *args)
+{
+    if (!bin_present(b))
+        return NULL;
+    char *argv[32];
+    int n = 0;
+    argv[n++] = B.bin_exe[b];
+    for (; *args && n < 31; args++)
+        argv[n++] = (char *)*args;
+    argv[n] = NULL;
+    return result_of(argv, bin_name(b), argv[1]);
 }
 
 double kv_num(const char *line, const char *key)

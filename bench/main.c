@@ -114,6 +114,28 @@ static void find_peer(peer_id p, const char *env, const char *name, const char *
     }
 }
 
+/* A compiled peer: BENCH_RUST / BENCH_GO name it ("none" skips it), else
+ * the one `make bench` built next to this program, if it did. */
+static void find_bin(bin_id b, const char *env, const char *bindir, const char *file)
+{
+    const char *o = getenv(env);
+    if (o && strcmp(o, "none") == 0)
+        return;
+    if (o && *o)
+        snprintf(B.bin_exe[b], sizeof B.bin_exe[b], "%s", o);
+    else
+        strf(B.bin_exe[b], sizeof B.bin_exe[b], "%s/%s", bindir, file);
+    if (access(B.bin_exe[b], X_OK) != 0) {
+        B.bin_exe[b][0] = '\0';
+        return;
+    }
+    const char *args[] = {"version", NULL};
+    const char *ver = strstr(bin_run(b, args), "version=");
+    if (ver)
+        snprintf(B.bin_version[b], sizeof B.bin_version[b], "%.*s",
+                 (int)strcspn(ver + 8, " "), ver + 8);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -207,6 +229,8 @@ int main(int argc, char **argv)
 
     find_peer(PEER_PY, "BENCH_PYTHON", "python3", benchdir);
     find_peer(PEER_NODE, "BENCH_NODE", "node", benchdir);
+    find_bin(BIN_RUST, "BENCH_RUST", bindir, "peer-rust");
+    find_bin(BIN_GO, "BENCH_GO", bindir, "peer-go");
 
     struct utsname u;
     uname(&u);
@@ -224,6 +248,13 @@ int main(int argc, char **argv)
                    B.peer_version[p]);
         else
             printf("peer %-6s: not found, skipped\n", peer_name((peer_id)p));
+    }
+    for (int b = 0; b < NBINS; b++) {
+        if (bin_present((bin_id)b))
+            printf("peer %-6s: %s %s\n", bin_name((bin_id)b), B.bin_exe[b], B.bin_version[b]);
+        else
+            printf("peer %-6s: not built (no toolchain) or turned off, skipped\n",
+                   bin_name((bin_id)b));
     }
     printf("\n");
 

@@ -142,18 +142,50 @@ static void on_off(shexec_session *on, shexec_session *off, const char *cmd, int
     }
 }
 
-/* budget_s > 0: the peer stops after that many seconds (3 runs at least) */
-static double peer_spawn(peer_id p, const char *mode, const char *shell, int n, uint64_t host_mib,
-                         double budget_s)
+/* runs/s of a peer's spawn measurement, or -1 when the peer is absent;
+ * budget_s > 0: the peer stops after that many seconds (3 runs at least).
+ * `run` is peer_run or bin_run, through an adapter taking the id as int. */
+static double spawn_rate(const char *(*run)(int, const char *const *), int id, const char *mode,
+                         const char *shell, int n, uint64_t host_mib, double budget_s)
 {
     char ns[32], mib[32], budget[32];
     snprintf(ns, sizeof ns, "%d", n);
     snprintf(mib, sizeof mib, "%llu", (unsigned long long)host_mib);
     snprintf(budget, sizeof budget, "%.3f", budget_s);
     const char *args[] = {"spawn", mode, shell, ns, mib, budget, NULL};
-    const char *res = peer_run(p, args);
+    const char *res = run(id, args);
     return res ? kv_num(res, "runs_per_s") : -1;
 }
+
+static const char *run_script_peer(int id, const char *const *args)
+{
+    return peer_run((peer_id)id, args);
+}
+
+static const char *run_bin_peer(int id, const char *const *args)
+{
+    return bin_run((bin_id)id, args);
+}
+
+static double peer_spawn(peer_id p, const char *mode, const char *shell, int n, uint64_t host_mib,
+                         double budget_s)
+{
+    return spawn_rate(run_script_peer, (int)p, mode, shell, n, host_mib, budget_s);
+}
+
+/* The same with a compiled peer. */
+static double bin_spawn(bin_id b, const char *mode, const char *shell, int n, uint64_t host_mib,
+                        double budget_s)
+{
+    return spawn_rate(run_bin_peer, (int)b, mode, shell, n, host_mib, budget_s);
+}
+
+/* How each compiled peer runs a command without the library: as Codex CLI
+ * (Rust) and Go hosts do, in a process group of its own, with a timeout. */
+static const char *const bin_std_mode[NBINS] = {"std", "osexec"};
+static const char *const bin_std_name[NBINS] = {"std::process::Command", "os/exec"};
+static const char *const bin_title[NBINS] = {"Rust", "Go"};
+enum { B_STD, B_SHX, NB };
 
 /* "1234" or "skipped" */
 static void rate_cell(bench_row *r, int col, const double *v, int n)
@@ -167,6 +199,34 @@ static void rate_cell(bench_row *r, int col, const double *v, int n)
 /* ------------------------------------------------------------------------
  * 1. spawn overhead
  * ------------------------------------------------------------------------ */
+
+/* Rows 1r and 1g: each compiled language's own way against its binding,
+ * beside the floor and the C library of the same rounds; the ratio is the
+ * binding's time per run over the C library's (what the binding adds). */
+static void bin_spawn_rows(const double *raw, const double *lib, double vb[NBINS][NB][16],
+                           int rounds)
+{
+    for (int b = 0; b < NBINS; b++) {
+        char id[8], what[96];
+        snprintf(id, sizeof id, "1%c", b == BIN_RUST ? 'r' : 'g');
+        snprintf(what, sizeof what, "same, %s: %s / the binding", bin_title[b], bin_std_name[b]);
+        bench_row *r = row_new(id, what, "runs/s");
+        cell(r, C_FLOOR, "%.0f", median(raw, rounds));
+        cell(r, C_LIB, "%.0f", median(lib, rounds));
+        if (vb[b][B_STD][0] < 0) {
+            cell(r, C_OTHER, "skipped");
+            continue;
+        }
+        cell(r, C_OTHER, "%.0f / %.0f", median(vb[b][B_STD], rounds),
+             median(vb[b][B_SHX], rounds));
+        cell(r, C_RATIO, "%.3f", paired_ratio(lib, vb[b][B_SHX], rounds));
+        cell(r, C_TARGET, "report");
+    }
+    footnote("1r, 1g: sh; Rust std::process::Command (own process group, pipes read to EOF, a "
+             "120 s timeout as Codex CLI runs commands) / Go exec.CommandContext (120 s, Setpgid) "
+             "/ the Rust or Go binding (one session, timeout 120 s); lib ratio = binding time "
+             "per run / the C library's, per round");
+}
 
 enum { V_RAW, V_LIB, V_PY, V_PYNT, V_NODE, V_SYNC, V_NSHX, NV };
 
@@ -495,6 +555,7 @@ void sec_spawn(void)
     double v[2][NV][16];
     double use_raw[2][NU][16], use_lib[2][NU][16];
     double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vc[16], vco[16];
+    double vb[NBINS][NB][16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
         /* raw and lib back to back: their ratio is taken per round */
@@ -524,6 +585,10 @@ void sec_spawn(void)
             v[sh][V_SYNC][k] = peer_spawn(PEER_NODE, "sync", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_NSHX][k] = peer_spawn(PEER_NODE, "shexec", shells[sh], z->spawn_n, 0, 0);
         }
+        for (int b = 0; b < NBINS; b++) {
+            vb[b][B_STD][k] = bin_spawn((bin_id)b, bin_std_mode[b], shells[0], z->spawn_n, 0, 0);
+            vb[b][B_SHX][k] = bin_spawn((bin_id)b, "shexec", shells[0], z->spawn_n, 0, 0);
+        }
     }
     shexec_session_free(s[0]);
     shexec_session_free(s[1]);
@@ -534,6 +599,7 @@ void sec_spawn(void)
 
     spawn_rows(shells[0], "1", SPAWN_TARGET_SH, v[0], rounds);
     spawn_rows(shells[1], "1b", SPAWN_TARGET_BASH, v[1], rounds);
+    bin_spawn_rows(v[0][V_RAW], v[0][V_LIB], vb, rounds);
     usage_footnote("1", use_raw[0], use_lib[0], rounds);
     usage_footnote("1b", use_raw[1], use_lib[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], vwo, vw, rounds, watchdog_start_ms);
@@ -616,6 +682,7 @@ void sec_host_size(void)
     int rounds = z->host_rounds;
     enum { SMALL, BIG };
     double raw[2][16], lib[2][16], frk[2][16], py[2][16], node[2][16], nshx[2][16];
+    double hb[NBINS][NB][2][16];
     long hwm[2] = {0, 0};
     for (int k = 0; k < rounds; k++) {
         for (int sz = SMALL; sz <= BIG; sz++) {
@@ -626,6 +693,12 @@ void sec_host_size(void)
             py[sz][k] = peer_spawn(PEER_PY, "run", BENCH_SHELL, z->host_n, mib, budget);
             node[sz][k] = peer_spawn(PEER_NODE, "async", BENCH_SHELL, z->host_n, mib, budget);
             nshx[sz][k] = peer_spawn(PEER_NODE, "shexec", BENCH_SHELL, z->host_n, mib, budget);
+            for (int b = 0; b < NBINS; b++) {
+                hb[b][B_STD][sz][k] = bin_spawn((bin_id)b, bin_std_mode[b], BENCH_SHELL,
+                                                z->host_n, mib, budget);
+                hb[b][B_SHX][sz][k] = bin_spawn((bin_id)b, "shexec", BENCH_SHELL, z->host_n,
+                                                mib, budget);
+            }
         }
     }
     /* the big child must really have held the memory, or the row means nothing */
@@ -671,6 +744,28 @@ void sec_host_size(void)
         cell_peer(r, PEER_NODE, node[SMALL], rounds, "%.0f");
     cell(r, C_OTHER, "fork+exec %.0f", m_frk_s);
     cell(r, C_RATIO, "%.3f", paired_ratio(raw[SMALL], lib[SMALL], rounds));
+    for (int b = 0; b < NBINS; b++) {
+        char id[8], title[96];
+        snprintf(id, sizeof id, "2%c", b == BIN_RUST ? 'r' : 'g');
+        snprintf(title, sizeof title, "same, %llu MiB %s host: %s / the binding",
+                 (unsigned long long)z->host_mib, bin_title[b], bin_std_name[b]);
+        r = row_new(id, title, "runs/s");
+        if (hb[b][B_STD][BIG][0] < 0) {
+            cell(r, C_OTHER, "skipped");
+            continue;
+        }
+        double (*h)[2][16] = hb[b];
+        double flat = paired_ratio(h[B_SHX][SMALL], h[B_SHX][BIG], rounds);
+        cell(r, C_OTHER, "%.0f (x%.2f) / %.0f (x%.2f)", median(h[B_STD][BIG], rounds),
+             paired_ratio(h[B_STD][SMALL], h[B_STD][BIG], rounds), median(h[B_SHX][BIG], rounds),
+             flat);
+        cell(r, C_RATIO, "%.3f", flat);
+        cell(r, C_TARGET, "<=%.2f big/small", HOST_TARGET);
+        cell(r, C_VERDICT, "%s", flat <= HOST_TARGET ? "PASS" : "MISS");
+    }
+    footnote("2r, 2g: the Rust and Go peers hold the ballast themselves (a touched buffer); "
+             "(xR) = time per run at %llu MiB / small host, per round; lib ratio = the "
+             "binding's", (unsigned long long)z->host_mib);
     footnote("2: each sample in a fresh process holding %llu MiB of resident memory (mmap "
              "MAP_POPULATE; python the same via mmap, node Buffer.alloc(n, 1)) or none;",
              (unsigned long long)z->host_mib);

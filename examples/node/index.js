@@ -17,9 +17,11 @@
 //   if (y.yielded !== 'none') s.task(y.taskId);            // the command goes on as a task
 //   await s.close();
 //
-// The library is found through $SHEXEC_LIB (a path), else
-// ../../build/libshexec.so.1 relative to this file (the source tree), else
-// the system's libshexec.so.1.
+// The library is found through $SHEXEC_LIB (a path), else, when this is the
+// package in the source tree (examples/node), that tree's
+// build/libshexec.so.1, else the system's libshexec.so.1. Installed from npm
+// pack's tarball (docs/node.md), the package is the same file: it finds the
+// library through $SHEXEC_LIB or the system's.
 //
 // HOW THE EVENT LOOP STAYS FREE. The library's calls that wait
 // (shexec_run_exec, shexec_session_wait) would block the main thread, and the
@@ -56,8 +58,12 @@ const koffi = require('koffi');
 function candidates() {
   if (process.env.SHEXEC_LIB) return [process.env.SHEXEC_LIB];
   const out = [];
-  const tree = path.resolve(__dirname, '..', '..', 'build', 'libshexec.so.1');
-  if (fs.existsSync(tree)) out.push(tree);
+  // the source tree's build, only for the source tree's package (beside
+  // include/shexec.h): an installed copy must not load whatever build/ lies
+  // two levels above its node_modules/shexec
+  const root = path.resolve(__dirname, '..', '..');
+  const tree = path.join(root, 'build', 'libshexec.so.1');
+  if (fs.existsSync(path.join(root, 'include', 'shexec.h')) && fs.existsSync(tree)) out.push(tree);
   out.push('libshexec.so.1');
   return out;
 }

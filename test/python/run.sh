@@ -1,35 +1,141 @@
 #!/bin/sh
-# Run the Python binding's unittest suite (test/python/test_*.py) and end
-# with cmocka-style summary lines, so test/run-tests.sh can count them:
+# The Python binding (examples/python) as a user gets it: pip installs the
+# package, offline (no index, no build isolation), into a venv,
+# build/python-venv (made with --system-site-packages when missing), and the
+# unittest suite (test/python/test_*.py) runs with the venv's python from a
+# directory where the source tree's package cannot be imported. Ends with
+# cmocka-style summary lines, so test/run-tests.sh can count them:
 #   [  PASSED  ] N test(s).
 #   [  SKIPPED ] N test(s).              (when some were skipped)
 #   [  FAILED  ] N test(s), listed below: (when some failed or errored)
-# No arguments; works from any directory (it moves to the repository root).
-# SHEXEC_LIB defaults to build/libshexec.so.1 of this tree.
+# Without python3-venv or python3-wheel (installed from Debian when missing
+# and root, as test/node/run.sh does with node) the install is skipped,
+# saying so, and the suite runs against the source tree's package (the
+# installed-package test is then skipped). No arguments; works from any directory (it moves to
+# the repository root). SHEXEC_LIB defaults to build/libshexec.so.1 of this
+# tree; SHEXEC_PYTHON names the python3 to make the venv with.
 cd "$(dirname "$0")/../.." || exit 1
+root=$(pwd)
 
-if ! command -v python3 >/dev/null 2>&1; then
+# Debian's python3, with python3-venv and python3-wheel: a python3 found
+# first in PATH (pyenv's, another venv's) may lack what the install needs
+py=$SHEXEC_PYTHON
+if [ -z "$py" ]; then
+    if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=$(command -v python3); fi
+fi
+if [ -z "$py" ]; then
     echo "python3 not found: Python binding tests not run"
     echo "[  PASSED  ] 0 test(s)."
     exit 0
 fi
 if [ -z "$SHEXEC_LIB" ]; then
-    SHEXEC_LIB="$(pwd)/build/libshexec.so.1"
+    SHEXEC_LIB="$root/build/libshexec.so.1"
 fi
 export SHEXEC_LIB
 PYTHONDONTWRITEBYTECODE=1   # leave no __pycache__ in the tree
 export PYTHONDONTWRITEBYTECODE
+# nothing of the caller's may put another shexec on the path
+unset PYTHONPATH PYTHONHOME SHEXEC_TEST_VENV
 if [ ! -e "$SHEXEC_LIB" ]; then
     echo "$SHEXEC_LIB not found: build the library first (make)"
     echo "[  FAILED  ] 1 test(s), listed below:"
     exit 1
 fi
 
-exec python3 - <<'EOF'
+venv="$root/build/python-venv"
+src="$root/build/python-src"
+log="$root/build/python-install.log"
+
+# Debian's packages for Debian's python3, when root: python3-venv (ensurepip's
+# pip and setuptools) and python3-wheel, which setuptools before 70.1 builds
+# wheels with and which python3-venv does not bring (python3-pip does)
+apt_install() {
+    [ "$py" = /usr/bin/python3 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 ||
+        return 1
+    echo "installing $* (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+make_venv() {
+    rm -rf "$venv"
+    "$py" -m venv --system-site-packages "$venv" >"$log" 2>&1 && return 0
+    rm -rf "$venv"
+    return 1
+}
+
+# 0: installed; 1: a tool is missing (said why); 2: the install failed
+install_package() {
+    # the venv is made again when it is not the one this python3 made: its
+    # python links to the python3 it was made with, and its site-packages
+    # are named for that version, so an upgraded python3 leaves it broken
+    made_with=$("$py" -c 'import sys; print(sys.executable, sys.version)' 2>/dev/null | tr '\n' ' ')
+    if [ "$(cat "$venv/made-with" 2>/dev/null)" != "$made_with" ] ||
+        ! "$venv/bin/python" -c '' >/dev/null 2>&1; then
+        if ! make_venv && ! { apt_install python3-venv && make_venv; }; then
+            cat "$log"
+            echo "python3 -m venv failed: python3-venv missing? (apt-get install python3-venv)"
+            return 1
+        fi
+        echo "$made_with" >"$venv/made-with"
+    fi
+    # setuptools: the venv's own (ensurepip's); wheel: the system's, seen
+    # through --system-site-packages
+    check='import setuptools, wheel'
+    if ! "$venv/bin/python" -c "$check" >"$log" 2>&1 &&
+        ! { apt_install python3-wheel && "$venv/bin/python" -c "$check" >"$log" 2>&1; }; then
+        cat "$log"
+        echo "setuptools or wheel missing in $venv (apt-get install python3-setuptools python3-wheel)"
+        return 1
+    fi
+    # pip builds in the directory it is given, where setuptools leaves build/
+    # and shexec.egg-info: a copy keeps them out of the source tree
+    rm -rf "$src"
+    mkdir -p "$src" && cp -R examples/python/. "$src/" || return 2
+    rm -rf "$src/build" "$src"/*.egg-info "$src/shexec/__pycache__"
+    # --force-reinstall: the version stays the same while the code changes
+    if ! PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        "$venv/bin/python" -m pip install --no-index --no-build-isolation --no-deps \
+            --force-reinstall --no-cache-dir "$src" >"$log" 2>&1; then
+        cat "$log"
+        echo "pip install of examples/python into $venv failed"
+        return 2
+    fi
+    rm -rf "$src"
+    return 0
+}
+
+mkdir -p "$root/build"
+install_package
+case $? in
+0)
+    echo "testing the package installed in $venv: $("$venv/bin/python" -m pip --version | cut -d' ' -f1-2)," \
+        "setuptools $("$venv/bin/python" -c 'import setuptools; print(setuptools.__version__)' 2>/dev/null)"
+    testpy="$venv/bin/python"
+    SHEXEC_TEST_VENV=$venv
+    export SHEXEC_TEST_VENV
+    # no shexec here: the import can only find the installed package
+    rundir=$venv
+    ;;
+1)
+    echo "the package is not installed: the suite runs against the source tree's"
+    testpy=$py
+    rundir=$root
+    ;;
+*)
+    echo "[  FAILED  ] 1 test(s), listed below:"
+    echo "[  FAILED  ] python: pip install ./examples/python"
+    exit 1
+    ;;
+esac
+rm -f "$log"
+
+cd "$rundir" || exit 1
+exec "$testpy" - "$root/test/python" <<'EOF'
 import sys
 import unittest
 
-suite = unittest.defaultTestLoader.discover("test/python", top_level_dir="test/python")
+tests = sys.argv[1]
+suite = unittest.defaultTestLoader.discover(tests, top_level_dir=tests)
 result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
 sys.stdout.flush()
 

@@ -1,10 +1,12 @@
-"""Tests of the Python binding (examples/python/shexec.py).
+"""Tests of the Python binding (the package examples/python/shexec).
 
     SHEXEC_LIB=build/libshexec.so.1 python3 -m unittest discover -s test/python -v
 
 (from the repository root; without SHEXEC_LIB the binding finds
-build/libshexec.so.1 relative to itself). Every test checks afterwards that no
-descriptor leaked and that no child process is left.
+build/libshexec.so.1 of its source tree). test/python/run.sh runs them
+against the package installed in a venv instead (SHEXEC_TEST_VENV). Every
+test checks afterwards that no descriptor leaked and that no child process
+is left.
 """
 import gc
 import os
@@ -22,10 +24,19 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
+# test/python/run.sh names the venv the package is installed in, and runs the
+# venv's python: the package under test is then the installed one, and the
+# source tree's must stay off sys.path. Run by hand, the tests take the
+# source tree's.
+VENV = os.environ.get("SHEXEC_TEST_VENV") or None
+if VENV is None:
+    sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
 
 import shexec  # noqa: E402
 from shexec import Session  # noqa: E402
+
+# where shexec was imported from: the Pythons the tests start import the same
+SHEXEC_PATH = os.path.dirname(os.path.dirname(os.path.abspath(shexec.__file__)))
 
 
 def open_fds():
@@ -614,7 +625,7 @@ class TestTasks(Base):
             s.run("sleep 301 >/dev/null 2>&1 & echo $! >> %s")
             print("ready", flush=True)
             sys.stdin.read()
-        """) % (os.path.join(ROOT, "examples", "python"), f, f)
+        """) % (SHEXEC_PATH, f, f)
         p = subprocess.Popen([sys.executable, "-c", host], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE)
         self.assertEqual(p.stdout.readline(), b"ready\n")
@@ -1233,7 +1244,7 @@ class TestLifetime(Base):
             cycle = [s, t]; cycle.append(cycle)   # garbage with a cycle
             global keep
             keep = r
-        """) % os.path.join(ROOT, "examples", "python")
+        """) % SHEXEC_PATH
         env = dict(os.environ)
         p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, env=env, timeout=20)

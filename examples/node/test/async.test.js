@@ -5,7 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const shexec = require('..');
+const shexec = require('shexec');
 const { alive, allGone } = require('./util');
 
 const { Session } = shexec;

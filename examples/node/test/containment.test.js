@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { alive } = require('./util');
 
-const { Session, InvalidArgumentError, SysError } = require('..');
+const { Session, InvalidArgumentError, SysError } = require('shexec');
 
 const MARK = 'shexec-bind-mark';
 // About 0.3 s of CPU in user mode, from the system's interpreter: a pyenv

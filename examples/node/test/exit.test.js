@@ -12,7 +12,7 @@ const pidsOf = (stdout) => (stdout.match(/pid=(\d+)/g) || []).map((m) => Number(
 
 test('with close(): the process exits on its own, nothing left running', async () => {
   const r = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     (async () => {
       const s = new Session();
       const a = await s.run('sleep 300 & echo pid=$!');
@@ -32,7 +32,7 @@ test('with close(): the process exits on its own, nothing left running', async (
 
 test('without close(): leftovers and unref\'d tasks do not hold the process; exit kills them', async () => {
   const r = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     (async () => {
       const s = new Session({ killGraceMs: 200 });
       const a = await s.run('sleep 300 & echo pid=$!');
@@ -53,7 +53,7 @@ test('without close(): leftovers and unref\'d tasks do not hold the process; exi
 
 test('without close(): a pending run and a started task keep the process alive until they end', async () => {
   const r = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     const s = new Session();
     const t0 = Date.now();
     s.run('sleep 0.5; echo run').then((r) => console.log('run ' + r.stdout.trim() + ' ' + (Date.now() - t0 >= 450)));
@@ -65,7 +65,7 @@ test('without close(): a pending run and a started task keep the process alive u
 
 test('process.exit() while commands run: they are terminated, the exit is not held up', async () => {
   const r = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     const s = new Session({ killGraceMs: 200 });
     s.run('echo pid=$$; sleep 300', { onOutput: (d) => { process.stdout.write(d); process.exit(3); } });
   `);
@@ -77,7 +77,7 @@ test('process.exit() while commands run: they are terminated, the exit is not he
 
 test('watchdog: a SIGKILLed Node host takes its commands with it', async () => {
   const r = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     (async () => {
       const s = new Session({ watchdog: true, killGraceMs: 200 });
       const a = await s.run('sleep 300 & echo pid=$!');
@@ -94,7 +94,7 @@ test('watchdog: a SIGKILLed Node host takes its commands with it', async () => {
 });
 
 test('no descriptor or handle leaks over many sessions and runs', async () => {
-  const { Session } = require('..');
+  const { Session } = require('shexec');
   const fds = () => fs.readdirSync('/proc/self/fd').length;
   const warm = new Session(); // the helper thread and its wake pipe exist once
   await warm.run('sleep 0.05');

@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Session, InvalidArgumentError, StateError, SysError } = require('..');
+const { Session, InvalidArgumentError, StateError, SysError } = require('shexec');
 
 // Every b starts two more in the background, without end; the shell goes on
 // to print once it could still fork a sleep.

@@ -9,7 +9,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const shexec = require('..');
+const shexec = require('shexec');
 const { alive, allGone, nodeScript } = require('./util');
 
 const { Session, InvalidArgumentError, NoCwdError, ClosedError } = shexec;
@@ -410,7 +410,7 @@ test('close() ends a yielded command nobody took', { timeout: 15000 }, async () 
 
 test('a process with a yielded command nobody took exits, and leaves nothing running', { timeout: 30000 }, async () => {
   const out = await nodeScript(`
-    const { Session } = require('.');
+    const { Session } = require('shexec');
     const s = new Session({ killGraceMs: 300 });
     const r = s.runSync('sleep 30', { yieldMs: 200 });
     console.log(r.yielded, r.pid);

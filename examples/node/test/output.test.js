@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { Session, InvalidArgumentError, StateError } = require('..');
+const { Session, InvalidArgumentError, StateError } = require('shexec');
 
 /** A command printing n copies of one ASCII character, no newline. */
 const xs = (n, ch = 'x') => `head -c ${n} /dev/zero | tr '\\0' ${ch}`;

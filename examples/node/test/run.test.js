@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const shexec = require('..');
+const shexec = require('shexec');
 const { allGone } = require('./util');
 
 const { Session } = shexec;
@@ -238,13 +238,13 @@ test('errors are Error subclasses with the library\'s code and message', async (
 });
 
 test('the library is found through SHEXEC_LIB, and a wrong one is a clear error', async () => {
-  const { nodeScript } = require('./util');
-  const ok = await nodeScript("console.log(require('.').libraryPath)", {
-    env: { SHEXEC_LIB: path.resolve(__dirname, '../../../build/libshexec.so.1') },
+  const { nodeScript, SOURCE_DIR } = require('./util');
+  const ok = await nodeScript("console.log(require('shexec').libraryPath)", {
+    env: { SHEXEC_LIB: path.join(SOURCE_DIR, 'build', 'libshexec.so.1') },
   });
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /build\/libshexec\.so\.1/);
-  const bad = await nodeScript("require('.')", { env: { SHEXEC_LIB: '/nonexistent/libshexec.so.1' } });
+  const bad = await nodeScript("require('shexec')", { env: { SHEXEC_LIB: '/nonexistent/libshexec.so.1' } });
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /libshexec not found \(set SHEXEC_LIB to its path\)/);
 });

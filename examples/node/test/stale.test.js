@@ -6,7 +6,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { Session } = require('..');
+const { Session } = require('shexec');
 const { sleep } = require('./util');
 
 const withTimeout = (p, ms, what) => Promise.race([

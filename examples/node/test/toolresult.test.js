@@ -4,7 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const shexec = require('..');
+const shexec = require('shexec');
 
 const { Session } = shexec;
 

@@ -30,7 +30,18 @@ async function allGone(pids, ms = 10000) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Run `node -e script` with the binding; resolve {code, signal, stdout, stderr, ms}. */
+// The tests take the binding as a user does, require('shexec'). In the source
+// tree that is examples/node itself (a package may require itself by name
+// when its package.json has "exports"); test/node/run.sh runs copies of these
+// files in a scratch project where the packed package is installed, so there
+// it is node_modules/shexec, and names the source tree in SHEXEC_SOURCE_DIR.
+const SOURCE_DIR = process.env.SHEXEC_SOURCE_DIR || path.resolve(__dirname, '..', '..', '..');
+
+/**
+ * Run `node -e script` with the binding; resolve {code, signal, stdout, stderr, ms}.
+ * It runs in the directory above this one, where require('shexec') finds the
+ * same package as the tests do.
+ */
 function nodeScript(script, { timeoutMs = 30000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
@@ -54,4 +65,4 @@ function nodeScript(script, { timeoutMs = 30000, env = {} } = {}) {
   });
 }
 
-module.exports = { alive, allGone, sleep, nodeScript };
+module.exports = { alive, allGone, sleep, nodeScript, SOURCE_DIR };

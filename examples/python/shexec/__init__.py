@@ -21,9 +21,11 @@ this module follows it closely.
         if r.yielded != YIELD_NONE:                # still running, as a task
             t = sh.take_task(r.task_id)            # go on with it: write, wait, read
 
-The shared library is found through $SHEXEC_LIB (a path), else
-../../build/libshexec.so.1 relative to this file (the source tree), else the
-system's libshexec.so.1.
+The shared library is found through $SHEXEC_LIB (a path), else, when this
+package is the one in the source tree (examples/python/shexec), that tree's
+build/libshexec.so.1, else the system's libshexec (ctypes.util.find_library,
+then libshexec.so.1). Installed with pip (docs/python.md), the package is
+the same module: it finds the library through $SHEXEC_LIB or the system's.
 
 Ownership and lifetime (mirrors the C rules, made safe for Python):
 
@@ -89,6 +91,10 @@ Ownership and lifetime (mirrors the C rules, made safe for Python):
   calls are serialized by a per-session lock so misuse cannot corrupt it.
 """
 
+# Annotations stay unevaluated strings, so `Run` can be named before its class
+# and the hints cost nothing at import, from Python 3.7 on.
+from __future__ import annotations
+
 import atexit
 import ctypes
 import json
@@ -98,6 +104,8 @@ import sys
 import threading
 import time
 import weakref
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 __all__ = [
     "Session", "Run", "Task", "version", "strerror", "error_name",
@@ -113,6 +121,33 @@ __all__ = [
     "SPILL_CAPPED", "SPILL_FAILED", "SPILL_REMOVED", "DEFAULT_SPILL_FILE_MAX",
     "DEFAULT_SPILL_TOTAL_MAX",
 ]
+
+# --------------------------------------------------------------------------
+# Types of the annotations (PEP 561: the package ships py.typed). They are
+# values evaluated at import, so they use typing's generics, which Python 3.7
+# has, rather than list[str] or X | None.
+# --------------------------------------------------------------------------
+
+#: a path or a name: str (encoded with the file system's encoding), bytes or
+#: an os.PathLike; a NUL byte inside is refused (InvalidArgumentError)
+PathArg = Union[str, bytes, os.PathLike]
+#: a command, input or a secret: str (sent as UTF-8) or bytes
+Data = Union[str, bytes]
+#: a stream: 'stdout' or 'stderr' (or STDOUT, STDERR)
+Stream = Union[str, int]
+#: variables for a command: {name: value, or None to remove it}
+Env = Mapping[str, Optional[str]]
+#: on_output(stream, data): 'stdout' or 'stderr', and the bytes that came
+OutputCallback = Callable[[str, bytes], Any]
+#: on_input(run): the Run of a command found waiting for input
+InputCallback = Callable[["Run"], Any]
+#: characters kept of a stream, or (limit, unit, keep) as set_output_limit()
+#: takes them
+OutputLimit = Union[int, Tuple[int, str], Tuple[int, str, str]]
+#: {limit name: value} as set_limit() takes them, or such pairs
+Limits = Union[Mapping[str, int], Iterable[Tuple[str, int]]]
+#: {name: secret} as redact_value() takes them, or such pairs
+RedactValues = Union[Mapping[str, Data], Iterable[Tuple[str, Data]]]
 
 # --------------------------------------------------------------------------
 # Constants (values from shexec.h; append-only there)
@@ -241,8 +276,15 @@ def _candidates():
     env = os.environ.get("SHEXEC_LIB")
     if env:
         return [env]
+    out = []
+    # the source tree's build, when it exists, and only for the source tree's
+    # package (examples/python/shexec, beside include/shexec.h): an installed
+    # copy must not load whatever build/ lies three levels above it
     here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.normpath(os.path.join(here, "..", "..", "build", "libshexec.so.1"))]
+    root = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    tree = os.path.join(root, "build", "libshexec.so.1")
+    if os.path.exists(os.path.join(root, "include", "shexec.h")) and os.path.exists(tree):
+        out.append(tree)
     found = ctypes.util.find_library("shexec")
     if found:
         out.append(found)
@@ -252,10 +294,7 @@ def _candidates():
 
 def _load():
     errors = []
-    for i, path in enumerate(_candidates()):
-        # the source-tree default is only tried when it exists
-        if i == 0 and not os.environ.get("SHEXEC_LIB") and not os.path.exists(path):
-            continue
+    for path in _candidates():
         try:
             return ctypes.CDLL(path), path
         except OSError as e:
@@ -407,17 +446,17 @@ for _name, (_res, _args) in _PROTOTYPES.items():
 del _name, _res, _args, _fn
 
 
-def version():
+def version() -> str:
     """The library's version string, "MAJOR.MINOR.PATCH"."""
     return _lib.shexec_version().decode("ascii", "replace")
 
 
-def error_name(code):
+def error_name(code: int) -> str:
     """The symbolic name of a result code, e.g. "SHEXEC_ENOCWD"."""
     return _ERROR_NAMES.get(code, "SHEXEC_E%d" % code if code < 0 else str(code))
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     """A short description of a result code."""
     text = _lib.shexec_strerror(int(code)).decode("utf-8", "replace")
     if text == "unknown error" and code in _FALLBACK_TEXT:
@@ -434,13 +473,13 @@ class ShexecError(Exception):
     .name its symbolic name, .message the detail (shexec_session_errmsg(),
     or the generic description when the library gave none)."""
 
-    def __init__(self, code, message=None):
+    def __init__(self, code: int, message: Optional[str] = None) -> None:
         self.code = code
         self.name = error_name(code)
         self.message = message or strerror(code)
         super().__init__(code, self.message)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s (%s)" % (self.message, self.name)
 
 
@@ -790,7 +829,7 @@ class _Guard(object):
         return False
 
 
-_live_sessions = weakref.WeakSet()
+_live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 
 
 class Session(object):
@@ -801,10 +840,14 @@ class Session(object):
     _lib = _lib
     _GuardType = _Guard
     _getpid = staticmethod(os.getpid)
-    _NO_OUTPUT_FN = OUTPUT_FN()   # NULL: no callback
-    _NO_INPUT_FN = INPUT_FN()
+    # NULL: no callback (typeshed lists no call without an argument)
+    _NO_OUTPUT_FN = OUTPUT_FN()   # type: ignore[call-overload]
+    _NO_INPUT_FN = INPUT_FN()     # type: ignore[call-overload]
 
-    def __init__(self, cwd=None, shell=None, env=None, inherit_env=True, agent_env=False):
+    def __init__(self, cwd: Optional[PathArg] = None,
+                 shell: Optional[Union[PathArg, Sequence[PathArg]]] = None,
+                 env: Optional[Env] = None, inherit_env: bool = True,
+                 agent_env: bool = False) -> None:
         """A new session: cwd (default the host's), shell (see set_shell),
         env {name: value or None} set for every command (setenv),
         inherit_env False to start commands from an empty environment,
@@ -815,9 +858,12 @@ class Session(object):
         self._mutex = threading.RLock()
         self._depth = 0
         self._pumping = 0
-        self._deferred = []          # (kind, ptr, keepalive) freed after a pump
-        self._task_cores = {}        # task pointer -> _TaskCore (tasks we know)
-        self._task_wrappers = weakref.WeakValueDictionary()
+        # (kind, ptr, keepalive) freed after a pump
+        self._deferred: List[Tuple[str, int, Any]] = []
+        # task pointer -> _TaskCore (tasks we know)
+        self._task_cores: Dict[int, _TaskCore] = {}
+        self._task_wrappers: weakref.WeakValueDictionary[int, Task] = \
+            weakref.WeakValueDictionary()
         out = ctypes.c_void_p()
         _check(_lib.shexec_session_new(ctypes.byref(out)), None)
         self._ptr = out.value
@@ -902,7 +948,7 @@ class Session(object):
 
     # -- lifetime ----------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Terminate and reap everything the session still runs, free its
         tasks and the session. Idempotent. Live Run objects stay readable."""
         if not getattr(self, "_ptr", None):
@@ -939,23 +985,24 @@ class Session(object):
             pass
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return not self._ptr
 
-    def __enter__(self):
+    def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
+        # None, as for Run and Task: the exception goes on, and a type checker
+        # knows the block does not swallow it
         self.close()
-        return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         try:
             return "<shexec.Session cwd=%r>" % (self.cwd,)
         except ShexecError:
@@ -964,17 +1011,17 @@ class Session(object):
     # -- settings ----------------------------------------------------------
 
     @property
-    def cwd(self):
+    def cwd(self) -> Optional[str]:
         """The session's current working directory (absolute)."""
         with self._guard():
             raw = _lib.shexec_session_cwd(self._live())
             return os.fsdecode(raw) if raw is not None else None
 
     @cwd.setter
-    def cwd(self, value):
+    def cwd(self, value: PathArg) -> None:
         self.set_cwd(value)
 
-    def set_cwd(self, path):
+    def set_cwd(self, path: PathArg) -> None:
         """Set the directory for the next commands (relative: to the current
         cwd). NoCwdError when it does not exist or is not a directory."""
         b = _cstr(path, "working directory")
@@ -982,7 +1029,8 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_cwd(p, b), p)
 
-    def set_shell(self, shell, wrapper_kind="local"):
+    def set_shell(self, shell: Optional[Union[PathArg, Sequence[PathArg]]],
+                  wrapper_kind: str = "local") -> None:
         """The shell: a path or a name looked up in the host's PATH now
         (SpawnError when not found), a list (program and leading arguments,
         e.g. ["docker", "exec", "-i", "ctr", "bash"]), or None for the
@@ -1008,25 +1056,25 @@ class Session(object):
             _check(_lib.shexec_session_set_shell(p, argv, v), p)
 
     @property
-    def shell(self):
+    def shell(self) -> Optional[List[str]]:
         """The program argv given to set_shell (a list of str), or None for
         the default shell."""
         with self._guard():
             argv = _lib.shexec_session_shell_argv(self._live())
             if not argv:
                 return None
-            out = []
+            out: List[str] = []
             while argv[len(out)] is not None:
                 out.append(os.fsdecode(argv[len(out)]))
             return out
 
     @property
-    def wrapper_kind(self):
+    def wrapper_kind(self) -> str:
         """'local', 'remote' or 'remote_shell' (see set_shell)."""
         with self._guard():
             return _WRAPPER_KIND_NAMES[_lib.shexec_session_wrapper_kind(self._live())]
 
-    def set_persist_env(self, on=True):
+    def set_persist_env(self, on: bool = True) -> None:
         """Keep the shell's state from one command to the next: the exported
         environment a command leaves (and, with bash, its shell variables and
         functions) is where the next one starts, so `export`, `unset` and
@@ -1040,12 +1088,12 @@ class Session(object):
             _check(_lib.shexec_session_set_persist_env(p, 1 if on else 0), p)
 
     @property
-    def persist_env(self):
+    def persist_env(self) -> bool:
         """True when the session keeps the shell's state (set_persist_env)."""
         with self._guard():
             return bool(_lib.shexec_session_persist_env(self._live()))
 
-    def getenv(self, name):
+    def getenv(self, name: PathArg) -> Optional[str]:
         """The value of `name` in the environment the next command starts
         with (str, invalid UTF-8 kept as surrogate escapes, as os.environ
         does), or None when it has none."""
@@ -1060,7 +1108,7 @@ class Session(object):
                 return None
             return os.fsdecode(raw)
 
-    def environ(self):
+    def environ(self) -> Dict[str, str]:
         """That whole environment, as a dict in the order commands get it."""
         out = ctypes.POINTER(_str)()
         with self._guard():
@@ -1074,7 +1122,7 @@ class Session(object):
                 i += 1
             return env
 
-    def set_timeouts_ms(self, default_ms, max_ms):
+    def set_timeouts_ms(self, default_ms: int, max_ms: int) -> None:
         """Default run timeout and the maximum any run may ask for, in ms."""
         d = _uint(default_ms, "default_ms", _U32_MAX)
         m = _uint(max_ms, "max_ms", _U32_MAX)
@@ -1083,7 +1131,7 @@ class Session(object):
             _check(_lib.shexec_session_set_timeouts_ms(p, d, m), p)
 
     @property
-    def timeouts_ms(self):
+    def timeouts_ms(self) -> Tuple[int, int]:
         """(default_ms, max_ms): the session's run timeouts."""
         d, m = _u32(), _u32()
         with self._guard():
@@ -1092,13 +1140,13 @@ class Session(object):
         return (d.value, m.value)
 
     @property
-    def kill_grace_ms(self):
+    def kill_grace_ms(self) -> int:
         """The time between SIGTERM and SIGKILL, in ms."""
         with self._guard():
             return _lib.shexec_session_kill_grace_ms(self._live())
 
     @property
-    def output_limit(self):
+    def output_limit(self) -> Tuple[int, str, str]:
         """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
         'head_tail'."""
         limit, unit, keep = _u64(), _int(), _int()
@@ -1111,32 +1159,32 @@ class Session(object):
         return (limit.value, units[unit.value], keeps[keep.value])
 
     @property
-    def inherits_env(self):
+    def inherits_env(self) -> bool:
         """True when commands start from the host's environment."""
         with self._guard():
             return bool(_lib.shexec_session_env_inherit(self._live()))
 
     @property
-    def max_tasks(self):
+    def max_tasks(self) -> int:
         """How many tasks the session holds at once."""
         with self._guard():
             return _lib.shexec_session_max_tasks(self._live())
 
     @property
-    def on_leftovers(self):
+    def on_leftovers(self) -> str:
         """'adopt' or 'kill' (see set_on_leftovers)."""
         with self._guard():
             v = _lib.shexec_session_on_leftovers(self._live())
         return {k: n for n, k in _ON_LEFTOVERS.items()}[v]
 
     @property
-    def watchdog(self):
+    def watchdog(self) -> bool:
         """True while the session's watchdog is in place (set_watchdog)."""
         with self._guard():
             return bool(_lib.shexec_session_watchdog(self._live()))
 
     @property
-    def containment(self):
+    def containment(self) -> Tuple[str, str]:
         """How the session holds its commands' processes: ('cgroup', the
         session's cgroup directory), or ('group', why not: 'turned off',
         'no cgroup2 mount', ...). See set_containment."""
@@ -1147,14 +1195,15 @@ class Session(object):
             text = os.fsdecode(detail.value) if detail.value is not None else ""
         return (_CONTAIN_NAMES.get(kind, "group"), text)
 
-    def set_kill_grace_ms(self, ms):
+    def set_kill_grace_ms(self, ms: int) -> None:
         """Time between SIGTERM and SIGKILL when a command is terminated."""
         v = _uint(ms, "kill grace", _U32_MAX)
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_kill_grace_ms(p, v), p)
 
-    def set_output_limit(self, limit, unit="chars", keep="head"):
+    def set_output_limit(self, limit: int, unit: Union[str, int] = "chars",
+                         keep: Union[str, int] = "head") -> None:
         """How much of each stream a run keeps: `limit` in unit 'chars' or
         'bytes'; keep 'head' or 'head_tail'."""
         args = _limit_args(limit, unit, keep)
@@ -1162,13 +1211,13 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_output_limit(p, *args), p)
 
-    def env_inherit(self, inherit=True):
+    def env_inherit(self, inherit: bool = True) -> None:
         """Start commands from the host's environment (True) or empty."""
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_env_inherit(p, 1 if inherit else 0), p)
 
-    def setenv(self, name, value):
+    def setenv(self, name: PathArg, value: Optional[PathArg]) -> None:
         """Set a variable for every later command; value None removes it."""
         n = _cstr(name, "variable name")
         v = None if value is None else _cstr(value, "variable value")
@@ -1176,25 +1225,25 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_setenv(p, n, v), p)
 
-    def unsetenv(self, name):
+    def unsetenv(self, name: PathArg) -> None:
         """Remove a variable (also an inherited one) for later commands."""
         self.setenv(name, None)
 
-    def env_deny(self, glob):
+    def env_deny(self, glob: PathArg) -> None:
         """Remove variables whose names match this fnmatch glob."""
         g = _cstr(glob, "glob")
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_env_deny(p, g), p)
 
-    def env_allow(self, glob):
+    def env_allow(self, glob: PathArg) -> None:
         """Keep variables matching this glob even when denied."""
         g = _cstr(glob, "glob")
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_env_allow(p, g), p)
 
-    def set_max_tasks(self, n):
+    def set_max_tasks(self, n: int) -> None:
         """How many tasks the session holds at once: running, or finished
         and not yet freed (adopted leftovers count). Finished tasks nobody
         took as an object are released to make room."""
@@ -1203,7 +1252,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_max_tasks(p, v), p)
 
-    def set_on_leftovers(self, policy):
+    def set_on_leftovers(self, policy: str) -> None:
         """What to do with processes a foreground command leaves running:
         'adopt' (default: they become a task, see Run.leftover_task) or
         'kill'. What happened is the run's outcome, Run.leftovers."""
@@ -1212,7 +1261,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_on_leftovers(p, v), p)
 
-    def set_watchdog(self, on=True):
+    def set_watchdog(self, on: bool = True) -> None:
         """If this process dies without closing the session (killed, a
         crash, os._exit), end every process of its commands (True), as a
         timeout would, through a watchdog process forked now; or let them
@@ -1221,7 +1270,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_watchdog(p, 1 if on else 0), p)
 
-    def set_containment(self, parent):
+    def set_containment(self, parent: Optional[PathArg]) -> None:
         """Hold each command's processes in a cgroup v2 of its own, so that
         those which leave its process group (setsid, double forks, daemons)
         are still signalled, counted as leftovers and costed: parent 'auto'
@@ -1238,7 +1287,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_containment(p, b), p)
 
-    def set_limit(self, name, value):
+    def set_limit(self, name: str, value: int) -> None:
         """Bound every later command: name 'memory' (bytes of its processes
         together), 'swap' (bytes of swap besides), 'pids' (processes and
         threads at once: a fork bomb's end) or 'cpu' (thousandths of one
@@ -1256,7 +1305,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_set_limit(p, limit, v), p)
 
-    def limit(self, name):
+    def limit(self, name: str) -> int:
         """The session's limit `name` ('memory', 'swap', 'pids', 'cpu'; see
         set_limit) as an int, 0 for none."""
         limit = _lookup(_LIMITS, name, "limit")
@@ -1265,7 +1314,7 @@ class Session(object):
 
     # -- long-running and interactive commands ---------------------------------
 
-    def set_idle_timeout_ms(self, ms, action=IDLE_END):
+    def set_idle_timeout_ms(self, ms: int, action: Union[str, int] = IDLE_END) -> None:
         """An idle timeout for every run and task that sets none: a command
         silent on both streams for `ms` is ended (IDLE_END: SIGTERM, grace,
         SIGKILL; its state 'timed_out', Run.deadline DEADLINE_IDLE) or moved
@@ -1280,7 +1329,7 @@ class Session(object):
             _check(_lib.shexec_session_set_idle_timeout_ms(p, v, a), p)
 
     @property
-    def idle_timeout_ms(self):
+    def idle_timeout_ms(self) -> Tuple[int, str]:
         """(ms, action): the session's idle timeout (0: none) and IDLE_END
         or IDLE_YIELD (see set_idle_timeout_ms)."""
         action = _int()
@@ -1288,7 +1337,7 @@ class Session(object):
             ms = _lib.shexec_session_idle_timeout_ms(self._live(), ctypes.byref(action))
         return (ms, _IDLE_ACTION_NAMES.get(action.value, IDLE_END))
 
-    def set_background_on_timeout(self, cap_ms):
+    def set_background_on_timeout(self, cap_ms: int) -> None:
         """Background on timeout for every run that sets none: at its
         timeout a foreground command is moved to the background (it comes
         back from run() still running, Run.yielded YIELD_TIMEOUT) instead of
@@ -1301,12 +1350,12 @@ class Session(object):
             _check(_lib.shexec_session_set_background_on_timeout(p, v), p)
 
     @property
-    def background_on_timeout(self):
+    def background_on_timeout(self) -> int:
         """The session's background-on-timeout cap in ms (0: off)."""
         with self._guard():
             return _lib.shexec_session_background_on_timeout(self._live())
 
-    def set_input_look_ms(self, ms):
+    def set_input_look_ms(self, ms: int) -> None:
         """How long a command must be silent before the library first looks
         whether it waits for input (then once a second while it stays
         silent); 0: never look. Default DEFAULT_INPUT_LOOK_MS (2000). For
@@ -1317,12 +1366,12 @@ class Session(object):
             _check(_lib.shexec_session_set_input_look_ms(p, v), p)
 
     @property
-    def input_look_ms(self):
+    def input_look_ms(self) -> int:
         """The silence in ms before a look for a wait for input (0: none)."""
         with self._guard():
             return _lib.shexec_session_input_look_ms(self._live())
 
-    def apply_agent_env(self):
+    def apply_agent_env(self) -> None:
         """The agent environment preset, so commands do not stop for a
         person or a pager: sets PAGER, GIT_PAGER, GH_PAGER, MANPAGER,
         SYSTEMD_PAGER=cat, GIT_TERMINAL_PROMPT=0, GIT_EDITOR and
@@ -1338,7 +1387,7 @@ class Session(object):
 
     # -- output for models: the notice, spill files, redaction -----------------
 
-    def set_notice_position(self, where):
+    def set_notice_position(self, where: str) -> None:
         """Where the truncation notice goes in a truncated stream, for runs
         started from now on: NOTICE_LAST ('last', the default: after the
         kept text) or NOTICE_FIRST ('first': before it, so a model reading
@@ -1349,13 +1398,14 @@ class Session(object):
             _check(_lib.shexec_session_set_notice_position(p, v), p)
 
     @property
-    def notice_position(self):
+    def notice_position(self) -> str:
         """NOTICE_LAST or NOTICE_FIRST (see set_notice_position)."""
         with self._guard():
             v = _lib.shexec_session_notice_position(self._live())
         return _NOTICE_POSITION_NAMES.get(v, NOTICE_LAST)
 
-    def set_spill_dir(self, dir, file_max=0, total_max=0, keep_files=False):
+    def set_spill_dir(self, dir: Optional[PathArg], file_max: int = 0, total_max: int = 0,
+                      keep_files: bool = False) -> None:
         """Keep the whole text of every stream that outgrows its output
         limit in a file of `dir` (an absolute path to an existing
         directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt,
@@ -1377,13 +1427,13 @@ class Session(object):
             _check(_lib.shexec_session_set_spill_dir(p, d, fmax, tmax, flags), p)
 
     @property
-    def spill_dir(self):
+    def spill_dir(self) -> Optional[str]:
         """The spill directory (set_spill_dir), or None when off."""
         with self._guard():
             raw = _lib.shexec_session_spill_dir(self._live())
             return os.fsdecode(raw) if raw is not None else None
 
-    def redact_value(self, name, value):
+    def redact_value(self, name: str, value: Data) -> None:
         """Hide `value` (str or bytes, 4 to 65536 bytes) from the output of
         runs started from now on: every occurrence becomes
         "[REDACTED:NAME]" (name: 1 to 64 letters, digits or '_'), in the
@@ -1398,7 +1448,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_redact_value(p, n, v, len(v)), p)
 
-    def redact_env(self, globs=None):
+    def redact_env(self, globs: Optional[Union[PathArg, Sequence[PathArg]]] = None) -> None:
         """Also hide the values (of at least 8 bytes) of the environment's
         variables whose names match one of `globs` ('*' and '?', case
         ignored), each as "[REDACTED:ITS_NAME]": the host's environment
@@ -1420,7 +1470,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_redact_env(p, arr, n), p)
 
-    def redact_shapes(self, keys=True, private_keys=True):
+    def redact_shapes(self, keys: bool = True, private_keys: bool = True) -> None:
         """Hide secrets found by their shape, for runs started from now on:
         keys, a word that starts with a known key prefix and is long enough
         to be a key (ghp_ and github_pat_ as GITHUB_TOKEN, sk-ant- as
@@ -1432,7 +1482,7 @@ class Session(object):
             p = self._live()
             _check(_lib.shexec_session_redact_shapes(p, which), p)
 
-    def redact_clear(self):
+    def redact_clear(self) -> None:
         """Forget every redaction the session was given: values, globs and
         shapes."""
         with self._guard():
@@ -1467,11 +1517,18 @@ class Session(object):
                 raise
         return run
 
-    def run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
-            pty=False, ansi_strip=False, stdin=None, output_limit=None, pty_size=None,
-            limits=None, yield_ms=None, idle_timeout_ms=None, idle_action=None,
-            background_on_timeout=None, on_input=None, redact_values=None,
-            redact_own_env=False):
+    def run(self, command: Data, timeout_ms: Optional[int] = None,
+            cwd: Optional[PathArg] = None, env: Optional[Env] = None,
+            on_output: Optional[OutputCallback] = None, pty: Union[bool, str, int] = False,
+            ansi_strip: bool = False, stdin: Optional[Union[bool, Data]] = None,
+            output_limit: Optional[OutputLimit] = None,
+            pty_size: Optional[Tuple[int, int]] = None, limits: Optional[Limits] = None,
+            yield_ms: Optional[int] = None, idle_timeout_ms: Optional[int] = None,
+            idle_action: Optional[Union[str, int]] = None,
+            background_on_timeout: Optional[int] = None,
+            on_input: Optional[InputCallback] = None,
+            redact_values: Optional[RedactValues] = None,
+            redact_own_env: bool = False) -> Run:
         """Run `command` (str or bytes) to completion and return the finished
         Run. A non-zero exit, a timeout or a signal is data (see .state);
         ShexecError is raised only when nothing could be run. A command
@@ -1519,11 +1576,19 @@ class Session(object):
                               idle_timeout_ms, idle_action, background_on_timeout,
                               on_input, redact_values, redact_own_env)._finish()
 
-    def start_run(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
-                  pty=False, ansi_strip=False, stdin=None, output_limit=None,
-                  pty_size=None, limits=None, yield_ms=None, idle_timeout_ms=None,
-                  idle_action=None, background_on_timeout=None, on_input=None,
-                  redact_values=None, redact_own_env=False):
+    def start_run(self, command: Data, timeout_ms: Optional[int] = None,
+                  cwd: Optional[PathArg] = None, env: Optional[Env] = None,
+                  on_output: Optional[OutputCallback] = None,
+                  pty: Union[bool, str, int] = False, ansi_strip: bool = False,
+                  stdin: Optional[Union[bool, Data]] = None,
+                  output_limit: Optional[OutputLimit] = None,
+                  pty_size: Optional[Tuple[int, int]] = None, limits: Optional[Limits] = None,
+                  yield_ms: Optional[int] = None, idle_timeout_ms: Optional[int] = None,
+                  idle_action: Optional[Union[str, int]] = None,
+                  background_on_timeout: Optional[int] = None,
+                  on_input: Optional[InputCallback] = None,
+                  redact_values: Optional[RedactValues] = None,
+                  redact_own_env: bool = False) -> Run:
         """Start `command` and return a live Run at once; drive it with
         Run.wait() (or Session.wait()). Arguments as for run(), except that
         stdin=True gives a pipe to feed with Run.write()/Run.close_stdin().
@@ -1540,10 +1605,18 @@ class Session(object):
             r.close()     # never started: freed now, not when collected
             raise
 
-    def start_task(self, command, timeout_ms=None, cwd=None, env=None, on_output=None,
-                   pty=False, ansi_strip=False, stdin=False, output_limit=None,
-                   pty_size=None, limits=None, idle_timeout_ms=None, idle_action=None,
-                   on_input=None, redact_values=None, redact_own_env=False):
+    def start_task(self, command: Data, timeout_ms: Optional[int] = None,
+                   cwd: Optional[PathArg] = None, env: Optional[Env] = None,
+                   on_output: Optional[OutputCallback] = None,
+                   pty: Union[bool, str, int] = False, ansi_strip: bool = False,
+                   stdin: Union[bool, Data] = False,
+                   output_limit: Optional[OutputLimit] = None,
+                   pty_size: Optional[Tuple[int, int]] = None, limits: Optional[Limits] = None,
+                   idle_timeout_ms: Optional[int] = None,
+                   idle_action: Optional[Union[str, int]] = None,
+                   on_input: Optional[InputCallback] = None,
+                   redact_values: Optional[RedactValues] = None,
+                   redact_own_env: bool = False) -> Task:
         """Start a background task and return its Task at once. stdin=True
         gives it a pipe (Task.write); bytes/str are also written to it (the
         pipe stays open). timeout_ms None/0: no timeout (the default); a
@@ -1580,7 +1653,7 @@ class Session(object):
         self._task_wrappers[tp] = task
         return task
 
-    def take_task(self, task_id):
+    def take_task(self, task_id: str) -> Task:
         """The Task with this id (the same object while one exists). The
         task is then yours: it is never released to make room.
         NoTaskError when the session has no such task."""
@@ -1593,7 +1666,7 @@ class Session(object):
 
     # -- tools: the shell as tools handed to a model -------------------------
 
-    def has_tool(self, name):
+    def has_tool(self, name: str) -> bool:
         """True when the registry has a tool exposed under `name`."""
         n = _cstr(name, "tool name")
         with self._guard():
@@ -1606,12 +1679,12 @@ class Session(object):
             _check(rc, sp)
             return True
 
-    def tool_enabled(self, name):
+    def tool_enabled(self, name: str) -> bool:
         """True when that tool is enabled (tools are registered disabled)."""
         with self._guard():
             return bool(_lib.shexec_tool_is_enabled(self._live(), _cstr(name, "tool name")))
 
-    def enable_tool(self, name, enabled=True):
+    def enable_tool(self, name: str, enabled: bool = True) -> None:
         """Enable (or disable) a tool by its exposed name. ToolNotAvailableError
         for an unknown name."""
         n = _cstr(name, "tool name")
@@ -1619,14 +1692,14 @@ class Session(object):
             sp = self._live()
             _check(_lib.shexec_tool_set_enabled(sp, n, 1 if enabled else 0), sp)
 
-    def rename_tool(self, name, new_name):
+    def rename_tool(self, name: str, new_name: str) -> None:
         """Expose a tool under another name (e.g. "bash" as "run_bash")."""
         with self._guard():
             sp = self._live()
             _check(_lib.shexec_tool_rename(sp, _cstr(name, "tool name"),
                                            _cstr(new_name, "tool name")), sp)
 
-    def tools(self):
+    def tools(self) -> List[Dict[str, Any]]:
         """The enabled tools: [{"name", "description", "inputSchema"}, ...]."""
         with self._guard():
             sp = self._live()
@@ -1644,7 +1717,9 @@ class Session(object):
             text = json.dumps(arguments)
         return _cstr(text, "arguments")
 
-    def call_tool(self, name, arguments=None):
+    def call_tool(self, name: str,
+                  arguments: Optional[Union[Mapping[str, Any], str, bytes]] = None
+                  ) -> Dict[str, Any]:
         """Call a tool with JSON arguments (a dict, or a JSON string as a model
         wrote it). Returns the result dict; errors the model should read come
         back as {"error": ...} rather than as exceptions. A task the tool
@@ -1683,7 +1758,9 @@ class Session(object):
                 finally:
                     core.release()
 
-    def tool_prepare(self, name, arguments=None):
+    def tool_prepare(self, name: str,
+                     arguments: Optional[Union[Mapping[str, Any], str, bytes]] = None
+                     ) -> Tuple[Run, bool]:
         """The bash tool without waiting, for hosts that drive commands
         themselves (streaming output, answering other requests meanwhile):
         `arguments` are checked as call_tool() checks them. Returns
@@ -1714,7 +1791,7 @@ class Session(object):
 
     # -- the loop ------------------------------------------------------------
 
-    def wait(self, timeout_ms=None):
+    def wait(self, timeout_ms: Optional[float] = None) -> int:
         """Pump the loop: read output, run callbacks, enforce timeouts, reap.
         Returns how many runs and tasks finished during the call, as soon as
         at least one did, or 0 when timeout_ms passed (None: no limit) or
@@ -1727,7 +1804,7 @@ class Session(object):
         self._raise_task_callback_errors()
         return n
 
-    def pollfds(self):
+    def pollfds(self) -> Tuple[List[Tuple[int, int]], int]:
         """For a host's own event loop: ([(fd, events), ...], timeout_ms)
         to poll (timeout -1: none; 0: a deadline has passed). This only
         lists; call process() with what poll() reported, also when the
@@ -1743,7 +1820,7 @@ class Session(object):
                     return [(fds[i].fd, fds[i].events) for i in range(n)], tmo.value
                 cap = n
 
-    def process(self, ready=()):
+    def process(self, ready: Iterable[Sequence[int]] = ()) -> int:
         """Hand poll() results to the session: ready is [(fd, revents), ...]
         (or (fd, events, revents) triples; empty when poll() timed out).
         Reads output, runs callbacks, enforces deadlines, reaps. Returns how
@@ -1941,8 +2018,12 @@ class Run(object):
     stdout_redactions/stderr_redactions (how many secrets were hidden)."""
 
     _lib = _lib
+    command: Optional[Data]     # as given (None for a run from tool_prepare())
+    # set in _new(), where a type checker cannot tell these two from their first values
+    _feed: Optional[bytes]
+    _tool: bool
 
-    def __init__(self):
+    def __init__(self) -> None:
         raise TypeError("Run objects come from Session.run() / start_run() / start_task() / "
                         "tool_prepare()")
 
@@ -2018,7 +2099,7 @@ class Run(object):
                              else "the run was closed")
         return s
 
-    def redact_value(self, name, value):
+    def redact_value(self, name: str, value: Data) -> None:
         """Hide `value` (str or bytes) from this run's output too, as
         Session.redact_value() does for every run: for a run not started yet
         (state 'new', from Session.tool_prepare()); Session.run() and the
@@ -2030,7 +2111,7 @@ class Run(object):
             sp = s._live()
             _check(_lib.shexec_run_redact_value(self._new_ptr(), n, v, len(v)), sp)
 
-    def redact_own_env(self, on=True):
+    def redact_own_env(self, on: bool = True) -> None:
         """Hide the values of this run's own variables whose names match the
         session's redact_env() globs (the default globs when it has none),
         for a run not started yet; StateError once started."""
@@ -2039,7 +2120,8 @@ class Run(object):
             sp = s._live()
             _check(_lib.shexec_run_redact_own_env(self._new_ptr(), 1 if on else 0), sp)
 
-    def start(self, on_output=None, on_input=None):
+    def start(self, on_output: Optional[OutputCallback] = None,
+              on_input: Optional[InputCallback] = None) -> Run:
         """Start this run (state 'new') in the foreground and return it at
         once; drive it with wait(). on_output(stream, data), on_input(run):
         as for Session.run(). StateError when already started."""
@@ -2068,7 +2150,8 @@ class Run(object):
                 raise
         return self
 
-    def exec(self, on_output=None, on_input=None):
+    def exec(self, on_output: Optional[OutputCallback] = None,
+             on_input: Optional[InputCallback] = None) -> Run:
         """Start this run (state 'new') and wait until it finished, or was
         moved to the background (see Session.run(): it then comes back
         still running, Run.yielded says why); returns it. An exception of
@@ -2108,7 +2191,8 @@ class Run(object):
             pass
         self.close()
 
-    def start_task(self, on_output=None, on_input=None):
+    def start_task(self, on_output: Optional[OutputCallback] = None,
+                   on_input: Optional[InputCallback] = None) -> Task:
         """Start this run (state 'new') in the background, as a task of its
         session, and return the Task; this Run is then the task's run
         (Task.run). LimitError when the session holds its maximum of tasks;
@@ -2239,7 +2323,7 @@ class Run(object):
 
     # -- the live handle -------------------------------------------------------
 
-    def wait(self, timeout_ms=None):
+    def wait(self, timeout_ms: Optional[float] = None) -> bool:
         """Pump the session until this run finished (True) or timeout_ms
         passed (False). Re-raises an exception of its output callback (for
         a task's run, as soon as it is pending)."""
@@ -2249,7 +2333,7 @@ class Run(object):
         return done
 
     @property
-    def done(self):
+    def done(self) -> bool:
         """True once the run finished (its results are final)."""
         return self._sync()
 
@@ -2267,7 +2351,7 @@ class Run(object):
                     raise PipeError(EPIPE, "the command has ended")
             return _check(fn(rp, *args), s._ptr)
 
-    def cancel(self):
+    def cancel(self) -> None:
         """SIGTERM the run's process group now, SIGKILL after the grace
         period; it ends as the loop is pumped (state 'cancelled'; 'killed'
         for a task's run, as Task.kill())."""
@@ -2280,20 +2364,20 @@ class Run(object):
             elif self._ptr:
                 _check(_lib.shexec_run_cancel(self._ptr), s._ptr)
 
-    def write(self, data):
+    def write(self, data: Data) -> None:
         """Queue input for the command (stdin=True, or a pty)."""
         b = _to_bytes(data, "input")
         if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
         self._live_call(_lib.shexec_run_write, b, len(b))
 
-    def close_stdin(self):
+    def close_stdin(self) -> None:
         """EOF after the queued input (^D on a terminal)."""
         if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
         self._live_call(_lib.shexec_run_close_stdin)
 
-    def close(self):
+    def close(self) -> None:
         """Free the C run; a running command is terminated and reaped first
         (one moved to the background is only let go of: it goes on as its
         task, and this Run keeps what it had read). Idempotent; the results
@@ -2318,14 +2402,13 @@ class Run(object):
 
     free = close
 
-    def __enter__(self):
+    def __enter__(self) -> Run:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
-        return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         if getattr(self, "_core", None) is not None:
             return        # a task's run goes with its task
         ptr = getattr(self, "_ptr", None)
@@ -2358,66 +2441,66 @@ class Run(object):
         return self._results[name]
 
     @property
-    def state(self):
+    def state(self) -> str:
         return self._result("state")
 
     @property
-    def exit_code(self):
+    def exit_code(self) -> int:
         """Exit status once exited, else -1 (always -1 for adopted leftovers)."""
         return self._result("exit_code")
 
     returncode = exit_code
 
     @property
-    def signal(self):
+    def signal(self) -> int:
         return self._result("signal")
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """True when the command exited with status 0."""
         return self.state == "exited" and self.exit_code == 0
 
     @property
-    def stdout(self):
+    def stdout(self) -> bytes:
         """Captured stdout (bytes; so far, while running)."""
         return self._result("stdout")
 
     @property
-    def stderr(self):
+    def stderr(self) -> bytes:
         return self._result("stderr")
 
     @property
-    def text(self):
+    def text(self) -> str:
         """stdout decoded as UTF-8 with errors='replace'."""
         return self.stdout.decode("utf-8", "replace")
 
     @property
-    def stderr_text(self):
+    def stderr_text(self) -> str:
         return self.stderr.decode("utf-8", "replace")
 
     @property
-    def stdout_truncated(self):
+    def stdout_truncated(self) -> bool:
         return self._result("stdout_truncated")
 
     @property
-    def stderr_truncated(self):
+    def stderr_truncated(self) -> bool:
         return self._result("stderr_truncated")
 
     @property
-    def truncated(self):
+    def truncated(self) -> bool:
         """True when either stream was cut by the output limit."""
         return self.stdout_truncated or self.stderr_truncated
 
     @property
-    def stdout_total(self):
+    def stdout_total(self) -> int:
         return self._result("stdout_total")
 
     @property
-    def stderr_total(self):
+    def stderr_total(self) -> int:
         return self._result("stderr_total")
 
     @property
-    def stdout_counts(self):
+    def stdout_counts(self) -> Dict[str, int]:
         """What the output limit kept of stdout and what stdout carried:
         {"kept_chars", "kept_bytes", "total_chars", "total_bytes"}, as the
         truncation notice counts them (a character is a UTF-8 sequence, or
@@ -2427,13 +2510,13 @@ class Run(object):
         return dict(self._result("stdout_counts"))   # a copy, as for cost
 
     @property
-    def stderr_counts(self):
+    def stderr_counts(self) -> Dict[str, int]:
         """What the output limit kept of stderr and what it carried (see
         stdout_counts)."""
         return dict(self._result("stderr_counts"))
 
     @property
-    def stdout_spill(self):
+    def stdout_spill(self) -> Dict[str, Any]:
         """What became of stdout's spill file (Session.set_spill_dir):
         {"state", "path", "bytes", "error"}. state SPILL_NONE (no spill dir,
         or the stream stayed within its limit), SPILL_WRITING (still
@@ -2445,53 +2528,53 @@ class Run(object):
         return dict(self._result("stdout_spill"))   # a copy, as for cost
 
     @property
-    def stderr_spill(self):
+    def stderr_spill(self) -> Dict[str, Any]:
         """What became of stderr's spill file (see stdout_spill)."""
         return dict(self._result("stderr_spill"))
 
     @property
-    def stdout_redactions(self):
+    def stdout_redactions(self) -> int:
         """How many secrets were hidden in stdout (redact_value, redact_env,
         redact_shapes, the run's redact_values)."""
         return self._result("stdout_redactions")
 
     @property
-    def stderr_redactions(self):
+    def stderr_redactions(self) -> int:
         """How many secrets were hidden in stderr."""
         return self._result("stderr_redactions")
 
     @property
-    def duration_ms(self):
+    def duration_ms(self) -> int:
         return self._result("duration_ms")
 
     @property
-    def pid(self):
+    def pid(self) -> int:
         """The command's shell pid, also its process group id (0 before the
         start). It stays after the run ended, when the id may already be
         another process's: stop the command with cancel(), never by pid."""
         return self._result("pid")
 
     @property
-    def timeout_ms(self):
+    def timeout_ms(self) -> int:
         """The timeout in force in ms (0: none). Before the start: what a
         foreground start would give (the session default, or this run's,
         clamped to the session maximum)."""
         return self._result("timeout_ms")
 
     @property
-    def leftovers(self):
+    def leftovers(self) -> str:
         return self._result("leftovers")
 
     @property
-    def leftover_task(self):
+    def leftover_task(self) -> Optional[str]:
         return self._result("leftover_task")
 
     @property
-    def notice(self):
+    def notice(self) -> str:
         return self._result("notice")
 
     @property
-    def cost(self):
+    def cost(self) -> Dict[str, Any]:
         """What the command cost once it finished: {"source", "user_usec",
         "system_usec", "peak_bytes"}. source 'cgroup' counts every process
         of the command's cgroup (set_containment), 'rusage' the shell and
@@ -2501,7 +2584,7 @@ class Run(object):
         return dict(self._result("cost"))   # a copy: the snapshot stays as it was
 
     @property
-    def limits_hit(self):
+    def limits_hit(self) -> List[str]:
         """The names of the limits the command ran into once it finished
         (Session.set_limit, the `limits` argument), in the order 'memory',
         'swap', 'pids', 'cpu': 'memory' when the out-of-memory killer ended
@@ -2511,7 +2594,7 @@ class Run(object):
         return list(self._result("limits_hit"))   # a copy, as for cost
 
     @property
-    def task_id(self):
+    def task_id(self) -> Optional[str]:
         """The id of the task this run was started as, or goes on as since it
         was moved to the background (see yielded), or None. Take it with
         Session.take_task()."""
@@ -2522,7 +2605,7 @@ class Run(object):
         return self._yield_id
 
     @property
-    def yielded(self):
+    def yielded(self) -> str:
         """Whether the command was moved to the background, and why:
         YIELD_NONE ('none'), YIELD_TIME (yield_ms passed), YIELD_TIMEOUT
         (its timeout passed, with background_on_timeout), YIELD_IDLE (its
@@ -2532,14 +2615,14 @@ class Run(object):
         return self._result("yielded")
 
     @property
-    def deadline(self):
+    def deadline(self) -> str:
         """Which deadline ended a 'timed_out' run: DEADLINE_TIMEOUT (its
         timeout, or the background_on_timeout cap) or DEADLINE_IDLE (its
         idle timeout); DEADLINE_NONE otherwise."""
         return self._result("deadline")
 
     @property
-    def input_wait(self):
+    def input_wait(self) -> str:
         """Whether the command waits for input: INPUT_WAITING (one of its
         processes is blocked reading its terminal or stdin pipe; found
         after Session.input_look_ms of silence), INPUT_NO (not found so,
@@ -2548,26 +2631,26 @@ class Run(object):
         return self._result("input")[0]
 
     @property
-    def prompt(self):
+    def prompt(self) -> Optional[bytes]:
         """While it waits for input: the last line of its output so far,
         unfinished (bytes, usually the question; at most 256 bytes); None
         otherwise."""
         return self._result("input")[1]
 
     @property
-    def prompt_text(self):
+    def prompt_text(self) -> Optional[str]:
         """prompt decoded as UTF-8 with errors='replace' (None when not
         waiting)."""
         p = self.prompt
         return None if p is None else p.decode("utf-8", "replace")
 
     @property
-    def echo_off(self):
+    def echo_off(self) -> bool:
         """True while it waits for input at a terminal that does not echo (a
         password prompt)."""
         return self._result("input")[2]
 
-    def tool_result(self):
+    def tool_result(self) -> Dict[str, Any]:
         """The bash tool's JSON result (a dict, as call_tool() returns it) of
         this finished foreground run from Session.tool_prepare(); its "cwd"
         is the session's when the run's results were collected. StateError
@@ -2582,7 +2665,7 @@ class Run(object):
             raise self._tool_result
         return self._tool_result
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         try:
             st = self.state
         except ShexecError as e:
@@ -2659,33 +2742,33 @@ class Task(object):
     `with` block does. After the session closed or the task was freed,
     every method but .id raises ClosedError (Task.run's too)."""
 
-    def __init__(self, session, core):
+    def __init__(self, session: Session, core: _TaskCore) -> None:
         self._session = session   # keeps the session alive while we are
         self._core = core
         run = core.view() if core.view is not None else None
         self._run = run if run is not None else Run._of_task(session, core)
 
     @property
-    def id(self):
+    def id(self) -> str:
         """The task's id: "t" and 12 hex digits."""
         return self._core.id
 
     @property
-    def command(self):
+    def command(self) -> Optional[Data]:
         return self._core.command
 
     @property
-    def session(self):
+    def session(self) -> Session:
         return self._session
 
     @property
-    def run(self):
+    def run(self) -> Run:
         """The task's Run: state, exit_code, stdout, stderr, pid,
         timeout_ms, ..., write(), cancel() (the same as kill())."""
         return self._run
 
     @property
-    def alive(self):
+    def alive(self) -> bool:
         """False once the task was freed or its session closed."""
         return self._core.ptr is not None
 
@@ -2696,90 +2779,91 @@ class Task(object):
             return fn(self._core.ptr, *args)
 
     @property
-    def state(self):
+    def state(self) -> str:
         return self._run.state
 
     @property
-    def done(self):
+    def done(self) -> bool:
         return self._run.done
 
     @property
-    def exit_code(self):
+    def exit_code(self) -> int:
         """Exit status once exited, else -1 (always -1 for adopted leftovers)."""
         return self._run.exit_code
 
     @property
-    def signal(self):
+    def signal(self) -> int:
         return self._run.signal
 
     @property
-    def duration_ms(self):
+    def duration_ms(self) -> int:
         return self._run.duration_ms
 
     @property
-    def cost(self):
+    def cost(self) -> Dict[str, Any]:
         """CPU time and peak memory once the task finished (Run.cost)."""
         return self._run.cost
 
     @property
-    def limits_hit(self):
+    def limits_hit(self) -> List[str]:
         """The limits the task ran into once it finished (Run.limits_hit)."""
         return self._run.limits_hit
 
     @property
-    def deadline(self):
+    def deadline(self) -> str:
         """Which deadline ended a 'timed_out' task (Run.deadline)."""
         return self._run.deadline
 
     @property
-    def input_wait(self):
+    def input_wait(self) -> str:
         """Whether the task waits for input: INPUT_* (Run.input_wait)."""
         return self._run.input_wait
 
     @property
-    def prompt(self):
+    def prompt(self) -> Optional[bytes]:
         """What it asks while it waits for input, bytes, else None
         (Run.prompt)."""
         return self._run.prompt
 
     @property
-    def prompt_text(self):
+    def prompt_text(self) -> Optional[str]:
         return self._run.prompt_text
 
     @property
-    def echo_off(self):
+    def echo_off(self) -> bool:
         """True while it waits for input with echo off (Run.echo_off)."""
         return self._run.echo_off
 
-    def output(self, stream="stdout"):
+    def output(self, stream: Stream = "stdout") -> bytes:
         """All output of the stream so far (bounded, as for runs)."""
         return self._run._result(_STREAM_NAMES[_stream(stream)])
 
-    def read(self, stream="stdout"):
+    def read(self, stream: Stream = "stdout") -> bytes:
         """Only the output that arrived since the previous read(), and mark
         it read."""
         return self._call(lambda tp: _read_out(_lib.shexec_task_read, tp, _stream(stream)))
 
-    def output_total(self, stream="stdout"):
+    def output_total(self, stream: Stream = "stdout") -> int:
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_total")
 
-    def truncated(self, stream="stdout"):
+    def truncated(self, stream: Stream = "stdout") -> bool:
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_truncated")
 
-    def output_counts(self, stream="stdout"):
+    def output_counts(self, stream: Stream = "stdout") -> Dict[str, int]:
         """What the output limit kept of the stream and what it carried
         (Run.stdout_counts)."""
         return dict(self._run._result(_STREAM_NAMES[_stream(stream)] + "_counts"))
 
-    def spill(self, stream="stdout"):
+    def spill(self, stream: Stream = "stdout") -> Dict[str, Any]:
         """What became of the stream's spill file (Run.stdout_spill)."""
         return dict(self._run._result(_STREAM_NAMES[_stream(stream)] + "_spill"))
 
-    def redactions(self, stream="stdout"):
+    def redactions(self, stream: Stream = "stdout") -> int:
         """How many secrets were hidden in the stream so far."""
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_redactions")
 
-    def tool_result(self, stdout=b"", stderr=b"", status=None):
+    def tool_result(self, stdout: Data = b"", stderr: Data = b"",
+                    status: Optional[str] = None) -> Dict[str, Any]:
         """The task as the task tools' JSON result (a dict, task_output's
         form: "task_id", "status", "stdout", "stderr", then "exit_code" and
         "state" once ended or "waiting_for_input" while running, "truncated",
@@ -2804,15 +2888,15 @@ class Task(object):
             _check(rc, s._ptr)
             return result
 
-    def write(self, data):
+    def write(self, data: Data) -> None:
         """Queue input (the task needs stdin=True, or a pty). PipeError when
         stdin was not enabled, is closed, or the task ended."""
         self._run.write(data)
 
-    def close_stdin(self):
+    def close_stdin(self) -> None:
         self._run.close_stdin()
 
-    def kill(self):
+    def kill(self) -> None:
         """SIGTERM the task's process group now, SIGKILL after the grace;
         it ends (state 'killed') as the loop is pumped."""
         s = self._session
@@ -2820,17 +2904,17 @@ class Task(object):
             _check(self._call(lambda tp: _lib.shexec_run_cancel(_lib.shexec_task_run(tp))), s._ptr)
 
     @property
-    def callback_error(self):
+    def callback_error(self) -> Optional[BaseException]:
         """A pending exception raised by this task's output callback."""
         cb = self._core.cb
         return cb.error if cb is not None else None
 
-    def wait(self, timeout_ms=None):
+    def wait(self, timeout_ms: Optional[float] = None) -> bool:
         """Pump the session until the task finished (True) or timeout_ms
         passed (False). Re-raises an exception of its output callback."""
         return self._run.wait(timeout_ms)
 
-    def free(self):
+    def free(self) -> None:
         """Free the task (terminating and reaping it if still running).
         Idempotent; afterwards the object, and its run, are dead."""
         core = self._core
@@ -2855,14 +2939,13 @@ class Task(object):
 
     close = free
 
-    def __enter__(self):
+    def __enter__(self) -> Task:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.free()
-        return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._core.ptr is None:
             return "<shexec.Task %s dead: %s>" % (self._core.id, self._core.dead)
         return "<shexec.Task %s state=%s>" % (self._core.id, self.state)

@@ -1,0 +1,3 @@
+module github.com/shexec/shexec-go
+
+go 1.19

@@ -1,0 +1,133 @@
+#!/bin/sh
+# The Go binding (examples/go) against the library of this tree: go vet,
+# go test -v (the binding's tests, the seed scenarios, the example), the same
+# under the race detector, and a smoke run of the Go bench peer
+# (bench/peers/go). Ends with cmocka-style summary lines so
+# test/run-tests.sh can count them:
+#   [  PASSED  ] N test(s).      (each --- PASS: line, +1 vet, +1 race, +1 peer)
+#   [  FAILED  ] N test(s), listed below:
+#   [  FAILED  ] go: NAME
+# No arguments; works from any directory. Go's module and build caches go
+# to build/go of the repository: nothing is written to $HOME or the sources.
+repo=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
+cd "$repo" || exit 1
+
+fail() {
+    echo "$1"
+    echo "[  FAILED  ] 1 test(s), listed below:"
+    echo "[  FAILED  ] go: $1"
+    exit 1
+}
+
+# Debian's go first (the toolchain the module is written for), else PATH's;
+# like cmocka, it is installed from Debian when missing and root
+pick_go() {
+    if [ -x /usr/bin/go ]; then
+        echo /usr/bin/go
+    else
+        command -v go 2>/dev/null
+    fi
+}
+GO=$(pick_go)
+if [ -z "$GO" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "go missing: installing golang-go"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+    fi
+    GO=$(pick_go)
+    [ -n "$GO" ] || fail "go not found (sudo apt-get install -y golang-go)"
+fi
+[ -e build/libshexec.so.1 ] || fail "build/libshexec.so.1 not found: build the library first (make)"
+command -v "${CC:-gcc}" >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 ||
+    fail "no C compiler: cgo needs gcc (apt-get install -y gcc)"
+
+GOPATH="$repo/build/go/path"
+GOCACHE="$repo/build/go/cache"
+GOTOOLCHAIN=local        # never download another toolchain (go 1.21+)
+GOFLAGS=-buildvcs=false  # no VCS stamping: the tree may be mid-change
+CGO_ENABLED=1
+export GOPATH GOCACHE GOTOOLCHAIN GOFLAGS CGO_ENABLED
+mkdir -p "$GOPATH" "$GOCACHE" || fail "cannot create build/go"
+"$GO" version
+
+log=$(mktemp -d) || exit 1
+trap 'rm -rf "$log"' EXIT
+passed=0
+failures=""
+failed=0
+add_failure() {
+    failures="$failures
+[  FAILED  ] go: $1"
+    failed=$((failed + 1))
+}
+
+cd "$repo/examples/go" || exit 1
+
+echo "== go vet ./..."
+if "$GO" vet ./... >"$log/vet" 2>&1; then
+    passed=$((passed + 1))
+else
+    add_failure vet
+fi
+cat "$log/vet"
+
+echo "== go test -count=1 -v ./..."
+"$GO" test -count=1 -v ./... >"$log/test" 2>&1
+rc=$?
+cat "$log/test"
+n=$(grep -c -- '--- PASS:' "$log/test")
+passed=$((passed + n))
+names=$(sed -n 's/^ *--- FAIL: \([^ ]*\).*/\1/p' "$log/test")
+for name in $names; do
+    add_failure "$name"
+done
+if [ "$rc" != 0 ] && [ -z "$names" ]; then
+    add_failure "go test (exit $rc: see above)"
+fi
+
+echo "== go test -race -count=1 ./..."
+"$GO" test -race -count=1 ./... >"$log/race" 2>&1
+rc=$?
+cat "$log/race"
+if [ "$rc" = 0 ]; then
+    passed=$((passed + 1))
+else
+    names=$(sed -n 's/^ *--- FAIL: \([^ ]*\).*/\1/p' "$log/race")
+    [ -n "$names" ] || names="(exit $rc: see above)"
+    for name in $names; do
+        add_failure "race: $name"
+    done
+fi
+
+# the bench peer: built as `make bench` builds it, then each mode once
+echo "== bench/peers/go: version, spawn osexec, spawn shexec"
+peer_ok=1
+if (cd "$repo/bench/peers/go" && "$GO" vet . && "$GO" build -o "$log/peer-go" .) >"$log/peer" 2>&1; then
+    for args in "version" "spawn osexec /bin/sh 5 0 2" "spawn shexec /bin/sh 5 0 2"; do
+        # shellcheck disable=SC2086 # the arguments are words
+        out=$("$log/peer-go" $args 2>&1)
+        rc=$?
+        echo "peer-go $args: $out"
+        case "$out" in
+        "RESULT version=go"*) ;;
+        "RESULT runs_per_s="*" runs="*) ;;
+        *) peer_ok=0 ;;
+        esac
+        [ "$rc" = 0 ] || peer_ok=0
+    done
+else
+    cat "$log/peer"
+    peer_ok=0
+fi
+if [ "$peer_ok" = 1 ]; then
+    passed=$((passed + 1))
+else
+    add_failure "bench peer (bench/peers/go)"
+fi
+
+echo "[  PASSED  ] $passed test(s)."
+if [ "$failed" != 0 ]; then
+    echo "[  FAILED  ] $failed test(s), listed below:$failures"
+    exit 1
+fi
+exit 0
