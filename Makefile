@@ -281,11 +281,12 @@ build/bench/%: bench/helpers/%.c
 # rows skipped otherwise. A peer that fails to build with its toolchain there
 # is an error. Their outputs stay under build/bench.
 BENCH_CARGO = $(firstword $(wildcard /usr/bin/cargo) $(shell command -v cargo 2>/dev/null))
+BENCH_RUSTC = $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/null))
 BENCH_GOBIN = $(firstword $(wildcard /usr/bin/go) $(shell command -v go 2>/dev/null))
 bench-peers: all
 	@mkdir -p build/bench
 	@if [ -n "$(BENCH_CARGO)" ]; then \
-	  CARGO_TARGET_DIR=$(CURDIR)/build/bench/rust $(BENCH_CARGO) build --quiet --offline --release \
+	  RUSTC=$(BENCH_RUSTC) CARGO_TARGET_DIR=$(CURDIR)/build/bench/rust $(BENCH_CARGO) build --quiet --offline --release \
 	    --manifest-path bench/peers/rust/Cargo.toml && \
 	  cp build/bench/rust/release/shexec-bench-peer-rust build/bench/peer-rust; \
 	else echo "bench: no cargo: rows 1r and 2r are skipped"; rm -f build/bench/peer-rust; fi

@@ -342,6 +342,18 @@ impl Session {
         unsafe { sys::shexec_session_max_tasks(g.raw()) }
     }
 
+    /// Where the session holds each command's processes: `"auto"` (the
+    /// default: a cgroup v2 per command below the host's own cgroup, where
+    /// one can be made, else process groups), `"off"` (process groups
+    /// only), or a cgroup2 directory the host may write (an error where no
+    /// cgroup can be made there). Not while commands of the session run.
+    pub fn set_containment(&mut self, parent: &str) -> Result<()> {
+        let parent = cstring(OsStr::new(parent), "the containment")?;
+        let g = self.shared.lock();
+        // SAFETY: a C string the library copies
+        g.check(unsafe { sys::shexec_session_set_containment(g.raw(), parent.as_ptr()) }).map(drop)
+    }
+
     /// How the session holds its commands' processes, and the cgroup
     /// directory or why there is none.
     pub fn containment(&self) -> (Containment, String) {

@@ -151,6 +151,7 @@ extern "C" {
     pub fn shexec_session_max_tasks(s: *const shexec_session) -> u32;
     pub fn shexec_session_set_on_leftovers(s: *mut shexec_session, policy: c_int) -> c_int;
     pub fn shexec_session_on_leftovers(s: *const shexec_session) -> c_int;
+    pub fn shexec_session_set_containment(s: *mut shexec_session, parent: *const c_char) -> c_int;
     pub fn shexec_session_containment(
         s: *const shexec_session,
         detail: *mut *const c_char,

@@ -148,6 +148,14 @@ fn settings_read_back() {
     assert!(!s.env_inherit());
     let (_, detail) = s.containment();
     assert!(!detail.is_empty());
+    // off: process groups, and the session says why
+    let mut off = Session::new().unwrap();
+    off.set_containment("off").unwrap();
+    let (kind, why) = off.containment();
+    assert_eq!(kind, shexec::Containment::ProcessGroup);
+    assert!(!why.is_empty());
+    assert_eq!(off.set_containment("elsewhere").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(off.command("echo $((1+1))").exec().unwrap().stdout_str(), "2\n");
     assert!(shexec::version().starts_with(|c: char| c.is_ascii_digit()));
     assert_eq!(shexec::strerror(12345), "unknown error");
     assert_ne!(shexec::strerror(ErrorKind::NoTask.code()), "unknown error");

@@ -68,9 +68,11 @@ fn spawn(mode: &str, shell: &str, n: &str, mib: &str, budget: &str) -> Result<()
             Box::new(move || run_std(&shell))
         }
         "shexec" => {
-            // one session, as a host keeps one per agent
+            // one session, as a host keeps one per agent; on process
+            // groups like the bench's own sessions (row 1c prices cgroups)
             let mut session = Session::new().map_err(|e| e.to_string())?;
             session.set_shell(&[shell]).map_err(|e| e.to_string())?;
+            session.set_containment("off").map_err(|e| e.to_string())?;
             Box::new(move || run_shexec(&session))
         }
         other => return Err(format!("unknown spawn mode {}", other)),
