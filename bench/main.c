@@ -77,6 +77,17 @@ static void which(const char *name, char *out, size_t cap)
     }
 }
 
+/* The word after `key` (e.g. "version=") in a result line into out; out
+ * is left as it is when the line has no such key. */
+static void result_word(const char *res, const char *key, char *out, size_t cap)
+{
+    const char *at = strstr(res, key);
+    if (at) {
+        at += strlen(key);
+        snprintf(out, cap, "%.*s", (int)strcspn(at, " "), at);
+    }
+}
+
 /*
  * Find a peer's runtime (BENCH_PYTHON / BENCH_NODE override PATH; "none"
  * skips it) and ask it for its real executable and version: a version
@@ -102,16 +113,8 @@ static void find_peer(peer_id p, const char *env, const char *name, const char *
     snprintf(B.peer_exe[p], sizeof B.peer_exe[p], "%s", found);
     const char *args[] = {"version", NULL};
     const char *res = peer_run(p, args);
-    const char *exe = strstr(res, "exe=");
-    const char *ver = strstr(res, "version=");
-    if (exe) {
-        size_t n = strcspn(exe + 4, " ");
-        snprintf(B.peer_exe[p], sizeof B.peer_exe[p], "%.*s", (int)n, exe + 4);
-    }
-    if (ver) {
-        size_t n = strcspn(ver + 8, " ");
-        snprintf(B.peer_version[p], sizeof B.peer_version[p], "%.*s", (int)n, ver + 8);
-    }
+    result_word(res, "exe=", B.peer_exe[p], sizeof B.peer_exe[p]);
+    result_word(res, "version=", B.peer_version[p], sizeof B.peer_version[p]);
 }
 
 /* A compiled peer: BENCH_RUST / BENCH_GO name it ("none" skips it), else
@@ -130,10 +133,7 @@ static void find_bin(bin_id b, const char *env, const char *bindir, const char *
         return;
     }
     const char *args[] = {"version", NULL};
-    const char *ver = strstr(bin_run(b, args), "version=");
-    if (ver)
-        snprintf(B.bin_version[b], sizeof B.bin_version[b], "%.*s",
-                 (int)strcspn(ver + 8, " "), ver + 8);
+    result_word(bin_run(b, args), "version=", B.bin_version[b], sizeof B.bin_version[b]);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

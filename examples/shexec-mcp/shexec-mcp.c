@@ -336,13 +336,19 @@ static void send_result(server *sv, const char *id, const char *result_json)
 }
 
 /* An error response; the message is n bytes and may hold client text with
- * NUL in it (a method or key name), escaped on output. */
-static void send_error_n(server *sv, const char *id, int code, const char *message, size_t n)
+ * NUL in it (a method or key name), escaped on output; data_json, JSON
+ * text or NULL, is the error's data. */
+static void send_error_data(server *sv, const char *id, int code, const char *message, size_t n,
+                            const char *data_json)
 {
     shx_buf b = {0};
     shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":",
               id ? id : "null", code);
     (void)shx_json_put_string(&b, message, n);
+    if (data_json) {
+        shx_buf_puts(&b, ",\"data\":");
+        shx_buf_puts(&b, data_json);
+    }
     shx_buf_puts(&b, "}}");
     send_msg(sv, &b);
     shx_buf_free(&b);
@@ -350,7 +356,7 @@ static void send_error_n(server *sv, const char *id, int code, const char *messa
 
 static void send_error(server *sv, const char *id, int code, const char *message)
 {
-    send_error_n(sv, id, code, message, strlen(message));
+    send_error_data(sv, id, code, message, strlen(message), NULL);
 }
 
 /* An error whose message was built in m; a generic one if that failed. */
@@ -360,7 +366,7 @@ static void send_error_buf(server *sv, const char *id, int code, const shx_buf *
     if (m->failed || !m->data)
         send_error(sv, id, code, fallback);
     else
-        send_error_n(sv, id, code, m->data, m->len);
+        send_error_data(sv, id, code, m->data, m->len, NULL);
 }
 
 /* Up to 64 bytes of a client's name (a key, a method) for a message, quoted. */
@@ -497,6 +503,17 @@ static void put_kept(shx_buf *t, const shexec_run *r)
                        "[REDACTED:NAME])\n", (unsigned long long)hidden);
 }
 
+/* Whether the result of a command that ended is isError: see the comment
+ * at the end of format_run(). */
+static int run_is_error(const server *sv, const shexec_run *r)
+{
+    switch (shexec_run_state(r)) {
+    case SHEXEC_STATE_EXITED: return sv->error_on_nonzero_exit && shexec_run_exit_code(r) != 0;
+    case SHEXEC_STATE_SIGNALED: return sv->error_on_nonzero_exit;
+    default: return 1;
+    }
+}
+
 static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
 {
     shexec_run *r = c->run;
@@ -551,11 +568,7 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
      * could not finish is an error: a timeout (cancelled calls get no
      * result at all). --error-on-nonzero-exit makes every end other than
      * exit 0 an error, for hosts that want that rule. */
-    switch (state) {
-    case SHEXEC_STATE_EXITED: *is_error = sv->error_on_nonzero_exit && code != 0; break;
-    case SHEXEC_STATE_SIGNALED: *is_error = sv->error_on_nonzero_exit; break;
-    default: *is_error = 1; break;
-    }
+    *is_error = run_is_error(sv, r);
 }
 
 static const char *state_word(int state)
@@ -859,19 +872,18 @@ static void finish_calls(server *sv)
             if (!c->cancelled) {
                 if (c->token && c->pending.len)
                     send_progress(sv, c, 1);
-            }
-            if (!c->cancelled && c->era.tasks) {
-                /* a client of the Tasks extension drives it with tasks/get */
                 shexec_task *t = NULL;
-                if (shexec_session_take_task(&t, sv->s, task_id) == SHEXEC_OK)
+                if (!c->era.tasks) {
+                    shx_buf text = {0};
+                    format_yielded(sv, c, why, task_id, &text);
+                    send_run_result(sv, c, &text, 0);
+                    shx_buf_free(&text);
+                } else if (shexec_session_take_task(&t, sv->s, task_id) == SHEXEC_OK) {
+                    /* a client of the Tasks extension drives it with tasks/get */
                     answer_as_task(sv, c->id, t, c->takes_input);
-                else
+                } else {
                     send_tool_error(sv, c->id, shexec_session_errmsg(sv->s));
-            } else if (!c->cancelled) {
-                shx_buf t = {0};
-                format_yielded(sv, c, why, task_id, &t);
-                send_run_result(sv, c, &t, 0);
-                shx_buf_free(&t);
+                }
             }
         } else if (!c->cancelled) {
             if (c->token && c->pending.len)
@@ -921,6 +933,9 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
         send_tool_error(sv, id, shexec_session_errmsg(sv->s));
         return;
     }
+    /* with yield_time_ms the library gave it a stdin pipe; pty, a terminal */
+    const shx_json *pty = shx_json_get(args, "pty");
+    int takes_input = shx_json_get(args, "yield_time_ms") || (pty && pty->boolean);
     char msg[1200];
     if (background) {
         /* a model that gave no timeout gets the server's limit, if any
@@ -944,9 +959,8 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
             send_tool_error(sv, id, msg);
             return;
         }
-        const shx_json *pty = shx_json_get(args, "pty");
         if (sv->req.tasks) { /* the client drives it with tasks/get */
-            answer_as_task(sv, id, t, shx_json_get(args, "yield_time_ms") || (pty && pty->boolean));
+            answer_as_task(sv, id, t, takes_input);
             return;
         }
         /* the task is ours (host-held) until task_output reads it to the
@@ -972,9 +986,7 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
     }
     c->kind = CALL_BASH;
     c->run = run;
-    /* with yield_time_ms the library gave it a stdin pipe; pty, a terminal */
-    const shx_json *pty = shx_json_get(args, "pty");
-    c->takes_input = shx_json_get(args, "yield_time_ms") || (pty && pty->boolean);
+    c->takes_input = takes_input;
     rc = shexec_run_set_output_fn(run, on_output, c);
     if (rc == SHEXEC_OK)
         rc = shexec_run_start(run);
@@ -1278,16 +1290,6 @@ static void iso_now(char out[32])
     snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-/* The rule of isError for a command that ended (see format_run()). */
-static int run_is_error(const server *sv, const shexec_run *r)
-{
-    switch (shexec_run_state(r)) {
-    case SHEXEC_STATE_EXITED: return sv->error_on_nonzero_exit && shexec_run_exit_code(r) != 0;
-    case SHEXEC_STATE_SIGNALED: return sv->error_on_nonzero_exit;
-    default: return 1;
-    }
-}
-
 static const char *mtask_status(const mtask *m)
 {
     if (m->cancel_asked)
@@ -1344,9 +1346,19 @@ static void mtask_free(mtask *m)
     free(m);
 }
 
-/* Each loop round: a task whose command ended is finished, a status that
- * changed moves lastUpdatedAt, and of the ended tasks only the last
- * TASKS_KEPT_DONE are kept (the list is newest first). */
+/* The status as it is now; a change moves lastUpdatedAt. */
+static void mtask_refresh(mtask *m)
+{
+    const char *status = mtask_status(m);
+    if (strcmp(status, m->status) != 0) {
+        snprintf(m->status, sizeof m->status, "%s", status);
+        iso_now(m->updated);
+    }
+}
+
+/* Each loop round: a task whose command ended is finished, its status
+ * refreshed, and of the ended tasks only the last TASKS_KEPT_DONE are kept
+ * (the list is newest first). */
 static void mtasks_tick(server *sv)
 {
     unsigned done = 0;
@@ -1354,11 +1366,7 @@ static void mtasks_tick(server *sv)
         mtask *m = *pm;
         if (m->task && shexec_run_state(shexec_task_run(m->task)) > SHEXEC_STATE_RUNNING)
             mtask_finish(sv, m);
-        const char *status = mtask_status(m);
-        if (strcmp(status, m->status) != 0) {
-            snprintf(m->status, sizeof m->status, "%s", status);
-            iso_now(m->updated);
-        }
+        mtask_refresh(m);
         if (!m->task && ++done > TASKS_KEPT_DONE) {
             *pm = m->next;
             mtask_free(m);
@@ -1369,13 +1377,13 @@ static void mtasks_tick(server *sv)
 }
 
 /* The members every form of a task has. */
-static void put_task_base(shx_buf *b, const mtask *m, const char *status)
+static void put_task_base(shx_buf *b, const mtask *m)
 {
     shx_buf_puts(b, "\"taskId\":");
     (void)shx_json_put_string(b, m->id, strlen(m->id));
     shx_buf_printf(b, ",\"status\":\"%s\",\"createdAt\":\"%s\",\"lastUpdatedAt\":\"%s\","
                    "\"ttlMs\":null,\"pollIntervalMs\":%d",
-                   status, m->created, m->updated, TASK_POLL_MS);
+                   m->status, m->created, m->updated, TASK_POLL_MS);
 }
 
 /* Answer tools/call with a task: t (ours now) runs on, driven by tasks/get. */
@@ -1390,23 +1398,26 @@ static void answer_as_task(server *sv, const char *id, shexec_task *t, int takes
     snprintf(m->id, sizeof m->id, "%s", shexec_task_id(t));
     m->task = t;
     m->takes_input = takes_input;
-    iso_now(m->created);
-    memcpy(m->updated, m->created, sizeof m->updated);
-    snprintf(m->status, sizeof m->status, "%s", mtask_status(m));
+    mtask_refresh(m);
+    memcpy(m->created, m->updated, sizeof m->created);
     m->next = sv->tasks;
     sv->tasks = m;
     shx_buf b = {0};
     shx_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", id);
     put_result_open(sv, &b, "task", 1);
-    put_task_base(&b, m, m->status);
+    put_task_base(&b, m);
     shx_buf_puts(&b, "}}");
     send_msg(sv, &b);
     shx_buf_free(&b);
 }
 
-/* The task params.taskId names; NULL with the error sent. */
+/* The task params.taskId names, as it is now (what has arrived taken in,
+ * the tasks ticked: before the lookup, since a tick may drop an ended
+ * task); NULL with the error sent. */
 static mtask *mtask_of(server *sv, const char *id, const shx_json *params)
 {
+    shexec_session_wait(sv->s, 0);
+    mtasks_tick(sv);
     const shx_json *tid = shx_json_get(params, "taskId");
     if (!shx_json_is(tid, SHX_JSON_STRING)) {
         send_error(sv, id, RPC_INVALID_PARAMS, "params.taskId must be a string");
@@ -1466,14 +1477,12 @@ static void put_input_request(shx_buf *b, const mtask *m)
  * waits for input; once ended, its result. */
 static void method_tasks_get(server *sv, const char *id, const shx_json *params)
 {
-    shexec_session_wait(sv->s, 0); /* take in what has arrived */
-    mtasks_tick(sv);
     mtask *m = mtask_of(sv, id, params);
     if (!m)
         return;
     shx_buf b = {0};
     shx_buf_puts(&b, "{");
-    put_task_base(&b, m, m->status);
+    put_task_base(&b, m);
     if (m->task) {
         shx_buf text = {0};
         format_task(m->task, 0, NULL, &text, NULL);
@@ -1520,8 +1529,6 @@ static void method_tasks_update(server *sv, const char *id, const shx_json *para
     char key[32];
     snprintf(key, sizeof key, "stdin-%u", m->inputs + 1);
     const shx_json *answer = shx_json_get(responses, key);
-    shexec_session_wait(sv->s, 0);
-    mtasks_tick(sv);
     if (answer && m->task && strcmp(m->status, "input_required") == 0) {
         const shx_json *action = shx_json_get(answer, "action");
         const shx_json *content = shx_json_get(answer, "content");
@@ -1570,8 +1577,7 @@ static void method_tasks_cancel(server *sv, const char *id, const shx_json *para
     if (m->task && shexec_run_state(shexec_task_run(m->task)) <= SHEXEC_STATE_RUNNING) {
         shexec_run_cancel(shexec_task_run(m->task));
         m->cancel_asked = 1;
-        snprintf(m->status, sizeof m->status, "cancelled");
-        iso_now(m->updated);
+        mtask_refresh(m);
     }
     send_result(sv, id, "{}");
 }
@@ -1598,10 +1604,10 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     shx_buf b = {0};
     shx_buf_printf(&b,
               "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
-              "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"version\":",
+              "\"serverInfo\":",
               version);
-    (void)shx_json_put_string(&b, shexec_version(), strlen(shexec_version()));
-    shx_buf_puts(&b, "},\"instructions\":");
+    put_server_info(&b);
+    shx_buf_puts(&b, ",\"instructions\":");
     (void)shx_json_put_string(&b, INSTRUCTIONS, strlen(INSTRUCTIONS));
     shx_buf_puts(&b, "}");
     send_result(sv, id, b.failed ? "{}" : b.data);
@@ -1889,21 +1895,18 @@ static int request_era(server *sv, const char *id, const shx_json *method,
     }
     if (!str_eq(version, MODERN_PROTOCOL)) {
         /* an older version is chosen by initialize, never per request */
-        shx_buf b = {0};
-        shx_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-        shx_buf_puts(&b, id);
-        shx_buf_puts(&b, ",\"error\":{\"code\":-32022,\"message\":\"Unsupported protocol version: ");
-        size_t at = b.len;
-        (void)shx_json_put_string(&b, version->str, version->len > 64 ? 64 : version->len);
-        if (!b.failed) { /* the version without its quotes, inside the message */
-            memmove(b.data + at, b.data + at + 1, b.len - at - 2);
-            b.len -= 2;
-        }
-        shx_buf_puts(&b, "\",\"data\":{\"supported\":" SUPPORTED_VERSIONS_JSON ",\"requested\":");
-        (void)shx_json_put_string(&b, version->str, version->len);
-        shx_buf_puts(&b, "}}}");
-        send_msg(sv, &b);
-        shx_buf_free(&b);
+        shx_buf m = {0}, data = {0};
+        shx_buf_puts(&m, "Unsupported protocol version: ");
+        shx_buf_append(&m, version->str, version->len > 64 ? 64 : version->len);
+        shx_buf_puts(&data, "{\"supported\":" SUPPORTED_VERSIONS_JSON ",\"requested\":");
+        (void)shx_json_put_string(&data, version->str, version->len);
+        shx_buf_puts(&data, "}");
+        if (m.failed || data.failed)
+            send_error(sv, id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
+        else
+            send_error_data(sv, id, RPC_UNSUPPORTED_VERSION, m.data, m.len, data.data);
+        shx_buf_free(&m);
+        shx_buf_free(&data);
         return -1;
     }
     const shx_json *caps = shx_json_get(meta, META_CLIENT_CAPABILITIES);
