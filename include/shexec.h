@@ -246,8 +246,16 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * process group gets SIGTERM and, after the session's kill grace, SIGKILL;
  * the run ends when every process of the group is gone or the grace is
  * over, and the cleanup output of processes that handle SIGTERM is
- * captured. A group is signalled only while its id provably belongs to the
- * command, so a reused pid is never hit. Processes that left the group
+ * captured. Each process gets SIGTERM once. A child the shell forked just
+ * as the SIGTERM came started without it (bash blocks the signal while it
+ * forks, because of the wrapper's EXIT trap; plain `bash -c` has no trap
+ * and dies in that fork). So, in the grace's first 1.7 s, the shell's
+ * children (or, once the shell is gone, the command's processes whose
+ * parent is no process of the command) born from 30 ms before the SIGTERM
+ * to 10 ms after it, on which SIGTERM still takes its default action, get
+ * it from the library; a cleanup a handler started is not one of them. A
+ * group is signalled only while its id provably belongs to the command,
+ * so a reused pid is never hit. Processes that left the group
  * (setsid, `set -m`) but still descend from one of the command's live
  * processes are found through /proc and signalled with it. A process whose
  * parent already exited has passed to init and cannot be traced (a daemon

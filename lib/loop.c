@@ -91,7 +91,9 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
             if (j->proc.sent == SHX_SENT_NONE && !j->proc.no_timeout)
                 min_deadline(&next, j->proc.deadline_ns);
             else if (j->proc.sent == SHX_SENT_TERM)
-                min_deadline(&next, j->proc.kill_at_ns);
+                min_deadline(&next, j->proc.term_looks > 0 && j->proc.term_look_ns < j->proc.kill_at_ns
+                                        ? j->proc.term_look_ns
+                                        : j->proc.kill_at_ns);
             if ((!shx_proc_exited(&j->proc) && j->proc.pidfd < 0) || shx_proc_unwatched(&j->proc))
                 min_deadline(&next, j->proc.next_check_ns);
             /* signalling may have found every anchor gone: with no pidfd

@@ -16,12 +16,14 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "platform.h"
 #include "procfs.h"
 
 /* With a cgroup the command's processes are its members (see proc.h):
@@ -161,8 +163,9 @@ void shx_proc_hangup(shx_proc *p)
         kill(-p->pid, SIGHUP);
 }
 
-/* Members listed at most, per look for those that missed a hangup. */
-#define HANGUP_LOOK_MAX 256
+/* Members listed at most, per look for those that missed a hangup or a
+ * SIGTERM: a bound on the stack. */
+#define MEMBERS_LOOK_MAX 256
 
 void shx_proc_hangup_missed(shx_proc *p)
 {
@@ -171,10 +174,10 @@ void shx_proc_hangup_missed(shx_proc *p)
         return;
     }
     /* the members still in the terminal's group, each just listed alive */
-    pid_t pids[HANGUP_LOOK_MAX];
-    long n = shx_cgroup_pids(p->cgroup, pids, HANGUP_LOOK_MAX);
+    pid_t pids[MEMBERS_LOOK_MAX];
+    long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
     if (n < 0 && errno == ENOBUFS)
-        n = HANGUP_LOOK_MAX;
+        n = MEMBERS_LOOK_MAX;
     for (long i = 0; i < n; i++)
         if (shx_procfs_signal_default(pids[i], p->pid, SIGHUP))
             (void)kill(pids[i], SIGHUP);
@@ -240,6 +243,72 @@ static void signal_all(shx_proc *p, int sig, int use_pidfd)
     shx_escapees_signal(&p->escapees, sig);
 }
 
+/* The looks for children that missed the SIGTERM (see proc.h): how many,
+ * the first one's delay (past the exec of a child forked as it came), and
+ * the ticks before the SIGTERM a child born that early may have been
+ * forked in (a loaded machine stretches a fork; a program that sets a
+ * handler, takes the signal and sets it back takes longer to start). */
+#define TERM_LOOKS 4
+#define TERM_LOOK_FIRST_NS ((int64_t)20000000)
+#define TERM_BORN_BEFORE_MS 30
+
+/* 1 when a process born at tick `start` may have been forked as the
+ * SIGTERM of tick `term` came: within the ticks before it, or in the next
+ * tick (the shell took the signal just before the fork). */
+static int born_near_term(unsigned long long start, unsigned long long term)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    unsigned long long before = hz > 0 ? (unsigned long long)hz * TERM_BORN_BEFORE_MS / 1000 + 1 : 3;
+    return start + before >= term && start <= term + 1;
+}
+
+/* SIGTERM to pid if it missed it (see proc.h): born as it came, with
+ * SIGTERM at its default action, in the command's group, and forked by the
+ * shell or left by a parent that is no member (the shell died of the
+ * SIGTERM): never a child a member's handler started for its cleanup. */
+static void term_if_missed(shx_proc *p, pid_t pid, int use_pidfd)
+{
+    /* a pidfd first: what is checked next is then the process signalled */
+    int fd = use_pidfd ? shx_pidfd_open(pid) : -1;
+    if (use_pidfd && fd < 0 && errno == ESRCH)
+        return;
+    shx_pstat st, parent;
+    if (shx_procfs_stat(pid, &st) == 0 && st.pgrp == p->pid && born_near_term(st.start, p->term_tick) &&
+        (st.ppid == p->pid || shx_procfs_stat(st.ppid, &parent) != 0 || parent.pgrp != p->pid) &&
+        shx_procfs_signal_default(pid, p->pid, SIGTERM))
+        (void)(fd >= 0 ? shx_pidfd_send_signal(fd, SIGTERM) : kill(pid, SIGTERM));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* One look for processes that missed the SIGTERM: the living shell's
+ * children; once it is gone, the members followed (the anchors, or the
+ * cgroup's members). */
+static void signal_missed_term(shx_proc *p, int use_pidfd)
+{
+    if (p->phase == SHX_PROC_RUNNING) {
+        shx_pstat shell;
+        if (!shx_procfs_children_available() || shx_procfs_stat(p->pid, &shell) != 0)
+            return;
+        pid_t *kids = NULL;
+        size_t n = 0, cap = 0;
+        (void)shx_procfs_children(p->pid, shell.threads, &kids, &n, &cap);
+        for (size_t i = 0; i < n; i++)
+            term_if_missed(p, kids[i], use_pidfd);
+        free(kids);
+    } else if (p->phase == SHX_PROC_ANCHORED && p->cgroup) {
+        pid_t pids[MEMBERS_LOOK_MAX];
+        long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
+        if (n < 0 && errno == ENOBUFS)
+            n = MEMBERS_LOOK_MAX;
+        for (long i = 0; i < n; i++)
+            term_if_missed(p, pids[i], use_pidfd);
+    } else if (p->phase == SHX_PROC_ANCHORED) {
+        for (int i = 0; i < p->group.n; i++)
+            term_if_missed(p, p->group.pid[i], use_pidfd);
+    }
+}
+
 void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms, int use_pidfd)
 {
     if (shx_proc_exited(p) && !shx_proc_following(p))
@@ -261,8 +330,13 @@ void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms,
     if (grace_ms == 0) {
         signal_all(p, SIGKILL, use_pidfd);
         p->sent = SHX_SENT_KILL;
-    } else {
-        p->kill_at_ns = kill_at;
+        return;
+    }
+    p->kill_at_ns = kill_at;
+    p->term_tick = shx_procfs_ticks_now();
+    if (p->term_tick != 0) {
+        p->term_looks = TERM_LOOKS;
+        p->term_look_ns = now + TERM_LOOK_FIRST_NS;
     }
 }
 
@@ -276,6 +350,11 @@ void shx_proc_enforce(shx_proc *p, int64_t now, uint32_t grace_ms, int use_pidfd
         find_escapees(p, use_pidfd); /* also those started during the grace */
         signal_all(p, SIGKILL, use_pidfd);
         p->sent = SHX_SENT_KILL;
+    } else if (p->sent == SHX_SENT_TERM && p->term_looks > 0 && now >= p->term_look_ns) {
+        signal_missed_term(p, use_pidfd);
+        p->term_looks--;
+        /* the k-th look waits 4^k times the first */
+        p->term_look_ns = now + (TERM_LOOK_FIRST_NS << (2 * (TERM_LOOKS - p->term_looks)));
     }
 }
 

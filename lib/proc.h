@@ -82,6 +82,12 @@ typedef struct shx_proc {
     int end_reason;           /* SHX_END_* */
     int no_timeout;           /* no deadline (a task without a timeout) */
     int64_t deadline_ns, kill_at_ns;
+    /* looks for the shell's children that missed the SIGTERM (see
+     * shx_proc_enforce): how many are left, when the next is due, and the
+     * clock tick the SIGTERM went in (as /proc counts start times) */
+    int term_looks;
+    int64_t term_look_ns;
+    unsigned long long term_tick;
     int64_t next_check_ns;    /* no pidfd: when to look with waitid next */
     int64_t check_backoff_ns;
     shx_group group;
@@ -156,8 +162,22 @@ int shx_proc_reap_killing_rest(shx_proc *p);
  * brings a later SIGKILL forward to now + grace_ms.
  */
 void shx_proc_terminate(shx_proc *p, int reason, int64_t now, uint32_t grace_ms, int use_pidfd);
-/* The deadline step: SIGTERM when the timeout passed, SIGKILL when the
- * grace passed. Signals nothing before its time. */
+/*
+ * The deadline step: SIGTERM when the timeout passed, SIGKILL when the
+ * grace passed, and in the grace the looks for children that missed the
+ * SIGTERM. bash with an EXIT trap (the wrapper's) catches SIGTERM and
+ * blocks it while it forks; a child forked as the SIGTERM comes starts
+ * without it, or takes it in the shell's handler before it resets its
+ * signals and execs, and so runs on until SIGKILL while the shell waits
+ * for it. Plain `bash -c` dies at once and its child gets the signal. So a
+ * child of the living shell, still in its group, born within the ticks
+ * around the SIGTERM and with SIGTERM at its default action, gets SIGTERM
+ * (SHX_TERM_LOOKS looks, the first SHX_TERM_LOOK_FIRST_NS after it, each
+ * four times later). A process that took the SIGTERM with its default
+ * action would be gone; one started earlier, whose own handler took it
+ * and set it back to the default (node's `process.once`), is never sent
+ * another. Signals nothing before its time.
+ */
 void shx_proc_enforce(shx_proc *p, int64_t now, uint32_t grace_ms, int use_pidfd);
 /* Learn whether the shell exited (its zombie is left in place). */
 void shx_proc_check(shx_proc *p);

@@ -124,6 +124,18 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     return 0;
 }
 
+unsigned long long shx_procfs_ticks_now(void)
+{
+    /* the kernel's start times count from boot, suspend included (and
+     * shifted alike inside a time namespace): CLOCK_BOOTTIME, truncated */
+    struct timespec ts;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return 0;
+    return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+           (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)hz);
+}
+
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
 {
     char buf[512];
@@ -325,6 +337,10 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     return -1;
 }
 
+unsigned long long shx_procfs_ticks_now(void)
+{
+    return 0;
+}
 
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
 {

@@ -28,6 +28,10 @@ int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start);
  * take its default action there: neither blocked, ignored nor caught. */
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig);
 
+/* Now, in the clock ticks after boot that shx_pstat.start counts in (0
+ * where /proc is not compiled in). */
+unsigned long long shx_procfs_ticks_now(void);
+
 /* 1 when the kernel lists each thread's children
  * (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN). */
 int shx_procfs_children_available(void);

@@ -9,7 +9,8 @@
  * host-supplied appears on a command line, one function that cannot be
  * replayed does not take the others with it, a host that closes the
  * library's descriptors loses nothing of its own, and the grace of a
- * timeout belongs to every process of the command, not only its shell.
+ * timeout belongs to every process of the command, not only its shell:
+ * each gets the SIGTERM once, also a child the shell forked as it came.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shexec.h"
@@ -439,6 +441,146 @@ static void test_grace_for_programs_that_handle_term(void **state)
     }
 }
 
+/* Output gathered as it comes. */
+typedef struct sink {
+    char buf[4096];
+    size_t n;
+} sink;
+
+static void to_sink(void *user, int stream, const char *data, size_t len)
+{
+    sink *k = user;
+    (void)stream;
+    if (len > sizeof k->buf - 1 - k->n)
+        len = sizeof k->buf - 1 - k->n;
+    memcpy(k->buf + k->n, data, len);
+    k->n += len;
+    k->buf[k->n] = '\0';
+}
+
+/* How long a run ended with a grace of 30 s may take: a child that missed
+ * the SIGTERM would make it last until the SIGKILL. */
+#define ENDED_WITHIN_MS 10000
+
+/* Run cmd in s (its kill grace 30 s), cancel it once "ready" is out (or
+ * after delay_us of pumping from the start when delay_us >= 0), and pump
+ * until it ends, failing the test past ENDED_WITHIN_MS. */
+static shexec_run *cancelled(shexec_session *s, const char *cmd, sink *k, long delay_us)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, to_sink, k), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    if (delay_us >= 0) {
+        struct timespec ts = {0, 0}, now;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t until = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + delay_us;
+        do {
+            shexec_session_wait(s, 0);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while ((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000 < until);
+    } else {
+        while (!strstr(k->buf, "ready\n") && shexec_run_state(r) == SHEXEC_STATE_RUNNING &&
+               tu_now_ms() - t0 < ENDED_WITHIN_MS)
+            shexec_session_wait(s, 100);
+        if (!strstr(k->buf, "ready\n"))
+            fail_msg("%s: not ready (output \"%s\")", cmd, k->buf);
+    }
+    assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    int64_t t1 = tu_now_ms();
+    while (shexec_run_state(r) == SHEXEC_STATE_RUNNING && tu_now_ms() - t1 < ENDED_WITHIN_MS)
+        shexec_session_wait(s, 100);
+    if (shexec_run_state(r) == SHEXEC_STATE_RUNNING)
+        fail_msg("%s: still running %d ms after the cancel (output \"%s\"): a process missed "
+                 "the SIGTERM and waits for the SIGKILL", cmd, ENDED_WITHIN_MS, k->buf);
+    return r;
+}
+
+/* Item: a child forked as the SIGTERM comes gets it too. bash with the
+ * wrapper's EXIT trap blocks SIGTERM while it forks, so such a child starts
+ * without it and runs on while the shell waits for it (or dies and leaves
+ * it); plain `bash -c` has no trap and no such child. term_fork is that
+ * shell, made certain: the library's cancel must still end the command in
+ * the grace's first moments, with its processes gone, contained or not. */
+static void test_child_forked_as_term_comes_gets_it(void **state)
+{
+    fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
+        skip();
+    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 30000), SHEXEC_OK);
+    const char *containment[] = {"off", "auto"};
+    const char *mode[] = {"wait", "exit"};
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(shexec_session_set_containment(f->s, containment[c]), SHEXEC_OK);
+        for (int m = 0; m < 2; m++) {
+            char cmd[PATH_MAX + 64];
+            snprintf(cmd, sizeof cmd, "exec %s %s sleep 30", tu_helper("term_fork"), mode[m]);
+            sink k = {{0}, 0};
+            shexec_run *r = cancelled(f->s, cmd, &k, -1);
+            assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+            const char *at = strstr(k.buf, "child ");
+            if (!at)
+                fail_msg("%s/%s: no child in \"%s\"", containment[c], mode[m], k.buf);
+            pid_t child = (pid_t)atoi(at + 6);
+            assert_true(child > 0);
+            assert_true(tu_wait_pid_gone(child, 5000));
+            shexec_run_free(r);
+        }
+    }
+}
+
+/* Item: the same through bash itself, as it happens: `sleep 30` cancelled
+ * after 0 to 2.5 ms, when bash is mid-fork in some of the tries (about one
+ * in ten on a 2-core machine); every one ends within the grace's first
+ * moments. */
+static void test_cancel_as_bash_forks(void **state)
+{
+    fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
+        skip();
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 30000), SHEXEC_OK);
+    int tries = tu_under_valgrind() ? 10 : 100;
+    for (int i = 0; i < tries; i++) {
+        sink k = {{0}, 0};
+        shexec_run *r = cancelled(f->s, "sleep 30", &k, (long)(i % 25) * 100);
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+        shexec_run_free(r);
+    }
+}
+
+/* Item: a program that handled the SIGTERM is never sent another. Its
+ * handler sets SIGTERM back to its default (node's `process.once`) and
+ * runs a cleanup child (started after the SIGTERM, in the command's group)
+ * past every look for processes that missed it: both finish. */
+static void test_handled_term_is_not_sent_again(void **state)
+{
+    fixture *f = *state;
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    /* ready a while after its start, as a program that handles SIGTERM is by
+     * the time it is ended (one born in the ticks just before the SIGTERM
+     * may have been forked as it came) */
+    const char *cmd = "/usr/bin/python3 -c 'import signal, subprocess, sys, time\n"
+                      "def h(*a):\n"
+                      "    signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+                      "    print(\"term\", flush=True)\n"
+                      "    subprocess.run([\"/bin/sh\", \"-c\", \"sleep 0.6; echo cleanup-done\"])\n"
+                      "    print(\"cleaned\", flush=True); sys.exit(0)\n"
+                      "signal.signal(signal.SIGTERM, h)\n"
+                      "time.sleep(0.2); print(\"ready\", flush=True); time.sleep(30)'";
+    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 30000), SHEXEC_OK);
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        sink k = {{0}, 0};
+        shexec_run *r = cancelled(f->s, cmd, &k, -1);
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+        assert_string_equal(k.buf, "ready\nterm\ncleanup-done\ncleaned\n");
+        shexec_run_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +592,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_closes_our_descriptors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dash_chdir_is_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grace_for_programs_that_handle_term, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_child_forked_as_term_comes_gets_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_as_bash_forks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handled_term_is_not_sent_again, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
