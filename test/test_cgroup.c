@@ -688,10 +688,13 @@ static void test_live_cpu_stat(void **state)
     if (pid == 0) {
         if (shx_cgroup_move(t->dir, 0) != 0)
             _exit(126);
+        /* user time mostly: clock() is a system call, so a loop of it alone
+         * could be counted as system time to the last tick */
         clock_t end = clock() + CLOCKS_PER_SEC / 5;
         volatile unsigned long spin = 0;
         while (clock() < end)
-            spin++;
+            for (int i = 0; i < 100000; i++)
+                spin++;
         _exit(0);
     }
     t->kids[t->nkids++] = pid;
