@@ -1,13 +1,16 @@
 /*
  * capture.c - bounded capture of one output stream (see capture.h).
  *
- * Characters are fed one at a time through take_char() except on the two
+ * Characters are fed one at a time through take_char() except on the three
  * paths that carry almost all bytes of a big output: an ASCII run while the
- * head is still filling (one memcpy), and counting once nothing more is kept
- * (64 bytes at a time while they are ASCII). That keeps a 1 GiB stream cheap.
+ * head is still filling (one memcpy), counting once nothing more is kept
+ * (64 bytes at a time while they are ASCII), and the tail once the head is
+ * full (only a piece's last tail_cap units are copied, the rest counted the
+ * same way). That keeps a 1 GiB stream cheap with or without a tail.
  */
 #include "capture.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,19 +67,34 @@ static int ring_drop_front(shx_capture *c)
     return 1;
 }
 
+static int ring_alloc(shx_capture *c)
+{
+    if (c->ring)
+        return 0;
+    /* tail_cap units of at most 4 bytes, plus room for the one being added */
+    uint64_t cap = (c->unit == SHEXEC_UNIT_BYTES ? c->tail_cap : c->tail_cap * 4) + 4;
+    c->ring = malloc((size_t)cap);
+    if (!c->ring)
+        return -1;
+    c->ring_cap = (size_t)cap;
+    return 0;
+}
+
+/* Append n bytes after the ring's last (there is room: see the callers). */
+static void ring_append(shx_capture *c, const unsigned char *p, size_t n)
+{
+    size_t at = (c->ring_start + c->ring_len) % c->ring_cap;
+    size_t first = c->ring_cap - at < n ? c->ring_cap - at : n;
+    memcpy(c->ring + at, p, first);
+    memcpy(c->ring, p + first, n - first);
+    c->ring_len += n;
+}
+
 static int ring_push(shx_capture *c, const unsigned char *p, size_t n)
 {
-    if (!c->ring) {
-        /* tail_cap units of at most 4 bytes, plus room for the one being added */
-        uint64_t cap = (c->unit == SHEXEC_UNIT_BYTES ? c->tail_cap : c->tail_cap * 4) + 4;
-        c->ring = malloc((size_t)cap);
-        if (!c->ring)
-            return -1;
-        c->ring_cap = (size_t)cap;
-    }
-    for (size_t i = 0; i < n; i++)
-        c->ring[(c->ring_start + c->ring_len + i) % c->ring_cap] = p[i];
-    c->ring_len += n;
+    if (ring_alloc(c) != 0)
+        return -1;
+    ring_append(c, p, n);
     c->tail_units += units_of(c, n);
     c->tail_chars++;
     while (c->tail_units > c->tail_cap)
@@ -126,38 +144,50 @@ static int ascii64(const unsigned char *p)
     return !(((w0 | w1) | (w2 | w3) | (w4 | w5) | (w6 | w7)) & 0x8080808080808080ull);
 }
 
-/* Count characters when nothing more is kept: ASCII 64, then eight bytes at
- * a time. Returns the bytes taken: all, but a sequence cut by the end. */
-static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
+/*
+ * Step over whole characters from p while fewer than `target` units are
+ * behind (UINT64_MAX: all of them): ASCII 64 bytes, then eight, at a time.
+ * Stops before a sequence cut by the end. Returns the bytes stepped over;
+ * the characters go to *chars.
+ */
+static size_t skip_units(const shx_capture *c, const unsigned char *p, size_t n, uint64_t target,
+                         uint64_t *chars_out)
 {
+    int bytes = c->unit == SHEXEC_UNIT_BYTES;
     size_t i = 0;
     uint64_t chars = 0;
-    while (i < n) {
+    while (i < n && (bytes ? i : chars) < target) {
+        /* ASCII: a unit per byte either way, so the room left is in bytes */
+        uint64_t room = target - (bytes ? i : chars);
         size_t from = i;
-        while (i + 64 <= n && ascii64(p + i))
+        while (i + 64 <= n && room - (i - from) >= 64 && ascii64(p + i))
             i += 64;
-        chars += i - from;
-        while (i + 8 <= n) {
+        while (i + 8 <= n && room - (i - from) >= 8) {
             uint64_t w;
             memcpy(&w, p + i, 8);
             if (w & 0x8080808080808080ull)
                 break;
             i += 8;
-            chars += 8;
         }
-        if (i >= n)
+        chars += i - from;
+        if (i >= n || (bytes ? i : chars) >= target)
             break;
-        if (p[i] < 0x80) {
-            i++;
-            chars++;
-            continue;
-        }
-        size_t len = shx_utf8_char_len(p + i, n - i, 0);
+        size_t len = p[i] < 0x80 ? 1 : shx_utf8_char_len(p + i, n - i, 0);
         if (len == 0)
             break; /* incomplete at the end: the caller keeps it pending */
         i += len;
         chars++;
     }
+    *chars_out = chars;
+    return i;
+}
+
+/* Count characters when nothing more is kept. Returns the bytes taken: all,
+ * but a sequence cut by the end. */
+static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
+{
+    uint64_t chars;
+    size_t i = skip_units(c, p, n, UINT64_MAX, &chars);
     uint64_t units = c->unit == SHEXEC_UNIT_BYTES ? i : chars;
     c->total_units += units;
     c->dropped_units += units;
@@ -166,15 +196,83 @@ static size_t count_only(shx_capture *c, const unsigned char *p, size_t n)
     return i;
 }
 
+/* Drop the tail's oldest characters until it holds at most `budget` units:
+ * stepped over where they lie in one piece, one by one across the wrap. */
+static void ring_trim(shx_capture *c, uint64_t budget)
+{
+    while (c->tail_units > budget && c->ring_len > 0) {
+        size_t piece = c->ring_cap - c->ring_start;
+        if (piece >= c->ring_len)
+            piece = c->ring_len;
+        else
+            piece = piece > 3 ? piece - 3 : 0; /* no character read across the wrap */
+        uint64_t chars = 0;
+        size_t got = piece ? skip_units(c, c->ring + c->ring_start, piece, c->tail_units - budget, &chars)
+                           : 0;
+        if (got == 0) {
+            (void)ring_drop_front(c);
+            continue;
+        }
+        uint64_t units = c->unit == SHEXEC_UNIT_BYTES ? got : chars;
+        c->ring_start = (c->ring_start + got) % c->ring_cap;
+        c->ring_len -= got;
+        c->tail_units -= units;
+        c->tail_chars -= chars;
+        c->dropped_units += units;
+        c->dropped_chars += chars;
+    }
+}
+
+/*
+ * The head is full and the tail takes what comes: of p's whole characters
+ * only the last tail_cap units can stay. A piece at least that long
+ * replaces the tail (what was in it and the piece's front are dropped,
+ * counted, never copied); a shorter one goes after what the tail keeps of
+ * itself. Returns the bytes taken: all, but a sequence cut by the end.
+ */
+static size_t tail_bulk(shx_capture *c, const unsigned char *p, size_t n)
+{
+    int bytes = c->unit == SHEXEC_UNIT_BYTES;
+    uint64_t chars;
+    size_t whole = skip_units(c, p, n, UINT64_MAX, &chars);
+    uint64_t units = bytes ? whole : chars;
+    c->total_units += units;
+    c->total_chars += chars;
+    if (units >= c->tail_cap) {
+        uint64_t front_chars;
+        size_t front = skip_units(c, p, whole, units - c->tail_cap, &front_chars);
+        uint64_t front_units = bytes ? front : front_chars;
+        c->dropped_units += c->tail_units + front_units;
+        c->dropped_chars += c->tail_chars + front_chars;
+        c->ring_start = c->ring_len = 0;
+        memcpy(c->ring, p + front, whole - front);
+        c->ring_len = whole - front;
+        c->tail_units = units - front_units;
+        c->tail_chars = chars - front_chars;
+    } else {
+        ring_trim(c, c->tail_cap - units);
+        ring_append(c, p, whole);
+        c->tail_units += units;
+        c->tail_chars += chars;
+    }
+    return whole;
+}
+
 static int feed_bytes(shx_capture *c, const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        if (c->head_closed && c->keep == SHEXEC_KEEP_HEAD) {
+        if (c->head_closed && (c->keep == SHEXEC_KEEP_HEAD || c->tail_cap == 0)) {
             i += count_only(c, p + i, n - i);
             if (i >= n)
                 return 0;
-        } else if (!c->head_closed && p[i] < 0x80) {
+        } else if (c->head_closed) {
+            if (ring_alloc(c) != 0)
+                return -1;
+            i += tail_bulk(c, p + i, n - i);
+            if (i >= n)
+                return 0;
+        } else if (p[i] < 0x80) {
             /* ASCII run into the head in one copy */
             uint64_t room = c->head_cap - c->head_units;
             size_t run = 1; /* no further than the head has room for */
