@@ -2144,6 +2144,8 @@ static void usage(FILE *f)
             "                                   suffixes: binary; default 64M)\n"
             "  --notice-first                   put the truncation notice before the kept text\n"
             "                                   (default: after it)\n"
+            "  --keep-tail                      of a stream cut at its limit keep the first and the\n"
+            "                                   last 15000 characters (default: the first 30000)\n"
             "  --redact-glob GLOB               hide the values (8 bytes or more) of the variables\n"
             "                                   whose names match GLOB, as [REDACTED:NAME]\n"
             "                                   (repeatable; replaces the defaults *KEY* *SECRET*\n"
@@ -2305,6 +2307,7 @@ typedef struct {
     const char *spill_max;  /* --spill-max as given, or NULL */
     int spill_keep;
     int notice_first;
+    int keep_tail;
     int no_redact;
     const char **redact_globs; /* --redact-glob values (room for argc) */
     size_t n_redact_globs;
@@ -2398,6 +2401,12 @@ static int configure_output(shexec_session *s, const output_flags *o)
     if (o->notice_first &&
         shexec_session_set_notice_position(s, SHEXEC_NOTICE_FIRST) != SHEXEC_OK) {
         log_msg("--notice-first: %s", shexec_session_errmsg(s));
+        return -1;
+    }
+    /* a build's or a test run's verdict is at its end */
+    if (o->keep_tail && shexec_session_set_output_limit(s, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
+                                                        SHEXEC_KEEP_HEAD_TAIL) != SHEXEC_OK) {
+        log_msg("--keep-tail: %s", shexec_session_errmsg(s));
         return -1;
     }
     if (o->no_redact) {
@@ -2553,6 +2562,8 @@ static int serve_main(int argc, char **argv, output_flags out)
             out.spill_keep = 1;
         } else if (strcmp(argv[i], "--notice-first") == 0) {
             out.notice_first = 1;
+        } else if (strcmp(argv[i], "--keep-tail") == 0) {
+            out.keep_tail = 1;
         } else if (strcmp(argv[i], "--no-redact") == 0) {
             out.no_redact = 1;
         } else if ((v = flag_value(argc, argv, &i, "--spill-dir"))) {

@@ -2,7 +2,8 @@
 // shexec.h) through shexec-mcp's flags: secrets hidden by default
 // (--no-redact, --redact-glob, --redact-file), the whole text of a stream
 // cut at its limit kept in a spill file (--spill-dir, --spill-keep,
-// --spill-max), the truncation notice first (--notice-first), and the
+// --spill-max), the truncation notice first (--notice-first), the first and
+// the last part of a cut stream kept (--keep-tail), and the
 // startup errors of bad output flags.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -206,6 +207,22 @@ describe('--notice-first', () => {
   });
 });
 
+describe('--keep-tail', () => {
+  test('a cut stream keeps its first and its last 15000 characters', async () => {
+    await withServer(['--keep-tail'], {}, async (client) => {
+      const command = "head -c 50000 /dev/zero | tr '\\0' x; echo; echo 'FAILED: 3 tests'";
+      const t = text(await bash(client, { command }));
+      const tail = 'x'.repeat(15000 - 17) + '\nFAILED: 3 tests\n';
+      assert.ok(t.startsWith('stdout:\n' + 'x'.repeat(15000) + '\n[... 20017 characters (20017 bytes) omitted ...]\n' + tail), t.slice(0, 200));
+      assert.match(t, /\[output truncated: kept the first 15000 and the last 15000 characters \(15000 \+ 15000 bytes\) of 50017 \(50017 bytes\); 20017 characters \(20017 bytes\) omitted in the middle\]/);
+      // within the limit nothing changes
+      const short = text(await bash(client, { command: 'echo short' }));
+      assert.ok(short.startsWith('stdout:\nshort\nexit_code: 0\n'), short);
+      assert.doesNotMatch(short, /omitted|truncated/);
+    });
+  });
+});
+
 describe('bad output flags stop the server at startup', () => {
   // Start the server with args; it must exit non-zero at once, saying why.
   function refused(args, message) {
@@ -258,7 +275,7 @@ describe('bad output flags stop the server at startup', () => {
     const r = spawnSync(SERVER, ['--help'], { encoding: 'utf8' });
     assert.equal(r.status, 0);
     for (const flag of ['--spill-dir DIR', '--spill-keep', '--spill-max BYTES', '--notice-first',
-      '--redact-glob GLOB', '--redact-file FILE', '--no-redact']) {
+      '--keep-tail', '--redact-glob GLOB', '--redact-file FILE', '--no-redact']) {
       assert.ok(r.stdout.includes(flag), flag);
     }
   });
