@@ -378,11 +378,11 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return 0, errors.New("disk full")
 }
 
-// A writer that fails ends the command; Run returns its error. (A short
-// kill grace: a SIGTERM that lands while bash forks the command's last
-// process can miss it, which then waits for the SIGKILL.)
+// A writer that fails ends the command; Run returns its error. (The
+// default kill grace: a child bash forks as the SIGTERM comes gets it from
+// the library too, so the cancel does not wait for the SIGKILL.)
 func TestFailingWriterEndsCommand(t *testing.T) {
-	s := newSession(t, shexec.KillGrace(time.Second))
+	s := newSession(t)
 	w := &failingWriter{}
 	start := time.Now()
 	r, err := s.Run(context.Background(), "echo x; sleep 300", shexec.WithStdout(w))
@@ -396,7 +396,7 @@ func TestFailingWriterEndsCommand(t *testing.T) {
 
 // A panic in a callback ends the command and is raised by Run once it ended.
 func TestCallbackPanic(t *testing.T) {
-	s := newSession(t, shexec.KillGrace(time.Second))
+	s := newSession(t)
 	f := tempFile(t, "pid")
 	func() {
 		defer func() {
