@@ -471,7 +471,9 @@ SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **
  * starts after a change): the cost per byte does not grow with their
  * number. Output is held back at most the longest value's length less one
  * byte while it could still be a secret's start; the end of the stream
- * lets it go. Errors: SHEXEC_EINVAL (s NULL, bad name, value NULL or its
+ * lets it go, unless leftovers adopted as a task read on from the same
+ * pipe: then what was held back goes on to the task, so a secret the
+ * command began and its leftovers end is hidden there. Errors: SHEXEC_EINVAL (s NULL, bad name, value NULL or its
  * length out of bounds), SHEXEC_ELIMIT (100000 values), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_redact_value(shexec_session *s, const char *name,
@@ -522,7 +524,8 @@ SHEXEC_API int shexec_run_redact_value(shexec_run *run, const char *name, const 
 SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on);
 
 /* How many occurrences were hidden in a stream so far (0 for run NULL or an
- * unknown stream). */
+ * unknown stream); a leftovers task's run counts those hidden in its own
+ * output, one that straddled the adoption included. */
 SHEXEC_API uint64_t shexec_run_redactions(const shexec_run *run, int stream);
 
 /*

@@ -28,6 +28,8 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
     st->strip = 0;
     st->stripped = (shx_buf)SHX_BUF_INIT;
     st->redact_on = 0;
+    st->redact_to = NULL;
+    st->redactions_here = 0;
     st->redacted = (shx_buf)SHX_BUF_INIT;
     shx_spill_init(&st->spill, NULL, 0, "");
     st->queued = (shx_buf)SHX_BUF_INIT;
@@ -227,7 +229,28 @@ static void enable_redact(shx_stream *st, shx_redact_set *set)
 
 uint64_t shx_stream_redactions(const shx_stream *st)
 {
-    return st->redact_on ? shx_redactor_count(&st->redact) : 0;
+    /* a stage that came from another counted its occurrences there first */
+    return st->redact_on ? shx_redactor_count(&st->redact) - st->redactions_here : st->redactions_here;
+}
+
+void shx_stream_hand_redaction(shx_stream *from, shx_stream *to)
+{
+    if (from->redact_on && to->redact_on && from->redact.set == to->redact.set)
+        from->redact_to = to;
+}
+
+/* The finish of a stream whose redaction stage goes on in another: the
+ * bytes it holds back are the other's to settle. */
+static void pass_redaction_on(shx_stream *st)
+{
+    shx_stream *to = st->redact_to;
+    st->redact_to = NULL;
+    uint64_t seen = shx_redactor_count(&st->redact);
+    shx_redactor_free(&to->redact);
+    to->redact = st->redact;
+    to->redactions_here = seen;
+    st->redactions_here = seen;
+    st->redact_on = 0;
 }
 
 static void enable_spill(shx_stream *st, shx_spill_dir *d, uint64_t run_seq)
@@ -389,7 +412,9 @@ void shx_stream_finish(shx_stream *st)
         if (st->stripped.len)
             redact_stage(st, st->stripped.data, st->stripped.len);
     }
-    if (st->redact_on) {
+    if (st->redact_on && st->redact_to) {
+        pass_redaction_on(st);
+    } else if (st->redact_on) {
         shx_buf_clear(&st->redacted);
         if (shx_redactor_finish(&st->redact, &st->redacted) != 0)
             st->failed = 1;

@@ -42,6 +42,12 @@ typedef struct shx_stream {
     shx_buf stripped;   /* the stripper's output for one input chunk */
     int redact_on;      /* the redaction stage runs */
     shx_redactor redact;
+    /* where the redaction stage goes on at the finish, with what it holds
+     * back (the stream a task of the command's leftovers reads on), NULL:
+     * it ends here; and the occurrences hidden in this stream, once the
+     * stage went on (redact_on 0) or came from another (to leave out) */
+    struct shx_stream *redact_to;
+    uint64_t redactions_here;
     shx_buf redacted;   /* the redaction's output for one input chunk */
     shx_spill spill;    /* dir NULL: no spill file */
     shx_buf queued;     /* captured, not yet handed to the callback */
@@ -100,6 +106,10 @@ void shx_stream_detach(shx_stream *st);
 void shx_stream_enable_fresh(shx_stream *st);
 /* Render what is new into out and start a new "fresh" capture. 0 or -1. */
 int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first);
+/* The redaction stage of `from` goes on in `to` when `from` finishes (both
+ * hide the same set): a secret the command's last bytes began and its
+ * leftovers' first bytes end is hidden, in `to`. */
+void shx_stream_hand_redaction(shx_stream *from, shx_stream *to);
 /* No more input: close the descriptor, flush the filter, finish the capture,
  * hand the callback what is left. */
 void shx_stream_finish(shx_stream *st);

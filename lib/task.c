@@ -210,6 +210,9 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     r->notice_first = from->notice_first;
     shx_streams_attach(&r->job.out, &r->job.err, s->spill,
                        from->job.out.redact_on ? from->job.out.redact.set : NULL);
+    /* what the command's last bytes began, the leftovers' first may end */
+    shx_stream_hand_redaction(&from->job.out, &r->job.out);
+    shx_stream_hand_redaction(&from->job.err, &r->job.err);
     from->job.out.fd = from->job.err.fd = -1;
     shx_proc_adopt_group(&r->job.proc, &from->job.proc, s->loop.jobs.use_pidfd);
     link_task(s, t);

@@ -541,6 +541,33 @@ static void test_redact_in_a_task(void **state)
     tu_leak_end();
 }
 
+/* A secret the command's last bytes begin and its leftovers' first bytes
+ * end is hidden, in the task that reads on: the run's output keeps no piece
+ * of it, and each counts its own occurrences. */
+static void test_redact_across_leftover_adoption(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
+    shexec_run *r = exec_cmd(s, "echo " SECRET "; printf 'a s3cr3t-Val'; "
+                                "(sleep 0.3; printf 'ue-0123456789 b\\n') &");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "[REDACTED:K]\na ");
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 1);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_session_take_task(&t, s, tu_leftover_id(r)), SHEXEC_OK);
+    int64_t until = tu_now_ms() + 20000;
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING && tu_now_ms() < until)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, NULL), "[REDACTED:K] b\n");
+    assert_int_equal(shexec_run_redactions(shexec_task_run(t), SHEXEC_STDOUT), 1);
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 1);
+    shexec_run_free(r);
+    shexec_task_free(t);
+    shexec_session_free(s);
+    tu_leak_end();
+}
+
 static void test_redact_errors(void **state)
 {
     (void)state;
@@ -575,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_redact_in_a_terminal),
         cmocka_unit_test(test_redact_env_and_shapes),
         cmocka_unit_test(test_redact_in_a_task),
+        cmocka_unit_test(test_redact_across_leftover_adoption),
         cmocka_unit_test(test_redact_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
