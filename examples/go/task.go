@@ -135,29 +135,25 @@ func (t *Task) Write(p []byte) (int, error) {
 // CloseStdin closes the task's stdin once the queued input is written: the
 // command then reads end of file (^D on a pty).
 func (t *Task) CloseStdin() error {
-	const op = "close task stdin"
-	_, c, err := t.lock(op)
-	if err != nil {
-		return err
-	}
-	defer t.s.mu.Unlock()
-	if rc := C.shexec_run_close_stdin(c.run); rc < 0 {
-		return t.s.fail(rc, op)
-	}
-	return nil
+	return t.runCall("close task stdin", func(run *C.shexec_run) C.int { return C.shexec_run_close_stdin(run) })
 }
 
 // Kill ends the task's process tree: SIGTERM now, SIGKILL after the kill
 // grace. It returns at once; the task ends (StateKilled) as the loop is
 // pumped: Wait for it. A finished task is left as it is.
 func (t *Task) Kill() error {
-	const op = "kill task"
+	return t.runCall("kill task", func(run *C.shexec_run) C.int { return C.shexec_run_cancel(run) })
+}
+
+// runCall makes one call of the C library on the task's run under the
+// session's lock; a negative status is the error.
+func (t *Task) runCall(op string, call func(*C.shexec_run) C.int) error {
 	_, c, err := t.lock(op)
 	if err != nil {
 		return err
 	}
 	defer t.s.mu.Unlock()
-	if rc := C.shexec_run_cancel(c.run); rc < 0 {
+	if rc := call(c.run); rc < 0 {
 		return t.s.fail(rc, op)
 	}
 	return nil
