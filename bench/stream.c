@@ -315,6 +315,21 @@ static void make_text(const char *path, uint64_t bytes)
     fclose(f);
 }
 
+/* A row of MB/s against the floor's, paired per round; target: the lowest
+ * ratio that passes. */
+static bench_row *text_row(const char *id, const char *what, const double *lib,
+                           const double *floor, int rounds, double target)
+{
+    bench_row *r = row_new(id, what, "MB/s");
+    double ratio = paired_ratio(lib, floor, rounds);
+    cell(r, C_FLOOR, "%.0f", median(floor, rounds));
+    cell(r, C_LIB, "%.0f", median(lib, rounds));
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, ">=%.2f", target);
+    cell(r, C_VERDICT, "%s", ratio >= target ? "PASS" : "MISS");
+    return r;
+}
+
 static void sec_output_for_models(const bench_sizes *z)
 {
     uint64_t big = z->quick ? (16ull << 20) : (100ull * 1000 * 1000);
@@ -361,31 +376,13 @@ static void sec_output_for_models(const bench_sizes *z)
     char what[96];
     snprintf(what, sizeof what, "redaction, %d secrets, %llu MB of text", REDACT_SECRETS,
              (unsigned long long)(big / 1000000));
-    bench_row *r = row_new("3r", what, "MB/s");
-    double ratio = paired_ratio(v_red, v_off, rounds);
-    cell(r, C_FLOOR, "%.0f", median(v_off, rounds));
-    cell(r, C_LIB, "%.0f", median(v_red, rounds));
+    bench_row *r = text_row("3r", what, v_red, v_off, rounds, 0.5);
     cell(r, C_OTHER, "1/4 size %.0f", median(v_red_small, rounds));
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, ">=0.50");
-    cell(r, C_VERDICT, "%s", ratio >= 0.5 ? "PASS" : "MISS");
     snprintf(what, sizeof what, "spill on, %llu MB of text", (unsigned long long)(big / 1000000));
-    r = row_new("3s", what, "MB/s");
-    ratio = paired_ratio(v_spl, v_off, rounds);
-    cell(r, C_FLOOR, "%.0f", median(v_off, rounds));
-    cell(r, C_LIB, "%.0f", median(v_spl, rounds));
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, ">=0.50");
-    cell(r, C_VERDICT, "%s", ratio >= 0.5 ? "PASS" : "MISS");
+    text_row("3s", what, v_spl, v_off, rounds, 0.5);
     snprintf(what, sizeof what, "head and tail kept, %llu MB of text",
              (unsigned long long)(big / 1000000));
-    r = row_new("3t", what, "MB/s");
-    ratio = paired_ratio(v_ht, v_off, rounds);
-    cell(r, C_FLOOR, "%.0f", median(v_off, rounds));
-    cell(r, C_LIB, "%.0f", median(v_ht, rounds));
-    cell(r, C_RATIO, "%.3f", ratio);
-    cell(r, C_TARGET, ">=0.90");
-    cell(r, C_VERDICT, "%s", ratio >= 0.9 ? "PASS" : "MISS");
+    text_row("3t", what, v_ht, v_off, rounds, 0.9);
     footnote("3r/3s/3t: floor = the same `cat` of base64 text through the library with nothing "
              "hidden and no spill (default limit); 3r lib = %d literal secrets, one occurring "
              "every 100 lines; other = 3r on a quarter of the text: the same MB/s means a cost "
