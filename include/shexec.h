@@ -251,9 +251,10 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * forks, because of the wrapper's EXIT trap; plain `bash -c` has no trap
  * and dies in that fork). So, in the grace's first 1.7 s, the shell's
  * children (or, once the shell is gone, the command's processes whose
- * parent is no process of the command) born from 30 ms before the SIGTERM
- * to 10 ms after it, on which SIGTERM still takes its default action, get
- * it from the library; a cleanup a handler started is not one of them. A
+ * parent is no process of the command) born from 30-40 ms before the
+ * SIGTERM to the clock tick after its own (/proc counts start times in
+ * ticks), on which SIGTERM still takes its default action, get it from the
+ * library; a cleanup a handler started is not one of them. A
  * group is signalled only while its id provably belongs to the command,
  * so a reused pid is never hit. Processes that left the group
  * (setsid, `set -m`) but still descend from one of the command's live
