@@ -101,6 +101,14 @@ static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 
 #define MAX_TIMEOUT_MS 600000u
 #define MAX_LINE (32u << 20)          /* a request larger than this is refused */
+/* The values a message may hold: a floor no real request comes near, and
+ * one more per LINE_BYTES_PER_VALUE bytes of its line. The parser spends
+ * some 140 bytes on each value it keeps (its node, its text, its place in
+ * its container), and two bytes of `[0,0,...]` are a value: bounded only
+ * by the line's 32 MiB, one line would cost some 2 GiB. So bounded, a line
+ * costs at most about 4 times its length, besides the 9 MiB of the floor. */
+#define MSG_VALUES_FLOOR 65536u
+#define LINE_BYTES_PER_VALUE 32u
 #define IN_KEEP_CAP (1u << 20)        /* an empty input buffer above this is freed */
 #define PROGRESS_FLUSH_BYTES (16u << 10)
 #define PROGRESS_FLUSH_MS 50
@@ -1975,8 +1983,10 @@ static void handle_message(server *sv, const char *line, size_t len)
 {
     shx_json *msg = NULL;
     shx_buf perr = SHX_BUF_INIT;
-    /* a repeated key is kept: such a request is still answered, with its id */
-    const shx_json_limits lim = {.max_size = MAX_LINE, .max_items = MAX_LINE,
+    /* a repeated key is kept: such a request is still answered, with its id;
+     * the values are bounded by the line's length (MSG_VALUES_FLOOR) */
+    const shx_json_limits lim = {.max_size = MAX_LINE,
+                                 .max_items = MSG_VALUES_FLOOR + len / LINE_BYTES_PER_VALUE,
                                  .keep_duplicate_keys = 1};
     if (shx_json_parse(&msg, line, len, &lim, &perr) != SHEXEC_OK) {
         char m[200];
@@ -2180,7 +2190,9 @@ static void usage(FILE *f)
             "through initialize; chosen per request. A client that declares the Tasks extension\n"
             "(io.modelcontextprotocol/tasks) gets background commands, and commands that yield,\n"
             "as tasks it drives with tasks/get, tasks/update (input for a command that waits\n"
-            "for it) and tasks/cancel; other clients use task_output, task_write, task_kill.\n");
+            "for it) and tasks/cancel; other clients use task_output, task_write, task_kill.\n"
+            "A request is one line of at most 32 MiB holding at most 65536 JSON values plus\n"
+            "one per 32 bytes of the line.\n");
 }
 
 /* A limit's value from its flag's text: memory a size with an optional

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { SERVER, sleep, startRaw as start } from './util.mjs';
 
 const init = (id, version) => ({
@@ -393,6 +394,31 @@ test('a key given twice inside params is Invalid params; inside arguments a tool
   s.child.stdin.end();
   assert.equal((await s.exited).code, 0);
   assert.equal(s.stderr(), '');
+});
+
+// Two bytes of `[0,0,...]` are a value: with only the line's 32 MiB to
+// bound them, the values of one line took some 2 GiB. Its peak memory
+// (VmHWM, read while it still runs) stays within a small multiple of the
+// line, the line is answered once, and the server serves the next one.
+test('a 32 MiB line of small values: one error, memory bounded by the line', async () => {
+  const s = start();
+  s.send(init(1, '2025-06-18'));
+  await s.next();
+  const n = (32 << 20) - 63; // within the line limit, so that it is parsed
+  const line = Buffer.alloc(n, ',0');
+  line[0] = 0x5b; // [0,0,...,0]
+  line[n - 1] = 0x5d;
+  s.send(line);
+  const err = (await s.next(60000)).json;
+  assert.equal(err.id, null);
+  assert.ok([-32700, -32600].includes(err.error.code), JSON.stringify(err));
+  const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');
+  const peak = Number(status.match(/\nVmHWM:\s+(\d+) kB/)[1]) * 1024;
+  assert.ok(peak < 8 * n + (64 << 20), `peak ${peak >> 20} MiB for a line of ${n >> 20} MiB`);
+  s.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+  assert.deepEqual((await s.next(10000)).json, { jsonrpc: '2.0', id: 2, result: {} });
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
 });
 
 test('a 100 MB line gets one Parse error; the lines after it are served', async () => {
