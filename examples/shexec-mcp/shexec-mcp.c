@@ -1310,6 +1310,51 @@ static const char *mtask_status(const mtask *m)
     return "working";
 }
 
+static unsigned char ascii_lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* 1 when the n bytes of s name a secret (ASCII, any case). */
+static int names_secret(const char *s, size_t n)
+{
+    static const char *const words[] = {"password", "passphrase", "passcode", "secret",
+                                        "token",    "api key",    "api_key",  "apikey"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t k = strlen(words[w]);
+        for (size_t i = 0; i + k <= n; i++) {
+            size_t j = 0;
+            while (j < k && ascii_lower((unsigned char)s[i + j]) == (unsigned char)words[w][j])
+                j++;
+            if (j == k)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * 1 when the task's command waits for a password or another secret: the
+ * terminal does not echo (the library's judgement), or the prompt names
+ * one. The prompt is needed as well, since the bash tool's terminal never
+ * echoes: a reader that turns echo off (read -s, ssh) changes nothing
+ * the library can see there, and a pipe has no echo at all. MCP 2026-07-28
+ * forbids a server to ask for such a thing with a form, and its URL mode
+ * would need a page this stdio server does not serve: such a wait is
+ * input_required with no input request, and its status message says what
+ * the command asks for.
+ */
+static int mtask_wants_secret(const mtask *m)
+{
+    const char *prompt = NULL;
+    size_t len = 0;
+    int echo_off = 0;
+    return m->task && m->takes_input &&
+           shexec_run_input_wait(shexec_task_run(m->task), &prompt, &len, &echo_off) ==
+               SHEXEC_INPUT_WAITING &&
+           (echo_off || (prompt && names_secret(prompt, len)));
+}
+
 /* The command ended: its result as the bash tool's final answer would
  * be (the task tools' form: it no longer changes the session's cwd), kept
  * as text; its library task is freed. */
@@ -1444,22 +1489,23 @@ static mtask *mtask_of(server *sv, const char *id, const shx_json *params)
 
 /* The input request of a task whose command waits for input: a form with
  * the line to type (a newline is added unless newline is false) and
- * whether to end the input after it. */
+ * whether to end the input after it. A prompt for a secret gets none (see
+ * mtask_wants_secret). */
 static void put_input_request(shx_buf *b, const mtask *m)
 {
     const char *prompt;
     size_t len;
-    int password;
     shexec_run *r = shexec_task_run(m->task);
-    if (shexec_run_input_wait(r, &prompt, &len, &password) != SHEXEC_INPUT_WAITING) {
+    if (mtask_wants_secret(m)) {
+        shx_buf_puts(b, ",\"inputRequests\":{}");
+        return;
+    }
+    if (shexec_run_input_wait(r, &prompt, &len, NULL) != SHEXEC_INPUT_WAITING) {
         prompt = "";
         len = 0;
-        password = 0;
     }
     shx_buf msg = {0};
     shx_buf_puts(&msg, "The command waits for input");
-    if (password)
-        shx_buf_puts(&msg, " (the terminal does not echo it: a password prompt)");
     if (len) {
         shx_buf_puts(&msg, ". Its prompt: ");
         shx_buf_append(&msg, prompt, len);
@@ -1493,6 +1539,18 @@ static void method_tasks_get(server *sv, const char *id, const shx_json *params)
     put_task_base(&b, m);
     if (m->task) {
         shx_buf text = {0};
+        if (strcmp(m->status, "input_required") == 0 && mtask_wants_secret(m)) {
+            /* what the client is not asked: said first, where a person or
+             * a model reading the status sees it */
+            const char *prompt;
+            size_t len;
+            (void)shexec_run_input_wait(shexec_task_run(m->task), &prompt, &len, NULL);
+            shx_buf_puts(&text, "The command waits for a password or another secret at its "
+                                "prompt ");
+            (void)shx_json_put_string(&text, prompt ? prompt : "", prompt ? len : 0);
+            shx_buf_puts(&text, ". MCP allows no form for one, so the client is not asked for "
+                                "it: end the command with tasks/cancel.\n");
+        }
         format_task(m->task, 0, NULL, &text, NULL);
         shx_buf_puts(&b, ",\"statusMessage\":");
         (void)shx_json_put_string(&b, text.data ? text.data : "", text.len);
@@ -1537,7 +1595,9 @@ static void method_tasks_update(server *sv, const char *id, const shx_json *para
     char key[32];
     snprintf(key, sizeof key, "stdin-%u", m->inputs + 1);
     const shx_json *answer = shx_json_get(responses, key);
-    if (answer && m->task && strcmp(m->status, "input_required") == 0) {
+    /* a prompt for a secret has no open request: nothing is typed at it */
+    if (answer && m->task && strcmp(m->status, "input_required") == 0 &&
+        !mtask_wants_secret(m)) {
         const shx_json *action = shx_json_get(answer, "action");
         const shx_json *content = shx_json_get(answer, "content");
         const shx_json *input = shx_json_get(content, "input");
@@ -2191,6 +2251,8 @@ static void usage(FILE *f)
             "(io.modelcontextprotocol/tasks) gets background commands, and commands that yield,\n"
             "as tasks it drives with tasks/get, tasks/update (input for a command that waits\n"
             "for it) and tasks/cancel; other clients use task_output, task_write, task_kill.\n"
+            "A prompt for a password or another secret is never a form: the task is\n"
+            "input_required with no input request, and its status message names the prompt.\n"
             "A request is one line of at most 32 MiB holding at most 65536 JSON values plus\n"
             "one per 32 bytes of the line.\n");
 }

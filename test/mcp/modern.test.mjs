@@ -255,6 +255,46 @@ describe('the Tasks extension with @modelcontextprotocol/ext-tasks', () => {
     assert.ok(sent.includes('tasks/update'));
   });
 
+  // MCP 2026-07-28 forbids a form for a password: a prompt that asks for
+  // one is input_required with no input request, and its status message
+  // says what the command asks for; the client is asked nothing, and
+  // nothing is typed at the prompt. Such a prompt is known by its text
+  // (read -s turns off an echo the tool's terminal never had) or by the
+  // terminal the library finds changed (getpass() turns off signals too).
+  async function askedNothing(command, prompt) {
+    const before = sent.length;
+    const ex = await session.callTool('bash', { command, pty: true, yield_time_ms: 20000 });
+    assert.equal(ex.kind, 'task');
+    inputs.length = 0;
+    let waiting;
+    const { outcome } = await ex.settle({
+      onEvent: (e) => {
+        // tasks/get's answer (the call's, that made the task, has no inputRequests)
+        if (e.type !== 'task' || e.task.status !== 'input_required' || !e.task.raw.inputRequests ||
+            waiting) return;
+        waiting = e.task;
+        ex.cancel().catch(() => {});
+      },
+    });
+    assert.ok(waiting, 'the task was seen waiting for input');
+    assert.deepEqual(waiting.raw.inputRequests, {});
+    assert.ok(waiting.statusMessage.startsWith(
+      `The command waits for a password or another secret at its prompt "${prompt}". `),
+      waiting.statusMessage);
+    assert.ok(waiting.statusMessage.includes(`\nprompt: "${prompt}"\n`), waiting.statusMessage);
+    assert.equal(inputs.length, 0, JSON.stringify(inputs));
+    assert.ok(!sent.slice(before).includes('tasks/update'));
+    assert.equal(outcome.status, 'cancelled');
+  }
+
+  test('a password prompt is input_required without a form: the client is asked nothing', async () => {
+    await askedNothing(`read -s -p 'Password: ' p; echo "got \${#p}"`, 'Password: ');
+  });
+
+  test('so is a prompt the terminal shows a password reader at', async () => {
+    await askedNothing(`stty -isig; read -s -p 'Enter it: ' p; echo "got \${#p}"`, 'Enter it: ');
+  });
+
   test('tasks/cancel ends the command and its processes', async () => {
     const d = scratch();
     const ex = await session.callTool('bash', {
