@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2254,7 +2255,10 @@ static void usage(FILE *f)
             "A prompt for a password or another secret is never a form: the task is\n"
             "input_required with no input request, and its status message names the prompt.\n"
             "A request is one line of at most 32 MiB holding at most 65536 JSON values plus\n"
-            "one per 32 bytes of the line.\n");
+            "one per 32 bytes of the line.\n\n"
+            "Process: as PID 1 (a container without an init) the server forks and PID 1\n"
+            "stays an init that reaps the orphans of the namespace and passes SIGTERM, SIGINT\n"
+            "and SIGHUP on to it.\n");
 }
 
 /* A limit's value from its flag's text: memory a size with an optional
@@ -2586,12 +2590,79 @@ static void serve(server *sv)
     free(fds);
 }
 
+/*
+ * As PID 1 of its pid namespace (a container started without an init,
+ * `docker run -i IMAGE shexec-mcp`), the server would be the parent of
+ * every process orphaned there: a daemon a command detached, what a
+ * command ended at its timeout leaves behind. Nothing of ours waits for
+ * them, as the library waits for each child of its own by its pid and never
+ * with waitpid(-1) (a host's other children are not its to reap), so each
+ * would stay a zombie until the container ends. Reaping with waitpid(-1)
+ * in the server would take the exit statuses of the library's own children
+ * from it.
+ *
+ * So PID 1 forks: the child serves as usual, with the same stdin, stdout
+ * and stderr, the parent of its commands as ever; PID 1 stays a minimal
+ * init that reaps whatever reaches it, passes SIGTERM, SIGINT and SIGHUP
+ * (what `docker stop` and a terminal send PID 1) on to the server, and once
+ * the server ends exits as it did (128 + the signal that ended it), which
+ * ends the namespace and whatever was left in it.
+ *
+ * Returns in the server; in PID 1 only when the fork failed (then it serves
+ * as PID 1, as it did before, and says so).
+ */
+static void init_if_pid1(void)
+{
+    if (getpid() != 1)
+        return;
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    /* blocked from before the fork: none is lost while the init gets ready,
+     * and a blocked signal is queued for PID 1 even without a handler (an
+     * unblocked one it has no handler for never arrives) */
+    sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t child = fork();
+    if (child <= 0) {
+        if (child < 0)
+            log_msg("cannot fork as PID 1 (%s): processes orphaned here stay zombies",
+                    strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return;
+    }
+    /* only the server reads the requests, and the client's end of file on
+     * our answers is the server's closing of stdout */
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        if (null > STDOUT_FILENO)
+            close(null);
+    }
+    for (;;) {
+        int status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+            if (pid == child)
+                exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        if (pid < 0 && errno == ECHILD)
+            exit(1); /* the server is gone unseen: cannot be, but never spin */
+        int sig = sigwaitinfo(&set, NULL);
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+            kill(child, sig);
+    }
+}
+
 static int serve_main(int argc, char **argv, output_flags out);
 
 /* The flags' lists, sized by argc, live around the rest of main, so that
  * every way out of it frees them. */
 int main(int argc, char **argv)
 {
+    init_if_pid1();
     output_flags out = {0};
     out.redact_globs = calloc((size_t)argc, sizeof *out.redact_globs);
     out.redact_files = calloc((size_t)argc, sizeof *out.redact_files);

@@ -92,8 +92,11 @@ const children = [];
 after(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
 
 // A server on pipes; send() writes a line, next() resolves with the next message.
-export function startRaw(args = []) {
-  const child = spawn(SERVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+// options.wrap: a program and its arguments that run the server
+// (['unshare', '-fp', '--mount-proc']).
+export function startRaw(args = [], options = {}) {
+  const argv = [...(options.wrap || []), SERVER, ...args];
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
   children.push(child);
   const queue = [];
   const waiters = [];

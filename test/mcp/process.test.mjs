@@ -1,0 +1,69 @@
+// shexec-mcp as a process among others: as PID 1 of a pid namespace (a
+// container without an init) it reaps the orphans it inherits.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { sleep, startRaw } from './util.mjs';
+
+const root = process.getuid() === 0;
+
+const init = {
+  jsonrpc: '2.0', id: 0, method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+};
+
+// A bash call over raw JSON-RPC: the text of its result.
+async function bashText(s, id, args) {
+  s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'bash', arguments: args } });
+  const { json } = await s.next(20000);
+  assert.equal(json.id, id, JSON.stringify(json));
+  return json.result.content[0].text;
+}
+
+// unshare -p needs root (CAP_SYS_ADMIN); a container may refuse it anyway
+const unshare = ['unshare', '-fp', '--mount-proc'];
+const canUnshare = root && spawnSync(unshare[0], [...unshare.slice(1), 'true']).status === 0;
+
+test('as PID 1 it reaps the orphans it inherits; its commands are still its own',
+  { skip: !canUnshare && 'needs root and unshare -p' }, async () => {
+    const s = startRaw([], { wrap: unshare });
+    s.send(init);
+    await s.next();
+    // the namespace's PID 1 is the server's program
+    assert.match(await bashText(s, 1, { command: 'cat /proc/1/comm' }), /^stdout:\nshexec-mcp\n/);
+    // orphans: short daemons, and what commands ended at their timeout leave
+    let id = 10;
+    for (let i = 0; i < 5; i++) {
+      assert.match(await bashText(s, id++, { command: '(sleep 0.2 &) ; setsid -f sleep 0.3' }),
+        /\nexit_code: 0\n/);
+    }
+    for (let i = 0; i < 5; i++) {
+      assert.match(await bashText(s, id++, { command: 'sleep 0.1 & sleep 0.1 & sleep 30', timeout: 300 }),
+        /timed_out: true/);
+    }
+    // every one of them has ended by now; none may be left a zombie
+    await sleep(500);
+    const count = 'for f in /proc/[0-9]*/stat; do read -r l < "$f" || continue; ' +
+      's=${l##*) }; [ "${s%% *}" = Z ] && echo "zombie: $l"; done; echo counted';
+    let t;
+    for (let i = 0; i < 20; i++) {
+      t = await bashText(s, id++, { command: count });
+      if (/^stdout:\ncounted\n/.test(t)) break;
+      await sleep(100);
+    }
+    assert.match(t, /^stdout:\ncounted\n/);
+    // the library still waits for its own children: exit codes as they were
+    assert.match(await bashText(s, id++, { command: 'exit 7' }), /\nexit_code: 7\n/);
+    const bg = await bashText(s, id++, { command: 'sleep 0.2; exit 5', run_in_background: true });
+    const task = bg.match(/task_id: (t[0-9a-f]+)/)[1];
+    s.send({ jsonrpc: '2.0', id: id++, method: 'tools/call',
+      params: { name: 'task_output', arguments: { task_id: task, yield_time_ms: 10000 } } });
+    assert.match((await s.next(20000)).json.result.content[0].text, /\nexit_code: 5\n/);
+    // SIGTERM to the namespace's PID 1 reaches the server, which stops and
+    // exits 0, and so does PID 1
+    const init1 = Number(readFileSync(`/proc/${s.child.pid}/task/${s.child.pid}/children`, 'utf8').trim());
+    process.kill(init1, 'SIGTERM');
+    assert.deepEqual(await s.exited, { code: 0, sig: null });
+    assert.match(s.stderr(), /stopping every command/);
+  });
