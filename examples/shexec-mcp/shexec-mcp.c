@@ -73,6 +73,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "buf.h"
 #include "json.h"
@@ -2258,7 +2261,8 @@ static void usage(FILE *f)
             "one per 32 bytes of the line.\n\n"
             "Process: as PID 1 (a container without an init) the server forks and PID 1\n"
             "stays an init that reaps the orphans of the namespace and passes SIGTERM, SIGINT\n"
-            "and SIGHUP on to it.\n");
+            "and SIGHUP on to it. On Linux the server is not dumpable: no other process of\n"
+            "its user can open /proc/PID/fd (its commands' pipes) or /proc/PID/environ.\n");
 }
 
 /* A limit's value from its flag's text: memory a size with an optional
@@ -2591,6 +2595,25 @@ static void serve(server *sv)
 }
 
 /*
+ * Not dumpable: /proc/PID/fd, /proc/PID/mem, /proc/PID/environ, ptrace and
+ * pidfd_getfd() of the server are refused to every other process of the
+ * same user (one with CAP_SYS_PTRACE, as root has, still may). Through them
+ * such a process could read a command's output from its pipes before the
+ * server redacts it, write into a command's stdin or terminal, or read the
+ * tokens of the environment the server hides in output. Commands are not
+ * affected: exec makes a program dumpable again. The price is that a
+ * crashed server leaves no core dump.
+ */
+static void harden(void)
+{
+#ifdef __linux__
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        log_msg("cannot make the server undumpable (other processes of this user can read "
+                "its descriptors): %s", strerror(errno));
+#endif
+}
+
+/*
  * As PID 1 of its pid namespace (a container started without an init,
  * `docker run -i IMAGE shexec-mcp`), the server would be the parent of
  * every process orphaned there: a daemon a command detached, what a
@@ -2662,6 +2685,7 @@ static int serve_main(int argc, char **argv, output_flags out);
  * every way out of it frees them. */
 int main(int argc, char **argv)
 {
+    harden();
     init_if_pid1();
     output_flags out = {0};
     out.redact_globs = calloc((size_t)argc, sizeof *out.redact_globs);

@@ -1,10 +1,12 @@
 // shexec-mcp as a process among others: as PID 1 of a pid namespace (a
-// container without an init) it reaps the orphans it inherits.
-import { test } from 'node:test';
+// container without an init) it reaps the orphans it inherits, and no other
+// process of its user can open its descriptors through /proc.
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { sleep, startRaw } from './util.mjs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { SERVER, sleep, startRaw, tempDir } from './util.mjs';
 
 const root = process.getuid() === 0;
 
@@ -67,3 +69,45 @@ test('as PID 1 it reaps the orphans it inherits; its commands are still its own'
     assert.deepEqual(await s.exited, { code: 0, sig: null });
     assert.match(s.stderr(), /stopping every command/);
   });
+
+// Another process of the server's user must not open /proc/PID/fd of the
+// server: through it, it could read its commands' output before redaction
+// or write into their input. Root may open anything, so as root the server
+// and the probe both run as nobody, the server from a copy nobody can
+// reach (the build tree may be in a private directory). A process of the
+// same user that is not the server shows that the probe could open it.
+test('no other process of its user opens /proc/PID/fd of the server', async () => {
+  const as = root ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+  const run = (...argv) => {
+    const c = [...as, ...argv];
+    return spawnSync(c[0], c.slice(1), { encoding: 'utf8' });
+  };
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  const server = join(dir, 'shexec-mcp');
+  copyFileSync(SERVER, server);
+  chmodSync(server, 0o755);
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const s = startRaw([], { wrap: as, server, cwd: dir });
+  s.send(init);
+  assert.equal((await s.next()).json.id, 0);
+  const sleeper = [...as, 'sleep', '30'];
+  const other = spawn(sleeper[0], sleeper.slice(1));
+  try {
+    await sleep(200);
+    const control = run('ls', `/proc/${other.pid}/fd`);
+    assert.equal(control.status, 0, control.stderr);
+    const probe = run('ls', `/proc/${s.child.pid}/fd`);
+    assert.notEqual(probe.status, 0, probe.stdout);
+    assert.match(probe.stderr, /Permission denied/);
+    // the kernel's mark of a process that is not dumpable: its /proc is root's
+    assert.equal(statSync(`/proc/${s.child.pid}/fd`).uid, 0);
+    // and the server serves on
+    s.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    assert.deepEqual((await s.next()).json, { jsonrpc: '2.0', id: 1, result: {} });
+  } finally {
+    other.kill('SIGKILL');
+  }
+  s.child.stdin.end();
+  assert.equal((await s.exited).code, 0);
+});

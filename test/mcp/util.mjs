@@ -93,10 +93,11 @@ after(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL
 
 // A server on pipes; send() writes a line, next() resolves with the next message.
 // options.wrap: a program and its arguments that run the server
-// (['unshare', '-fp', '--mount-proc']).
+// (['unshare', '-fp', '--mount-proc'], a setpriv that changes its user);
+// options.server: another copy of it; options.cwd: where it starts.
 export function startRaw(args = [], options = {}) {
-  const argv = [...(options.wrap || []), SERVER, ...args];
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  const argv = [...(options.wrap || []), options.server || SERVER, ...args];
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], cwd: options.cwd });
   children.push(child);
   const queue = [];
   const waiters = [];
