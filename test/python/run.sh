@@ -1,15 +1,19 @@
 #!/bin/sh
 # The Python binding (examples/python) as a user gets it: pip installs the
-# package, offline (no index, no build isolation), into a venv,
-# build/python-venv (made with --system-site-packages when missing), and the
-# unittest suite (test/python/test_*.py) runs with the venv's python from a
-# directory where the source tree's package cannot be imported. Ends with
+# package from the source tree as docs/python.md says, offline (no index;
+# build isolation on, pip's default: the build backend, examples/python/
+# shexec_build.py, needs nothing from an index), into a venv,
+# build/python-venv (made when missing), and the unittest suite
+# (test/python/test_*.py) runs with the venv's python from a directory where
+# the source tree's package cannot be imported. The install must leave
+# examples/python as it found it (no build/, *.egg-info or __pycache__ of
+# the build's): the listing of its files before and after is compared. Ends with
 # cmocka-style summary lines, so test/run-tests.sh can count them:
 #   [  PASSED  ] N test(s).
 #   [  SKIPPED ] N test(s).              (when some were skipped)
 #   [  FAILED  ] N test(s), listed below: (when some failed or errored)
-# Without python3-venv or python3-wheel (installed from Debian when missing
-# and root, as test/node/run.sh does with node) the install is skipped,
+# Without python3-venv (installed from Debian when missing and root, as
+# test/node/run.sh does with node) the install is skipped,
 # saying so, and the suite runs against the source tree's package (the
 # installed-package test is then skipped). No arguments; works from any directory (it moves to
 # the repository root). SHEXEC_LIB defaults to build/libshexec.so.1 of this
@@ -17,8 +21,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 
-# Debian's python3, with python3-venv and python3-wheel: a python3 found
-# first in PATH (pyenv's, another venv's) may lack what the install needs
+# Debian's python3, with python3-venv: a python3 found first in PATH
+# (pyenv's, another venv's) may lack what the install needs
 py=$SHEXEC_PYTHON
 if [ -z "$py" ]; then
     if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=$(command -v python3); fi
@@ -43,12 +47,10 @@ if [ ! -e "$SHEXEC_LIB" ]; then
 fi
 
 venv="$root/build/python-venv"
-src="$root/build/python-src"
 log="$root/build/python-install.log"
 
-# Debian's packages for Debian's python3, when root: python3-venv (ensurepip's
-# pip and setuptools) and python3-wheel, which setuptools before 70.1 builds
-# wheels with and which python3-venv does not bring (python3-pip does)
+# Debian's package for Debian's python3, when root: python3-venv (ensurepip's
+# pip)
 apt_install() {
     [ "$py" = /usr/bin/python3 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 ||
         return 1
@@ -58,17 +60,25 @@ apt_install() {
 
 make_venv() {
     rm -rf "$venv"
-    "$py" -m venv --system-site-packages "$venv" >"$log" 2>&1 && return 0
+    "$py" -m venv "$venv" >"$log" 2>&1 && return 0
     rm -rf "$venv"
     return 1
 }
 
-# 0: installed; 1: a tool is missing (said why); 2: the install failed
+# every path under examples/python, sorted
+tree_listing() {
+    find examples/python | LC_ALL=C sort
+}
+
+# 0: installed; 1: a tool is missing (said why); 2: the install failed;
+# 3: it left something in the source tree
 install_package() {
     # the venv is made again when it is not the one this python3 made: its
     # python links to the python3 it was made with, and its site-packages
     # are named for that version, so an upgraded python3 leaves it broken
-    made_with=$("$py" -c 'import sys; print(sys.executable, sys.version)' 2>/dev/null | tr '\n' ' ')
+    # (and when it is not a plain one: older ones were made with the
+    # system's site-packages, which the build no longer needs)
+    made_with="$("$py" -c 'import sys; print(sys.executable, sys.version)' 2>/dev/null | tr '\n' ' ')plain"
     if [ "$(cat "$venv/made-with" 2>/dev/null)" != "$made_with" ] ||
         ! "$venv/bin/python" -c '' >/dev/null 2>&1; then
         if ! make_venv && ! { apt_install python3-venv && make_venv; }; then
@@ -78,29 +88,27 @@ install_package() {
         fi
         echo "$made_with" >"$venv/made-with"
     fi
-    # setuptools: the venv's own (ensurepip's); wheel: the system's, seen
-    # through --system-site-packages
-    check='import setuptools, wheel'
-    if ! "$venv/bin/python" -c "$check" >"$log" 2>&1 &&
-        ! { apt_install python3-wheel && "$venv/bin/python" -c "$check" >"$log" 2>&1; }; then
-        cat "$log"
-        echo "setuptools or wheel missing in $venv (apt-get install python3-setuptools python3-wheel)"
-        return 1
-    fi
-    # pip builds in the directory it is given, where setuptools leaves build/
-    # and shexec.egg-info: a copy keeps them out of the source tree
-    rm -rf "$src"
-    mkdir -p "$src" && cp -R examples/python/. "$src/" || return 2
-    rm -rf "$src/build" "$src"/*.egg-info "$src/shexec/__pycache__"
+    # pip builds in the source tree (pip 21.3 and newer; older ones copy
+    # it): the backend writes only into pip's own temporary directories.
+    # Python's bytecode is let be written, as it is for a user, so a
+    # __pycache__ the build leaves shows up too.
+    before=$(tree_listing)
     # --force-reinstall: the version stays the same while the code changes
-    if ! PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-        "$venv/bin/python" -m pip install --no-index --no-build-isolation --no-deps \
-            --force-reinstall --no-cache-dir "$src" >"$log" 2>&1; then
+    if ! (unset PYTHONDONTWRITEBYTECODE
+          PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+              "$venv/bin/python" -m pip install --no-index --no-deps \
+                  --force-reinstall --no-cache-dir ./examples/python) >"$log" 2>&1; then
         cat "$log"
         echo "pip install of examples/python into $venv failed"
         return 2
     fi
-    rm -rf "$src"
+    after=$(tree_listing)
+    if [ "$before" != "$after" ]; then
+        cat "$log"
+        echo "pip install ./examples/python left in the source tree:"
+        printf '%s\n' "$after" | grep -v -x -F -e "$before" | sed 's/^/    /'
+        return 3
+    fi
     return 0
 }
 
@@ -108,8 +116,7 @@ mkdir -p "$root/build"
 install_package
 case $? in
 0)
-    echo "testing the package installed in $venv: $("$venv/bin/python" -m pip --version | cut -d' ' -f1-2)," \
-        "setuptools $("$venv/bin/python" -c 'import setuptools; print(setuptools.__version__)' 2>/dev/null)"
+    echo "testing the package installed in $venv: $("$venv/bin/python" -m pip --version | cut -d' ' -f1-2)"
     testpy="$venv/bin/python"
     SHEXEC_TEST_VENV=$venv
     export SHEXEC_TEST_VENV
@@ -120,6 +127,11 @@ case $? in
     echo "the package is not installed: the suite runs against the source tree's"
     testpy=$py
     rundir=$root
+    ;;
+3)
+    echo "[  FAILED  ] 1 test(s), listed below:"
+    echo "[  FAILED  ] python: pip install ./examples/python leaves the source tree as it was"
+    exit 1
     ;;
 *)
     echo "[  FAILED  ] 1 test(s), listed below:"

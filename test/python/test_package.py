@@ -2,20 +2,28 @@
 package the tests import is the installed one (test/python/run.sh installs
 examples/python into build/python-venv and names it in SHEXEC_TEST_VENV),
 py.typed is installed with it, its annotations resolve (and type-check when
-a mypy is at hand), and the example of docs/python.md's Install section
-prints what it says."""
+a mypy is at hand), the example of docs/python.md's Install section
+prints what it says, and the build backend (examples/python/shexec_build.py)
+makes the wheel, editable wheel and sdist it should, writing nothing into
+the source tree."""
+import base64
+import hashlib
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 import typing
 import unittest
+import zipfile
 
 from test_shexec import ROOT, SHEXEC_PATH, VENV, shexec
 
+PACKAGE_DIR = os.path.join(ROOT, "examples", "python")
 FROM_TREE = "the source tree's package is tested (test/python/run.sh installs one when it can)"
 
 
@@ -143,8 +151,119 @@ class TestPackage(unittest.TestCase):
 
 
 def _has_module(name):
-    import importlib.util
     return importlib.util.find_spec(name) is not None
+
+
+def load_backend():
+    """examples/python/shexec_build.py, loaded from its file (nothing added
+    to sys.path, so the shexec imported stays the one tested)."""
+    path = os.path.join(PACKAGE_DIR, "shexec_build.py")
+    spec = importlib.util.spec_from_file_location("shexec_build", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def tree_listing():
+    """Every path under examples/python."""
+    out = []
+    for d, dirs, files in os.walk(PACKAGE_DIR):
+        out += [os.path.join(d, x) for x in dirs + files]
+    return sorted(out)
+
+
+class TestBuildBackend(unittest.TestCase):
+    """The backend's PEP 517 and PEP 660 hooks, called as pip calls them."""
+
+    def setUp(self):
+        self.before = tree_listing()
+        self.backend = load_backend()
+        self.out = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.out, True)
+
+    def tearDown(self):
+        # the hooks write into the directory they are given, nowhere else
+        self.assertEqual(tree_listing(), self.before)
+
+    def test_requires_nothing(self):
+        for hook in ("wheel", "sdist", "editable"):
+            self.assertEqual(getattr(self.backend, "get_requires_for_build_" + hook)(), [])
+
+    def test_pyproject_read_without_tomllib_as_with_it(self):
+        # Python before 3.11 has no tomllib: the backend's own reader must
+        # read the file the same way
+        try:
+            import tomllib
+        except ImportError:
+            self.skipTest("no tomllib (Python 3.11) to compare with")
+        with open(os.path.join(PACKAGE_DIR, "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(self.backend.read_toml(text), tomllib.loads(text))
+        with self.assertRaises(self.backend.TomlError):
+            self.backend.read_toml("[project]\nversion = 1.0.0\n")
+
+    def wheel(self, hook):
+        name = getattr(self.backend, hook)(self.out)
+        self.assertEqual(name, "shexec-%s-py3-none-any.whl" % pyproject_version())
+        with zipfile.ZipFile(os.path.join(self.out, name)) as z:
+            files = {n: z.read(n) for n in z.namelist()}
+        info = "shexec-%s.dist-info/" % pyproject_version()
+        # RECORD: every other file, with its hash and size
+        record = files[info + "RECORD"].decode().splitlines()
+        self.assertIn(info + "RECORD,,", record)
+        listed = set()
+        for line in record:
+            path, digest, size = line.rsplit(",", 2)
+            listed.add(path)
+            if path != info + "RECORD":
+                want = base64.urlsafe_b64encode(hashlib.sha256(files[path]).digest()).rstrip(b"=")
+                self.assertEqual(digest, "sha256=" + want.decode(), path)
+                self.assertEqual(int(size), len(files[path]), path)
+        self.assertEqual(listed, set(files))
+        meta = files[info + "METADATA"].decode()
+        self.assertIn("Name: shexec\n", meta)
+        self.assertIn("Version: %s\n" % pyproject_version(), meta)
+        self.assertIn("Classifier: Typing :: Typed\n", meta)
+        self.assertIn("Tag: py3-none-any\n", files[info + "WHEEL"].decode())
+        return name, files, info
+
+    def test_wheel(self):
+        name, files, info = self.wheel("build_wheel")
+        self.assertEqual(sorted(files), sorted(["shexec/__init__.py", "shexec/py.typed"] + [
+            info + n for n in ("METADATA", "RECORD", "WHEEL", "top_level.txt")]))
+        with open(os.path.join(PACKAGE_DIR, "shexec", "__init__.py"), "rb") as f:
+            self.assertEqual(files["shexec/__init__.py"], f.read())
+        # the same tree makes the same wheel
+        with open(os.path.join(self.out, name), "rb") as f:
+            first = f.read()
+        os.remove(os.path.join(self.out, name))
+        self.backend.build_wheel(self.out)
+        with open(os.path.join(self.out, name), "rb") as f:
+            self.assertEqual(f.read(), first)
+        # the metadata pip asks for first is the wheel's
+        d = self.backend.prepare_metadata_for_build_wheel(self.out)
+        self.assertEqual(d + "/", info)
+        with open(os.path.join(self.out, d, "METADATA"), "rb") as f:
+            self.assertEqual(f.read(), files[info + "METADATA"])
+
+    def test_editable_wheel(self):
+        _, files, info = self.wheel("build_editable")
+        pth = "__editable__.shexec-%s.pth" % pyproject_version()
+        self.assertEqual(sorted(files), sorted([pth] + [
+            info + n for n in ("METADATA", "RECORD", "WHEEL", "top_level.txt")]))
+        self.assertEqual(os.path.realpath(files[pth].decode().strip()), os.path.realpath(PACKAGE_DIR))
+
+    def test_sdist(self):
+        name = self.backend.build_sdist(self.out)
+        base = "shexec-%s" % pyproject_version()
+        self.assertEqual(name, base + ".tar.gz")
+        with tarfile.open(os.path.join(self.out, name)) as tar:
+            names = tar.getnames()
+            pkg_info = tar.extractfile(base + "/PKG-INFO").read()
+        self.assertEqual(sorted(names), sorted(base + "/" + n for n in (
+            "PKG-INFO", "README.md", "pyproject.toml", "shexec_build.py",
+            "shexec/__init__.py", "shexec/py.typed")))
+        self.assertEqual(pkg_info, self.backend.metadata(self.backend.project()))
 
 
 if __name__ == "__main__":
