@@ -215,20 +215,30 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * THE COMMAND. A command runs as `SHELL -c TEXT` would run it: its text is
  * given to the shell untouched, with the shell's own line numbers, errors,
  * $0 and xtrace. The shell is /bin/bash when executable, else /bin/sh (see
- * shexec_session_set_shell()). Each command gets its own process group,
- * stdin from /dev/null, default signal dispositions, an empty signal mask,
- * and no descriptor but 0, 1, 2 and its channel (descriptor 173). Its stdout
- * and stderr carry exactly what the command wrote. The library's own work
+ * shexec_session_set_shell()). Each command leads a session of its own
+ * (its own process group, and no controlling terminal: it cannot open the
+ * host's /dev/tty; a pty command gets its pty), with stdin from /dev/null,
+ * default signal dispositions, an empty signal mask, and no descriptor but
+ * 0, 1, 2 and its report channel (descriptor 173: a socket for bash, on
+ * which only the shell's own messages are heard; a pipe for a POSIX shell).
+ * Its stdout and stderr carry exactly what the command wrote. With
+ * containment by cgroup the shell is in its cgroup before it runs any code:
+ * the child joins it between fork and exec. The library's own work
  * (reporting the cwd and status, giving back kept state) is a prelude the
- * shell runs before the command; what that leaves visible to a command
- * (descriptor 173, the library's EXIT trap in `trap -p`, bash running the
- * last command in a child, a command above 128 KiB read from /dev/fd/172) is
- * listed in docs/internals.md, "How a command is run". Commands up to
- * SHEXEC_MAX_COMMAND_BYTES run.
+ * shell runs before the command (bash reads it from a sealed file, whatever
+ * POSIXLY_CORRECT, POSIX_PEDANTIC, SHELLOPTS or BASHOPTS say: those are set
+ * by the prelude's last lines, not at bash's start); what that leaves
+ * visible to a command (descriptor 173, the library's EXIT trap in `trap
+ * -p`, bash running the last command in a child, a command above 128 KiB
+ * read from /dev/fd/171) is listed in docs/internals.md, "How a command is
+ * run". Commands up to SHEXEC_MAX_COMMAND_BYTES run.
  *
  * THE CWD. The shell reports the directory it ends in; the report is
- * untrusted input (the command can write it too: each run has its own
- * channel, so no earlier command can forge a later one's). It becomes the
+ * untrusted input (the shell can be made to write anything by the command
+ * it runs; but each run has its own channel, which cannot be reopened
+ * through /proc, and of bash's only what the shell process itself writes
+ * is heard, never a process it started, so no earlier command, leftover or
+ * other process of the user can forge a run's report). It becomes the
  * session cwd when the shell exited by itself (not a timeout, cancel or
  * signal) and it names an existing directory by an absolute path;
  * otherwise the cwd stays and shexec_run_notice() says why. A command that

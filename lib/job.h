@@ -26,6 +26,8 @@ struct shx_job {
     shx_stream out, err;
     shx_job *next_active;         /* jobs the loop drives */
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
+    int side_fd;                  /* what its owner reads while the shell runs (a run's
+                                     report channel), through on_side; -1: none */
     shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
     size_t stdin_off;
     int stdin_close;              /* close once stdin_buf is written */
@@ -45,6 +47,7 @@ struct shx_job {
      * (NULL: nothing) */
     void (*on_ended)(void *ctx, int64_t now);
     void (*on_finished)(void *ctx);
+    void (*on_side)(void *ctx);   /* side_fd is readable */
     void *ctx;
 };
 

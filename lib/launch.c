@@ -1,8 +1,8 @@
 /*
  * launch.c - what a run's shell is given, resolved once when the run
  * starts (launch.h): where it starts, its environment, the program and its
- * argv, the run's channel with the prelude in it, how the prelude reaches
- * the shell (script.h), output limits and timeout.
+ * argv, its report channel and prelude, how the prelude reaches the shell
+ * (script.h), output limits and timeout.
  */
 #include "launch.h"
 
@@ -27,20 +27,20 @@
 #include "settings.h"
 #include "run.h"
 
-/* What one argument can hold (Linux: 128 KiB with its NUL); a -c string
- * longer than this is read from a file instead. */
+/* What one argument holds (Linux: 128 KiB with its NUL); a longer -c string is read from a file. */
 #define ARGV_SCRIPT_MAX ((size_t)128 << 10)
 /* What a remote wrapper's shell gets travels as one argument on the other
  * side (ssh joins them): below the 128 KiB Linux allows one. */
 #define REMOTE_ARGS_MAX ((size_t)120 << 10)
 
-
 /* The built environment with PWD set to the start directory (so a shell
- * keeps a logical path, through symlinks, from one command to the next)
- * and the library's own entries added (in l->added, after PWD's). */
+ * keeps a logical path, through symlinks, from one command to the next),
+ * the library's own entries added (in l->added, after PWD's), and for bash
+ * the startup variables left to the prelude. */
 static char **with_added(shx_launch *l, char **env)
 {
     size_t n = 0, at = (size_t)-1, nadd = 0;
+    int bash = l->mode == SHX_LAUNCH_BASH_ENV || l->mode == SHX_LAUNCH_BASH_LOAD;
     for (; env[n]; n++)
         if (at == (size_t)-1 && strncmp(env[n], "PWD=", 4) == 0)
             at = n;
@@ -49,7 +49,14 @@ static char **with_added(shx_launch *l, char **env)
     char **v = malloc((n + nadd + 1) * sizeof *v);
     if (!v)
         return NULL;
-    memcpy(v, env, n * sizeof *v);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == at)
+            at = kept;
+        if (!bash || !shx_script_startup_var(env[i]))
+            v[kept++] = env[i];
+    }
+    n = kept;
     size_t off = 0;
     for (size_t i = 0; i < nadd; i++) {
         char *e = l->added.data + off;
@@ -151,35 +158,20 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
     shx_buf_putc(tail, '\0');
 }
 
-/*
- * Everything the shell is given besides its standard descriptors: the
- * run's channel with the prelude in it, the argv tail (the -c string with
- * the command, or a file holding it), the environment entries of the
- * library (BASH_ENV, the kept functions). The launch mode follows from the
- * shell, whether a wrapper stands between, and whether /dev/fd works here
- * (learnt once per session, on the first channel).
- */
+/* Everything the shell is given besides its standard descriptors: the
+ * report channel and the sealed prelude (channels.h), the argv tail (the
+ * -c string with the command, or a file holding it), the library's
+ * environment entries (BASH_ENV, kept functions). The mode follows from the
+ * shell, a wrapper, and whether /dev/fd works (learnt on a first run). */
 static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
                         int wrapped)
 {
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int bash = !remote && s->shell_bash;
     int mode = remote ? SHX_LAUNCH_REMOTE : bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX;
-    shx_script_opts o = {.mode = mode, .channel_fd = shx_channel_number(), .marker = bash && wrapped};
-    /* the command's cgroups, v2's and those of its v1 limits, as the
-     * shell joins them (local modes) */
-    char join[1 + SHX_CTRLS][SHX_CGROUP_PATH_MAX + 16];
-    const char *joins[2 + SHX_CTRLS] = {NULL};
-    for (int k = -1, n = 0; l->cgroup && !remote && k < SHX_CTRLS; k++) {
-        const char *dir = k < 0 ? l->cgroup : l->cgroup_v1[k];
-        if (dir) {
-            (void)snprintf(join[n], sizeof join[n], "%s/cgroup.procs", dir);
-            joins[n] = join[n];
-            o.join = joins;
-            n++;
-        }
-    }
-    if (!remote && o.channel_fd < 0)
+    int k = shx_channel_number();
+    shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1, .marker = bash && wrapped};
+    if (!remote && k < 0)
         return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                         "for the run's channel");
     /* a session that keeps the shell's state: every foreground run reports
@@ -193,20 +185,15 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     if (rc == SHEXEC_OK && wrapped)
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
-    o.funcs = funcs.data;
-    o.extra = extra.data;
-    o.extra_len = extra.len;
-    if (rc == SHEXEC_OK && shx_script_prelude(&prelude, &o) != 0)
-        rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     if (rc == SHEXEC_OK && !remote) {
-        rc = shx_channel_open(s, &prelude, &l->channel);
+        /* the report channel: first, so that /dev/fd is learnt on it */
+        rc = shx_report_open(s, &l->report, &l->channel, bash);
         if (rc == SHEXEC_OK && !s->devfd)
-            s->devfd = shx_devfd_works(l->channel) ? 1 : -1;
+            s->devfd = shx_devfd_works() ? 1 : -1;
     }
     if (rc == SHEXEC_OK && !remote) {
-        /* through a wrapper BASH_ENV reaches bash unless the wrapper clears
-         * the environment (env -i, sudo): the first run that shows it did
-         * (its prelude never ran) turns the loader on for the session */
+        /* through a wrapper BASH_ENV reaches bash unless it clears the
+         * environment (env -i, sudo): a first run has both, and tells */
         if (bash && (s->devfd < 0 || (wrapped && s->wrapper_drops_bash_env)))
             mode = SHX_LAUNCH_BASH_LOAD;
         else if (!bash && s->devfd < 0)
@@ -214,12 +201,23 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
         if (mode == SHX_LAUNCH_POSIX_FD9 && extra.len)
             rc = shx_fail(s, SHEXEC_ESTATE, "the run's variables cannot be passed through the "
                           "wrapper program: /dev/fd does not work here");
+        l->guard = o.guard = mode == SHX_LAUNCH_BASH_ENV && wrapped && !s->wrapper_known;
         o.mode = l->mode = mode;
-        l->marker = o.marker && mode == SHX_LAUNCH_BASH_ENV;
-        l->channel_at = mode == SHX_LAUNCH_POSIX_FD9 ? SHX_CHANNEL_FD_LOW : o.channel_fd;
-        l->prelude_len = mode == SHX_LAUNCH_POSIX_FD9 ? 0 : prelude.len;
+        l->marker = o.marker;
+        l->channel_at = mode == SHX_LAUNCH_POSIX_FD9 ? SHX_CHANNEL_FD_LOW : k;
     }
     l->mode = mode;
+    if (rc == SHEXEC_OK && bash) /* bash's startup variables: the prelude's last lines */
+        shx_script_startup_vars(l->env, &extra);
+    o.funcs = funcs.data;
+    o.extra = extra.data;
+    o.extra_len = extra.len;
+    if (rc == SHEXEC_OK && shx_script_prelude(&prelude, &o) != 0)
+        rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    if (rc == SHEXEC_OK && !remote && prelude.len) {
+        rc = shx_prelude_open(s, &prelude, &l->prelude_fd);
+        l->prelude_at = o.prelude_fd;
+    }
     if (rc == SHEXEC_OK) {
         char hex[17];
         if (remote) {
@@ -246,8 +244,8 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
                           "file, does not work here", r->command_len);
         } else {
             /* the shell reads the command as a script file */
-            l->script_at = l->channel_at - 1;
-            rc = shx_channel_open(s, &script, &l->script_fd);
+            l->script_at = k - 2;
+            rc = shx_prelude_open(s, &script, &l->script_fd);
             char path[32];
             (void)snprintf(path, sizeof path, "/dev/fd/%d", l->script_at);
             put_arg(&l->tail, path, 0);
@@ -270,10 +268,9 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     if (rc == SHEXEC_OK) {
         shx_buf_printf(&l->added, "PWD=%s", l->dir);
         shx_buf_putc(&l->added, '\0');
-        if (mode == SHX_LAUNCH_BASH_ENV) {
-            shx_buf_printf(&l->added, "BASH_ENV=/dev/fd/%d", l->channel_at);
+        if (mode == SHX_LAUNCH_BASH_ENV && shx_buf_printf(&l->added, "BASH_ENV=/dev/fd/%d",
+                                                          l->prelude_at) == 0)
             shx_buf_putc(&l->added, '\0');
-        }
         if (bash && shx_persist_func_entries(s->persist, &l->added) != 0)
             l->added.failed = 1;
         if (l->added.failed)
@@ -295,6 +292,9 @@ void shx_launch_free(shx_launch *l)
         close(l->script_fd);
     if (l->channel >= 0)
         close(l->channel);
+    if (l->prelude_fd >= 0)
+        close(l->prelude_fd);
+    shx_report_close(&l->report);
     free(l->envp);
     shx_env_free(l->env);
     free(l->dir);
@@ -357,7 +357,7 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
 {
     shexec_session *s = r->s;
     memset(l, 0, sizeof *l);
-    l->script_fd = l->channel = -1;
+    l->script_fd = l->channel = l->prelude_fd = l->report.fd = -1;
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     if (r->command_len > SHEXEC_MAX_COMMAND_BYTES)
         return shx_fail(s, SHEXEC_E2BIG, "the command is %zu bytes: above the %u-byte bound "

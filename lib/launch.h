@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "channels.h"
 #include "contain.h"
 #include "shexec.h"
 
@@ -23,11 +24,15 @@ typedef struct shx_launch {
     int mode;                 /* SHX_LAUNCH_* (script.h) */
     int capture;              /* the shell lists its state in its report */
     int marker;               /* its prelude says it ran (bash through a wrapper) */
-    int channel;              /* the run's channel (local modes), -1: none */
+    int channel;              /* the report channel's shell end (local modes), -1: none */
     int channel_at;           /* its number in the shell */
-    size_t prelude_len;       /* where the shell's report starts in it */
+    shx_report report;        /* its host end, and whom it hears */
+    int prelude_fd;           /* the sealed prelude (local modes that have one), -1: none */
+    int prelude_at;
     int script_fd;            /* a command too long for an argument, -1: none */
     int script_at;
+    int guard;                /* a wrapped bash's first run: BASH_ENV, and the loader
+                                 behind a guard in case the wrapper dropped it */
     uint64_t limit;           /* output limit, unit, keep */
     int unit, keep;
     uint32_t timeout_ms;      /* 0: none */

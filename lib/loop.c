@@ -41,7 +41,7 @@
  * deadlines and from the other commands. */
 #define STDIN_ROUND_MAX (1u << 20)
 
-enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR };
+enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR, FD_SIDE };
 
 void shx_loop_add(shx_loop *l, shx_job *j)
 {
@@ -111,6 +111,10 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
             add_fd(fds, own, cap, &n, j->err.fd, POLLIN, j, FD_ERR, 0);
         if (j->proc.pidfd >= 0 && !shx_proc_exited(&j->proc))
             add_fd(fds, own, cap, &n, j->proc.pidfd, POLLIN, j, FD_PID, 0);
+        /* the owner's side channel, while the shell runs (once it is gone,
+         * what is left there is taken when the job ends) */
+        if (j->side_fd >= 0 && !shx_proc_exited(&j->proc))
+            add_fd(fds, own, cap, &n, j->side_fd, POLLIN, j, FD_SIDE, 0);
         if (j->stdin_fd >= 0 && (shx_job_input_left(j) > 0 || j->stdin_close))
             add_fd(fds, own, cap, &n, j->stdin_fd, POLLOUT, j, FD_IN, 0);
         /* output a read pushed out (ANSI stripping) waits for the callback:
@@ -185,6 +189,10 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
         }
         case FD_PID:
             shx_proc_check(&j->proc);
+            break;
+        case FD_SIDE:
+            if (j->on_side)
+                j->on_side(j->ctx);
             break;
         case FD_IN:
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))

@@ -90,6 +90,12 @@ probe PPOLL 1 '#include <poll.h>
 #include <stddef.h>
 #include <time.h>
 int main(void) { struct timespec t = {0, 0}; return ppoll(NULL, 0, &t, NULL); }'
+# Linux: a child started by clone(CLONE_VM | CLONE_VFORK) runs the library's
+# own steps before exec (forkexec.c)
+probe CLONE_VFORK 1 '#include <sched.h>
+#include <signal.h>
+static int fn(void *a) { (void)a; return 0; }
+int main(void) { static char st[4096]; return clone(fn, st + sizeof st, CLONE_VM | CLONE_VFORK | SIGCHLD, 0) < 0; }'
 # POSIX.1-2024; macOS, musl and glibc (with _GNU_SOURCE) have it
 probe SPAWN_SETSID 0 '#include <spawn.h>
 int main(void) { return POSIX_SPAWN_SETSID; }'

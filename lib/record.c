@@ -107,6 +107,8 @@ static void take_field(shx_record *r, const char *f, size_t n)
         take_state(r, &r->has_funcs, &r->funcs, v, vl);
     } else if (kl == 7 && memcmp(f, "prelude", 7) == 0) {
         r->has_prelude = 1;
+    } else if (kl == 6 && memcmp(f, "loaded", 6) == 0) {
+        r->loaded = 1;
     } else if (kl == 4 && memcmp(f, "lost", 4) == 0) {
         if (vl && (shx_buf_append(&r->lost, v, vl) != 0 || shx_buf_putc(&r->lost, '\0') != 0))
             r->nomem = 1;

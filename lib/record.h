@@ -19,6 +19,7 @@
  *   lost    the name of a function given to bash that it did not define
  *           (one field each; kept in `lost`, NUL-separated)
  *   prelude the prelude ran (written first, where the library asks)
+ *   loaded  it ran from the command's first line, not from BASH_ENV
  * Empty fields (the report starts with a NUL, ending whatever came
  * before) are skipped.
  * env, decl and funcs (the shell's state) are kept only when asked for
@@ -62,6 +63,7 @@ typedef struct shx_record {
     shx_buf env, decl, funcs;
     shx_buf lost;    /* names, each with its NUL */
     int has_prelude;
+    int loaded;      /* the prelude was loaded by the command's first line */
 } shx_record;
 
 void shx_record_init(shx_record *r);

@@ -45,19 +45,28 @@ void shx_run_unlink(shexec_session *s, shexec_run *r)
     r->prev = r->next = NULL;
 }
 
-/* The run's job ended (its processes done, its output read): what the
- * shell reported on the run's channel (after the prelude) before it
- * exited, up to the record's bound (the channel is closed: never used
- * again), and the run made final. */
+/* The report channel is readable: the shell's report goes to its record
+ * as it comes (a round reads 1 MiB at most), so it never waits for long;
+ * once the job ended, the rest, and the channel is closed (what follows
+ * the report came from processes the shell left, read only to reach it). */
+static void report_readable(void *ctx)
+{
+    shexec_run *r = ctx;
+    int ended = r->job.ended;
+    if (shx_report_take(&r->report, &r->record, ended ? (size_t)SHX_RECORD_MAX + (32u << 20)
+                                                       : (size_t)1 << 20) || ended) {
+        shx_report_close(&r->report);
+        r->job.side_fd = -1;
+    }
+}
+
+/* The run's job ended (its processes done, its output read): what is left
+ * of its report, and the run made final. */
 static void job_ended(void *ctx, int64_t now)
 {
     shexec_run *r = ctx;
-    if (r->rec_fd >= 0) {
-        if (shx_channel_read(r->rec_fd, r->rec_from, &r->record) != 0)
-            r->record.nomem = 1; /* unread: not believed */
-        close(r->rec_fd);
-        r->rec_fd = -1;
-    }
+    if (r->report.fd >= 0)
+        report_readable(r);
     r->end_ns = now;
     /* the limits it ran into; then the command's cgroups, its processes
      * over, go (now, or once the killed have left them) */
@@ -103,8 +112,9 @@ int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size
     r->s = s;
     shx_job_init(&r->job, &s->proc_observer);
     r->job.on_ended = job_ended;
+    r->job.on_side = report_readable;
     r->job.ctx = r;
-    r->rec_fd = -1;
+    r->report.fd = -1;
     shx_record_init(&r->record);
     r->state = SHEXEC_STATE_NEW;
     *out = r;
@@ -282,8 +292,7 @@ void shx_run_release(shexec_run *run)
     shx_buf_free(&run->job.stdin_buf);
     if (run->job.stdin_fd >= 0)
         close(run->job.stdin_fd);
-    if (run->rec_fd >= 0)
-        close(run->rec_fd);
+    shx_report_close(&run->report);
     shx_record_free(&run->record);
     shx_env_free(run->persist.start_env);
     shx_env_free(run->persist.prior_env);
@@ -364,26 +373,17 @@ void shx_run_ended(shexec_run *r)
     else
         r->state = SHEXEC_STATE_EXITED;
     int usable = shx_record_usable(&r->record);
-    /* bash through a wrapper never ran its prelude: the wrapper cleared
-     * BASH_ENV, so later runs get the prelude on their first line */
-    if (r->prelude_marked && r->s && usable && !r->record.has_prelude &&
-        r->state == SHEXEC_STATE_EXITED) {
-        r->s->wrapper_drops_bash_env = 1;
-        shx_buf_puts(&r->notice, "the wrapper program did not pass BASH_ENV to bash, so the "
-                                 "shell reported nothing; later commands get the library's "
-                                 "prelude on their first line");
-        return;
-    }
+    if (r->wrapper_guard && r->s && usable && r->record.has_prelude)
+        r->s->wrapper_known = 1, r->s->wrapper_drops_bash_env = r->record.loaded; /* guard */
     /* the status the shell reported stands in for one the host took away */
     if (r->state == SHEXEC_STATE_EXITED && r->job.proc.status_lost && usable && r->record.has_status)
         r->job.proc.exit_code = r->record.status;
     shexec_session *s = r->s;
     if (!s)
         return; /* the session is gone: nothing of it to change */
-    /* the shell's state, like its cwd, only from a foreground shell that
-     * exited by itself; also for a run with its own cwd */
     /* any run's shell may say it could not define a function it was given
-     * (first: the state the run may adopt next no longer has it) */
+     * (first: the state a foreground shell that exited by itself may adopt
+     * next, also with its own cwd, no longer has it) */
     if (usable)
         shx_persist_forget_lost(s->persist, &r->record.lost, &r->notice);
     if (r->persist.on && !r->task && r->state == SHEXEC_STATE_EXITED) {
@@ -409,8 +409,8 @@ void shx_run_ended(shexec_run *r)
         if (r->notice.len)
             shx_buf_puts(&r->notice, "; ");
         shx_buf_printf(&r->notice, "the shell reported no working directory (the command "
-                       "replaced the EXIT trap, or ended in exec): the session stays in %s",
-                       s->cwd);
+                       "replaced the EXIT trap, ended in exec, or closed the report's descriptor "
+                       "%d): the session stays in %s", shx_channel_number(), s->cwd);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "channels.h"
 #include "contain.h"
 #include "env.h"
 #include "job.h"
@@ -45,10 +46,10 @@ struct shexec_run {
     int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
-    int rec_fd;                   /* the run's channel (channels.c); -1 when read or none */
-    size_t rec_from;              /* where the report starts in it (after the prelude) */
+    shx_report report;            /* the run's report channel (channels.h); fd -1: closed */
     shx_record record;            /* what the shell reported on it */
-    int prelude_marked;           /* its prelude says it ran (BASH_ENV through a wrapper) */
+    int prelude_marked;           /* its prelude says it ran (bash through a wrapper) */
+    int wrapper_guard;            /* the wrapper's first run: it tells whether BASH_ENV passed */
     shx_persist_run persist;      /* its shell reports its state (persist.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */

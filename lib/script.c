@@ -64,32 +64,6 @@ static void posix_trap(shx_buf *out, const shx_script_opts *o)
     shx_buf_puts(out, "' EXIT; ");
 }
 
-/*
- * The shell's first act: into the command's cgroups, before anything of the
- * command runs. The library moves the shell's pid there itself right after
- * the spawn (start.c), which usually lands first; a write of cgroup.procs
- * costs the writer a wait of the kernel's (a grace period, some hundreds of
- * microseconds), so the shell looks before it writes: while the cgroup
- * lists only its own pid it is in, else it moves itself (its pid is "0").
- * Quietly, its variable unset; `|| :` keeps `set -e` (SHELLOPTS) from
- * ending it; the trap set after it leaves $? at 0, as the command finds it.
- * b is "builtin " for bash, "" for a POSIX shell.
- */
-static void join_cgroup(shx_buf *out, const shx_script_opts *o, const char *b, const char *end)
-{
-    if (!o->join)
-        return;
-    shx_buf_puts(out, "{ ");
-    for (const char *const *path = o->join; *path; path++) {
-        shx_buf_printf(out, "%sread -r __shexec_c <", b);
-        shx_script_quote(out, *path);
-        shx_buf_printf(out, " || :; %stest \"$__shexec_c\" = \"$$\" || %secho 0 >", b, b);
-        shx_script_quote(out, *path);
-        shx_buf_puts(out, "; ");
-    }
-    shx_buf_printf(out, "%sunset __shexec_c; } 2>&-%s", b, end);
-}
-
 int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
 {
     if (o->mode == SHX_LAUNCH_POSIX) {
@@ -102,10 +76,8 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
         return 0;
     /* BASH_ENV must not reach the command's own bash scripts; the trap
      * comes first, so that the report works whatever follows */
-    if (o->mode == SHX_LAUNCH_BASH_ENV) {
-        join_cgroup(out, o, "builtin ", "\n");
+    if (o->mode == SHX_LAUNCH_BASH_ENV)
         shx_buf_puts(out, "builtin unset BASH_ENV\n");
-    }
     if (o->marker)
         shx_buf_printf(out, "builtin printf '\\0prelude=1\\0' >&%d\n", o->channel_fd);
     bash_trap(out, o);
@@ -131,6 +103,13 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
             shx_buf_append(out, o->extra, o->extra_len);
         shx_buf_puts(out, "} 2>&-\n");
     }
+    /* the prelude's descriptor is the shell's no longer (bash read the
+     * file through its own); the command never sees it. `command exec`:
+     * the redirection of a `builtin exec` would last for that command
+     * alone, and no kept function may be named command or exec (replay.h) */
+    shx_buf_printf(out, "command exec %d<&-\n", o->prelude_fd);
+    if (o->guard)
+        shx_buf_puts(out, "__shexec_in=1\n");
     return out->failed ? -1 : 0;
 }
 
@@ -146,7 +125,7 @@ static const char remote_line_fmt[] =
     "command export \"$__shexec_v\";; *) command unset \"$__shexec_v\";; esac 2>&-; done; set --; "
     "__shexec_x=${OLDPWD+x}; __shexec_p=${OLDPWD-}; "
     "case $__shexec_d in '') ;; *) command cd -- \"$__shexec_d\" 2>/dev/null || { "
-    "__shexec_o=$__shexec_d; while :; do __shexec_d=${__shexec_d%%/*}; case $__shexec_d in '') "
+    "__shexec_o=$__shexec_d; while :; do __shexec_d=${__shexec_d%%/" "*}; case $__shexec_d in '') "
     "__shexec_d=/;; esac; command cd -- \"$__shexec_d\" 2>/dev/null && break; "
     "case $__shexec_d in /) break;; esac; done; command printf 'shexec: working directory "
     "\"%%s\" does not exist on the remote side: starting in \"%%s\"\\n' \"$__shexec_o\" "
@@ -158,19 +137,29 @@ static const char remote_line_fmt[] =
 int shx_script_line(shx_buf *out, const shx_script_opts *o)
 {
     switch (o->mode) {
+    case SHX_LAUNCH_BASH_ENV:
+        if (!o->guard)
+            break;
+        /* the prelude ran from BASH_ENV (and set __shexec_in), or it is
+         * loaded here, and the report says it was */
+        shx_buf_printf(out,
+                       "builtin test -n \"${__shexec_in-}\" || { IFS= builtin read -r -d '' -u %d "
+                       "__shexec_p; builtin eval \"$__shexec_p\"; builtin unset __shexec_p; "
+                       "builtin printf '\\0loaded=1\\0' >&%d; } 2>&-; builtin unset __shexec_in; ",
+                       o->prelude_fd, o->channel_fd);
+        break;
     case SHX_LAUNCH_BASH_LOAD:
-        join_cgroup(out, o, "builtin ", "; ");
+        /* the prelude closes its own descriptor (its last line) */
         shx_buf_printf(out,
                        "IFS= builtin read -r -d '' -u %d __shexec_p; builtin eval \"$__shexec_p\"; "
                        "builtin unset __shexec_p; ",
-                       o->channel_fd);
+                       o->prelude_fd);
         break;
     case SHX_LAUNCH_POSIX:
     case SHX_LAUNCH_POSIX_FD9:
-        join_cgroup(out, o, "", "; ");
         posix_trap(out, o);
         if (o->mode == SHX_LAUNCH_POSIX && o->extra_len)
-            shx_buf_printf(out, ". /dev/fd/%d; ", o->channel_fd);
+            shx_buf_printf(out, ". /dev/fd/%d; ", o->prelude_fd);
         break;
     case SHX_LAUNCH_REMOTE:
         shx_buf_printf(out, remote_line_fmt, o->hex ? o->hex : "0");
@@ -179,6 +168,70 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
         break;
     }
     return out->failed ? -1 : 0;
+}
+
+/*
+ * Variables that change how bash starts: POSIXLY_CORRECT and POSIX_PEDANTIC
+ * (POSIX mode, which skips BASH_ENV: no prelude, no report), SHELLOPTS and
+ * BASHOPTS (options in force before the prelude runs: xtrace would trace
+ * it, errexit could end it, posix would skip it). They are kept out of a
+ * bash's exec environment and set by the prelude's last lines instead, so
+ * the command finds them, and their effect, as `bash -c` would give them.
+ */
+size_t shx_script_startup_var(const char *entry)
+{
+    static const char *const names[] = {"POSIXLY_CORRECT", "POSIX_PEDANTIC", "SHELLOPTS",
+                                        "BASHOPTS", NULL};
+    for (const char *const *n = names; *n; n++) {
+        size_t len = strlen(*n);
+        if (strncmp(entry, *n, len) == 0 && entry[len] == '=')
+            return len;
+    }
+    return 0;
+}
+
+/* An option list's words of [a-z_] (others are skipped: the value is the
+ * model's to choose), each as `builtin CMD WORD`. */
+static void restore_options(shx_buf *out, const char *list, const char *cmd)
+{
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        size_t ok = 0;
+        while (ok < n && ((p[ok] >= 'a' && p[ok] <= 'z') || p[ok] == '_'))
+            ok++;
+        if (n > 0 && ok == n && n < 32) {
+            shx_buf_printf(out, "builtin %s ", cmd);
+            shx_buf_append(out, p, n);
+            shx_buf_putc(out, '\n');
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+}
+
+void shx_script_startup_vars(char *const *env, shx_buf *out)
+{
+    for (size_t i = 0; env[i]; i++) {
+        size_t n = shx_script_startup_var(env[i]);
+        if (!n)
+            continue;
+        const char *value = env[i] + n + 1;
+        if (n == strlen("SHELLOPTS") && strncmp(env[i], "SHELLOPTS", n) == 0) {
+            restore_options(out, value, "set -o");
+            shx_buf_puts(out, "builtin export SHELLOPTS\n");
+        } else if (n == strlen("BASHOPTS") && strncmp(env[i], "BASHOPTS", n) == 0) {
+            restore_options(out, value, "shopt -s");
+            shx_buf_puts(out, "builtin export BASHOPTS\n");
+        } else {
+            shx_buf_puts(out, "builtin export ");
+            shx_buf_append(out, env[i], n);
+            shx_buf_putc(out, '=');
+            shx_script_quote(out, value);
+            shx_buf_putc(out, '\n');
+        }
+    }
 }
 
 int shx_script_quote(shx_buf *out, const char *s)

@@ -6,16 +6,19 @@
  * The command's text is never edited. How the prelude reaches the shell
  * depends on the shell and on what carries it (shx_launch_mode):
  *   BASH_ENV   bash started directly: `bash -c CMD bash`, the prelude read
- *              by bash itself before the command, from BASH_ENV=/dev/fd/K
- *              (K: the channel, a file that holds the prelude and, after
- *              it, the report). The command is exactly bash's -c string.
- *   BASH_LOAD  bash through a local wrapper, or where /dev/fd does not
- *              work: the -c string is a loader (`read` of the prelude from
- *              descriptor K, `eval`) on the command's first line, then the
- *              command.
+ *              by bash itself before the command, from BASH_ENV=/dev/fd/P
+ *              (P = K - 1: the sealed prelude file, which the prelude
+ *              closes); the report goes to descriptor K (a socket). The
+ *              command is exactly bash's -c string; through a wrapper not
+ *              yet known to pass BASH_ENV, a guarded loader comes first.
+ *   BASH_LOAD  bash through a local wrapper that clears the environment,
+ *              or where /dev/fd does not work: the -c string is a loader
+ *              (`read` of the prelude from descriptor P, `eval`) on the
+ *              command's first line, then the command.
  *   POSIX      any other shell: the trap (and, when the run has variables
- *              to pass through a wrapper, `. /dev/fd/K`) on the first line,
- *              then the command; the report is appended to /dev/fd/K.
+ *              to pass through a wrapper, `. /dev/fd/P`) on the first line,
+ *              then the command; the report is appended to /dev/fd/K (a
+ *              pipe: a socket cannot be opened through /dev/fd).
  *   POSIX_FD9  the same where /dev/fd does not work: the report goes to
  *              descriptor 9 (a POSIX shell addresses 0-9 only).
  *   REMOTE     through a remote wrapper (only stdin, stdout and stderr
@@ -55,10 +58,9 @@ typedef struct shx_script_opts {
     int capture;            /* the report also lists the shell's state */
     int marker;             /* bash: the prelude's first act says it ran ("prelude=1") */
     const char *hex;        /* REMOTE: the session's nonce (16 hex digits) */
-    /* the cgroup.procs files of the command's cgroups (contain.h), NULL
-     * terminated: the shell moves itself there first, before the rest of
-     * the prelude and before the command (local modes); NULL: none */
-    const char *const *join;
+    int prelude_fd;         /* the prelude's number in the shell (BASH_*, POSIX with extra) */
+    int guard;              /* BASH_ENV through a wrapper not known to pass it: the first
+                               line loads the prelude unless BASH_ENV did ("loaded=1") */
     /* bash: functions given through the environment, NUL-separated names
      * (n of them): made unexported, and each one bash did not define is
      * reported ("lost") */
@@ -77,6 +79,15 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o);
 /* Append what goes before the command on its first line (every mode but
  * BASH_ENV: nothing). 0 or -1. */
 int shx_script_line(shx_buf *out, const shx_script_opts *o);
+
+/* The length of an environment entry's name when it is one of the
+ * variables that change how bash starts (POSIXLY_CORRECT, POSIX_PEDANTIC,
+ * SHELLOPTS, BASHOPTS: kept out of bash's exec environment), else 0. */
+size_t shx_script_startup_var(const char *entry);
+
+/* Append the prelude's last lines for bash: each startup variable of the
+ * NULL-terminated env set as bash would have had it at its start. */
+void shx_script_startup_vars(char *const *env, shx_buf *out);
 
 /* Append s as one single-quoted word for a POSIX shell. 0 or -1. */
 int shx_script_quote(shx_buf *out, const char *s);

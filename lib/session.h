@@ -45,7 +45,8 @@ struct shexec_session {
     struct shx_persist *persist;  /* pstate.c's kept shell state; NULL: persist_env off */
     int shell_bash;               /* the shell is bash, not in POSIX mode (settings.c) */
     int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
-    int wrapper_drops_bash_env;   /* the wrapper program cleared BASH_ENV once (launch.c) */
+    int wrapper_drops_bash_env;   /* the wrapper program clears BASH_ENV (launch.c) */
+    int wrapper_known;            /* whether it does is known (its first run tells) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];

@@ -34,9 +34,9 @@ static void learn_shell(shexec_session *s)
     size_t n = 0;
     while (s->shell_argv && s->shell_argv[n])
         n++;
-    /* a wrapper that is itself a script would run the prelude in its own
-     * shell (BASH_ENV reaches it first): bash then gets it on its first line */
-    s->wrapper_drops_bash_env = n > 1 && shx_is_script(s->shell_path);
+    /* a wrapper that is a script would run the prelude in its own shell:
+     * bash gets it on its first line; others are learnt on a first run */
+    s->wrapper_known = s->wrapper_drops_bash_env = n > 1 && shx_is_script(s->shell_path);
     s->shell_bash = shx_shell_is_bash(n ? s->shell_argv[n - 1] : s->default_shell,
                                       n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell)
                                              : NULL);

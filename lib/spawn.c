@@ -1,17 +1,12 @@
 /*
  * spawn.c - starting one command (see spawn.h).
  *
- * posix_spawn (vfork semantics in glibc) keeps the cost of a spawn
- * independent of the host's memory size, and reports exec failures as its
- * return value instead of an exit status 127. The child's setup is entirely
- * file actions and attributes: nothing runs between fork and exec that we
- * wrote, so there is nothing async-signal-unsafe to get wrong.
- *
- * Where the platform differs, one small function decides (each says what
- * the plain POSIX.1-2008 way is and why): the working directory
- * (spawnfa.c: shx_spawn_add_workdir), the descriptors a command may
- * inherit (spawnfa.c: shx_spawn_add_hygiene), how it is detached (detach_flags), and the
- * pidfd to wait on (open_pidfd).
+ * On Linux forkexec.c starts the child (clone with vfork semantics, the
+ * library's own steps: the cgroups joined before exec). Elsewhere
+ * posix_spawn's file actions and attributes do, a spawn's cost independent
+ * of the host's size and exec failures reported, not turned into 127; the
+ * platform's choices each in one function (spawnfa.c: the working
+ * directory, the hygiene; here: detach_flags, open_pidfd).
  */
 #if !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE)
 #define _XOPEN_SOURCE 700 /* realpath: the XSI part of POSIX */
@@ -29,6 +24,7 @@
 
 #include "platform.h"
 #include "procfs.h"
+#include "forkexec.h"
 #include "pty.h"
 #include "shexec.h"
 #include "spawnfa.h"
@@ -175,12 +171,9 @@ static void close_ends(int outp[2], int errp[2], int inp[2], int master, int mas
         close(master_in);
 }
 
-/*
- * The descriptors the request passes go first to 3, 4, ... (their sources
- * are at 10 or above, so no dup2 here clobbers another source), then every
- * descriptor above those is closed (the hygiene), then each is moved to its
- * number (9 and up: above the parked ones) and its parking place closed.
- */
+/* Passed descriptors go to 3, 4, ... first (their sources are at 10 or
+ * above), every one above is closed (the hygiene), then each goes to its
+ * number (9 and up) and its parking place is closed. */
 static int park_passed_fds(posix_spawn_file_actions_t *fa, const shx_spawn_req *req)
 {
     int rc = 0;
@@ -233,22 +226,23 @@ static int spawn_error(const shx_spawn_req *req, int rc, shx_buf *err)
 /* ---- the platform's choices (the rest are in spawnfa.c) ----------------- */
 
 /*
- * The command leads its own process group, so it and everything it starts
- * can be signalled as one; with a pty it leads a new session, so the pty
- * becomes its controlling terminal (^C, job control, /dev/tty). Without
- * POSIX_SPAWN_SETSID (POSIX.1-2024; older BSDs) a pty command gets its own
- * group only: it still runs on a terminal (isatty, window size, echo), but
- * the terminal is nobody's controlling terminal.
+ * The command leads a new session, and so its own process group: it and
+ * everything it starts can be signalled as one, and it has no controlling
+ * terminal (a command must not read the host's /dev/tty); with a pty, the
+ * pty becomes its controlling terminal (^C, job control, /dev/tty). Without
+ * POSIX_SPAWN_SETSID (POSIX.1-2024; older BSDs) it gets its own group only:
+ * a pty command still runs on a terminal (isatty, window size, echo), but
+ * the terminal is nobody's controlling terminal, and a pipe command shares
+ * the host's.
  */
 static short detach_flags(const shx_spawn_req *req)
 {
-#if SHX_HAVE_SPAWN_SETSID
-    if (req->pty)
-        return POSIX_SPAWN_SETSID;
-#else
     (void)req;
-#endif
+#if SHX_HAVE_SPAWN_SETSID
+    return POSIX_SPAWN_SETSID;
+#else
     return POSIX_SPAWN_SETPGROUP;
+#endif
 }
 
 /* A pidfd to wait on where the kernel has them; -1 means waitid polling. */
@@ -263,6 +257,40 @@ static int open_pidfd(const shx_spawn_req *req, pid_t pid)
 static int slave_open_flags(void)
 {
     return SHX_HAVE_SPAWN_SETSID ? O_RDWR : O_RDWR | O_NOCTTY;
+}
+
+/* What the child's failed step means, as the library reports it. */
+static int forkexec_error(const shx_spawn_req *req, int step, int e, shx_buf *err)
+{
+    if (step != SHX_FX_JOIN && step != SHX_FX_CWD)
+        return spawn_error(req, e, err);
+    shx_buf_clear(err);
+    shx_buf_printf(err, step == SHX_FX_JOIN ? "cannot put the command into its cgroup%.0s: %s"
+                                            : "working directory \"%s\" cannot be entered: %s",
+                   req->cwd ? req->cwd : "", strerror(e));
+    return step == SHX_FX_CWD && (e == ENOENT || e == ENOTDIR) ? SHEXEC_ENOCWD : SHEXEC_ESYS;
+}
+
+/* The child, started by the library's own steps (forkexec.h). */
+static int start_forkexec(const shx_spawn_req *req, const char *slave, int outp[2], int errp[2],
+                          int inp[2], pid_t *pid, shx_buf *err)
+{
+    shx_fx_plan plan = {.path = req->path,
+                        .argv = req->argv,
+                        .envp = req->envp,
+                        .join = req->join,
+                        .n_join = req->n_join,
+                        .tty = req->pty ? slave : NULL,
+                        .in_fd = req->stdin_pipe ? inp[0] : -1,
+                        .out_fd = outp[1],
+                        .err_fd = errp[1],
+                        .pass_fds = req->pass_fds,
+                        .pass_at = req->pass_at,
+                        .n_pass = req->n_pass,
+                        .cwd = req->cwd};
+    int step;
+    int e = shx_forkexec(&plan, pid, &step);
+    return e == 0 ? SHEXEC_OK : forkexec_error(req, step, e, err);
 }
 
 int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
@@ -304,9 +332,22 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         }
     }
 
+    pid_t pid;
+    int rc;
+    if (shx_forkexec_compiled()) {
+        rc = start_forkexec(req, slave, outp, errp, inp, &pid, err);
+        goto started;
+    }
+    if (req->n_join > 0) {
+        close_ends(outp, errp, inp, master, master_in);
+        shx_buf_clear(err);
+        shx_buf_puts(err, "this build cannot put a command into a cgroup before it runs");
+        return SHEXEC_ESYS;
+    }
+
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
-    int rc = posix_spawn_file_actions_init(&fa);
+    rc = posix_spawn_file_actions_init(&fa);
     int fa_ok = rc == 0;
     if (rc == 0) {
         rc = posix_spawnattr_init(&attr);
@@ -370,11 +411,13 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
         return sys_error(err, "cannot prepare the spawn", rc);
     }
 
-    pid_t pid;
     rc = posix_spawn(&pid, wd.path, &fa, &attr, wd.argv, req->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     shx_workdir_plan_free(&wd);
+    if (rc != 0)
+        rc = spawn_error(req, rc, err);
+started:
     /* the child's ends are the child's now */
     if (outp[1] >= 0)
         close(outp[1]);
@@ -383,9 +426,9 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (inp[0] >= 0)
         close(inp[0]);
     outp[1] = errp[1] = inp[0] = -1;
-    if (rc != 0) {
+    if (rc != SHEXEC_OK) {
         close_ends(outp, errp, inp, master, master_in);
-        return spawn_error(req, rc, err);
+        return rc;
     }
 
     out->pid = pid;

@@ -1,6 +1,7 @@
 /*
- * spawn.h - starting one command: its pipes, posix_spawn with a new process
- * group, default signal dispositions, an empty signal mask, stdin from
+ * spawn.h - starting one command: its pipes, a child that leads a new
+ * session (its own process group, no controlling terminal but its pty),
+ * joined to its cgroups before exec, default signal dispositions, an empty signal mask, stdin from
  * /dev/null, only descriptors 0-2 inherited (and those passed at fixed
  * numbers), and a pidfd to wait on.
  */
@@ -19,7 +20,10 @@ typedef struct shx_spawn_req {
     const char *cwd;         /* directory the child starts in; NULL: the host's */
     const int *pass_fds;     /* descriptors the child gets (each >= 10) ... */
     const int *pass_at;      /* ... at these numbers (each >= 9, distinct) */
-    int n_pass;              /* at most 2 */
+    int n_pass;              /* at most 3 */
+    const char *const *join; /* cgroup.procs files: the child joins each before exec
+                                (only where shx_forkexec_compiled()) */
+    int n_join;
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */

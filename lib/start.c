@@ -6,12 +6,15 @@
  * and the session, which never call back up into a start.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
 #include "cgroup.h"
+#include "forkexec.h"
 #include "launch.h"
 #include "longrun.h"
 #include "pty.h"
@@ -47,7 +50,33 @@ int shx_run_begin(shexec_run *r)
         return rc;
     }
     int remote = l.mode == SHX_LAUNCH_REMOTE;
-    int pass[2] = {l.channel, l.script_fd}, at[2] = {l.channel_at, l.script_at};
+    /* the descriptors the shell gets at fixed numbers: the report channel,
+     * the prelude, a long command's file */
+    int pass[3], at[3], n_pass = 0;
+    if (!remote) {
+        pass[n_pass] = l.channel;
+        at[n_pass++] = l.channel_at;
+        if (l.prelude_fd >= 0) {
+            pass[n_pass] = l.prelude_fd;
+            at[n_pass++] = l.prelude_at;
+        }
+        if (l.script_fd >= 0) {
+            pass[n_pass] = l.script_fd;
+            at[n_pass++] = l.script_at;
+        }
+    }
+    /* the command's cgroups, joined by the child itself before exec */
+    char procs[1 + SHX_CTRLS][SHX_CGROUP_PATH_MAX + 16];
+    const char *join[1 + SHX_CTRLS];
+    int n_join = 0;
+    for (int k = -1; l.cgroup && shx_forkexec_compiled() && k < SHX_CTRLS; k++) {
+        const char *dir = k < 0 ? l.cgroup : l.cgroup_v1[k];
+        if (!dir)
+            continue;
+        (void)snprintf(procs[n_join], sizeof procs[n_join], "%s/cgroup.procs", dir);
+        join[n_join] = procs[n_join];
+        n_join++;
+    }
     shx_child child;
     shx_buf err = SHX_BUF_INIT;
     shx_spawn_req req = {.path = l.path,
@@ -56,7 +85,9 @@ int shx_run_begin(shexec_run *r)
                          .cwd = remote ? NULL : l.dir,
                          .pass_fds = pass,
                          .pass_at = at,
-                         .n_pass = remote ? 0 : l.script_fd >= 0 ? 2 : 1,
+                         .n_pass = n_pass,
+                         .join = join,
+                         .n_join = n_join,
                          .use_pidfd = s->loop.jobs.use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
@@ -65,18 +96,30 @@ int shx_run_begin(shexec_run *r)
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
     rc = shx_spawn(&req, &child, &err);
-    if (rc != SHEXEC_OK) {
+    if (rc != SHEXEC_OK)
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
-        shx_buf_free(&err);
+    shx_buf_free(&err);
+    if (rc != SHEXEC_OK) {
         shx_launch_free(&l);
         shx_redact_set_release(redact);
         return rc;
     }
-    shx_buf_free(&err);
-    r->rec_fd = l.channel;
-    r->rec_from = l.prelude_len;
+    /* the shell has its ends: the host keeps only its own end of the
+     * report channel (a socket cannot be reopened through /proc) */
+    if (l.channel >= 0)
+        close(l.channel);
+    if (l.prelude_fd >= 0)
+        close(l.prelude_fd);
+    if (l.script_fd >= 0)
+        close(l.script_fd);
+    l.channel = l.prelude_fd = l.script_fd = -1;
+    r->report = l.report;
+    l.report.fd = -1;
+    /* the shell is the child, or (through a wrapper) the first to speak */
+    r->report.shell = l.marker ? 0 : child.pid;
+    r->job.side_fd = r->report.fd;
     r->prelude_marked = l.marker;
-    l.channel = -1;
+    r->wrapper_guard = l.guard;
     if (s->persist && !r->task && !remote) {
         r->persist.on = 1;
         /* state is read only from a run whose shell was asked to list it */
@@ -89,16 +132,15 @@ int shx_run_begin(shexec_run *r)
     }
 
     if (l.cgroup) {
-        /* the shell moves itself first thing (script.h); this move is for
-         * what runs before it (a remote wrapper, a wrapper program). A
-         * refusal other than "already gone" means the command's processes
-         * cannot be held there: it runs with its process group alone. */
-        if (shx_cgroup_move(l.cgroup, child.pid) == 0 || errno == ESRCH) {
+        /* joined before exec where the spawn can (spawn.h); elsewhere moved
+         * now. A refusal other than "already gone" means the command's
+         * processes cannot be held there: it runs with its group alone. */
+        if (n_join > 0 || shx_cgroup_move(l.cgroup, child.pid) == 0 || errno == ESRCH) {
             r->job.proc.cgroup = l.cgroup;
             l.cgroup = NULL;
         }
         for (int k = 0; k < SHX_CTRLS; k++) {
-            if (l.cgroup_v1[k])
+            if (l.cgroup_v1[k] && n_join == 0)
                 (void)shx_cgroup_move(l.cgroup_v1[k], child.pid);
             r->cgroup_v1[k] = l.cgroup_v1[k];
             l.cgroup_v1[k] = NULL;

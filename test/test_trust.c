@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -178,7 +179,7 @@ static void test_state_read_only_when_asked(void **state)
 }
 
 /* Item: a run asked to list writes a forged report in place of its shell's
- * (it removes the trap): what is taken is parsed and replayed in the
+ * (it removes the trap, and its shell becomes the writer): what is taken is parsed and replayed in the
  * library's words, so no text of it runs; the deny list holds; functions
  * named like builtins are not kept; a function with code around it is not
  * defined (bash's import refuses it) and is dropped; the rest works. */
@@ -189,7 +190,9 @@ static void test_forged_listing_runs_nothing(void **state)
         skip();
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     write_file(f->dir, "forged.rec", forged, sizeof forged - 1);
-    shexec_run *r = run(f->s, "trap - EXIT; cat forged.rec >&173; X=$X");
+    /* the shell itself writes it (exec keeps its pid): a process it started
+     * would not be heard */
+    shexec_run *r = run(f->s, "trap - EXIT; X=$X; exec cat forged.rec >&173");
     assert_int_equal(shexec_run_exit_code(r), 0);
     const char *notice = shexec_run_notice(r);
     assert_non_null(strstr(notice, "trap (the name of a shell builtin"));
@@ -581,6 +584,287 @@ static void test_handled_term_is_not_sent_again(void **state)
     }
 }
 
+
+/* ---- containment and the report by construction ------------------------- */
+
+/* The pid of the process whose command line holds word, or -1. */
+static pid_t find_marked(const char *word)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    pid_t found = -1;
+    struct dirent *e;
+    while (found < 0 && (e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 1)
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* argv[0] alone: the marker is what exec -a named it */
+        if (strcmp(buf, word) == 0)
+            found = pid;
+    }
+    closedir(d);
+    return found;
+}
+
+/* 1 when pid's cgroup v2 path names a cgroup of the library's (shexec-...). */
+static int in_shexec_cgroup(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *v2 = strstr(buf, "0::");
+    return v2 && strstr(v2, "/shexec-") != NULL;
+}
+
+/* POSIX mode makes bash skip BASH_ENV. Whether it comes from the run's
+ * variables (the model's) or the host's environment, the shell is in its
+ * cgroup before it runs any code (the child joins it before exec), so a
+ * `setsid -f` daemon is contained and ends with the session; the prelude
+ * still runs (the variable is set by it, last), so the command is in POSIX
+ * mode, sees the variable, and its `cd` is reported. */
+static void test_posix_mode_keeps_containment_and_report(void **state)
+{
+    fixture *f = *state;
+    for (int from_host = 0; from_host < 2; from_host++) {
+        shexec_session *s = NULL;
+        assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+        if (shexec_session_containment(s, NULL) != SHEXEC_CONTAIN_CGROUP) {
+            shexec_session_free(s);
+            fprintf(stderr, "test_trust: no cgroup containment here: skipped\n");
+            skip();
+        }
+        assert_int_equal(shexec_session_set_cwd(s, f->dir), SHEXEC_OK);
+        char marker[64], cmd[512];
+        snprintf(marker, sizeof marker, "shexec-posix-%d-%d", (int)getpid(), from_host);
+        snprintf(cmd, sizeof cmd,
+                 "setsid -f bash -c 'exec -a %s sleep 300' </dev/null >/dev/null 2>&1; "
+                 "set -o | grep '^posix'; echo \"[$POSIXLY_CORRECT]\"; cd /usr",
+                 marker);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+        if (!from_host)
+            assert_int_equal(shexec_run_setenv(r, "POSIXLY_CORRECT", "1"), SHEXEC_OK);
+        else
+            setenv("POSIXLY_CORRECT", "1", 1); /* the host's, inherited */
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        unsetenv("POSIXLY_CORRECT");
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        const char *out = out_of(r);
+        assert_non_null(strstr(out, "on"));
+        assert_non_null(strstr(out, "[1]"));
+        assert_string_equal(shexec_session_cwd(s), "/usr");
+        shexec_run_free(r);
+        pid_t daemon = -1;
+        for (int i = 0; i < 100 && daemon < 0; i++) {
+            daemon = find_marked(marker);
+            if (daemon < 0)
+                usleep(20000);
+        }
+        assert_true(daemon > 0);
+        assert_true(in_shexec_cgroup(daemon));
+        shexec_session_free(s);
+        assert_true(tu_wait_pid_gone(daemon, 5000));
+    }
+}
+
+/* A report only the run's own shell makes: a process the command started
+ * holds the report channel's descriptor (it inherited it), but what it
+ * writes there is not the shell's and is not heard. */
+static void test_children_are_not_heard(void **state)
+{
+    fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
+        skip();
+    /* the shell reports nothing of its own (no trap), a child forges (not
+     * the last command: bash would exec it, and it would be the shell) */
+    shexec_run *r = run(f->s, "trap - EXIT; cd /usr; "
+                              "bash -c 'printf \"\\0status=0\\0cwd=/etc\\n\\0\" >&173'; :");
+    assert_string_equal(shexec_session_cwd(f->s), f->dir);
+    assert_non_null(strstr(shexec_run_notice(r), "reported no working directory"));
+    shexec_run_free(r);
+    /* a leftover forging after its shell's report: also not heard */
+    r = run(f->s, "(sleep 0.2; printf '\\0status=0\\0cwd=/etc\\n\\0' >&173) & cd /tmp");
+    assert_string_equal(shexec_session_cwd(f->s), "/tmp");
+    shexec_task *left = NULL;
+    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
+        assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)), SHEXEC_OK);
+    shexec_run_free(r);
+    for (int i = 0; i < 3; i++) {
+        r = run(f->s, i % 2 ? "sleep 0.15; cd /" : "sleep 0.15; cd /usr");
+        assert_string_equal(shexec_session_cwd(f->s), i % 2 ? "/" : "/usr");
+        shexec_run_free(r);
+    }
+    shexec_task_free(left);
+}
+
+/* A leftover of an earlier command, or any process of the same user, that
+ * opens /proc/HOSTPID/fd/N and writes a forged record finds no report
+ * channel there (a socket cannot be reopened; the prelude is sealed and
+ * the host closed its copy): 24 later `cd` commands all land, and with
+ * kept state no forged variable reaches a later command. */
+static void test_forged_through_proc_fd(void **state)
+{
+    fixture *f = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
+        skip();
+    if (tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    char cmd[PATH_MAX + 1024];
+    snprintf(cmd, sizeof cmd,
+             "(for i in $(seq 400); do for fd in /proc/%d/fd/*; do "
+             "printf '\\0status=0\\0cwd=/etc\\n\\0env=export INJECTED=yes\\n\\0"
+             "decl=declare -x INJECTED=\"yes\"\\n\\0' 2>/dev/null >>\"$fd\"; done; "
+             "sleep 0.01; done) >/dev/null 2>&1 </dev/null & echo started",
+             (int)getpid());
+    shexec_run *r = run(f->s, cmd);
+    shexec_task *left = NULL;
+    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
+        assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)), SHEXEC_OK);
+    shexec_run_free(r);
+    for (int i = 0; i < 24; i++) {
+        const char *dir = i % 2 ? "/" : f->dir;
+        snprintf(cmd, sizeof cmd, "cd '%s'; echo \"[${INJECTED-}]\"", dir);
+        r = run(f->s, cmd);
+        assert_string_equal(shexec_session_cwd(f->s), dir);
+        /* the host's ends of the output pipes are still reachable there
+         * (what a host makes non-dumpable closes: docs/hostile-host.md),
+         * so the forged bytes may show in the output; never as state */
+        size_t n = 0;
+        const char *o = shexec_run_output(r, SHEXEC_STDOUT, &n);
+        assert_non_null(memmem(o, n, "[]", 2));
+        assert_null(memmem(o, n, "[yes]", 5));
+        shexec_run_free(r);
+    }
+    assert_null(shexec_session_getenv(f->s, "INJECTED"));
+    shexec_task_free(left); /* a running task is ended */
+    if (tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+}
+
+/* The report channel is not a file: a command's own `ulimit -f 0` (with kept
+ * state, `ulimit -f 4`) leaves its shell's report alone, as `bash -c` would
+ * exit 0 there, and the session moves. */
+static void test_file_size_limit_in_the_command(void **state)
+{
+    fixture *f = *state;
+    for (int persist = 0; persist < 2; persist++) {
+        if (persist && !tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+            break;
+        if (persist)
+            assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+        for (int sh = 0; sh < 2; sh++) {
+            use_shell(f->s, g_shells[sh]);
+            assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+            shexec_run *r = run(f->s, persist ? "export BIG=$(head -c 8192 /dev/zero | tr '\\0' x); "
+                                                "ulimit -f 4; cd /usr; echo ok"
+                                              : "ulimit -f 0; cd /usr; echo ok");
+            assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+            assert_int_equal(shexec_run_exit_code(r), 0);
+            assert_string_equal(out_of(r), "ok\n");
+            assert_string_equal(shexec_session_cwd(f->s), "/usr");
+            shexec_run_free(r);
+        }
+    }
+    if (tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+    use_shell(f->s, g_shells[0]);
+}
+
+/* A host on a terminal (a TUI agent): a pipe command leads a session of its
+ * own with no controlling terminal, so it cannot open the host's /dev/tty
+ * (read the user's keys, or block on them); a pty command gets its own. */
+static void tty_host_case(int out_fd)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 || setsid() < 0)
+        _exit(2);
+    int slave = open(ptsname(master), O_RDWR); /* the host's controlling terminal now */
+    if (slave < 0)
+        _exit(3);
+    int check = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (check < 0)
+        _exit(4);
+    close(check);
+    shexec_session *s = NULL;
+    if (shexec_session_new(&s) != SHEXEC_OK)
+        _exit(5);
+    const char *cmds[] = {"exec 3</dev/tty 2>/dev/null && echo opened || echo refused",
+                          "ps -o sid= -p $$ | tr -d ' '; echo $$"};
+    for (int i = 0; i < 2; i++) {
+        shexec_run *r = NULL;
+        if (shexec_run_new(&r, s, cmds[i]) != SHEXEC_OK || shexec_run_exec(r) != SHEXEC_OK)
+            _exit(6);
+        const char *o = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+        if (write(out_fd, o, strlen(o)) < 0)
+            _exit(7);
+        shexec_run_free(r);
+    }
+    /* and a pty run: its own terminal, which it may open */
+    shexec_run *r = NULL;
+    if (shexec_run_new(&r, s, "exec 3</dev/tty && echo pty-opened") != SHEXEC_OK ||
+        shexec_run_set_pty(r, SHEXEC_PTY_ON) != SHEXEC_OK || shexec_run_exec(r) != SHEXEC_OK)
+        _exit(8);
+    const char *o = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    if (write(out_fd, o, strlen(o)) < 0)
+        _exit(9);
+    shexec_run_free(r);
+    shexec_session_free(s);
+    _exit(0);
+}
+
+static void test_no_host_terminal(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        tty_host_case(p[1]);
+    }
+    close(p[1]);
+    char buf[512];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof buf - 1 && (n = read(p[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(p[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) >= 2 && WEXITSTATUS(st) <= 4) {
+        fprintf(stderr, "test_trust: no terminal to be had here: skipped\n");
+        skip();
+    }
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* refused; the command's session is its own (sid == its pid) */
+    assert_non_null(strstr(buf, "refused\n"));
+    assert_null(strstr(buf, "opened\n") && !strstr(buf, "pty-opened") ? buf : NULL);
+    char *line2 = strchr(buf, '\n') + 1, sid[32] = "", self[32] = "";
+    assert_int_equal(sscanf(line2, "%31s %31s", sid, self), 2);
+    assert_string_equal(sid, self);
+    assert_non_null(strstr(buf, "pty-opened"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +879,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_child_forked_as_term_comes_gets_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_as_bash_forks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handled_term_is_not_sent_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_posix_mode_keeps_containment_and_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_children_are_not_heard, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_through_proc_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_size_limit_in_the_command, setup, teardown),
+        cmocka_unit_test(test_no_host_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
