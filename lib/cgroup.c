@@ -7,15 +7,14 @@
 #include "cgroup.h"
 
 #include "shx_config.h"
+#include "cgtree.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char compiled_out[] = "cgroups are not in this build";
@@ -278,37 +277,18 @@ long shx_cgroup_pids(const char *dir, pid_t *out, size_t cap)
     return n;
 }
 
-/* dir's members in a malloc'd array (a pid takes at least two bytes of the
- * text, so half its length bounds their count): the count, or -1. */
-static long list_members(const char *dir, pid_t **pids)
-{
-    char *text;
-    size_t len;
-    *pids = NULL;
-    if (read_file(dir, "cgroup.procs", &text, &len) != 0)
-        return -1;
-    size_t cap = len / 2 + 1;
-    *pids = malloc(cap * sizeof **pids);
-    long n = *pids ? shx_cgroupfs_pids(text, len, *pids, cap) : fail(ENOMEM, NULL, NULL);
-    int err = errno;
-    free(text);
-    errno = err;
-    return n;
-}
-
 long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
-    pid_t *pids;
-    long n = list_members(dir, &pids), sent = 0;
-    for (long i = 0; i < n; i++)
-        if (except_pgid <= 0 || getpgid(pids[i]) != except_pgid)
-            sent += kill(pids[i], sig) == 0;
+    char *buf = malloc(SHX_CGTREE_BUF);
+    if (!buf)
+        return fail(ENOMEM, NULL, NULL);
+    long sent = shx_cgtree_signal(dir, sig, except_pgid, buf, SHX_CGTREE_BUF);
     int err = errno;
-    free(pids);
+    free(buf);
     errno = err;
-    return n < 0 ? -1 : sent;
+    return sent;
 }
 
 int shx_cgroup_kill(const char *dir, int wait_ms)
@@ -322,66 +302,20 @@ int shx_cgroup_kill(const char *dir, int wait_ms)
     return shx_cgroup_kill_frozen(dir, wait_ms);
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec t = {ms / 1000, ms % 1000 * 1000000L};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR)
-        ;
-}
-
-/* Wait up to wait_ms for cgroup.events to say "frozen 1". 1 frozen, 0 not. */
-static int wait_frozen(const char *dir, int wait_ms)
-{
-    for (int waited = 0;; waited++) {
-        unsigned long long frozen = 0;
-        if (shx_cgroup_read_key(dir, "cgroup.events", "frozen", &frozen) == 0 && frozen)
-            return 1;
-        if (waited >= wait_ms)
-            return 0;
-        sleep_ms(1);
-    }
-}
-
-/* dir's listed members: their count, or -1. */
-static long count_members(const char *dir)
-{
-    pid_t *pids;
-    long n = list_members(dir, &pids);
-    free(pids);
-    return n;
-}
-
-/* Rounds of the frozen kill: a member that was mid-fork when the freeze
- * began may leave a child that is listed only in the next round. */
-#define FROZEN_ROUNDS 4
-
 int shx_cgroup_kill_frozen(const char *dir, int wait_ms)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
-    for (int round = 0; round < FROZEN_ROUNDS; round++) {
-        if (write_file(dir, "cgroup.freeze", "1") != 0)
-            return -1;
-        /* not settled in time (a member in uninterruptible sleep): killed
-         * all the same, the round after catches what forked meanwhile */
-        (void)wait_frozen(dir, wait_ms);
-        pid_t *pids;
-        long n = list_members(dir, &pids);
-        int err = errno;
-        for (long i = 0; i < n; i++)
-            (void)kill(pids[i], SIGKILL);
-        free(pids);
-        /* thawed, the killed members run on to their exit */
-        if (write_file(dir, "cgroup.freeze", "0") != 0)
-            return -1;
-        if (n < 0)
-            return fail(err, NULL, NULL);
-        for (int waited = 0; (n = count_members(dir)) > 0 && waited < wait_ms; waited++)
-            sleep_ms(1);
-        if (n == 0)
-            return 0;
-    }
-    return fail(ETIMEDOUT, NULL, NULL);
+    if (!has_file(dir, "cgroup.freeze"))
+        return fail(ENOENT, NULL, NULL);
+    char *buf = malloc(SHX_CGTREE_BUF);
+    if (!buf)
+        return fail(ENOMEM, NULL, NULL);
+    int rc = shx_cgtree_kill_listed(dir, wait_ms, buf, SHX_CGTREE_BUF);
+    int err = errno;
+    free(buf);
+    errno = err;
+    return rc;
 }
 
 int shx_cgroup_read_cpu(const char *dir, shx_cgroup_cpu *out)

@@ -1,10 +1,10 @@
 /*
  * cgroup.h - cgroup v2 directories, for holding a command's every process:
  * finding the host's own cgroup, probing what a parent cgroup allows,
- * making and removing a child cgroup, moving a process into it, listing,
- * signalling and killing its members (membership survives setsid and
- * double forks), reading its accounting and writing its limits. The texts
- * are parsed by cgroupfs.h. A cgroup is named by its directory path (at
+ * making and removing a child cgroup, moving a process into it, listing
+ * its members, signalling and killing them and those of the cgroups below
+ * it (membership survives setsid and double forks), reading its accounting
+ * and writing its limits. The texts are parsed by cgroupfs.h. A cgroup is named by its directory path (at
  * most SHX_CGROUP_PATH_MAX - 1 bytes); every descriptor opened here is
  * close-on-exec and closed before the call returns.
  *
@@ -87,17 +87,17 @@ int shx_cgroup_populated(const char *dir);
 long shx_cgroup_pids(const char *dir, pid_t *out, size_t cap);
 
 /*
- * Send sig to every member listed in dir (e.g. SIGTERM before a grace
- * period; a process forked meanwhile is missed: shx_cgroup_kill is exact),
- * except those in process group except_pgid (> 0: signalled already, by
- * one kill of the group; 0: none excepted). The count signalled (a member
- * gone already not counted), or -1 with errno: ENOENT, ENOMEM, E2BIG,
- * ENOSYS.
+ * Send sig to every member listed in dir and in the cgroups below it (a
+ * command may make some: cgtree.h) (e.g. SIGTERM before a grace period; a
+ * process forked meanwhile is missed: shx_cgroup_kill is exact), except
+ * those in process group except_pgid (> 0: signalled already, by one kill
+ * of the group; 0: none excepted). The count signalled (a member gone
+ * already not counted), or -1 with errno: ENOENT, ENOMEM, ENOSYS.
  */
 long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid);
 
 /*
- * SIGKILL every member of dir and of its children at once: cgroup.kill
+ * SIGKILL every member of dir and of the cgroups below it at once: cgroup.kill
  * where the kernel has it, else shx_cgroup_kill_frozen. The members are
  * then dying, not gone: wait for shx_cgroup_populated() == 0. 0, or -1
  * with errno as shx_cgroup_kill_frozen's.
@@ -105,13 +105,14 @@ long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid);
 int shx_cgroup_kill(const char *dir, int wait_ms);
 
 /*
- * The kill for kernels without cgroup.kill: freeze dir (no member can fork
- * while frozen), wait up to wait_ms for the freeze to settle, SIGKILL each
- * listed member, thaw, wait up to wait_ms for them to leave; again while
- * any is listed (a bounded number of rounds): on return none is listed
- * (the killed may still be finishing their exit). Members of its children are not reached. 0, or -1 with errno:
- * ETIMEDOUT (members still listed after the last round), ENOENT
- * (no cgroup.freeze: Linux before 5.2), ENOMEM, ENOSYS.
+ * The kill for kernels without cgroup.kill: freeze dir (the cgroups below
+ * it freeze with it; no member can fork while frozen), wait up to wait_ms
+ * for the freeze to settle, SIGKILL each member listed in dir or below it,
+ * thaw, wait up to wait_ms for them to leave; again while any is listed (a
+ * bounded number of rounds; the tree walked within cgtree.h's bounds): on
+ * return none is listed (the killed may still be finishing their exit). 0,
+ * or -1 with errno: ETIMEDOUT (members still listed after the last round),
+ * ENOENT (no cgroup.freeze: Linux before 5.2), ENOMEM, ENOSYS.
  */
 int shx_cgroup_kill_frozen(const char *dir, int wait_ms);
 

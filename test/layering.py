@@ -75,7 +75,7 @@ allowed_in_tests = {'testhook.h', 'testutil.h', 'buf.h', 'json.h', 'env.h', 'glo
                     'capture.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
                     'spawn.h',  # spawn.h: the pure shx_pick_shell
                     'record.h', 'shstate.h',  # the pure parsers of what the shell reports
-                    'cgroupfs.h', 'cgroup.h',  # the cgroup v2 parsers; the module, tested live
+                    'cgroupfs.h', 'cgroup.h', 'cgtree.h',  # the cgroup v2 parsers; the modules, tested live
                     'inputwait.h',  # the pure reading of /proc/PID/syscall and terminal flags
                     'acreplace.h', 'keyscan.h', 'redact.h'}  # the pure redaction stages
 for f in sorted(glob.glob('test/*.c')):

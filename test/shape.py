@@ -13,7 +13,7 @@ import re
 CONCERNS = [
     ('run and its processes', 'run start result ending cwd channels loop job proc group spawn spawnfa '
      'launch stream capture script record sentinel walk procfs'),
-    ('containment (cgroup v2)', 'cgroup cgroupfs contain limits'),
+    ('containment (cgroup v2)', 'cgroup cgroupfs cgtree contain limits'),
     ('session, settings, tasks', 'session settings getters task base'),
     ('persisted shell state', 'persist pstate shstate replay shfuncs'),
     ('host-death watchdog', 'watchdog watchdog_fork watchdog_proc watchdog_cgroup'),

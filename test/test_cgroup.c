@@ -5,7 +5,9 @@
  * machine's cgroup2 (the host's own cgroup found by the module itself), in
  * a child cgroup made per test: process trees that left their session and
  * parent (setsid, double fork) listed, signalled and killed, by cgroup.kill
- * and by the freezer fallback; CPU accounting; limit and creation errors.
+ * and by the freezer fallback, in cgroups below too; trees signalled,
+ * ended and removed, a wide one with the smallest buffer, one deeper than
+ * a walk goes; CPU accounting; limit and creation errors.
  * The live tests skip, saying why, where cgroup2 is not writable; every
  * test's teardown kills, reaps and removes what it made, and fails it when
  * a descriptor, child or cgroup is left.
@@ -28,6 +30,7 @@
 
 #include "cgroup.h"
 #include "cgroupfs.h"
+#include "cgtree.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------
@@ -552,16 +555,16 @@ static live *need_cgroup(void **state)
     return t;
 }
 
-/* Fork a child that moves itself into the test's cgroup, leaves its
- * session (setsid) and runs script in sh (TERM ignored with ignore_term:
- * ignored signals stay ignored across exec). */
-static pid_t spawn_tree(live *t, const char *script, int ignore_term)
+/* Fork a child that moves itself into cgroup dir, leaves its session
+ * (setsid) and runs script in sh (TERM ignored with ignore_term: ignored
+ * signals stay ignored across exec). */
+static pid_t spawn_tree_at(live *t, const char *dir, const char *script, int ignore_term)
 {
     assert_true(t->nkids < MAX_KIDS);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (shx_cgroup_move(t->dir, 0) != 0)
+        if (shx_cgroup_move(dir, 0) != 0)
             _exit(126);
         (void)setsid();
         if (ignore_term)
@@ -571,6 +574,12 @@ static pid_t spawn_tree(live *t, const char *script, int ignore_term)
     }
     t->kids[t->nkids++] = pid;
     return pid;
+}
+
+/* The same in the test's cgroup. */
+static pid_t spawn_tree(live *t, const char *script, int ignore_term)
+{
+    return spawn_tree_at(t, t->dir, script, ignore_term);
 }
 
 /* Three processes: the shell become sleep, a background sleep, and a
@@ -650,6 +659,15 @@ static void test_live_freeze_fallback(void **state)
         print_message("skipped: no cgroup.freeze here (Linux before 5.2)\n");
         skip();
     }
+    /* and one in a cgroup below: the freeze and the kill reach it */
+    char inner[SHX_CGROUP_PATH_MAX];
+    assert_int_equal(shx_cgroup_create(t->dir, "inner", inner), 0);
+    spawn_tree_at(t, inner, tree, 1);
+    pid_t below[8];
+    long nbelow = 0;
+    for (int tries = 0; tries < 1000 && (nbelow = shx_cgroup_pids(inner, below, 8)) < 3; tries++)
+        usleep(10000);
+    assert_int_equal(nbelow, 3);
     spawn_tree(t, tree, 1);
     spawn_tree(t, "trap '' TERM; while :; do (sleep 300 &); sleep 1; done", 1);
     assert_true(wait_count(t, member_count, 5, 1));
@@ -666,6 +684,8 @@ static void test_live_freeze_fallback(void **state)
     assert_true(wait_until(t, populated, 0));
     for (long i = 0; i < n; i++)
         assert_true(tu_wait_pid_gone(pids[i], WAIT_MS));
+    for (long i = 0; i < nbelow; i++)
+        assert_true(tu_wait_pid_gone(below[i], WAIT_MS));
     char path[SHX_CGROUP_PATH_MAX + 32];
     (void)snprintf(path, sizeof path, "%s/cgroup.freeze", t->dir);
     FILE *f = fopen(path, "re");
@@ -779,11 +799,109 @@ static void test_live_create_and_move_errors(void **state)
     assert_int_equal(errno, ENOENT);
 }
 
+/* dir/name, made (a cgroup below dir); its path into out. */
+static void make_below(const char *dir, const char *name, char out[SHX_CGROUP_PATH_MAX])
+{
+    assert_int_equal(shx_cgroup_create(dir, name, out), 0);
+}
+
+/* A tree below the test's cgroup: signalled, killed and removed as one,
+ * what has members kept by a removal, the rest removed. */
+static void test_live_tree(void **state)
+{
+    live *t = need_cgroup(state);
+    char a[SHX_CGROUP_PATH_MAX], b[SHX_CGROUP_PATH_MAX], c[SHX_CGROUP_PATH_MAX];
+    make_below(t->dir, "a", a);
+    make_below(a, "b", b);
+    make_below(t->dir, "c", c);
+    spawn_tree(t, tree, 0);
+    spawn_tree_at(t, b, tree, 1);
+    assert_true(wait_until(t, settled_count, 3));
+    pid_t below[8];
+    long n = 0;
+    for (int tries = 0; tries < 1000 && (n = shx_cgroup_pids(b, below, 8)) < 3; tries++)
+        usleep(10000);
+    assert_int_equal(n, 3);
+    /* SIGTERM to every member of the tree: those two below too */
+    assert_int_equal(shx_cgroup_signal(t->dir, SIGTERM, 0), 6);
+    assert_true(wait_until(t, member_count, 0));
+    char *buf = malloc(SHX_CGTREE_BUF);
+    assert_non_null(buf);
+    assert_int_equal(shx_cgtree_populated(t->dir, buf, SHX_CGTREE_BUF), 1);
+    /* the members that ignore TERM hold b and its parents; c goes */
+    errno = 0;
+    assert_int_equal(shx_cgtree_remove(t->dir, buf, SHX_CGTREE_BUF), -1);
+    assert_int_equal(errno, EBUSY);
+    struct stat st;
+    assert_int_not_equal(stat(c, &st), 0);
+    assert_int_equal(stat(b, &st), 0);
+    /* the end of the tree: killed, waited for, removed */
+    assert_int_equal(shx_cgtree_end(t->dir, WAIT_MS, buf, SHX_CGTREE_BUF), 0);
+    assert_int_not_equal(stat(t->dir, &st), 0);
+    for (long i = 0; i < n; i++)
+        assert_true(tu_wait_pid_gone(below[i], WAIT_MS));
+    assert_int_equal(shx_cgtree_populated(t->dir, buf, SHX_CGTREE_BUF), -1);
+    assert_int_equal(shx_cgtree_remove(t->dir, buf, SHX_CGTREE_BUF), 0); /* gone: nothing to do */
+    free(buf);
+    t->dir[0] = '\0';
+}
+
+/* A wide tree walked with the smallest buffer: many listings, each taken
+ * up again after a child's removal. */
+static void test_live_tree_wide(void **state)
+{
+    live *t = need_cgroup(state);
+    char w[SHX_CGROUP_PATH_MAX], sub[SHX_CGROUP_PATH_MAX], name[16];
+    make_below(t->dir, "w", w);
+    for (int i = 0; i < 60; i++) {
+        (void)snprintf(name, sizeof name, "s%d", i);
+        make_below(w, name, sub);
+        make_below(sub, "x", sub);
+    }
+    char small[1024];
+    errno = 0;
+    assert_int_equal(shx_cgtree_remove(w, small, 512), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(shx_cgtree_remove(w, small, sizeof small), 0);
+    struct stat st;
+    assert_int_not_equal(stat(w, &st), 0);
+}
+
+/* A chain deeper than a walk goes is left, and the walk ends. */
+static void test_live_tree_depth_bound(void **state)
+{
+    live *t = need_cgroup(state);
+    enum { DEEP = SHX_CGTREE_DEPTH + 3 };
+    static char level[DEEP + 1][SHX_CGROUP_PATH_MAX];
+    (void)snprintf(level[0], sizeof level[0], "%s", t->dir);
+    for (int i = 1; i <= DEEP; i++)
+        make_below(level[i - 1], "d", level[i]);
+    char *buf = malloc(SHX_CGTREE_BUF);
+    assert_non_null(buf);
+    errno = 0;
+    int rc = shx_cgtree_remove(t->dir, buf, SHX_CGTREE_BUF);
+    int err = errno;
+    struct stat st;
+    int deepest_left = stat(level[DEEP], &st) == 0;
+    /* the levels past the bound, by hand; then the rest is within reach */
+    for (int i = DEEP; i > SHX_CGTREE_DEPTH; i--)
+        (void)shx_cgroup_remove(level[i]);
+    int rest = shx_cgtree_remove(t->dir, buf, SHX_CGTREE_BUF);
+    free(buf);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err, EBUSY);
+    assert_true(deepest_left);
+    assert_int_equal(rest, 0);
+    t->dir[0] = '\0';
+}
+
 #define LIVE_TEST(f) cmocka_unit_test_setup_teardown(f, live_setup, live_teardown)
 #define LIVE_TESTS                                                                                 \
     LIVE_TEST(test_live_self_dir), LIVE_TEST(test_live_term_then_kill),                            \
         LIVE_TEST(test_live_freeze_fallback), LIVE_TEST(test_live_cpu_stat),                       \
-        LIVE_TEST(test_live_limits), LIVE_TEST(test_live_create_and_move_errors)
+        LIVE_TEST(test_live_limits), LIVE_TEST(test_live_create_and_move_errors),              \
+        LIVE_TEST(test_live_tree), LIVE_TEST(test_live_tree_wide),                                 \
+        LIVE_TEST(test_live_tree_depth_bound)
 
 int main(void)
 {
