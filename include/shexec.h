@@ -285,8 +285,18 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * first, then SIGKILL to all at once through cgroup.kill); leftovers are
  * the members left after the shell exits, including daemons that
  * detached; a task lasts while any member does. shexec_run_cost() gives
- * the whole tree's CPU time. A command running as root can still move
- * itself out of its cgroup: containment bounds accidents, not an attacker.
+ * the whole tree's CPU time. The session's cgroups belong to the host's
+ * uid, so a command of that uid (or of one a delegated subtree lets write
+ * there) can make cgroups below its own, ended and removed with it, and
+ * move processes into the session's other cgroups, ended when the session
+ * is freed (or by its watchdog, or by the next session when the host
+ * died); but also into any cgroup of the host's subtree whose cgroup.procs
+ * it may write, such as a sibling of the session's, where the library
+ * cannot see them. Against that, contain the session below a parent owned
+ * by another uid than the commands' (a delegated subtree), or have the
+ * host's supervisor end the host's whole cgroup. A command running as root
+ * can do so anywhere: containment bounds accidents, not an attacker
+ * (docs/hostile-host.md).
  *
  * WHAT PERSISTS. The working directory. Nothing else by default: variables,
  * functions, `export`s and `set` options last for one command, as with
@@ -790,12 +800,14 @@ enum {
  * cgroup2 directory the host may write, or NULL, "" or "off" (process
  * groups only). A new session is "auto". The session makes one cgroup there
  * (shexec-PID-N) and one below it per command, removed when the command's
- * processes are gone; the session's free kills what is left in them and
- * removes them; cgroups that a host which died left there (empty, its pid
- * gone) are removed when the next session is contained beside them. With
- * "auto" where no cgroup can be made (no cgroup2 mount, read-only, no
- * permission, a kernel before 5.2), the session keeps process groups and
- * shexec_session_containment() says why: that is SHEXEC_OK.
+ * processes are gone, with any cgroups the command made below its own; the
+ * session's free kills what is left anywhere in the session's cgroup and
+ * below it, and removes them all; the cgroups of a host that died (its pid
+ * gone) are ended the same way when the next session is contained beside
+ * them. With "auto" where no cgroup can be made (no cgroup2 mount,
+ * read-only, no permission, a kernel before 5.2), the session keeps
+ * process groups and shexec_session_containment() says why: that is
+ * SHEXEC_OK.
  * Errors: SHEXEC_EINVAL (s NULL, or parent none of the above),
  * SHEXEC_ESTATE (commands run: runs, tasks or adopted leftovers; or from a
  * callback), SHEXEC_ESYS (a named parent where no cgroup can be made: the

@@ -6,7 +6,10 @@
  * kernel has taken every one of them out (rmdir fails with EBUSY until
  * cgroup.events says "populated 0"). Rather than wait in the host's call,
  * such a cgroup is kept on a list and removed by a later call (the next
- * command's start, or the end of the session, which waits for them).
+ * command's start, or the end of the session, which waits for them). Each
+ * is removed as a tree (cgtree.h): a command may have made cgroups below
+ * its own, and a process of the host's uid may have moved into any of
+ * them, or into the session's own cgroup.
  */
 #include "contain.h"
 
@@ -17,11 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cgroup.h"
+#include "cgtree.h"
 
 /* CONTAIN=0 builds a library that never makes a cgroup: every session keeps
  * process groups, as on a machine without cgroup v2. */
@@ -30,8 +34,7 @@
 #endif
 
 /* Cgroups awaiting removal a session keeps at most; past it the oldest is
- * given up: left behind, and with it the session's own cgroup, until a
- * contained session beside them finds this host gone (remove_stale). */
+ * given up: left to the session's end, which removes its whole tree. */
 #define DYING_MAX 256
 
 /* The controllers limits need, by SHX_CTRL_*: their names, and their
@@ -58,15 +61,33 @@ struct shx_contain {
 /* Sessions made by this process so far: each one's cgroup name is unique. */
 static atomic_ulong sessions_made;
 
+/* Remove the cgroup tree at dir (cgtree.h), deepest first; with `until`
+ * (shx_now_ns(); 0: none) whatever is in it is killed first and waited for
+ * until then: a tree no one uses any more. 0 when it is gone. */
+static int remove_tree(const char *dir, int64_t until)
+{
+    if (shx_cgroup_remove(dir) == 0 || errno == ENOENT)
+        return 0; /* the common case, without a buffer */
+    int64_t left = until ? (until - shx_now_ns()) / 1000000 : 0;
+    char *buf = malloc(SHX_CGTREE_BUF);
+    int rc = !buf    ? -1
+             : until ? shx_cgtree_end(dir, left > 0 ? (int)left : 0, buf, SHX_CGTREE_BUF)
+                     : shx_cgtree_remove(dir, buf, SHX_CGTREE_BUF);
+    free(buf);
+    return rc;
+}
+
 /* The cgroups of sessions whose host died without ending them (killed,
- * no watchdog) are left behind: a new session removes those it finds
- * beside its own that are empty and whose host's pid is gone (a reused pid
- * keeps them, for the host that has it now to be the judge). */
+ * no watchdog) are left behind, perhaps with processes in them: a new
+ * session ends those it finds beside its own whose host's pid is gone (a
+ * reused pid keeps them, for the host that has it now to be the judge),
+ * all of them within SHX_CONTAIN_FREE_WAIT_MS. */
 static void remove_stale(const char *parent)
 {
     DIR *d = opendir(parent);
     if (!d)
         return;
+    int64_t until = shx_now_ns() + SHX_CONTAIN_FREE_WAIT_MS * (int64_t)1000000;
     struct dirent *e;
     while ((e = readdir(d))) {
         /* shexec-PID-N: a session's name, and its host's pid */
@@ -79,18 +100,9 @@ static void remove_stale(const char *parent)
         (void)strtoul(end + 1, &end, 10);
         if (*end || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
-        char dir[SHX_CGROUP_PATH_MAX], run[SHX_CGROUP_PATH_MAX + 32];
-        if (snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name) >= (int)sizeof dir)
-            continue;
-        DIR *sub = opendir(dir);
-        struct dirent *r;
-        while (sub && (r = readdir(sub)))
-            if (strncmp(r->d_name, "run-", 4) == 0 &&
-                snprintf(run, sizeof run, "%s/%s", dir, r->d_name) < (int)sizeof run)
-                (void)shx_cgroup_remove(run);
-        if (sub)
-            closedir(sub);
-        (void)shx_cgroup_remove(dir);
+        char dir[SHX_CGROUP_PATH_MAX];
+        if (snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name) < (int)sizeof dir)
+            (void)remove_tree(dir, until);
     }
     closedir(d);
 }
@@ -141,6 +153,11 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
         errno = err;
         return -1;
     }
+    /* commands may make cgroups below theirs, but no deeper than the walks
+     * that end them reach (against accidents: the host's uid may raise it) */
+    char depth[16];
+    (void)snprintf(depth, sizeof depth, "%d", SHX_CGTREE_DEPTH);
+    (void)shx_cgroup_set_limit(c->dir, "cgroup.max.depth", depth, NULL);
     /* the controllers the parent gives its children, passed on to the
      * commands' cgroups (the session's own holds no process, so it may) */
     for (int i = 0; i < SHX_CTRLS; i++) {
@@ -200,12 +217,13 @@ const char *shx_contain_dir(const shx_contain *c)
     return c->dir;
 }
 
-/* Remove the dying cgroups that are empty by now; keep the rest in order. */
+/* Remove the dying cgroups that are empty by now (with what their commands
+ * made below them); keep the rest in order. */
 static void remove_emptied(shx_contain *c)
 {
     int kept = 0;
     for (int i = 0; i < c->n_dying; i++) {
-        if (shx_cgroup_remove(c->dying[i]) == 0 || errno == ENOENT)
+        if (remove_tree(c->dying[i], 0) == 0)
             free(c->dying[i]);
         else
             c->dying[kept++] = c->dying[i];
@@ -236,7 +254,9 @@ void shx_contain_run_done(shx_contain *c, char *dir)
 {
     if (!dir)
         return;
-    if (shx_cgroup_remove(dir) == 0 || errno != EBUSY || !c) {
+    /* with the cgroups the command made below it; no kill: a v1 cgroup
+     * may still hold leftovers another run adopted */
+    if (remove_tree(dir, 0) == 0 || errno != EBUSY || !c) {
         free(dir);
         return;
     }
@@ -410,32 +430,20 @@ void shx_contain_hits_notice(int hits, const uint64_t limits[SHEXEC_LIMITS], shx
                        notice->len ? "; " : "", limits[SHEXEC_LIMIT_PIDS]);
 }
 
-static void sleep_1ms(void)
-{
-    struct timespec t = {0, 1000000L};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR)
-        ;
-}
-
 void shx_contain_free(shx_contain *c, int wait_ms)
 {
     if (!c)
         return;
-    /* what is left in a command's cgroup goes at once; only the dying
-     * ones can hold members here, as every run ended before this (one by
-     * one: the freezer's kill does not reach a cgroup's children) */
-    for (int i = 0; i < c->n_dying; i++)
-        if (shx_cgroup_populated(c->dying[i]) == 1)
-            (void)shx_cgroup_kill(c->dying[i], wait_ms);
-    for (int waited = 0; shx_cgroup_populated(c->dir) == 1 && waited < wait_ms; waited++)
-        sleep_1ms();
-    remove_emptied(c);
+    /* whatever is left anywhere in the session's tree goes: in dying
+     * commands' cgroups, in those commands made below, and in the session's
+     * own, where a process of the host's uid may have moved one */
+    int64_t until = shx_now_ns() + wait_ms * (int64_t)1000000;
+    (void)remove_tree(c->dir, until);
     for (int i = 0; i < c->n_dying; i++)
         free(c->dying[i]);
-    (void)shx_cgroup_remove(c->dir);
     for (int k = 0; k < SHX_CTRLS; k++) {
         if (c->v1[k])
-            (void)shx_cgroup_remove(c->v1[k]);
+            (void)remove_tree(c->v1[k], until);
         free(c->v1[k]);
     }
     free(c);

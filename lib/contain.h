@@ -9,8 +9,12 @@
  * and killed through it (proc.c). Nothing here knows of runs.
  *
  * Layout: PARENT/shexec-PID-N (the session's; no process of its own) and
- * below it run-M, one per command. The watchdog kills the session's cgroup
- * as a whole (cgroup.kill reaches every descendant).
+ * below it run-M, one per command, and below those whatever cgroups the
+ * commands make (at most SHX_CGTREE_DEPTH levels below the session's: its
+ * cgroup.max.depth). Every removal here, and the watchdog's, takes a
+ * cgroup's whole tree (cgtree.h), deepest first; the session's end, a dead
+ * host's stale cgroups and the watchdog first kill the processes anywhere
+ * in it.
  */
 #ifndef SHX_CONTAIN_H
 #define SHX_CONTAIN_H
@@ -28,9 +32,11 @@ typedef struct shx_contain shx_contain;
 
 /*
  * Make the session's cgroup under parent ("auto": the cgroup the calling
- * process is in) into *out. 0, or -1 with *reason (static storage: no v2
- * mount, not writable, no cgroup.kill nor freezer, ...) and errno; *out is
- * then NULL and nothing was made.
+ * process is in) into *out, after ending the trees that sessions of hosts
+ * now dead left there (their pid gone: whatever is in them killed, within
+ * SHX_CONTAIN_FREE_WAIT_MS for all). 0, or -1 with *reason (static
+ * storage: no v2 mount, not writable, no cgroup.kill nor freezer, ...) and
+ * errno; *out is then NULL and nothing was made.
  */
 int shx_contain_new(shx_contain **out, const char *parent, const char **reason);
 
@@ -39,9 +45,12 @@ const char *shx_contain_dir(const shx_contain *c);
 
 /*
  * A command's cgroup is no longer used (its processes were killed or
- * ended, or it holds adopted leftovers no more): removed now, or, while
- * killed processes are still on their way out, later (c NULL: now or
- * never). Takes dir (malloc'd); NULL: nothing.
+ * ended, or it holds adopted leftovers no more): removed now with the
+ * cgroups the command made below it, or, while killed processes are still
+ * on their way out, later (c NULL: now or never). Nothing in it is killed
+ * here (a run's v1 cgroups go while another run may have adopted what is
+ * in them); the session's end kills whatever is left. Takes dir
+ * (malloc'd); NULL: nothing.
  */
 void shx_contain_run_done(shx_contain *c, char *dir);
 
@@ -87,10 +96,11 @@ int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS]);
 void shx_contain_hits_notice(int hits, const uint64_t limits[SHEXEC_LIMITS], shx_buf *notice);
 
 /*
- * End the containment: every process still in the session's cgroups is
+ * End the containment: every process anywhere in the session's cgroup tree
+ * (its commands' cgroups, the cgroups below them, the session's own) is
  * killed (cgroup.kill), waited for (at most wait_ms) and the cgroups are
- * removed; what cannot be removed in that time is left. Frees c; NULL:
- * nothing.
+ * removed, deepest first; what cannot be removed in that time is left.
+ * Frees c; NULL: nothing.
  */
 void shx_contain_free(shx_contain *c, int wait_ms);
 

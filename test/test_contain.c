@@ -3,8 +3,11 @@
  * the setting and its reasons, daemons that detach (setsid, setsid -f, a
  * double fork) ended after the run, at a timeout and at the session's free,
  * adopted leftovers followed through the cgroup until its last member ends,
- * the cgroups removed, CPU accounting of the whole tree, and a host whose
- * cgroup2 mount is read-only falling back to process groups. Each live test
+ * the cgroups removed, what a command put in cgroups below its own or moved
+ * into the session's own cgroup (also as another uid, through a delegated
+ * cgroup.procs) ended and removed with the run, the session, a dead host's
+ * stale tree and the watchdog, CPU accounting of the whole tree, and a host
+ * whose cgroup2 mount is read-only falling back to process groups. Each live test
  * skips, saying why, where this machine cannot make cgroups; each marks
  * its processes (exec -a) and fails when one is left.
  */
@@ -157,6 +160,35 @@ static int run_cgroups(const char *dir)
         n += strncmp(e->d_name, "run-", 4) == 0;
     closedir(d);
     return n;
+}
+
+/* Wait up to ms for n marked processes to be up; 1 when they are. */
+static int marked_reach(int n, int ms)
+{
+    int64_t end = tu_now_ms() + ms;
+    while (count_marked() < n && tu_now_ms() < end)
+        usleep(10000);
+    return count_marked() == n;
+}
+
+/* A command's shell: cg set to its own cgroup's directory below the
+ * session's (format with the session's cgroup). */
+#define OWN_CGROUP "p=$(sed -n 's/^0:://p' /proc/self/cgroup); cg='%s'/${p##*/}; "
+
+/* A command that makes cgroups below its own (two deep, and an empty one)
+ * and leaves a marked process in each of the first two. */
+#define NESTED                                                                                     \
+    OWN_CGROUP "mkdir -p \"$cg/inner/deeper\" \"$cg/empty\" || exit; "                             \
+    "(echo 0 > \"$cg/inner/cgroup.procs\" && exec -a " MARK " sleep 1000) & "                   \
+    "(echo 0 > \"$cg/inner/deeper/cgroup.procs\" && exec -a " MARK " sleep 1000) & "            \
+    "until [ \"$(cat \"$cg/inner/cgroup.procs\" \"$cg/inner/deeper/cgroup.procs\" | wc -l)\" = 2 ]; " \
+    "do sleep 0.01; done; echo ok"
+
+/* The first line of out (a path a command printed) ends dir. */
+static int ends_with_line(const char *dir, const char *out)
+{
+    size_t n = strcspn(out, "\n"), d = strlen(dir);
+    return n > 0 && n <= d && strncmp(dir + d - n, out, n) == 0;
 }
 
 static void test_setting_and_reasons(void **state)
@@ -336,6 +368,160 @@ static void test_stale_cgroups_removed(void **state)
     }
     assert_false(stale_left);
     assert_true(live_left);
+}
+
+/* A process a command moved into the session's own cgroup belongs to no
+ * run: the session's free ends it all the same, and removes the cgroup. */
+static void test_moved_into_session_cgroup(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd,
+             "exec -a " MARK " sleep 1000 & echo $! > '%s/cgroup.procs' && "
+             "sed -n 's/^0:://p' /proc/$!/cgroup",
+             f->dir);
+    shexec_run *r = run_cmd(f->s, cmd, 0);
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    print_message("moved into %s", out);
+    assert_true(ends_with_line(f->dir, out)); /* the session's, not the run's */
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_NONE);
+    assert_true(marked_reach(1, 2000));
+    shexec_run_free(r);
+    /* teardown's free ends it, and finds the cgroup gone */
+}
+
+/* The same move made by a process of another uid, which a supervisor let
+ * write the session's cgroup.procs (a delegated subtree). */
+static void test_moved_by_delegated_uid(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0) {
+        print_message("skipped: delegating a cgroup to another uid needs root\n");
+        return;
+    }
+    if (access("/usr/bin/setpriv", X_OK) != 0) {
+        print_message("skipped: no setpriv to run as another uid\n");
+        return;
+    }
+    if (!contained(f))
+        return;
+    char procs[4200], cmd[8400];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", f->dir);
+    /* as a delegating supervisor would: the directory and its cgroup.procs */
+    assert_int_equal(chown(f->dir, 65534, 65534), 0);
+    assert_int_equal(chown(procs, 65534, 65534), 0);
+    snprintf(cmd, sizeof cmd,
+             "setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "
+             "'exec -a " MARK " sleep 1000 & echo $! > \"$0\" && sed -n s/^0:://p /proc/$!/cgroup "
+             "&& id -u' '%s'",
+             procs);
+    shexec_run *r = run_cmd(f->s, cmd, 0);
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    print_message("moved by uid 65534 into %s", out);
+    assert_true(ends_with_line(f->dir, out));
+    assert_non_null(strstr(out, "\n65534\n"));
+    assert_true(marked_reach(1, 2000));
+    shexec_run_free(r);
+}
+
+/* Cgroups a command makes below its own go with its cgroup: killed with
+ * the run's leftovers, removed by the next start at the latest. */
+static void test_nested_cgroups_end_with_run(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    assert_int_equal(shexec_session_set_on_leftovers(f->s, SHEXEC_ON_LEFTOVERS_KILL), SHEXEC_OK);
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, NESTED, f->dir);
+    shexec_run *r = run_cmd(f->s, cmd, 0);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "ok\n");
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_KILLED);
+    assert_int_equal(marked_after(2000), 0);
+    shexec_run_free(r);
+    int64_t end = tu_now_ms() + 2000;
+    while (run_cgroups(f->dir) > 0 && tu_now_ms() < end) {
+        usleep(10000);
+        shexec_run_free(run_cmd(f->s, "true", 0));
+    }
+    assert_int_equal(run_cgroups(f->dir), 0);
+}
+
+/* The same adopted as leftovers (they are the run's cgroup's members too),
+ * then ended by the session's free with every cgroup. */
+static void test_nested_cgroups_end_with_session(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, NESTED, f->dir);
+    shexec_run *r = run_cmd(f->s, cmd, 0);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "ok\n");
+    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+    assert_int_equal(count_marked(), 2);
+    shexec_run_free(r);
+    /* teardown's free ends them, and finds no cgroup of the session */
+}
+
+/* A process in cgroup dir, marked: a child of this process. */
+static pid_t spawn_marked_in(const char *dir)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char procs[4300];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+        int fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1)
+            _exit(126);
+        execlp("sleep", MARK, "1000", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* A dead host's session left a tree (a command's cgroup, two below it)
+ * with processes in it, one in the session's own cgroup: the next session
+ * beside it ends them and removes the tree. */
+static void test_stale_nested_tree_ended(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", f->dir);
+    *strrchr(parent, '/') = '\0';
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    static const char *const below[] = {"/run-2", "/run-2/inner", "/run-2/inner/deeper"};
+    char stale[4200], tree[4][4200];
+    snprintf(stale, sizeof stale, "%s/shexec-%ld-8", parent, (long)dead);
+    for (int i = 0; i < 4; i++)
+        snprintf(tree[i], sizeof tree[i], "%.4000s%s", stale, i ? below[i - 1] : "");
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mkdir(tree[i], 0755), 0);
+    pid_t kids[2] = {spawn_marked_in(tree[0]), spawn_marked_in(tree[3])};
+    int up = marked_reach(2, 5000);
+    shexec_session *other = NULL;
+    assert_int_equal(shexec_session_new(&other), SHEXEC_OK);
+    struct stat st;
+    int left = stat(tree[0], &st) == 0, alive = count_marked();
+    shexec_session_free(other);
+    for (int i = 0; i < 2; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    for (int i = 3; i >= 0; i--)
+        rmdir(tree[i]);
+    assert_true(up);
+    assert_int_equal(alive, 0);
+    assert_false(left);
 }
 
 /* Three ways a daemon leaves its command, each ended with the run. */
@@ -685,6 +871,76 @@ static void test_watchdog_ends_detached(void **state)
     assert_int_not_equal(stat(dir, &st), 0);
 }
 
+/* A host killed with SIGKILL: its watchdog ends, as a timeout would (TERM
+ * first), what a command put in cgroups below its own and in the
+ * session's own cgroup, and removes the whole tree. */
+static void test_watchdog_ends_nested_and_moved(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    if (!tu_platform_has(SHX_PLATFORM_WATCHDOG, "the watchdog"))
+        return;
+    assert_int_equal(shexec_session_set_containment(f->s, "off"), SHEXEC_OK);
+    f->dir[0] = '\0';
+    const char *tmp = tu_mkdtemp();
+    assert_non_null(tmp);
+    char termed[300];
+    snprintf(termed, sizeof termed, "%s/termed", tmp);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(ready[0]);
+        shexec_session *s = NULL;
+        shexec_run *r = NULL;
+        const char *dir = NULL;
+        if (shexec_session_new(&s) != SHEXEC_OK || shexec_session_set_kill_grace_ms(s, 2000) ||
+            shexec_session_set_containment(s, "auto") != SHEXEC_OK ||
+            shexec_session_containment(s, &dir) != SHEXEC_CONTAIN_CGROUP ||
+            shexec_session_set_watchdog(s, 1) != SHEXEC_OK)
+            _exit(1);
+        char cmd[16384];
+        snprintf(cmd, sizeof cmd,
+                 OWN_CGROUP "mkdir -p \"$cg/inner/deeper\" || exit; "
+                 "(echo 0 > \"$cg/inner/deeper/cgroup.procs\" && exec -a " MARK " bash -c "
+                 "'trap \"echo term > %s; exit\" TERM; while :; do sleep 0.05; done' "
+                 ">/dev/null 2>&1) & " /* the dead host's pipes would end it by SIGPIPE */
+                 "exec -a " MARK " sleep 1000 & echo $! > '%s/cgroup.procs'; "
+                 "exec -a " MARK " sleep 1000",
+                 dir, termed, dir);
+        if (shexec_run_new(&r, s, cmd) != SHEXEC_OK || shexec_run_start(r) != SHEXEC_OK)
+            _exit(2);
+        int64_t end = tu_now_ms() + 20000;
+        while (count_marked() < 3)
+            if (shexec_session_wait(s, 20) < 0 || tu_now_ms() > end)
+                _exit(3);
+        (void)!write(ready[1], dir, strlen(dir) + 1);
+        for (;;)
+            shexec_session_wait(s, 1000);
+    }
+    close(ready[1]);
+    char dir[4096] = "";
+    ssize_t got = read(ready[0], dir, sizeof dir - 1);
+    close(ready[0]);
+    assert_true(got > 1 && strstr(dir, "/shexec-"));
+    assert_int_equal(count_marked(), 3);
+    kill(host, SIGKILL);
+    assert_int_equal(waitpid(host, NULL, 0), host);
+    int left = marked_after(5000);
+    struct stat st;
+    int64_t end = tu_now_ms() + 3000;
+    while (stat(dir, &st) == 0 && tu_now_ms() < end)
+        usleep(10000);
+    int dir_left = stat(dir, &st) == 0, was_termed = stat(termed, &st) == 0;
+    unlink(termed);
+    rmdir(tmp);
+    assert_int_equal(left, 0);
+    assert_true(was_termed); /* SIGTERM reached the cgroup two below the run's */
+    assert_false(dir_left);
+}
+
 /* In a mount namespace where the cgroup2 mount is read-only, "auto" keeps
  * process groups and says why; the commands still run. */
 static void test_read_only_mount_falls_back(void **state)
@@ -740,6 +996,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_setting_and_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_cgroups_removed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_nested_tree_ended, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_moved_into_session_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_moved_by_delegated_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_cgroups_end_with_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_cgroups_end_with_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detached_killed_with_policy_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detached_killed_at_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_detached_end_with_session, setup, teardown),
@@ -752,6 +1013,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_swap_limit_needs_memory_on_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missed_hangup_sent_to_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watchdog_ends_detached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watchdog_ends_nested_and_moved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_mount_falls_back, setup, teardown),
     };
     return cmocka_run_group_tests_name("contain", tests, NULL, NULL);
