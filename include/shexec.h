@@ -520,8 +520,14 @@ enum {
      * as GITHUB_TOKEN, sk-ant- as ANTHROPIC_API_KEY, sk- as OPENAI_API_KEY,
      * AKIA as AWS_ACCESS_KEY_ID, xoxa-/xoxb-/xoxp- as SLACK_TOKEN */
     SHEXEC_REDACT_KEY_SHAPES = 1,
-    /* a PEM private-key block, "-----BEGIN ... PRIVATE KEY-----" line to
-     * its "-----END " line, as PRIVATE_KEY (no END line: the rest) */
+    /* a PEM private-key block wherever it stands (at a line's start,
+     * indented, inside a line with its breaks written out as \n in a JSON
+     * string or turned into spaces): from "-----BEGIN <label>-----", the
+     * label ending in PRIVATE KEY and a key's body (a base64 digit after
+     * white space and written-out breaks) following, to the
+     * "-----END <label>-----" of the same label, as PRIVATE_KEY; the text
+     * before and after it is kept (no END: the rest is hidden). A boundary
+     * only named in code or prose hides nothing */
     SHEXEC_REDACT_PRIVATE_KEYS = 2
 };
 

@@ -1,17 +1,16 @@
 /*
  * keyscan.c - secrets found by their shape (see keyscan.h).
  *
- * Two stages in a row: PEM blocks first (a block's base64 lines would
- * otherwise be looked at as tokens), then key tokens. Each passes the bytes
- * it has no doubt about in runs, so ordinary output costs a table lookup a
- * byte and a copy.
+ * Two stages in a row: PEM blocks first (pemscan.c; a block's base64 lines
+ * would otherwise be looked at as tokens), then key tokens. Each passes the
+ * bytes it has no doubt about in runs, so ordinary output costs a table
+ * lookup a byte and a copy.
  */
 #include "keyscan.h"
 
 #include <string.h>
 
 enum { TOK_OUT, TOK_DECIDING, TOK_PLAIN, TOK_KEY };
-enum { LINE_START, LINE_PLAIN, LINE_HELD };
 
 typedef struct key_shape {
     const char *prefix;
@@ -35,7 +34,6 @@ static const key_shape shapes[] = {
     {"xoxp-", 10, "[REDACTED:SLACK_TOKEN]"},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
-#define PEM_MARKER "[REDACTED:PRIVATE_KEY]"
 
 /* Byte classes: 0 ends a token; 1 is in one; 2 is in one and may start a
  * key (the first bytes of the prefixes). A table: no branch per byte. */
@@ -58,6 +56,7 @@ void shx_keyscan_init(shx_keyscan *k, unsigned which)
 {
     memset(k, 0, sizeof *k);
     k->which = which;
+    shx_pemscan_init(&k->pem);
     k->mid = (shx_buf)SHX_BUF_INIT;
 }
 
@@ -152,80 +151,13 @@ static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out
     return shx_buf_append(out, p + pass, n - pass);
 }
 
-static int begins(const char *line, size_t len, const char *word)
-{
-    size_t w = strlen(word);
-    return len >= w && memcmp(line, word, w) == 0;
-}
-
-/* The held line (ending in '\n') opens a private-key block. */
-static int is_begin_line(const char *line, size_t len)
-{
-    static const char tail[] = "PRIVATE KEY-----";
-    size_t t = sizeof tail - 1;
-    len--; /* the newline */
-    if (len && line[len - 1] == '\r')
-        len--;
-    return begins(line, len, "-----BEGIN ") && len >= 11 + t &&
-           memcmp(line + len - t, tail, t) == 0;
-}
-
-/* The held line so far could still be the line this state looks for. */
-static int may_be(const shx_keyscan *k)
-{
-    const char *word = k->in_block ? "-----END " : "-----BEGIN ";
-    size_t w = strlen(word);
-    size_t common = k->line_len < w ? k->line_len : w;
-    return memcmp(k->line, word, common) == 0 && k->line_len < SHX_KEYSCAN_LINE;
-}
-
+/* The PEM stage; the blocks it finds count with the keys. */
 static int pem(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out)
 {
-    size_t pass = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        if (k->line_mode == LINE_PLAIN) {
-            const unsigned char *nl = memchr(p + i, '\n', n - i);
-            if (!nl)
-                break;
-            i = (size_t)(nl - p);
-            k->line_mode = LINE_START;
-            k->line_len = 0;
-            continue;
-        }
-        /* LINE_START / LINE_HELD: the line is held while it may matter */
-        if (k->line_mode == LINE_START && !k->in_block &&
-            shx_buf_append(out, p + pass, i - pass) != 0)
-            return -1;
-        k->line_mode = LINE_HELD;
-        k->line[k->line_len++] = (char)c;
-        pass = i + 1;
-        if (c == '\n') {
-            if (k->in_block) {
-                if (begins(k->line, k->line_len, "-----END ")) {
-                    k->in_block = 0;
-                    if (shx_buf_putc(out, '\n') != 0)
-                        return -1;
-                }
-            } else if (is_begin_line(k->line, k->line_len)) {
-                k->in_block = 1;
-                k->replaced++;
-                if (shx_buf_puts(out, PEM_MARKER) != 0)
-                    return -1;
-            } else if (shx_buf_append(out, k->line, k->line_len) != 0) {
-                return -1;
-            }
-            k->line_mode = LINE_START;
-            k->line_len = 0;
-        } else if (!may_be(k)) {
-            if (!k->in_block && shx_buf_append(out, k->line, k->line_len) != 0)
-                return -1;
-            k->line_mode = LINE_PLAIN;
-        }
-    }
-    if (k->line_mode != LINE_HELD && !k->in_block)
-        return shx_buf_append(out, p + pass, n - pass);
-    return 0;
+    uint64_t before = k->pem.replaced;
+    int rc = shx_pemscan_feed(&k->pem, p, n, out);
+    k->replaced += k->pem.replaced - before;
+    return rc;
 }
 
 int shx_keyscan_feed(shx_keyscan *k, const void *data, size_t len, shx_buf *out)
@@ -248,11 +180,8 @@ int shx_keyscan_finish(shx_keyscan *k, shx_buf *out)
 {
     shx_buf *into = (k->which & SHX_KEYSCAN_TOKENS) ? &k->mid : out;
     shx_buf_clear(&k->mid);
-    if ((k->which & SHX_KEYSCAN_PEM) && k->line_mode == LINE_HELD && !k->in_block &&
-        shx_buf_append(into, k->line, k->line_len) != 0)
+    if ((k->which & SHX_KEYSCAN_PEM) && shx_pemscan_finish(&k->pem, into) != 0)
         return -1;
-    k->line_mode = LINE_START;
-    k->line_len = 0;
     if (!(k->which & SHX_KEYSCAN_TOKENS))
         return 0;
     /* a space ends a token being decided; it is then taken back off */

@@ -1,14 +1,13 @@
 /*
  * keyscan.h - finding secrets by their shape in a stream, where no value is
- * known beforehand: PEM private-key blocks, and tokens (runs of letters,
- * digits, '_' and '-') that start with a known key prefix and are long
- * enough to be a key: github_pat_, ghp_/gho_/ghu_/ghs_/ghr_ (GitHub),
- * sk-ant- (Anthropic), sk- (OpenAI), AKIA (AWS access key id), xoxa-/xoxb-/
- * xoxp- (Slack). A token is replaced whole, a block from its BEGIN line to
- * its END line; a block without an END line hides the rest of the stream.
- * A token is held back while it could still become a key (at most 64
- * bytes), a line while it could still be a BEGIN line (at most 96).
- * Pure and linear in the bytes fed.
+ * known beforehand: PEM private-key blocks wherever they stand (pemscan.h),
+ * and tokens (runs of letters, digits, '_' and '-') that start with a known
+ * key prefix and are long enough to be a key: github_pat_, ghp_/gho_/ghu_/
+ * ghs_/ghr_ (GitHub), sk-ant- (Anthropic), sk- (OpenAI), AKIA (AWS access
+ * key id), xoxa-/xoxb-/xoxp- (Slack). A token is replaced whole. A token
+ * is held back while it could still become a key (at most 64 bytes), what
+ * may be a BEGIN boundary as pemscan.h says.
+ * Pure, linear in the bytes fed, and the same output whatever the chunking.
  */
 #ifndef SHX_KEYSCAN_H
 #define SHX_KEYSCAN_H
@@ -17,11 +16,11 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "pemscan.h"
 
 enum { SHX_KEYSCAN_TOKENS = 1, SHX_KEYSCAN_PEM = 2 };
 
 #define SHX_KEYSCAN_HOLD 64
-#define SHX_KEYSCAN_LINE 96
 
 typedef struct shx_keyscan {
     unsigned which;             /* SHX_KEYSCAN_* */
@@ -29,11 +28,7 @@ typedef struct shx_keyscan {
     int tok_mode;               /* outside a token, deciding, plain, a key */
     char hold[SHX_KEYSCAN_HOLD];
     size_t hold_len;
-    /* PEM blocks */
-    int line_mode;              /* a line that may be a BEGIN (or END) line, plain, ... */
-    int in_block;
-    char line[SHX_KEYSCAN_LINE];
-    size_t line_len;
+    shx_pemscan pem;            /* PEM blocks */
     shx_buf mid;                /* between the two stages */
     uint64_t replaced;          /* keys and blocks replaced */
 } shx_keyscan;

@@ -3,8 +3,10 @@
  * the multi-pattern replacement (lib/acreplace.c) against a reference that
  * scans position by position, whatever the chunking; a secret that is a
  * prefix of another, overlapping secrets, secrets split across feeds; the
- * shapes of known keys and PEM blocks (lib/keyscan.c); the sets a session
- * builds (lib/redact.c): environment globs, reuse while nothing changed.
+ * shapes of known keys and PEM blocks (lib/keyscan.c, lib/pemscan.c),
+ * also where they stand in real output: PEM blocks indented or inside a
+ * JSON string, each fed whole, cut in two at every byte and byte by byte; the sets a session builds (lib/redact.c):
+ * environment globs, reuse while nothing changed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -349,7 +351,7 @@ static void test_pem_blocks(void **state)
         assert_int_equal(n, 1);
         shx_buf_clear(&out);
         scan(SHX_KEYSCAN_PEM, crlf, chunk, &out, NULL);
-        expect(&out, "[REDACTED:PRIVATE_KEY]\nok");
+        expect(&out, "[REDACTED:PRIVATE_KEY]\r\nok"); /* what follows the END stays */
         shx_buf_clear(&out);
         scan(SHX_KEYSCAN_PEM | SHX_KEYSCAN_TOKENS, public_key, chunk, &out, &n);
         expect(&out, public_key);
@@ -495,6 +497,131 @@ static void test_values_then_shapes(void **state)
     shx_redact_cfg_free(&cfg);
 }
 
+/* ---- shapes wherever they stand, in any chunks ---- */
+
+static void feed_piece(shx_redactor *r, const char *p, size_t n, shx_buf *out)
+{
+    if (n)
+        assert_int_equal(shx_redactor_feed(r, p, n, out), 0);
+}
+
+/*
+ * `in` through a stage that hides every shape: fed whole, in two pieces cut
+ * at every byte, and byte by byte. Each time the output is exactly `want`
+ * (so the text around the secret is kept as it was) and holds no trace of
+ * `body`, a part of the secret that only the secret has.
+ */
+static void every_split(const char *in, const char *want, const char *body)
+{
+    shx_redact_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.shapes = SHX_KEYSCAN_TOKENS | SHX_KEYSCAN_PEM;
+    shx_redact_set *set = NULL;
+    assert_int_equal(shx_redact_set_for(&cfg, NULL, 0, NULL, &set), 0);
+    size_t len = strlen(in);
+    /* cut 0: whole; 1 to len - 1: two pieces; len + 1: byte by byte */
+    for (size_t cut = 0; cut <= len + 1; cut++) {
+        if (cut == len && cut)
+            continue; /* the same as whole */
+        shx_redactor r;
+        shx_redactor_init(&r, set);
+        shx_buf out = SHX_BUF_INIT;
+        if (cut <= len) {
+            feed_piece(&r, in, cut, &out);
+            feed_piece(&r, in + cut, len - cut, &out);
+        } else {
+            for (size_t i = 0; i < len; i++)
+                feed_piece(&r, in + i, 1, &out);
+        }
+        assert_int_equal(shx_redactor_finish(&r, &out), 0);
+        const char *got = out.data ? out.data : "";
+        if (out.len != strlen(want) || memcmp(got, want, out.len) != 0)
+            fail_msg("cut %zu of %zu: got \"%.*s\", expected \"%s\"", cut, len, (int)out.len, got,
+                     want);
+        if (body && memmem(got, out.len, body, strlen(body)))
+            fail_msg("cut %zu of %zu: \"%s\" left in \"%.*s\"", cut, len, body, (int)out.len, got);
+        shx_redactor_free(&r);
+        shx_buf_free(&out);
+    }
+    shx_redact_set_release(set);
+    shx_redact_cfg_free(&cfg);
+}
+
+/* Private keys not at the start of a line: indented in YAML (a Kubernetes
+ * Secret's stringData), after a diff's '+', tab-indented with CRLF. Text
+ * that only names the boundary (code, documentation) stays as it is. */
+static void test_pem_indented(void **state)
+{
+    (void)state;
+    every_split("apiVersion: v1\nkind: Secret\nstringData:\n  tls.key: |\n"
+                "    -----BEGIN RSA PRIVATE KEY-----\n"
+                "    MIIEpAIBAAKCAQEAyamlSecretBodyLine1\n"
+                "    Zm9vYmFyeWFtbFNlY3JldEJvZHkyCg==\n"
+                "    -----END RSA PRIVATE KEY-----\n"
+                "  tls.crt: plain\n",
+                "apiVersion: v1\nkind: Secret\nstringData:\n  tls.key: |\n"
+                "    [REDACTED:PRIVATE_KEY]\n"
+                "  tls.crt: plain\n",
+                "yamlSecretBody");
+    every_split("+++ b/deploy/key.pem\n@@ -0,0 +1,3 @@\n"
+                "+-----BEGIN EC PRIVATE KEY-----\n"
+                "+MHcCAQEEIBdiffSecretBody0123456789abcdef\n"
+                "+-----END EC PRIVATE KEY-----\n",
+                "+++ b/deploy/key.pem\n@@ -0,0 +1,3 @@\n+[REDACTED:PRIVATE_KEY]\n",
+                "diffSecretBody");
+    every_split("\t-----BEGIN OPENSSH PRIVATE KEY-----\r\n"
+                "\tb3BlbnNzaC1rZXktdjEAAAAAtabSecretBody\r\n"
+                "\t-----END OPENSSH PRIVATE KEY-----\r\nnext\r\n",
+                "\t[REDACTED:PRIVATE_KEY]\r\nnext\r\n", "tabSecretBody");
+    /* a dash before the boundary, or a boundary that is no key's just before one */
+    every_split("------BEGIN PRIVATE KEY-----\nMIIEvQIBADANdashSecretBody\n"
+                "-----END PRIVATE KEY-----",
+                "-[REDACTED:PRIVATE_KEY]", "dashSecretBody");
+    every_split("-----BEGIN X-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANnextSecretBody\n"
+                "-----END PRIVATE KEY-----.",
+                "-----BEGIN X[REDACTED:PRIVATE_KEY].", "nextSecretBody");
+    /* named, not printed: no key follows the boundary */
+    const char *named[] = {
+        "    if (strstr(line, \"-----BEGIN RSA PRIVATE KEY-----\"))\n        return 1;\n",
+        "assert pem.startswith(\"-----BEGIN PRIVATE KEY-----\\n\")\nok\n",
+        "docs: from a `-----BEGIN ... PRIVATE KEY-----` line to its `-----END ` line\n",
+        "  -----BEGIN PUBLIC KEY-----\n  MFkwEwYHKoZIzj0CAQYI\n  -----END PUBLIC KEY-----\n",
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        every_split(named[i], named[i], NULL);
+}
+
+/* Private keys inside a line, their line breaks written out: a JSON string
+ * (a service-account key file, pretty and compact, and one escaped twice),
+ * and the breaks turned into spaces (an unquoted `echo $KEY`). */
+static void test_pem_in_one_line(void **state)
+{
+    (void)state;
+    every_split("{\n  \"type\": \"service_account\",\n  \"project_id\": \"demo-project\",\n"
+                "  \"private_key_id\": \"0123456789abcdef\",\n"
+                "  \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEF"
+                "\\nAASCBKcwggSjjsonSecretBody01234567\\n-----END PRIVATE KEY-----\\n\",\n"
+                "  \"client_email\": \"svc@demo-project.iam.gserviceaccount.com\"\n}\n",
+                "{\n  \"type\": \"service_account\",\n  \"project_id\": \"demo-project\",\n"
+                "  \"private_key_id\": \"0123456789abcdef\",\n"
+                "  \"private_key\": \"[REDACTED:PRIVATE_KEY]\\n\",\n"
+                "  \"client_email\": \"svc@demo-project.iam.gserviceaccount.com\"\n}\n",
+                "jsonSecretBody");
+    every_split("{\"type\":\"service_account\",\"private_key\":\"-----BEGIN PRIVATE KEY-----\\n"
+                "MIIEvgIBADANcompactSecretBody\\n-----END PRIVATE KEY-----\\n\","
+                "\"client_id\":\"1\"}",
+                "{\"type\":\"service_account\",\"private_key\":\"[REDACTED:PRIVATE_KEY]\\n\","
+                "\"client_id\":\"1\"}",
+                "compactSecretBody");
+    every_split("{\"data\":\"{\\\"key\\\":\\\"-----BEGIN RSA PRIVATE KEY-----\\\\n"
+                "MIIEowIBAAKCtwiceSecretBody\\\\n-----END RSA PRIVATE KEY-----\\\\n\\\"}\"}",
+                "{\"data\":\"{\\\"key\\\":\\\"[REDACTED:PRIVATE_KEY]\\\\n\\\"}\"}",
+                "twiceSecretBody");
+    every_split("KEY=-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCspacedSecretBody "
+                "-----END RSA PRIVATE KEY----- done\n",
+                "KEY=[REDACTED:PRIVATE_KEY] done\n", "spacedSecretBody");
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -527,6 +654,8 @@ int main(void)
         cmocka_unit_test(test_shapes_leave_text_alone),
         cmocka_unit_test(test_sets_from_env_and_values),
         cmocka_unit_test(test_values_then_shapes),
+        cmocka_unit_test(test_pem_indented),
+        cmocka_unit_test(test_pem_in_one_line),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,7 @@ FUZZ_LIB_env      := lib/env.c lib/glob.c
 FUZZ_LIB_shstate  := lib/shstate.c lib/buf.c
 FUZZ_LIB_replay   := lib/replay.c lib/shstate.c lib/shfuncs.c lib/buf.c
 FUZZ_LIB_cgroupfs := lib/cgroupfs.c
-FUZZ_LIB_redact   := lib/acreplace.c lib/keyscan.c lib/buf.c
+FUZZ_LIB_redact   := lib/acreplace.c lib/keyscan.c lib/pemscan.c lib/buf.c
 
 # Bounds made small enough for the fuzzer to reach them (the library's own
 # are megabytes): the record and the in-band directory at 4096 bytes.

@@ -18,6 +18,7 @@
 #include "acreplace.h"
 #include "fuzzutil.h"
 #include "keyscan.h"
+#include "pemscan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,6 +51,84 @@ static void model(const pat *p, size_t np, const unsigned char *s, size_t n, shx
             i++;
         }
     }
+}
+
+/* Where a block's BEGIN boundary starting at s[i] (with the gap after it)
+ * ends, its label in *label, *label_len; 0 when none starts there. As
+ * pemscan.h says: "-----BEGIN ", a printable label of at most
+ * SHX_PEM_LABEL_MAX bytes ending in "PRIVATE KEY", closed by the first five
+ * dashes in a row; then at most SHX_PEM_GAP_MAX bytes of white space,
+ * backslashes and an n, r or t after a backslash; then a base64 digit. */
+static size_t pem_begins(const unsigned char *s, size_t n, size_t i, size_t *label,
+                         size_t *label_len)
+{
+    if (n - i < 11 || memcmp(s + i, "-----BEGIN ", 11) != 0)
+        return 0;
+    size_t j = i + 11, dashes = 0;
+    for (;; j++) {
+        if (j == n || s[j] < 0x20 || s[j] > 0x7E)
+            return 0;
+        dashes = s[j] == '-' ? dashes + 1 : 0;
+        if (dashes == 5)
+            break;
+        if (j + 1 - (i + 11) - dashes > SHX_PEM_LABEL_MAX)
+            return 0;
+    }
+    *label = i + 11;
+    *label_len = j + 1 - 5 - *label;
+    if (*label_len < 11 || memcmp(s + j + 1 - 5 - 11, "PRIVATE KEY", 11) != 0)
+        return 0;
+    int escaped = 0;
+    for (size_t gap = 1; j + gap < n && gap <= SHX_PEM_GAP_MAX + 1; gap++) {
+        unsigned char c = s[j + gap];
+        int b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '+' || c == '/';
+        if (escaped && (c == 'n' || c == 'r' || c == 't'))
+            escaped = 0;
+        else if (c == '\\')
+            escaped = 1;
+        else if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            escaped = 0;
+        else
+            return b64 && !escaped ? j + gap + 1 : 0;
+    }
+    return 0;
+}
+
+/* Each block from its BEGIN to the first "-----END <label>-----" after the
+ * body's first byte (or the end) becomes the marker; the rest stays. */
+static void pem_model(const unsigned char *s, size_t n, shx_buf *out)
+{
+    for (size_t i = 0; i < n;) {
+        size_t label, label_len, body = pem_begins(s, n, i, &label, &label_len);
+        if (!body) {
+            FZ_CHECK(shx_buf_append(out, s + i, 1) == 0, "out of memory");
+            i++;
+            continue;
+        }
+        FZ_CHECK(shx_buf_puts(out, "[REDACTED:PRIVATE_KEY]") == 0, "out of memory");
+        char end[SHX_PEM_END_MAX];
+        memcpy(end, "-----END ", 9);
+        memcpy(end + 9, s + label, label_len);
+        memcpy(end + 9 + label_len, "-----", 5);
+        const unsigned char *e = memmem(s + body, n - body, end, 9 + label_len + 5);
+        if (!e)
+            return;
+        i = (size_t)(e - s) + 9 + label_len + 5;
+    }
+}
+
+static void pem_chunked(const unsigned char *s, size_t n, fz_rng *rng, shx_buf *out)
+{
+    shx_pemscan k;
+    shx_pemscan_init(&k);
+    for (size_t i = 0; i < n;) {
+        size_t c = fz_chunk(rng, n - i);
+        FZ_CHECK(shx_pemscan_feed(&k, s + i, c, out) == 0, "pemscan feed");
+        FZ_CHECK(k.held_len <= SHX_PEM_HOLD, "held %zu bytes", k.held_len);
+        i += c;
+    }
+    FZ_CHECK(shx_pemscan_finish(&k, out) == 0, "pemscan finish");
 }
 
 static void keys_chunked(const unsigned char *s, size_t n, fz_rng *rng, shx_buf *out, int whole)
@@ -118,6 +197,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              "key shapes depend on the chunking");
     shx_buf_free(&whole);
     shx_buf_free(&chunked);
+
+    shx_buf pem_want = SHX_BUF_INIT, pem_got = SHX_BUF_INIT;
+    pem_model(in.p, n, &pem_want);
+    pem_chunked(in.p, n, &rng, &pem_got);
+    FZ_CHECK(pem_got.len == pem_want.len &&
+                 memcmp(pem_got.data ? pem_got.data : "", pem_want.data ? pem_want.data : "",
+                        pem_got.len) == 0,
+             "PEM blocks: %zu bytes out, the model %zu", pem_got.len, pem_want.len);
+    shx_buf_free(&pem_want);
+    shx_buf_free(&pem_got);
     shx_buf_free(&want);
     shx_buf_free(&got);
     free(s);
