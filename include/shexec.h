@@ -518,7 +518,9 @@ enum {
     /* a word (letters, digits, '_', '-') that starts with a key prefix and
      * is long enough to be a key: github_pat_ and ghp_/gho_/ghu_/ghs_/ghr_
      * as GITHUB_TOKEN, sk-ant- as ANTHROPIC_API_KEY, sk- as OPENAI_API_KEY,
-     * AKIA as AWS_ACCESS_KEY_ID, xoxa-/xoxb-/xoxp- as SLACK_TOKEN */
+     * AKIA as AWS_ACCESS_KEY_ID, xoxa-/xoxb-/xoxp- as SLACK_TOKEN. Escape
+     * sequences right before or after it are no part of the word: a key
+     * in colour (grep --color=always) is found, its codes kept */
     SHEXEC_REDACT_KEY_SHAPES = 1,
     /* a PEM private-key block wherever it stands (at a line's start,
      * indented, inside a line with its breaks written out as \n in a JSON

@@ -10,7 +10,9 @@
 
 #include <string.h>
 
-enum { TOK_OUT, TOK_DECIDING, TOK_PLAIN, TOK_KEY };
+/* TOK_ESC: after an ESC; TOK_ESC_INTER: after ESC and intermediate bytes;
+ * TOK_CSI: in an ESC [ sequence. Each waits for its final byte. */
+enum { TOK_OUT, TOK_DECIDING, TOK_PLAIN, TOK_KEY, TOK_ESC, TOK_ESC_INTER, TOK_CSI };
 
 typedef struct key_shape {
     const char *prefix;
@@ -35,22 +37,28 @@ static const key_shape shapes[] = {
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
-/* Byte classes: 0 ends a token; 1 is in one; 2 is in one and may start a
- * key (the first bytes of the prefixes). A table: no branch per byte. */
-enum { NOT_TOKEN, IN_TOKEN, KEY_START };
+/* Byte classes, a table so that no byte costs a branch: IN_TOKEN is in a
+ * token; KEY_START is in one and may start a key (the prefixes' first
+ * bytes); ESCAPE (ESC) ends a token and starts a sequence that is no part
+ * of one, so that the sequence's final byte ('m' of ESC [ 3 2 m) is not
+ * read as the first byte of the token after it. */
+enum { NOT_TOKEN = 0, IN_TOKEN = 1, KEY_START = 3, ESCAPE = 4 };
 static const unsigned char byte_class[256] = {
+    [0x1B] = ESCAPE,
     ['-'] = 1, ['_'] = 1,
     ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
     ['8'] = 1, ['9'] = 1,
-    ['A'] = 2, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
-    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
-    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
-    ['Y'] = 1, ['Z'] = 1,
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 2, ['h'] = 1,
-    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
-    ['q'] = 1, ['r'] = 1, ['s'] = 2, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 2,
+    ['A'] = KEY_START, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+    ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1,
+    ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1,
+    ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = KEY_START,
+    ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1,
+    ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = KEY_START, ['t'] = 1, ['u'] = 1, ['v'] = 1,
+    ['w'] = 1, ['x'] = KEY_START,
     ['y'] = 1, ['z'] = 1,
 };
+#define TOKEN_BYTE(c) (byte_class[c] & IN_TOKEN)
 
 void shx_keyscan_init(shx_keyscan *k, unsigned which)
 {
@@ -91,6 +99,41 @@ static int settle_token(shx_keyscan *k, int d, shx_buf *out)
     return shx_buf_append(out, k->hold, k->hold_len);
 }
 
+/* One byte of an escape sequence: the mode it leaves the scan in, and
+ * *taken 0 when the byte is not the sequence's (it broke the sequence off
+ * and is read as if the sequence had not been there, as a terminal does). */
+static int escape_step(int mode, unsigned char c, int *taken)
+{
+    *taken = 1;
+    switch (mode) {
+    case TOK_ESC:
+        if (c == '[')
+            return TOK_CSI;
+        if (c >= 0x20 && c <= 0x2F)
+            return TOK_ESC_INTER;
+        /* ESC and one byte (ESC 7, ESC =, ESC \): no program writes ESC
+         * before a byte that starts a key (g s x A), while a key right
+         * after a stray ESC must still be found */
+        if (c >= 0x30 && c <= 0x7E && byte_class[c] != KEY_START)
+            return TOK_OUT;
+        break;
+    case TOK_ESC_INTER: /* ESC ( B and the like */
+        if (c >= 0x20 && c <= 0x2F)
+            return TOK_ESC_INTER;
+        if (c >= 0x30 && c <= 0x7E)
+            return TOK_OUT;
+        break;
+    default: /* TOK_CSI: parameters and intermediates, then the final byte */
+        if (c >= 0x20 && c <= 0x3F)
+            return TOK_CSI;
+        if (c >= 0x40 && c <= 0x7E)
+            return TOK_OUT;
+        break;
+    }
+    *taken = 0;
+    return TOK_OUT;
+}
+
 static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out)
 {
     size_t pass = 0; /* bytes from here to i are passed unchanged */
@@ -98,13 +141,13 @@ static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out
     while (i < n) {
         switch (k->tok_mode) {
         case TOK_PLAIN: /* the rest of a token that is no key */
-            while (i < n && byte_class[p[i]])
+            while (i < n && TOKEN_BYTE(p[i]))
                 i++;
             if (i < n)
                 k->tok_mode = TOK_OUT;
             break;
         case TOK_KEY: /* the rest of a key: dropped */
-            while (i < n && byte_class[p[i]])
+            while (i < n && TOKEN_BYTE(p[i]))
                 i++;
             pass = i;
             if (i < n)
@@ -115,6 +158,11 @@ static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out
                 i++;
             if (i == n)
                 break;
+            if (byte_class[p[i]] == ESCAPE) {
+                k->tok_mode = TOK_ESC;
+                i++;
+                break;
+            }
             if (byte_class[p[i]] != KEY_START) {
                 k->tok_mode = TOK_PLAIN;
                 break;
@@ -124,9 +172,17 @@ static int tokens(shx_keyscan *k, const unsigned char *p, size_t n, shx_buf *out
             k->tok_mode = TOK_DECIDING;
             k->hold_len = 0;
             break;
+        case TOK_ESC:
+        case TOK_ESC_INTER:
+        case TOK_CSI: { /* passed unchanged, and no part of a token */
+            int taken;
+            k->tok_mode = escape_step(k->tok_mode, p[i], &taken);
+            i += (size_t)taken;
+            break;
+        }
         default: { /* TOK_DECIDING: held until it is a key or cannot be one */
             unsigned char c = p[i];
-            if (!byte_class[c]) {
+            if (!TOKEN_BYTE(c)) {
                 if (settle_token(k, decide(k, 1), out) != 0)
                     return -1;
                 pass = i;

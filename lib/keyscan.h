@@ -4,9 +4,13 @@
  * and tokens (runs of letters, digits, '_' and '-') that start with a known
  * key prefix and are long enough to be a key: github_pat_, ghp_/gho_/ghu_/
  * ghs_/ghr_ (GitHub), sk-ant- (Anthropic), sk- (OpenAI), AKIA (AWS access
- * key id), xoxa-/xoxb-/xoxp- (Slack). A token is replaced whole. A token
- * is held back while it could still become a key (at most 64 bytes), what
- * may be a BEGIN boundary as pemscan.h says.
+ * key id), xoxa-/xoxb-/xoxp- (Slack). A token is replaced whole. An escape
+ * sequence (ESC [ ... final, ESC + intermediates + final, ESC + one byte)
+ * is no part of a token, so a key coloured by the codes just before or
+ * after it ("ESC[32m" + key + "ESC[0m", as grep --color prints it) is
+ * found; only a byte that may start a key is not taken as the final byte
+ * of a lone ESC. A token is held back while it could still become a key (at
+ * most 64 bytes), what may be a BEGIN boundary as pemscan.h says.
  * Pure, linear in the bytes fed, and the same output whatever the chunking.
  */
 #ifndef SHX_KEYSCAN_H
@@ -25,7 +29,7 @@ enum { SHX_KEYSCAN_TOKENS = 1, SHX_KEYSCAN_PEM = 2 };
 typedef struct shx_keyscan {
     unsigned which;             /* SHX_KEYSCAN_* */
     /* tokens */
-    int tok_mode;               /* outside a token, deciding, plain, a key */
+    int tok_mode;               /* outside a token, deciding, plain, a key, an escape */
     char hold[SHX_KEYSCAN_HOLD];
     size_t hold_len;
     shx_pemscan pem;            /* PEM blocks */

@@ -5,7 +5,8 @@
  * disk budget (oldest first), a full disk, and its files' end with the
  * session; secrets hidden whole, across writes, across the pipe's read
  * boundary, on stderr, in a terminal with escape codes around them, from
- * the environment, in the callback, the capture, the spill file and a
+ * the environment, key shapes as commands print them (indented, in JSON,
+ * in grep's colours), in the callback, the capture, the spill file and a
  * background task; the setters' errors.
  */
 #include <setjmp.h>
@@ -520,6 +521,35 @@ static void test_redact_env_and_shapes(void **state)
     shexec_session_free(s);
 }
 
+/* Keys as commands print them: a block indented in YAML, a key file's JSON
+ * string with its breaks written out, a token grep prints in colour. */
+static void test_redact_keys_where_commands_print_them(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES |
+                                                         SHEXEC_REDACT_PRIVATE_KEYS), SHEXEC_OK);
+    shexec_run *r = exec_cmd(
+        s, "printf '  tls.key: |\\n    -----BEGIN RSA PRIVATE KEY-----\\n"
+           "    MIIEpAIBAAKCAQEAyamlBody\\n    -----END RSA PRIVATE KEY-----\\n  tls.crt: x\\n'; "
+           "printf '%s\\n' '{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANjsonBody"
+           "\\n-----END PRIVATE KEY-----\\n\", \"client_id\": \"1\"}'; "
+           "echo 'TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz' | "
+           "GREP_COLORS='mt=01;31' grep --color=always -E 'ghp_[A-Za-z0-9]+'");
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+    const char *text = "  tls.key: |\n    [REDACTED:PRIVATE_KEY]\n  tls.crt: x\n"
+                       "{\"private_key\": \"[REDACTED:PRIVATE_KEY]\\n\", \"client_id\": \"1\"}\n"
+                       "TOKEN=\033[";
+    if (strncmp(out, text, strlen(text)) != 0)
+        fail_msg("got \"%s\"", out);
+    assert_non_null(strstr(out, "\033[K[REDACTED:GITHUB_TOKEN]\033[m")); /* its codes kept */
+    assert_null(strstr(out, "Body"));
+    assert_null(strstr(out, "0123456789abcdef"));
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 3);
+    shexec_run_free(r);
+    shexec_session_free(s);
+}
+
 static void test_redact_in_a_task(void **state)
 {
     (void)state;
@@ -601,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_redact_across_the_read_boundary),
         cmocka_unit_test(test_redact_in_a_terminal),
         cmocka_unit_test(test_redact_env_and_shapes),
+        cmocka_unit_test(test_redact_keys_where_commands_print_them),
         cmocka_unit_test(test_redact_in_a_task),
         cmocka_unit_test(test_redact_across_leftover_adoption),
         cmocka_unit_test(test_redact_errors),

@@ -4,8 +4,9 @@
  * scans position by position, whatever the chunking; a secret that is a
  * prefix of another, overlapping secrets, secrets split across feeds; the
  * shapes of known keys and PEM blocks (lib/keyscan.c, lib/pemscan.c),
- * also where they stand in real output: PEM blocks indented or inside a
- * JSON string, each fed whole, cut in two at every byte and byte by byte; the sets a session builds (lib/redact.c):
+ * also where they stand in real output: keys in escape codes' colours, PEM
+ * blocks indented or inside a JSON string, each fed whole, cut in two at
+ * every byte and byte by byte; the sets a session builds (lib/redact.c):
  * environment globs, reuse while nothing changed.
  */
 #include <setjmp.h>
@@ -622,6 +623,52 @@ static void test_pem_in_one_line(void **state)
                 "KEY=[REDACTED:PRIVATE_KEY] done\n", "spacedSecretBody");
 }
 
+/* A key of every kind the scanner knows, in colour: an escape sequence just
+ * before it (grep --color=always, tput's "ESC ( B", a hyperlink's OSC, a
+ * stray ESC) or just after it. Codes around other words change nothing. */
+static void test_tokens_in_colour(void **state)
+{
+    (void)state;
+    static const char *const keys[][2] = {
+        {"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv", "GITHUB_TOKEN"},
+        {"ghp_0123456789abcdefghijklmnopqrstuvwxyz", "GITHUB_TOKEN"},
+        {"gho_0123456789abcdefghijklmnopqrstuvwxyz", "GITHUB_TOKEN"},
+        {"ghu_0123456789abcdefghijklmnopqrstuvwxyz", "GITHUB_TOKEN"},
+        {"ghs_0123456789abcdefghijklmnopqrstuvwxyz", "GITHUB_TOKEN"},
+        {"ghr_0123456789abcdefghijklmnopqrstuvwxyz", "GITHUB_TOKEN"},
+        {"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "ANTHROPIC_API_KEY"},
+        {"sk-proj-abcdefghijklmnopqrstuvwx", "OPENAI_API_KEY"},
+        {"AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID"},
+        {"xoxa-123456789012-abcdefghij", "SLACK_TOKEN"},
+        {"xoxb-123456789012-abcdefghij", "SLACK_TOKEN"},
+        {"xoxp-123456789012-abcdefghij", "SLACK_TOKEN"},
+    };
+    /* the text before the key and after it */
+    static const char *const around[][2] = {
+        {"app.env:3:TOKEN=\033[01;31m\033[K", "\033[m\033[K\n"}, /* grep --color=always */
+        {"\033[32m", "\033[0m done"},
+        {"\033(B\033[m", ""},                                  /* tput sgr0, then the key */
+        {"\033]8;;https://example.com/\033\\", "\033]8;;\033\\"}, /* a hyperlink's text */
+        {"x \033", " y"},                                       /* a stray ESC */
+        {"", "\033[0m"},
+        {"\033[1;32m", ""},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        /* what only the key has: its bytes past the prefix */
+        const char *body = keys[k][0] + (keys[k][0][0] == 'A' ? 4 : 8);
+        for (size_t a = 0; a < sizeof around / sizeof around[0]; a++) {
+            char in[200], want[200];
+            snprintf(in, sizeof in, "%s%s%s", around[a][0], keys[k][0], around[a][1]);
+            snprintf(want, sizeof want, "%s[REDACTED:%s]%s", around[a][0], keys[k][1],
+                     around[a][1]);
+            every_split(in, want, body);
+        }
+    }
+    const char *plain = "\033[1mrisk-taking\033[0m \033[31mdesk-abcdefghijklmnopqrstuvwxyz\033[m "
+                        "\033[32mghp_short\033[0m \033[Kdone";
+    every_split(plain, plain, NULL);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -656,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_values_then_shapes),
         cmocka_unit_test(test_pem_indented),
         cmocka_unit_test(test_pem_in_one_line),
+        cmocka_unit_test(test_tokens_in_colour),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
