@@ -451,9 +451,12 @@ enum {
  * session is freed (or the spill turned off) unless `flags` has
  * SHEXEC_SPILL_KEEP_FILES. A write error (ENOSPC, EDQUOT, EIO, ...) removes
  * the file and never changes the command's result: its notice says the
- * spill failed and why. Applies to runs started from now on.
- * Errors: SHEXEC_EINVAL (s NULL, dir not absolute or not a directory,
- * unknown flags, file_max above total_max; nothing changes), SHEXEC_ENOMEM.
+ * spill failed and why. Applies to runs started from now on; a run still
+ * going when its directory is turned off or replaced makes no file from
+ * then on (one it is writing stops: removed, or kept as it is with
+ * SHEXEC_SPILL_KEEP_FILES). Errors: SHEXEC_EINVAL (s NULL, dir not absolute
+ * or not a directory, unknown flags, file_max above total_max; nothing
+ * changes), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir,
                                             uint64_t file_max, uint64_t total_max,

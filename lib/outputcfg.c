@@ -7,7 +7,6 @@
 #include "redact.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -32,11 +31,12 @@ SHEXEC_API int shexec_session_notice_position(const shexec_session *s)
     return s && s->notice_first ? SHEXEC_NOTICE_FIRST : SHEXEC_NOTICE_LAST;
 }
 
+/* The session lets go of its directory: runs still going hold it until
+ * they end, and make no file there (spill.h). */
 static void spill_off(shexec_session *s)
 {
     if (s->spill) {
-        shx_spill_dir_free(s->spill);
-        free(s->spill);
+        shx_spill_dir_release(s->spill);
         s->spill = NULL;
     }
 }
@@ -66,12 +66,10 @@ SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir, 
     mode_t mode;
     if (shx_path_mode(dir, &mode) != 0 || !S_ISDIR(mode))
         return shx_fail(s, SHEXEC_EINVAL, "the spill directory %s is not a directory", dir);
-    shx_spill_dir *d = malloc(sizeof *d);
-    if (!d || shx_spill_dir_init(d, dir, file_max, total_max,
-                                     (flags & SHEXEC_SPILL_KEEP_FILES) != 0)) {
-        free(d);
+    shx_spill_dir *d = shx_spill_dir_new(dir, file_max, total_max,
+                                         (flags & SHEXEC_SPILL_KEEP_FILES) != 0);
+    if (!d)
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    }
     shx_ok(s);
     spill_off(s);
     s->spill = d;

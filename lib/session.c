@@ -119,10 +119,8 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
-    if (s->spill) { /* the spill files go, unless kept (spill.h) */
-        shx_spill_dir_free(s->spill);
-        free(s->spill);
-    }
+    if (s->spill) /* the spill files go, unless kept (spill.h) */
+        shx_spill_dir_release(s->spill);
     shx_redact_cfg_free(&s->redact);
     shx_settings_free(s);
     shx_buf_free(&s->base.errmsg);

@@ -20,17 +20,27 @@ struct shx_spill_file {
     uint64_t size;
 };
 
-int shx_spill_dir_init(shx_spill_dir *d, const char *path, uint64_t file_max, uint64_t total_max,
-                       int keep)
+shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max, uint64_t total_max,
+                                 int keep)
 {
-    memset(d, 0, sizeof *d);
-    d->path = strdup(path);
-    if (!d->path)
-        return -1;
+    shx_spill_dir *d = calloc(1, sizeof *d);
+    if (!d || !(d->path = strdup(path))) {
+        free(d);
+        return NULL;
+    }
     d->file_max = file_max;
     d->total_max = total_max;
     d->keep = keep;
-    return 0;
+    d->refs = 1;
+    return d;
+}
+
+static void unref(shx_spill_dir *d)
+{
+    if (--d->refs > 0)
+        return;
+    free(d->path);
+    free(d);
 }
 
 static void unlink_record(shx_spill_dir *d, shx_spill_file *f)
@@ -68,18 +78,18 @@ static void remove_file(shx_spill_dir *d, shx_spill_file *f, int state)
     free(f);
 }
 
-void shx_spill_dir_free(shx_spill_dir *d)
+void shx_spill_dir_release(shx_spill_dir *d)
 {
     shx_spill_file *f = d->oldest, *next;
     d->oldest = d->newest = NULL;
     d->total = 0;
+    d->retired = 1;
     for (; f; f = next) {
         next = f->next;
         shx_spill *sp = f->owner;
-        if (sp) {
+        if (sp) { /* it keeps d (its reference) and writes no more */
             close_fd(sp);
             sp->file = NULL;
-            sp->dir = NULL;
             if (!d->keep)
                 sp->state = SHEXEC_SPILL_REMOVED;
             else if (sp->state == SHEXEC_SPILL_WRITING)
@@ -90,14 +100,15 @@ void shx_spill_dir_free(shx_spill_dir *d)
         free(f->path);
         free(f);
     }
-    free(d->path);
-    d->path = NULL;
+    unref(d);
 }
 
 void shx_spill_init(shx_spill *sp, shx_spill_dir *d, uint64_t run_seq, const char *stream)
 {
     memset(sp, 0, sizeof *sp);
     sp->dir = d;
+    if (d)
+        d->refs++;
     sp->fd = -1;
     sp->state = SHEXEC_SPILL_NONE;
     (void)snprintf(sp->label, sizeof sp->label, "%ld-%llu-%s", (long)getpid(),
@@ -163,6 +174,11 @@ void shx_spill_open(shx_spill *sp)
 {
     if (!sp->dir || shx_spill_started(sp))
         return;
+    if (sp->dir->retired) { /* its files were removed: none is made there now */
+        unref(sp->dir);
+        sp->dir = NULL;
+        return;
+    }
     shx_buf name = SHX_BUF_INIT;
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
@@ -255,6 +271,8 @@ void shx_spill_free(shx_spill *sp)
     }
     free(sp->path);
     sp->path = NULL;
+    if (sp->dir)
+        unref(sp->dir);
     sp->dir = NULL;
 }
 

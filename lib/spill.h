@@ -6,6 +6,12 @@
  * up to a cap, removed again when the stream stayed within its limit).
  * A write error ends the file (it is removed) and is remembered for the
  * notice; it never reaches the command or its result.
+ *
+ * The directory is counted: the session holds it while it is set, and
+ * each stream that may spill into it holds it from its run's start, so a
+ * directory the session lets go of (turned off, or another set) stays
+ * valid for the streams of runs still going. Those make no file there
+ * any more: its files are removed (unless kept) when the session lets go.
  */
 #ifndef SHX_SPILL_H
 #define SHX_SPILL_H
@@ -26,6 +32,8 @@ typedef struct shx_spill_dir {
     shx_spill_file *oldest, *newest;
     uint64_t total;        /* bytes in the files that are there */
     uint64_t seq;          /* runs that asked for a name */
+    unsigned refs;         /* the session's (until it lets go) and its streams' */
+    int retired;           /* the session let go of it: no file is made any more */
 } shx_spill_dir;
 
 /* SHEXEC_SPILL_* (shexec.h) says what became of a stream's file. */
@@ -41,18 +49,23 @@ struct shx_spill {
     char label[48];        /* "<pid>-<run>-stdout": which run and stream */
 };
 
-/* A spill directory (path copied). 0, or -1 on ENOMEM. */
-int shx_spill_dir_init(shx_spill_dir *d, const char *path, uint64_t file_max, uint64_t total_max,
-                       int keep);
-/* Forget every file, removing them unless `keep`; their streams' spills
- * are told (their state becomes REMOVED unless kept). */
-void shx_spill_dir_free(shx_spill_dir *d);
+/* A spill directory (path copied), held once, by the caller (the
+ * session). NULL on ENOMEM. */
+shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max, uint64_t total_max,
+                                 int keep);
+/* The session lets go of d: every file is forgotten, and removed unless
+ * `keep`; their streams' spills are told (their state becomes REMOVED
+ * unless kept), and no stream makes a file in d from now on. d goes when
+ * the last stream holding it lets go. */
+void shx_spill_dir_release(shx_spill_dir *d);
 
-/* Ready a stream's spill into d (NULL: off) under a label saying which
- * run (`run_seq`) and stream ("stdout", "stderr"). */
+/* Ready a stream's spill into d (NULL: off; the stream holds d until
+ * shx_spill_free) under a label saying which run (`run_seq`) and stream
+ * ("stdout", "stderr"). */
 void shx_spill_init(shx_spill *sp, shx_spill_dir *d, uint64_t run_seq, const char *stream);
 /* Make the file (the caller then writes what came before). Failing to
- * make it sets FAILED. */
+ * make it sets FAILED; a directory the session let go of makes none, and
+ * the stream lets go of it (dir NULL: no spill). */
 void shx_spill_open(shx_spill *sp);
 /* 1 once shx_spill_open() was called (whatever came of it). */
 int shx_spill_started(const shx_spill *sp);
@@ -64,7 +77,8 @@ void shx_spill_finish(shx_spill *sp, int needed);
 /* The notice's last clause for this spill into out ("" when none): where
  * the whole text is, or why it is not (wording: shexec.h). */
 void shx_spill_describe(const shx_spill *sp, shx_buf *out);
-/* Stop writing and let go of the directory (the file stays there). */
+/* Stop writing and let go of the directory (the file stays there; the
+ * directory goes if the session let go of it and no other stream holds it). */
 void shx_spill_free(shx_spill *sp);
 
 #endif

@@ -301,6 +301,89 @@ static void test_spill_caps_and_budget(void **state)
     tu_leak_end();
 }
 
+/* Pump the session until r has finished. */
+static void finish_run(shexec_session *s, shexec_run *r)
+{
+    int64_t t0 = tu_now_ms();
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
+        assert_true(tu_now_ms() - t0 < 30000);
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    }
+}
+
+typedef struct spill_move {
+    shexec_session *s;
+    const char *to;
+    int moved;
+} spill_move;
+
+/* An output callback that moves the session's spill to another directory
+ * on the command's first output. */
+static void move_spill(void *user, int stream, const char *data, size_t len)
+{
+    spill_move *m = user;
+    (void)stream, (void)data, (void)len;
+    if (!m->moved++)
+        assert_int_equal(shexec_session_set_spill_dir(m->s, m->to, 0, 0, 0), SHEXEC_OK);
+}
+
+/* A command that has not outgrown its limit yet when the session's spill
+ * is turned off (between its start and its overflow), or moved to another
+ * directory (from its own callback): the directory it started with is let
+ * go of with its files, so it makes none there (nor in the new one), and
+ * its result is whole. A command started after the move spills into the
+ * new directory. */
+static void test_spill_dir_changed_while_running(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    char *dir = strdup(tu_mkdtemp());
+    char *dir2 = strdup(tu_mkdtemp());
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_output_limit(s, 100, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    static const char cmd[] = "echo first; sleep 0.2; head -c 100000 /dev/zero | tr '\\0' a";
+    shexec_run *r;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_spill_dir(s, NULL, 0, 0, 0), SHEXEC_OK);
+    finish_run(s, r);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 100006);
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_NONE);
+    assert_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), "full output"));
+    assert_int_equal(files_in(dir), 0);
+    shexec_run_free(r);
+
+    assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    spill_move m = {s, dir2, 0};
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_fn(r, move_spill, &m), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    finish_run(s, r);
+    assert_true(m.moved > 0);
+    assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 100006);
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_NONE);
+    assert_int_equal(files_in(dir), 0);
+    assert_int_equal(files_in(dir2), 0);
+    shexec_run_free(r);
+
+    r = exec_cmd(s, "head -c 1000 /dev/zero | tr '\\0' b");
+    const char *path;
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL), SHEXEC_SPILL_WHOLE);
+    assert_ptr_equal(strstr(path, dir2), path);
+    assert_int_equal(files_in(dir2), 1);
+    shexec_run_free(r);
+    shexec_session_free(s);
+    assert_int_equal(files_in(dir2), 0);
+    tu_rmtree(dir);
+    tu_rmtree(dir2);
+    free(dir);
+    free(dir2);
+    tu_leak_end();
+}
+
 /* A spill into a full file system: the command's result is what it would
  * have been, and the notice says the spill failed. */
 static void test_spill_into_a_full_disk(void **state)
@@ -625,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_spill_holds_everything_and_the_notice_counts),
         cmocka_unit_test(test_spill_only_when_truncated_and_kept_on_request),
         cmocka_unit_test(test_spill_caps_and_budget),
+        cmocka_unit_test(test_spill_dir_changed_while_running),
         cmocka_unit_test(test_spill_into_a_full_disk),
         cmocka_unit_test(test_spill_dir_errors),
         cmocka_unit_test(test_redact_everywhere),
