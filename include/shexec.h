@@ -387,9 +387,11 @@ enum {
  * With a spill directory (shexec_session_set_spill_dir()) the notice ends
  * with "; " and where the whole text is, before its "]":
  *   "full output (NB bytes) in PATH", "the first FB bytes in PATH (XB more
- *   bytes not saved: spill cap)", "full output not saved: the spill failed
- *   (REASON)", or "full output was in PATH, since removed (spill budget)"
- *   ("full output so far (FB bytes) in PATH" while the command runs).
+ *   bytes not saved: spill cap)" (with "the process's file-size limit,
+ *   RLIMIT_FSIZE, is L bytes" for "spill cap" when that limit cut it),
+ *   "full output not saved: the spill failed (REASON)", or "full output
+ *   was in PATH, since removed (spill budget)" ("full output so far (FB
+ *   bytes) in PATH" while the command runs).
  * Errors: SHEXEC_EINVAL (s NULL, unknown unit or keep, limit above 1 GiB;
  * nothing changes).
  */
@@ -443,20 +445,24 @@ enum {
  * and holds what the capture would have held without a limit (after ANSI
  * stripping and redaction), up to `file_max` bytes (0: the default,
  * SHEXEC_DEFAULT_SPILL_FILE_MAX); past that it ends with a line saying how
- * many more bytes were not written. A stream that stays within its limit
- * leaves no file. The session's files take at most `total_max` bytes (0:
- * SHEXEC_DEFAULT_SPILL_TOTAL_MAX): to make room the oldest files of other
- * streams are removed first; when only the writing stream's own is left,
- * the rest is counted as not written. The files are removed when the
- * session is freed (or the spill turned off) unless `flags` has
- * SHEXEC_SPILL_KEEP_FILES. A write error (ENOSPC, EDQUOT, EIO, ...) removes
- * the file and never changes the command's result: its notice says the
- * spill failed and why. Applies to runs started from now on; a run still
- * going when its directory is turned off or replaced makes no file from
- * then on (one it is writing stops: removed, or kept as it is with
- * SHEXEC_SPILL_KEEP_FILES). Errors: SHEXEC_EINVAL (s NULL, dir not absolute
- * or not a directory, unknown flags, file_max above total_max; nothing
- * changes), SHEXEC_ENOMEM.
+ * many more bytes were not written. The process's soft file-size limit
+ * (RLIMIT_FSIZE, read before each write) caps a file the same way, below
+ * the limit, so that no write raises SIGXFSZ in the host: the file is
+ * SHEXEC_SPILL_CAPPED with the error EFBIG, and its last line and the
+ * notice say so; a limit that leaves no room fails the spill (EFBIG). A
+ * stream that stays within its limit leaves no file. The session's files
+ * take at most `total_max` bytes (0: SHEXEC_DEFAULT_SPILL_TOTAL_MAX): to
+ * make room the oldest files of other streams are removed first; when
+ * only the writing stream's own is left, the rest is counted as not
+ * written. The files are removed when the session is freed (or the spill
+ * turned off) unless `flags` has SHEXEC_SPILL_KEEP_FILES. A write error
+ * (ENOSPC, EDQUOT, EIO, ...) removes the file and never changes the
+ * command's result: its notice says the spill failed and why. Applies to
+ * runs started from now on; a run still going when its directory is turned
+ * off or replaced makes no file from then on (one it is writing stops:
+ * removed, or kept as it is with SHEXEC_SPILL_KEEP_FILES). Errors:
+ * SHEXEC_EINVAL (s NULL, dir not absolute or not a directory, unknown
+ * flags, file_max above total_max; nothing changes), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir,
                                             uint64_t file_max, uint64_t total_max,
@@ -470,7 +476,7 @@ enum {
     SHEXEC_SPILL_NONE = 0,    /* no spill: off, or the stream stayed within its limit */
     SHEXEC_SPILL_WRITING = 1, /* the command runs: the file is being written */
     SHEXEC_SPILL_WHOLE = 2,   /* the file holds the whole stream */
-    SHEXEC_SPILL_CAPPED = 3,  /* the file holds its first *bytes bytes (a cap) */
+    SHEXEC_SPILL_CAPPED = 3,  /* the file holds its first *bytes bytes (a cap, or RLIMIT_FSIZE) */
     SHEXEC_SPILL_FAILED = 4,  /* making or writing it failed (*error); it is removed */
     SHEXEC_SPILL_REMOVED = 5  /* removed since (the session's budget, or its end) */
 };
@@ -479,7 +485,8 @@ enum {
  * A stream's spill: returns SHEXEC_SPILL_*; *path (owned by the run, valid
  * while it lives; NULL for NONE and FAILED), *bytes (the stream's bytes in
  * the file; a CAPPED file's closing line is not counted) and
- * *error (an errno value for FAILED, else 0); any may be NULL. NONE for
+ * *error (an errno value for FAILED; EFBIG for CAPPED when the file-size
+ * limit cut the file, not its cap; else 0); any may be NULL. NONE for
  * run NULL, a run not started or an unknown stream.
  */
 SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **path,

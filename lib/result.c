@@ -109,8 +109,8 @@ SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **
         *path = state == SHEXEC_SPILL_NONE || state == SHEXEC_SPILL_FAILED ? NULL : st->spill.path;
     if (bytes)
         *bytes = st && state != SHEXEC_SPILL_FAILED ? st->spill.written : 0;
-    if (error)
-        *error = state == SHEXEC_SPILL_FAILED ? st->spill.err : 0;
+    if (error) /* a CAPPED file's is EFBIG when the file-size limit cut it, else 0 */
+        *error = state == SHEXEC_SPILL_FAILED || state == SHEXEC_SPILL_CAPPED ? st->spill.err : 0;
     return state;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -19,6 +20,10 @@ struct shx_spill_file {
     char *path;
     uint64_t size;
 };
+
+/* Room for the closing line that tells what was not written: the file-size
+ * limit leaves it this much (the line itself is shorter). */
+#define CLOSING_LINE_MAX 128
 
 shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max, uint64_t total_max,
                                  int keep)
@@ -144,14 +149,50 @@ static uint64_t make_room(shx_spill *sp, uint64_t n)
     return n < room ? n : room;
 }
 
+/* The most bytes a file of this process may hold: the soft RLIMIT_FSIZE,
+ * read before each write because the host may change it at any time (one
+ * system call beside the write it guards), or UINT64_MAX when unlimited. */
+static uint64_t fsize_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    return (uint64_t)rl.rlim_cur;
+}
+
+/* n, or what the file-size limit leaves of it (less the closing line's
+ * room): a write past the limit would raise SIGXFSZ in the host, so the
+ * limit caps the file as the file's own cap does, and says so (EFBIG). A
+ * file it leaves no room in at all would hold nothing: the spill fails. */
+static uint64_t fsize_room(shx_spill *sp, uint64_t n)
+{
+    uint64_t limit = fsize_limit();
+    uint64_t room = limit > CLOSING_LINE_MAX + sp->written
+                        ? limit - CLOSING_LINE_MAX - sp->written : 0;
+    if (n <= room)
+        return n;
+    sp->fsize = limit;
+    sp->err = EFBIG;
+    if (sp->written == 0 && room == 0)
+        fail(sp, EFBIG);
+    return room;
+}
+
 void shx_spill_write(shx_spill *sp, const char *data, size_t len)
 {
     if (sp->state != SHEXEC_SPILL_WRITING || len == 0)
         return;
+    if (sp->dropped) { /* the file is the stream's first bytes: after a gap, none go in */
+        sp->dropped += len;
+        return;
+    }
     uint64_t want = len;
     uint64_t own_room = sp->dir->file_max > sp->written ? sp->dir->file_max - sp->written : 0;
     if (want > own_room)
         want = own_room;
+    want = fsize_room(sp, want);
+    if (sp->state != SHEXEC_SPILL_WRITING)
+        return;
     want = make_room(sp, want);
     sp->dropped += len - want;
     size_t off = 0;
@@ -247,12 +288,14 @@ void shx_spill_finish(shx_spill *sp, int needed)
         return;
     }
     if (sp->dropped) {
-        char line[128];
+        char line[CLOSING_LINE_MAX];
         int n = snprintf(line, sizeof line,
-                         "\n[spill file ends here: %llu more bytes were not written (cap)]\n",
-                         (unsigned long long)sp->dropped);
-        /* past the caps by design: a few bytes more than the file's share */
-        ssize_t w = write(sp->fd, line, (size_t)n);
+                         "\n[spill file ends here: %llu more bytes were not written (%s)]\n",
+                         (unsigned long long)sp->dropped, sp->fsize ? "file-size limit" : "cap");
+        /* past the caps by design: a few bytes more than the file's share;
+         * never past the file-size limit (SIGXFSZ): then there is no line */
+        ssize_t w = n > 0 && sp->written + (uint64_t)n <= fsize_limit()
+                        ? write(sp->fd, line, (size_t)n) : -1;
         if (w > 0) {
             sp->file->size += (uint64_t)w;
             sp->dir->total += (uint64_t)w;
@@ -293,6 +336,9 @@ static const char *why(int err)
     }
 }
 
+/* The file-size limit that cut a file short, in the notice. */
+#define FSIZE_WHY "the process's file-size limit, RLIMIT_FSIZE, is %llu bytes"
+
 void shx_spill_describe(const shx_spill *sp, shx_buf *out)
 {
     unsigned long long n = sp->written;
@@ -305,11 +351,20 @@ void shx_spill_describe(const shx_spill *sp, shx_buf *out)
         (void)shx_buf_printf(out, "full output (%llu bytes) in %s", n, sp->path);
         break;
     case SHEXEC_SPILL_CAPPED:
-        (void)shx_buf_printf(out, "the first %llu bytes in %s (%llu more bytes not saved: spill cap)",
-                             n, sp->path, (unsigned long long)sp->dropped);
+        (void)shx_buf_printf(out, "the first %llu bytes in %s (%llu more bytes not saved: ", n,
+                             sp->path, (unsigned long long)sp->dropped);
+        if (sp->fsize)
+            (void)shx_buf_printf(out, FSIZE_WHY ")", (unsigned long long)sp->fsize);
+        else
+            (void)shx_buf_puts(out, "spill cap)");
         break;
     case SHEXEC_SPILL_FAILED:
-        (void)shx_buf_printf(out, "full output not saved: the spill failed (%s)", why(sp->err));
+        if (sp->err == EFBIG && sp->fsize)
+            (void)shx_buf_printf(out, "full output not saved: the spill failed (" FSIZE_WHY ")",
+                                 (unsigned long long)sp->fsize);
+        else
+            (void)shx_buf_printf(out, "full output not saved: the spill failed (%s)",
+                                 why(sp->err));
         break;
     case SHEXEC_SPILL_REMOVED:
         (void)shx_buf_printf(out, "full output was in %s, since removed (spill budget)", sp->path);

@@ -5,7 +5,10 @@
  * short), and one stream's file (made mode 0600 and exclusively, written
  * up to a cap, removed again when the stream stayed within its limit).
  * A write error ends the file (it is removed) and is remembered for the
- * notice; it never reaches the command or its result.
+ * notice; it never reaches the command or its result. No write takes a
+ * file past the process's file-size limit (RLIMIT_FSIZE): that write
+ * would raise SIGXFSZ in the host, whose default action kills it. The
+ * limit caps the file as the file's own cap does.
  *
  * The directory is counted: the session holds it while it is set, and
  * each stream that may spill into it holds it from its run's start, so a
@@ -45,6 +48,7 @@ struct shx_spill {
     int err;               /* errno of the failure (SHEXEC_SPILL_FAILED) */
     uint64_t written;      /* bytes in the file */
     uint64_t dropped;      /* bytes past the caps, not in the file */
+    uint64_t fsize;        /* the file-size limit that cut the file short, 0: none did */
     char *path;            /* the file's name, kept after it is removed */
     char label[48];        /* "<pid>-<run>-stdout": which run and stream */
 };

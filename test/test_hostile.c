@@ -718,6 +718,91 @@ static void test_descriptor_limit(void **state)
     run_forked(case_nofile_limit, 0, 60);
 }
 
+/* ---- a file-size limit ----------------------------------------------------- */
+
+/* Lower the soft RLIMIT_FSIZE of this process to `bytes`. */
+static void limit_file_size(uint64_t bytes)
+{
+    struct rlimit rl;
+    CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+    rl.rlim_cur = (rlim_t)bytes;
+    CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+}
+
+/*
+ * A host under RLIMIT_FSIZE (`ulimit -f`, systemd's LimitFSIZE=) whose
+ * commands outgrow their output limit into spill files: a write past the
+ * limit would raise SIGXFSZ, which kills the host. The spill file stops
+ * below the limit and says why (CAPPED, EFBIG, its last line, the notice);
+ * a limit lowered while a command runs to where no byte fits fails its
+ * spill, saying why. The output itself is whole either way.
+ */
+static void case_file_size_limit(void)
+{
+    const uint64_t limit = 256 << 10;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tu_mkdtemp());
+    limit_file_size(limit);
+    shexec_session *s = new_session(1);
+    CHECK_INT(shexec_session_set_spill_dir(s, dir, 0, 0, 0), SHEXEC_OK);
+    shexec_run *r = xrun(s, "head -c 2000000 /dev/zero | tr '\\0' x", 0);
+    CHECK_INT(shexec_run_exit_code(r), 0);
+    CHECK_INT(shexec_run_output_total(r, SHEXEC_STDOUT), 2000000);
+    const char *path;
+    uint64_t bytes;
+    int err;
+    CHECK_INT(shexec_run_spill(r, SHEXEC_STDOUT, &path, &bytes, &err), SHEXEC_SPILL_CAPPED);
+    CHECK_INT(err, EFBIG);
+    CHECK(bytes > 0 && bytes < limit);
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    CHECK((uint64_t)st.st_size > bytes); /* the closing line, within the limit */
+    CHECK((uint64_t)st.st_size <= limit);
+    char line[160] = "";
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    CHECK(fseek(f, (long)bytes, SEEK_SET) == 0);
+    CHECK(fread(line, 1, sizeof line - 1, f) > 0);
+    fclose(f);
+    char want[256];
+    snprintf(want, sizeof want, "\n[spill file ends here: %llu more bytes were not written "
+             "(file-size limit)]\n", (unsigned long long)(2000000 - bytes));
+    CHECK_STR(line, want);
+    snprintf(want, sizeof want, "(%llu more bytes not saved: the process's file-size limit, "
+             "RLIMIT_FSIZE, is %llu bytes)]\n", (unsigned long long)(2000000 - bytes),
+             (unsigned long long)limit);
+    const char *out = out_of(r);
+    CHECK(strlen(out) > strlen(want));
+    CHECK_STR(out + strlen(out) - strlen(want), want);
+    shexec_run_free(r);
+
+    /* lowered after the start, before the overflow: no byte fits */
+    r = NULL;
+    CHECK_INT(shexec_run_new(&r, s, "sleep 0.2; head -c 100000 /dev/zero | tr '\\0' y"),
+              SHEXEC_OK);
+    CHECK_INT(shexec_run_start(r), SHEXEC_OK);
+    limit_file_size(100);
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+        CHECK(shexec_session_wait(s, 1000) >= 0);
+    CHECK_INT(shexec_run_exit_code(r), 0);
+    CHECK_INT(shexec_run_output_total(r, SHEXEC_STDOUT), 100000);
+    CHECK_INT(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, &err), SHEXEC_SPILL_FAILED);
+    CHECK(path == NULL);
+    CHECK_INT(err, EFBIG);
+    CHECK(strstr(out_of(r), "; full output not saved: the spill failed (the process's "
+                            "file-size limit, RLIMIT_FSIZE, is 100 bytes)]\n") != NULL);
+    shexec_run_free(r);
+    limit_file_size(limit);
+    shexec_session_free(s);
+    tu_rmtree(dir);
+}
+
+static void test_file_size_limit(void **state)
+{
+    (void)state;
+    run_forked(case_file_size_limit, 0, 60);
+}
+
 /* ---- an EINTR storm ------------------------------------------------------- */
 
 static volatile sig_atomic_t g_ticks;
@@ -1605,6 +1690,7 @@ int main(void)
         cmocka_unit_test(test_hostile_signal_state),
         cmocka_unit_test(test_thousand_inheritable_fds),
         cmocka_unit_test(test_descriptor_limit),
+        cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_eintr_storm),
         cmocka_unit_test(test_host_children_untouched),
         cmocka_unit_test(test_many_processes_all_gone),
