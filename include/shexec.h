@@ -85,7 +85,8 @@ enum {
     SHEXEC_ESTATE = -6,   /* the handle is in the wrong state for this call */
     SHEXEC_E2BIG = -7,    /* the command (or environment) is too long for the kernel */
     SHEXEC_ELIMIT = -8,   /* a documented bound is reached: the session holds its maximum
-                             number of tasks, or too many environment variables */
+                             number of tasks, too many environment variables, or too
+                             much input waits for a command (shexec_run_write()) */
     SHEXEC_ENOTASK = -9,  /* no task has that id */
     SHEXEC_EPIPE = -10,   /* input cannot be written: stdin not enabled, closed, or the process ended */
     SHEXEC_ENOTOOL = -11  /* no tool of that name, or it is not enabled (shexec_tool.h) */
@@ -320,6 +321,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
 #define SHEXEC_DEFAULT_OUTPUT_LIMIT 30000u
 #define SHEXEC_DEFAULT_MAX_TASKS 10u
 #define SHEXEC_DEFAULT_INPUT_LOOK_MS 2000u
+#define SHEXEC_DEFAULT_INPUT_QUEUE_MAX ((uint64_t)1 << 20)  /* 1 MiB a command */
 
 /*
  * Set the session's working directory.
@@ -1025,10 +1027,33 @@ SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable);
  * Write to the running command's stdin.
  * The `len` bytes are copied and queued, and written as the command reads
  * them while the loop is pumped; this call never blocks and never raises
- * SIGPIPE in the host. Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not
- * enabled or closed, or the process ended), SHEXEC_ENOMEM.
+ * SIGPIPE in the host. The queue is bounded
+ * (shexec_session_set_input_queue_max()): a write is taken whole or not at
+ * all, and refused while input the command has not read yet is queued and
+ * this write would take it past the bound (a write into an empty queue is
+ * always taken, whatever its size). Nothing of a refused write is queued:
+ * pump the loop (the command reads) and write the same bytes again.
+ * Errors: SHEXEC_EINVAL, SHEXEC_EPIPE (stdin not enabled or closed, or the
+ * process ended), SHEXEC_ELIMIT (the bound: the message says how much is
+ * queued), SHEXEC_ENOMEM.
  */
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len);
+
+/*
+ * Bound the input queued for each command of the session and not yet read
+ * by it, in bytes: at least 1; SHEXEC_DEFAULT_INPUT_QUEUE_MAX, 1 MiB, by
+ * default (far more than answers to prompts; a command that reads keeps
+ * its queue near empty, its pipe taking what is written); UINT64_MAX: none.
+ * A command that never reads then holds at most the bound of the host's
+ * memory, or the one larger write made into its empty queue. Read at each
+ * shexec_run_write(), so it applies to running commands too. Errors:
+ * SHEXEC_EINVAL (s NULL, bytes 0; nothing changes).
+ */
+SHEXEC_API int shexec_session_set_input_queue_max(shexec_session *s, uint64_t bytes);
+
+/* The session's bound on queued input (SHEXEC_DEFAULT_INPUT_QUEUE_MAX for s
+ * NULL). */
+SHEXEC_API uint64_t shexec_session_input_queue_max(const shexec_session *s);
 
 /*
  * Close the command's stdin.

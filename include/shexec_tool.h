@@ -80,7 +80,11 @@ extern "C" {
  *                then task_output's result with new_only, after a wait of
  *                yield_time_ms as task_output's. A task started without
  *                yield_time_ms or pty, or finished, takes no input:
- *                SHEXEC_EPIPE.
+ *                SHEXEC_EPIPE. Input is refused whole while what the
+ *                task has not read yet would pass the session's bound on
+ *                queued input (shexec_session_set_input_queue_max()):
+ *                SHEXEC_ELIMIT, saying how much waits; nothing is written
+ *                and stdin is not closed, so it may be sent again.
  *   task_kill:   the same, with "status":"killed"; the task is removed.
  *   errors:      {"error": "message for the model"}.
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
@@ -133,7 +137,8 @@ SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
  * ("Tool not available: NAME": unknown or disabled), SHEXEC_EINVAL
  * (malformed JSON or arguments), SHEXEC_ENOTASK ("Task not found: ID", or
  * "Task ID finished and was released unread (retention limit: ...)"),
- * SHEXEC_ELIMIT (no task slot, or more than SHEXEC_MAX_ENV_VARS in `env`),
+ * SHEXEC_ELIMIT (no task slot, more than SHEXEC_MAX_ENV_VARS in `env`, or
+ * task_write's input past the bound on queued input),
  * SHEXEC_EPIPE (task_write to a task that takes no input),
  * SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG, SHEXEC_ESYS, SHEXEC_ESTATE
  * (from a callback), SHEXEC_ENOMEM (then *out_json may be NULL).

@@ -1,8 +1,8 @@
 /*
  * run.c - the run handle: one command (foreground, or the engine of a
- * task), its settings, its input, its results, and its exit policy (the
- * final state, the working directory it reported). Starting it is
- * start.c's; driving it, the loop's.
+ * task), its settings, its results, and its exit policy (the final state,
+ * the working directory it reported). Starting it is start.c's; driving
+ * it, the loop's; its input, input.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -308,56 +308,6 @@ void shx_run_release(shexec_run *run)
     free(run->cwd);
     free(run->command);
     free(run);
-}
-
-SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
-{
-    int rc = shx_run_configurable(run);
-    if (rc != SHEXEC_OK)
-        return rc;
-    run->want_stdin = enable ? 1 : 0;
-    return SHEXEC_OK;
-}
-
-int shx_run_queue_input(shexec_run *r, const void *data, size_t len)
-{
-    shx_ok(r->s);
-    if (!data && len)
-        return shx_fail(r->s, SHEXEC_EINVAL, "input is NULL");
-    if (!r->want_stdin && !r->pty)
-        return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
-    if (r->state != SHEXEC_STATE_RUNNING || r->job.stdin_fd < 0 || r->job.stdin_close)
-        return shx_fail(r->s, SHEXEC_EPIPE, "the command's stdin is closed");
-    if (shx_buf_append(&r->job.stdin_buf, data, len) != 0)
-        return shx_fail(r->s, SHEXEC_ENOMEM, "out of memory");
-    shx_quiet_activity(&r->job, shx_now_ns()); /* answered: no longer waiting */
-    return SHEXEC_OK;
-}
-
-int shx_run_end_input(shexec_run *r)
-{
-    shx_ok(r->s);
-    if (!r->want_stdin && !r->pty)
-        return shx_fail(r->s, SHEXEC_EPIPE, "stdin was not enabled for this command");
-    if (r->pty) /* a terminal's end of input is ^D, not a closed descriptor */
-        return shx_run_queue_input(r, "\x04", 1);
-    r->job.stdin_close = 1;
-    shx_quiet_activity(&r->job, shx_now_ns());
-    if (r->job.stdin_fd >= 0 && shx_job_input_left(&r->job) == 0) {
-        close(r->job.stdin_fd);
-        r->job.stdin_fd = -1;
-    }
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len)
-{
-    return run ? shx_run_queue_input(run, data, len) : SHEXEC_EINVAL;
-}
-
-SHEXEC_API int shexec_run_close_stdin(shexec_run *run)
-{
-    return run ? shx_run_end_input(run) : SHEXEC_EINVAL;
 }
 
 void shx_run_ended(shexec_run *r)

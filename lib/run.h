@@ -92,8 +92,6 @@ void shx_run_unlink(shexec_session *s, shexec_run *r);
  * CANCEL) and waited for, while other commands' callbacks may run. */
 void shx_run_end(shexec_run *r);
 void shx_run_release(shexec_run *r);
-int shx_run_queue_input(shexec_run *r, const void *data, size_t len);
-int shx_run_end_input(shexec_run *r);
 /* Begin terminating a live run's job: SIGTERM now, SIGKILL after the
  * session's grace. */
 void shx_run_terminate(shexec_run *r, int reason, int64_t now);

@@ -1,13 +1,14 @@
 /*
  * session.h - the session handle's layout, and session.c's one internal
  * call. The files that read the layout: session.c (its life and pumping),
- * settings.c, getters.c and limits.c (what it is set to), task.c (its tasks),
- * toolhook.c and testhook.c (the tool layer's and the tests' doors), and
- * run.c, start.c and launch.c (a run's settings over the session's). base.c
- * owns its first member (the error message) and needs nothing else of it;
- * the loop (loop.h) is embedded and knows nothing of the session; the
- * watchdog, the kept shell state and the containment (contain.h) are
- * attachments, NULL when off; runs and tasks are pointers here.
+ * settings.c, getters.c, limits.c and input.c (what it is set to), task.c
+ * (its tasks), toolhook.c and testhook.c (the tool layer's and the tests'
+ * doors), and run.c, start.c and launch.c (a run's settings over the
+ * session's). base.c owns its first member (the error message) and needs
+ * nothing else of it; the loop (loop.h) is embedded and knows nothing of
+ * the session; the watchdog, the kept shell state and the containment
+ * (contain.h) are attachments, NULL when off; runs and tasks are pointers
+ * here.
  */
 #ifndef SHX_SESSION_H
 #define SHX_SESSION_H
@@ -69,6 +70,8 @@ struct shexec_session {
     int idle_action;
     uint32_t background_cap_ms;   /* background on timeout: the cap (0: off) */
     uint32_t input_look_ms;       /* silence before looking for a wait for input (0: never) */
+    uint64_t input_queue_max;     /* input.c's bound on a command's queued input; 0: the
+                                     default (the setter takes no 0) */
     unsigned agent_env;           /* agentenv.c's pipe-only variables still in force */
     struct shx_spill_dir *spill;  /* outputcfg.c's spill directory; NULL: none */
     shx_redact_cfg redact;        /* what output hides (outputcfg.c) */

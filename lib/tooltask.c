@@ -226,6 +226,11 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
                               shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
     if (len)
         rc = shexec_run_write(r, input, len);
+    if (rc == SHEXEC_ELIMIT) /* refused whole: the model may send it again later */
+        return shx_tool_error(s, rc, out, "Task %s: the input was not written: %s; read its "
+                              "output with %s meanwhile", shexec_task_id(t),
+                              shexec_session_errmsg(s),
+                              shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
     if (rc == SHEXEC_OK && close_stdin)
         rc = shexec_run_close_stdin(r);
     if (rc != SHEXEC_OK)

@@ -1231,6 +1231,8 @@ static void test_stdin_large_input_linear(void **state)
 {
     shexec_session *s = *state;
     size_t total = heavy_ok() ? (96u << 20) : (4u << 20), piece = 1u << 20;
+    /* all of it queued before the loop runs: a bound on queued input to hold it */
+    assert_int_equal(shexec_session_set_input_queue_max(s, total), SHEXEC_OK);
     shexec_run *r = NULL;
     assert_int_equal(shexec_run_new(&r, s, tu_helper("pipe_sink")), SHEXEC_OK);
     assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);

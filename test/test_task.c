@@ -515,7 +515,12 @@ static void test_stdin_large_input_interleaved(void **state)
     memset(buf, 'y', piece);
     int64_t t0 = tu_now_ms();
     for (size_t done = 0; done < total; done += piece) {
-        assert_int_equal(shexec_run_write(run_of(t), buf, piece), SHEXEC_OK);
+        /* past the bound on queued input a write is refused whole: pump
+         * (the sink reads) and write the same piece again */
+        int rc;
+        while ((rc = shexec_run_write(run_of(t), buf, piece)) == SHEXEC_ELIMIT)
+            assert_true(shexec_session_wait(s, 10) >= 0);
+        assert_int_equal(rc, SHEXEC_OK);
         assert_true(shexec_session_wait(s, 0) >= 0);
     }
     free(buf);
@@ -530,6 +535,122 @@ static void test_stdin_large_input_interleaved(void **state)
     snprintf(want, sizeof want, "%zu\n", total);
     assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), want);
     assert_true(ms < 30000); /* it used to take about 2 minutes */
+    shexec_task_free(t);
+}
+
+/*
+ * Input a command has not read waits in a bounded queue (1 MiB by default):
+ * 400 MiB written in pieces to a command that never reads are refused past
+ * the bound (SHEXEC_ELIMIT, the message saying how much waits and the
+ * bound), and the host's memory stays as it was. A write is taken whole or
+ * not at all: what a command reads is exactly what was taken, up to the
+ * bound to the byte; a write into an empty queue is taken whatever its
+ * size.
+ */
+static void test_stdin_queue_bounded(void **state)
+{
+    shexec_session *s = *state;
+    const size_t piece = 64 * 1024, bound = 1u << 20;
+    size_t total = tu_under_valgrind() ? (40u << 20) : (400u << 20);
+    char *buf = malloc(piece);
+    assert_non_null(buf);
+    memset(buf, 'q', piece);
+    shexec_run *r = new_run(s, "sleep 30");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    long before = tu_rss_kib();
+    assert_true(before > 0);
+    size_t taken = 0;
+    for (size_t done = 0; done < total; done += piece) {
+        int rc = shexec_run_write(run_of(t), buf, piece);
+        if (rc == SHEXEC_OK)
+            taken += piece;
+        else
+            assert_int_equal(rc, SHEXEC_ELIMIT);
+    }
+    long grew = tu_rss_kib() - before;
+    print_message("%zu MiB written to a command that never reads: %zu KiB taken, RSS +%ld "
+                  "KiB\n", total >> 20, taken >> 10, grew);
+    assert_int_equal(taken, bound); /* the loop did not run: nothing went to the pipe */
+    assert_true(grew < 8 * 1024);
+    char want[256];
+    snprintf(want, sizeof want, "the command has not read the %zu bytes of input queued for "
+             "it; %zu more would pass the bound of %zu bytes", bound, piece, bound);
+    assert_non_null(strstr(shexec_session_errmsg(s), want));
+    shexec_task_free(t);
+    free(buf);
+
+    /* all or nothing: the command reads what was taken, to the byte */
+    static char big[3 << 20];
+    memset(big, 'w', sizeof big);
+    r = new_run(s, "wc -c");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    t = as_task(r);
+    assert_int_equal(shexec_run_write(run_of(t), big, 600000), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), big, 500000), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_write(run_of(t), big, bound - 600000), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), big, 1), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_write(run_of(t), big, 0), SHEXEC_OK); /* nothing: no more */
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    wait_done(s, t);
+    snprintf(want, sizeof want, "%zu\n", bound);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), want);
+    shexec_task_free(t);
+
+    /* into an empty queue, any size: input given all at once */
+    r = new_run(s, "wc -c");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    t = as_task(r);
+    assert_int_equal(shexec_run_write(run_of(t), big, sizeof big), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), big, 1), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    wait_done(s, t);
+    snprintf(want, sizeof want, "%zu\n", sizeof big);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), want);
+    shexec_task_free(t);
+}
+
+/* The session's bound on queued input: set, read back, refused at 0, in
+ * force for a command already running; a terminal's end of input (^D)
+ * gets through a full queue. */
+static void test_stdin_queue_bound_setting(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_input_queue_max(s), SHEXEC_DEFAULT_INPUT_QUEUE_MAX);
+    assert_int_equal(shexec_session_input_queue_max(NULL), SHEXEC_DEFAULT_INPUT_QUEUE_MAX);
+    assert_int_equal(SHEXEC_DEFAULT_INPUT_QUEUE_MAX, 1u << 20);
+    assert_int_equal(shexec_session_set_input_queue_max(NULL, 10), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_input_queue_max(s, 0), SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_input_queue_max(s), SHEXEC_DEFAULT_INPUT_QUEUE_MAX);
+    assert_int_equal(shexec_session_set_input_queue_max(s, 10), SHEXEC_OK);
+    assert_int_equal(shexec_session_input_queue_max(s), 10);
+
+    shexec_run *r = new_run(s, "wc -c");
+    assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = as_task(r);
+    assert_int_equal(shexec_run_write(run_of(t), "123456", 6), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), "78901", 5), SHEXEC_ELIMIT);
+    assert_non_null(strstr(shexec_session_errmsg(s), "the 6 bytes of input queued for it; 5 more "
+                                                     "would pass the bound of 10 bytes"));
+    /* raised: the running command's next write is measured against it */
+    assert_int_equal(shexec_session_set_input_queue_max(s, 11), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), "78901", 5), SHEXEC_OK);
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "11\n");
+    shexec_task_free(t);
+
+    /* a terminal: the queue full, ^D still ends the input */
+    assert_int_equal(shexec_session_set_input_queue_max(s, 10), SHEXEC_OK);
+    r = new_run(s, "wc -c");
+    assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    t = as_task(r);
+    assert_int_equal(shexec_run_write(run_of(t), "abcdefghi\n", 10), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(run_of(t), "k", 1), SHEXEC_ELIMIT);
+    assert_int_equal(shexec_run_close_stdin(run_of(t)), SHEXEC_OK);
+    wait_done(s, t);
+    assert_int_equal(shexec_run_exit_code(run_of(t)), 0);
+    assert_non_null(strstr(shexec_run_output(run_of(t), SHEXEC_STDOUT, NULL), "10"));
     shexec_task_free(t);
 }
 
@@ -1076,6 +1197,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unpumped_task_blocks_without_loss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stdin_large_input_interleaved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_queue_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stdin_queue_bound_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_adopted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_killed_when_table_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_keeps_its_own_leftovers, setup, teardown),

@@ -1044,6 +1044,45 @@ static void test_yield_and_task_write(void **state)
 
 }
 
+/* A task that does not read what the model wrote: task_write's input past
+ * the session's bound on queued input (1 MiB by default) is not written,
+ * and the model reads why (how much waits, the bound, what to do); nothing
+ * of it went in, its close_stdin neither: the task still runs. */
+static void test_task_write_past_the_bound(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 30\",\"yield_time_ms\":100}",
+                             SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    /* into the empty queue, more than its pipe takes: most of it waits */
+    const size_t n = 4u << 20;
+    char *big = malloc(n + 256);
+    assert_non_null(big);
+    int k = snprintf(big, 256, "{\"task_id\":\"%s\",\"yield_time_ms\":0,\"input\":\"", id);
+    memset(big + k, 'x', n);
+    strcpy(big + k + n, "\"}");
+    call(s, "task_write", big, SHEXEC_OK);
+    free(big);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":0,\"input\":\"more\\n\","
+             "\"close_stdin\":true}", id);
+    r = call(s, "task_write", args, SHEXEC_ELIMIT);
+    const char *e = str(r, "error");
+    char want[128];
+    snprintf(want, sizeof want, "Task %s: the input was not written: the command has not read the ",
+             id);
+    assert_ptr_equal(strstr(e, want), e);
+    assert_non_null(strstr(e, "5 more would pass the bound of 1048576 bytes"));
+    assert_non_null(strstr(e, "read its output with task_output meanwhile"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "killed");
+}
+
 /* The session's idle timeout and background on timeout reach the tool. */
 static void test_idle_and_background_results(void **state)
 {
@@ -1088,6 +1127,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_result_refuses_unfinished_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_kill_waits_for_its_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield_and_task_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_write_past_the_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_result_rendered, setup, teardown),

@@ -24,7 +24,7 @@ const (
 	ESYS    Code = C.SHEXEC_ESYS    // a system call failed (descriptors exhausted, fork failed)
 	ESTATE  Code = C.SHEXEC_ESTATE  // the handle is in the wrong state for this call
 	E2BIG   Code = C.SHEXEC_E2BIG   // the command or environment is too long for the kernel
-	ELIMIT  Code = C.SHEXEC_ELIMIT  // a documented bound is reached (tasks, variables)
+	ELIMIT  Code = C.SHEXEC_ELIMIT  // a documented bound is reached (tasks, variables, queued input)
 	ENOTASK Code = C.SHEXEC_ENOTASK // no task has that id
 	EPIPE   Code = C.SHEXEC_EPIPE   // input cannot be written (no stdin pipe, closed, ended)
 	ENOTOOL Code = C.SHEXEC_ENOTOOL // no tool of that name, or it is not enabled

@@ -115,7 +115,9 @@ func (t *Task) Output(stream Stream) (string, error) {
 // Write queues p for the task's stdin (it needs WithStdinPipe, or WithPTY):
 // it never blocks, and the bytes are written as the command reads them
 // while the loop is pumped. ErrPipe when stdin was not enabled, is closed,
-// or the task ended. Task is an io.Writer.
+// or the task ended; ErrLimit (0 bytes taken) when the input the task has
+// not read yet would pass the session's bound on queued input: write p
+// again once it has read. Task is an io.Writer.
 func (t *Task) Write(p []byte) (int, error) {
 	const op = "write task"
 	_, c, err := t.lock(op)

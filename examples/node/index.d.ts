@@ -420,7 +420,8 @@ export class Task<T extends Output = string> extends EventEmitter {
     stderr?: string | Buffer | Uint8Array;
     status?: string;
   }): TaskToolResult;
-  /** Queue input (start the task with stdin: true, or a pty). PipeError once it ended. */
+  /** Queue input (start the task with stdin: true, or a pty). PipeError once it ended;
+   *  LimitError past the bound on input it has not read (nothing queued: write again). */
   write(data: string | Buffer | Uint8Array): void;
   closeStdin(): void;
   /** SIGTERM the tree now, SIGKILL after the grace; resolves with the result. */

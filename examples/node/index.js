@@ -2040,7 +2040,8 @@ class Task extends EventEmitter {
     return result;
   }
 
-  /** Queue input (the task needs opts.stdin = true, or a pty). PipeError once it ended. */
+  /** Queue input (the task needs opts.stdin = true, or a pty). PipeError once it ended;
+   *  LimitError past the bound on input it has not read (nothing queued: write again). */
   write(data) {
     if (!this._tp) throw new PipeError(-10, 'the task has ended');
     const b = toBuffer(data, 'input');

@@ -262,9 +262,14 @@ static void cmd_input(struct host *h, char *id, const char *text)
     shexec_run *r = shexec_task_run(t);
     int rc = SHEXEC_OK;
     if (text) {
-        rc = shexec_run_write(r, text, strlen(text));
-        if (rc == SHEXEC_OK)
-            rc = shexec_run_write(r, "\n", 1);
+        /* the line in one write: past the bound on queued input it is
+         * refused whole (SHEXEC_ELIMIT), never left without its newline */
+        size_t n = strlen(text) + 1;
+        char *line = malloc(n + 1);
+        if (line)
+            (void)snprintf(line, n + 1, "%s\n", text);
+        rc = line ? shexec_run_write(r, line, n) : SHEXEC_ENOMEM;
+        free(line);
     } else {
         rc = shexec_run_close_stdin(r);
     }

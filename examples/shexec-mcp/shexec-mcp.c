@@ -1219,9 +1219,13 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
     } else {
         if (a.input_len)
             rc = shexec_run_write(r, a.input, a.input_len);
-        if (rc == SHEXEC_OK && a.close_stdin)
+        if (rc == SHEXEC_ELIMIT) /* refused whole, stdin left open: it may come again */
+            shx_buf_printf(&m, "Task %s: the input was not written: %s; read its output with "
+                           "task_output meanwhile", shexec_task_id(t),
+                           shexec_session_errmsg(sv->s));
+        else if (rc == SHEXEC_OK && a.close_stdin)
             rc = shexec_run_close_stdin(r);
-        if (rc != SHEXEC_OK)
+        if (rc != SHEXEC_OK && rc != SHEXEC_ELIMIT)
             shx_buf_printf(&m, "Task %s takes no input: %s (a command gets input when started "
                            "with yield_time_ms or pty)", shexec_task_id(t),
                            shexec_session_errmsg(sv->s));
@@ -1620,9 +1624,15 @@ static void method_tasks_update(server *sv, const char *id, const shx_json *para
         shexec_run *r = shexec_task_run(m->task);
         int rc = SHEXEC_OK;
         if (str_eq(action, "accept")) {
-            rc = shexec_run_write(r, input->str, input->len);
-            if (rc == SHEXEC_OK && (!newline || newline->boolean))
-                rc = shexec_run_write(r, "\n", 1);
+            /* the line in one write: refused past the bound on queued
+             * input (SHEXEC_ELIMIT), none of it is queued, and the request
+             * stays open for the client to answer again */
+            shx_buf line = {0};
+            shx_buf_append(&line, input->str, input->len);
+            if (!newline || newline->boolean)
+                shx_buf_append(&line, "\n", 1);
+            rc = line.failed ? SHEXEC_ENOMEM : shexec_run_write(r, line.data, line.len);
+            shx_buf_free(&line);
             if (rc == SHEXEC_OK && eof && eof->boolean)
                 rc = shexec_run_close_stdin(r);
         } else if (str_eq(action, "decline")) {

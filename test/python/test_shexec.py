@@ -591,6 +591,19 @@ class TestTasks(Base):
         self.assertEqual(ctx.exception.code, shexec.EPIPE)
         self.assertNotIn("unknown", ctx.exception.message)
 
+    def test_task_write_past_the_input_bound(self):
+        # a task that does not read: past the bound on queued input (1 MiB)
+        # a write is refused whole, as LimitError with the library's message
+        s = self.session()
+        t = s.start_task("sleep 30", stdin=True)
+        t.write(b"x" * (2 << 20))          # into an empty queue: taken
+        with self.assertRaises(shexec.LimitError) as ctx:
+            t.write(b"more\n")
+        self.assertEqual(ctx.exception.code, shexec.ELIMIT)
+        self.assertEqual(ctx.exception.name, "SHEXEC_ELIMIT")
+        self.assertIn("would pass the bound of 1048576 bytes", ctx.exception.message)
+        t.kill()
+
     def test_leftovers_adopted(self):
         s = self.session()
         r = s.run("(sleep 0.3; echo later) & echo started")

@@ -174,7 +174,7 @@ _ERROR_NAMES = {
 }
 # Used when the library's shexec_strerror() has no text of its own for a code.
 _FALLBACK_TEXT = {
-    ELIMIT: "a limit was reached (tasks held, environment variables)",
+    ELIMIT: "a limit was reached (tasks held, environment variables, input queued)",
     ENOTASK: "no task has that id",
     EPIPE: "input cannot be written",
     ENOTOOL: "tool not available",
@@ -517,8 +517,10 @@ class TooBigError(ShexecError):
 
 class LimitError(ShexecError):
     """SHEXEC_ELIMIT: a documented bound was reached: the session holds its
-    maximum of tasks (set_max_tasks), or too many environment variables
-    (4096 per session and per run or task)."""
+    maximum of tasks (set_max_tasks), too many environment variables
+    (4096 per session and per run or task), or write() input past the bound
+    on what a command has not read yet (1 MiB by default: nothing of it was
+    queued; write it again once the command has read)."""
 
 
 class NoTaskError(ShexecError, LookupError):
@@ -2365,7 +2367,9 @@ class Run(object):
                 _check(_lib.shexec_run_cancel(self._ptr), s._ptr)
 
     def write(self, data: Data) -> None:
-        """Queue input for the command (stdin=True, or a pty)."""
+        """Queue input for the command (stdin=True, or a pty). LimitError
+        when what it has not read yet would pass the session's bound on
+        queued input: nothing was queued, write it again once it read."""
         b = _to_bytes(data, "input")
         if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
@@ -2890,7 +2894,8 @@ class Task(object):
 
     def write(self, data: Data) -> None:
         """Queue input (the task needs stdin=True, or a pty). PipeError when
-        stdin was not enabled, is closed, or the task ended."""
+        stdin was not enabled, is closed, or the task ended; LimitError past
+        the bound on input it has not read (nothing queued: write again)."""
         self._run.write(data)
 
     def close_stdin(self) -> None:

@@ -27,7 +27,8 @@ pub enum ErrorKind {
     State,
     /// SHEXEC_E2BIG: the command or the environment is too long.
     TooBig,
-    /// SHEXEC_ELIMIT: a documented bound is reached (task slots, variables).
+    /// SHEXEC_ELIMIT: a documented bound is reached (task slots, variables,
+    /// input queued for a command that has not read it).
     Limit,
     /// SHEXEC_ENOTASK: no task has that id.
     NoTask,

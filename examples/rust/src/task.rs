@@ -142,7 +142,10 @@ impl Task {
 
     /// Queue `data` for the command's stdin (needs
     /// [`Command::stdin`](crate::Command::stdin)); written as the command
-    /// reads it, while the loop is pumped. Never blocks.
+    /// reads it, while the loop is pumped. Never blocks. [`ErrorKind::Limit`]
+    /// when the input the command has not read yet would pass the session's
+    /// bound on queued input: nothing was queued; write it again once it has
+    /// read.
     pub fn write(&self, data: &[u8]) -> Result<()> {
         let g = self.shared.lock();
         // SAFETY: a live run; the bytes are copied
