@@ -224,7 +224,14 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
         return shx_tool_error(s, SHEXEC_EPIPE, out, "Task %s has finished: it takes no input "
                               "(read its output with %s)", shexec_task_id(t),
                               shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
-    if (len)
+    /* the model's input is held to the bound even into an empty queue (the
+     * C caller's one large write is its own buffer; the model's is not) */
+    uint64_t max = shexec_session_input_queue_max(s);
+    if (len > max)
+        rc = shx_fail(s, SHEXEC_ELIMIT, "%zu bytes of input are more than the bound of %llu "
+                      "bytes on input a command has not read (send it in parts)", len,
+                      (unsigned long long)max);
+    else if (len)
         rc = shexec_run_write(r, input, len);
     if (rc == SHEXEC_ELIMIT) /* refused whole: the model may send it again later */
         return shx_tool_error(s, rc, out, "Task %s: the input was not written: %s; read its "

@@ -1217,8 +1217,17 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
         shx_buf_printf(&m, "Task %s has finished: it takes no input (read its output with "
                        "task_output)", shexec_task_id(t));
     } else {
-        if (a.input_len)
+        /* the model's input is held to the bound even into an empty queue */
+        if (a.input_len > shexec_session_input_queue_max(sv->s))
+            rc = SHEXEC_ELIMIT;
+        else if (a.input_len)
             rc = shexec_run_write(r, a.input, a.input_len);
+        if (rc == SHEXEC_ELIMIT && a.input_len > shexec_session_input_queue_max(sv->s))
+            shx_buf_printf(&m, "Task %s: the input was not written: %zu bytes are more than "
+                           "the bound of %llu bytes on unread input (send it in parts)",
+                           shexec_task_id(t), a.input_len,
+                           (unsigned long long)shexec_session_input_queue_max(sv->s));
+        else
         if (rc == SHEXEC_ELIMIT) /* refused whole, stdin left open: it may come again */
             shx_buf_printf(&m, "Task %s: the input was not written: %s; read its output with "
                            "task_output meanwhile", shexec_task_id(t),
@@ -1631,6 +1640,14 @@ static void method_tasks_update(server *sv, const char *id, const shx_json *para
             shx_buf_append(&line, input->str, input->len);
             if (!newline || newline->boolean)
                 shx_buf_append(&line, "\n", 1);
+            if (line.len > shexec_session_input_queue_max(sv->s)) {
+                /* the model's answer is held to the bound even into an
+                 * empty queue */
+                shx_buf_free(&line);
+                send_error(sv, id, -32602, "the answer is more than the bound on input a "
+                                           "command has not read: send it in parts");
+                return;
+            }
             rc = line.failed ? SHEXEC_ENOMEM : shexec_run_write(r, line.data, line.len);
             shx_buf_free(&line);
             if (rc == SHEXEC_OK && eof && eof->boolean)
