@@ -33,9 +33,13 @@
 #include "shexec.h"
 #include "testutil.h"
 
-#define MARK "shexec-contain-mark"
+/* The marker of this process's test processes (their argv[0]): its own,
+ * so that suites run side by side (another build's) never count each
+ * other's; commands read it from the environment. */
+static char g_mark[64];
+#define MARK "\"$SHEXEC_TEST_MARK\""
 
-/* Processes whose argv[0] is MARK. */
+/* Processes whose argv[0] is the mark. */
 static int count_marked(void)
 {
     DIR *d = opendir("/proc");
@@ -53,7 +57,7 @@ static int count_marked(void)
             continue;
         ssize_t got = read(fd, argv0, sizeof argv0 - 1);
         close(fd);
-        if (got > 0 && strcmp(argv0, MARK) == 0)
+        if (got > 0 && strcmp(argv0, g_mark) == 0)
             n += tu_pid_alive((pid_t)atoi(e->d_name)); /* a zombie is gone */
     }
     closedir(d);
@@ -83,7 +87,7 @@ static void kill_marked(void)
             continue;
         ssize_t got = read(fd, argv0, sizeof argv0 - 1);
         close(fd);
-        if (got > 0 && strcmp(argv0, MARK) == 0)
+        if (got > 0 && strcmp(argv0, g_mark) == 0)
             kill((pid_t)atoi(e->d_name), SIGKILL);
     }
     if (d)
@@ -477,7 +481,7 @@ static pid_t spawn_marked_in(const char *dir)
         int fd = open(procs, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write(fd, "0", 1) != 1)
             _exit(126);
-        execlp("sleep", MARK, "1000", (char *)NULL);
+        execlp("sleep", g_mark, "1000", (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -993,6 +997,8 @@ static void test_read_only_mount_falls_back(void **state)
 
 int main(void)
 {
+    (void)snprintf(g_mark, sizeof g_mark, "shexec-contain-mark-%ld", (long)getpid());
+    setenv("SHEXEC_TEST_MARK", g_mark, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_setting_and_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_cgroups_removed, setup, teardown),
