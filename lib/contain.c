@@ -3,13 +3,11 @@
  * cgroup, its commands' cgroups, and their removal once empty.
  *
  * A cgroup whose processes were just killed cannot be removed until the
- * kernel has taken every one of them out (rmdir fails with EBUSY until
- * cgroup.events says "populated 0"). Rather than wait in the host's call,
- * such a cgroup is kept on a list and removed by a later call (the next
- * command's start, or the end of the session, which waits for them). Each
- * is removed as a tree (cgtree.h): a command may have made cgroups below
- * its own, and a process of the host's uid may have moved into any of
- * them, or into the session's own cgroup.
+ * kernel took them all out (EBUSY until "populated 0"): rather than wait in
+ * the host's call, it is listed and removed by a later one (the next start,
+ * or the session's end, which waits). Each goes as a tree (cgtree.h): a
+ * command may have made cgroups below its own, and a process of the host's
+ * uid may have moved into any of them, or into the session's own.
  */
 #include "contain.h"
 
@@ -26,19 +24,18 @@
 #include "base.h"
 #include "cgroup.h"
 #include "cgtree.h"
+#include "procfs.h"
 
-/* CONTAIN=0 builds a library that never makes a cgroup: every session keeps
- * process groups, as on a machine without cgroup v2. */
+/* CONTAIN=0: no cgroup ever (process groups, as without cgroup v2). */
 #ifndef SHX_WITH_CGROUPS
 #define SHX_WITH_CGROUPS 1
 #endif
 
-/* Cgroups awaiting removal a session keeps at most; past it the oldest is
- * given up: left to the session's end, which removes its whole tree. */
+/* Cgroups awaiting removal, at most; past it the oldest is left to the
+ * session's end, which removes its whole tree. */
 #define DYING_MAX 256
 
-/* The controllers limits need, by SHX_CTRL_*: their names, and their
- * SHX_CGROUP_* bits (cgroupfs.h). */
+/* The controllers limits need, by SHX_CTRL_*: names, SHX_CGROUP_* bits. */
 static const char *const ctrl_name[SHX_CTRLS] = {"memory", "pids", "cpu"};
 static const unsigned ctrl_bit[SHX_CTRLS] = {SHX_CGROUP_MEMORY, SHX_CGROUP_PIDS, SHX_CGROUP_CPU};
 
@@ -77,20 +74,20 @@ static int remove_tree(const char *dir, int64_t until)
     return rc;
 }
 
-/* The cgroups of sessions whose host died without ending them (killed,
- * no watchdog) are left behind, perhaps with processes in them: a new
- * session ends those it finds beside its own whose host's pid is gone (a
- * reused pid keeps them, for the host that has it now to be the judge),
- * all of them within SHX_CONTAIN_FREE_WAIT_MS. */
+/* Sessions whose host died without ending them (killed, no watchdog) leave
+ * cgroups, maybe with processes: a new session ends those beside its own
+ * whose host's pid is gone (a reused pid keeps them), within
+ * SHX_CONTAIN_FREE_WAIT_MS; judged only in the pid namespace the name gives
+ * ("-pNS": elsewhere a live host looks dead); without one, removed empty. */
 static void remove_stale(const char *parent)
 {
     DIR *d = opendir(parent);
     if (!d)
         return;
     int64_t until = shx_now_ns() + SHX_CONTAIN_FREE_WAIT_MS * (int64_t)1000000;
+    unsigned long long ns = shx_procfs_pidns();
     struct dirent *e;
     while ((e = readdir(d))) {
-        /* shexec-PID-N: a session's name, and its host's pid */
         char *end;
         if (strncmp(e->d_name, "shexec-", 7) != 0 || e->d_name[7] < '1' || e->d_name[7] > '9')
             continue;
@@ -98,11 +95,13 @@ static void remove_stale(const char *parent)
         if (*end != '-' || end[1] < '0' || end[1] > '9' || pid <= 0 || pid > 0x7fffffff)
             continue;
         (void)strtoul(end + 1, &end, 10);
-        if (*end || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        int has_ns = end[0] == '-' && end[1] == 'p' && end[2] >= '1' && end[2] <= '9';
+        unsigned long long named_ns = has_ns ? strtoull(end + 2, &end, 10) : 0;
+        if (*end || (named_ns && named_ns != ns) || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
         char dir[SHX_CGROUP_PATH_MAX];
         if (snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name) < (int)sizeof dir)
-            (void)remove_tree(dir, until);
+            (void)remove_tree(dir, named_ns ? until : 0);
     }
     closedir(d);
 }
@@ -134,13 +133,14 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
     }
     remove_stale(parent);
     unsigned wanted = probe.subtree & (SHX_CGROUP_MEMORY | SHX_CGROUP_PIDS | SHX_CGROUP_CPU);
-    /* a name taken is skipped: by another copy of the library in this
-     * process (its own count), or left by a dead host whose pid was ours */
-    char name[64];
+    /* a name taken (another copy of the library here, a dead host's) is skipped */
+    char name[80], ns[24] = "";
+    unsigned long long pidns = shx_procfs_pidns(); /* the pid's namespace: remove_stale */
+    (void)(pidns && snprintf(ns, sizeof ns, "-p%llu", pidns));
     int made = -1;
     for (int tries = 0; made != 0 && tries < NAME_TRIES; tries++) {
-        (void)snprintf(name, sizeof name, "shexec-%ld-%lu", (long)getpid(),
-                       (unsigned long)atomic_fetch_add(&sessions_made, 1));
+        (void)snprintf(name, sizeof name, "shexec-%ld-%lu%s", (long)getpid(),
+                       (unsigned long)atomic_fetch_add(&sessions_made, 1), ns);
         made = shx_cgroup_create(parent, name, c->dir);
         if (made != 0 && errno != EEXIST)
             break;

@@ -39,6 +39,7 @@ void shx_procfs_test_children(int on)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -323,6 +324,12 @@ int shx_procfs_fds(int from, int **fds, size_t *n)
     return rc;
 }
 
+unsigned long long shx_procfs_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 #else /* no /proc in this build: nothing is known */
 
 int shx_procfs_available(void)
@@ -396,6 +403,11 @@ int shx_procfs_fds(int from, int **fds, size_t *n)
     *fds = NULL;
     *n = 0;
     return -1;
+}
+
+unsigned long long shx_procfs_pidns(void)
+{
+    return 0;
 }
 
 #endif

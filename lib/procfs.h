@@ -61,6 +61,11 @@ int shx_procfs_fds(int from, int **fds, size_t *n);
 /* For the tests (testhook.c): per-process files read so far; whether the
  * kernel's children lists are used (1) or ignored (0). */
 unsigned long shx_procfs_test_reads(void);
+
+/* This process's pid namespace, as the inode of /proc/self/ns/pid: 0 where
+ * that cannot be read. Two processes see each other's pids the same way
+ * only when theirs is the same. */
+unsigned long long shx_procfs_pidns(void);
 void shx_procfs_test_children(int on);
 
 #endif

@@ -330,10 +330,12 @@ static void test_stale_cgroups_removed(void **state)
      * cgroups): a new session skips them, and is still contained */
     const char *detail = NULL;
     (void)shexec_session_containment(other, &detail);
-    unsigned long next = strtoul(strrchr(detail, '-') + 1, NULL, 10) + 1;
+    const char *n_at = strchr(strstr(detail, "/shexec-") + 8, '-') + 1; /* shexec-PID-N-pNS */
+    unsigned long next = strtoul(n_at, NULL, 10) + 1;
     char taken[8][4200];
     for (int i = 0; i < 8; i++) {
-        snprintf(taken[i], sizeof taken[i], "%s/shexec-%ld-%lu", parent, (long)getpid(), next + i);
+        snprintf(taken[i], sizeof taken[i], "%s/shexec-%ld-%lu%s", parent, (long)getpid(), next + i,
+                 strchr(n_at, '-') ? strchr(n_at, '-') : "");
         assert_int_equal(mkdir(taken[i], 0755), 0);
     }
     shexec_session *third = NULL;
@@ -505,7 +507,11 @@ static void test_stale_nested_tree_ended(void **state)
     assert_int_equal(waitpid(dead, NULL, 0), dead);
     static const char *const below[] = {"/run-2", "/run-2/inner", "/run-2/inner/deeper"};
     char stale[4200], tree[4][4200];
-    snprintf(stale, sizeof stale, "%s/shexec-%ld-8", parent, (long)dead);
+    /* named in this pid namespace, as the library names its sessions */
+    struct stat ns;
+    assert_int_equal(stat("/proc/self/ns/pid", &ns), 0);
+    snprintf(stale, sizeof stale, "%s/shexec-%ld-8-p%llu", parent, (long)dead,
+             (unsigned long long)ns.st_ino);
     for (int i = 0; i < 4; i++)
         snprintf(tree[i], sizeof tree[i], "%.4000s%s", stale, i ? below[i - 1] : "");
     for (int i = 0; i < 4; i++)
@@ -526,6 +532,49 @@ static void test_stale_nested_tree_ended(void **state)
     assert_true(up);
     assert_int_equal(alive, 0);
     assert_false(left);
+}
+
+/* A session's cgroup named in another pid namespace (a container's host
+ * under the same parent), or without a namespace, is not judged by its pid
+ * here: what runs in it is left alone. */
+static void test_stale_of_another_namespace_left(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", f->dir);
+    *strrchr(parent, '/') = '\0';
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    char other[2][4200];
+    snprintf(other[0], sizeof other[0], "%s/shexec-%ld-9-p1", parent, (long)dead);
+    snprintf(other[1], sizeof other[1], "%s/shexec-%ld-10", parent, (long)dead);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(mkdir(other[i], 0755), 0);
+    pid_t kids[2] = {spawn_marked_in(other[0]), spawn_marked_in(other[1])};
+    int up = marked_reach(2, 5000);
+    if (!up)
+        fprintf(stderr, "marked: %d\n", count_marked());
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    int alive = count_marked();
+    struct stat st;
+    int kept = stat(other[0], &st) == 0 && stat(other[1], &st) == 0;
+    shexec_session_free(s);
+    for (int i = 0; i < 2; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int tries = 0; rmdir(other[i]) != 0 && errno == EBUSY && tries < 200; tries++)
+            usleep(10000);
+    assert_true(up);
+    assert_int_equal(alive, 2);
+    assert_true(kept);
 }
 
 /* Three ways a daemon leaves its command, each ended with the run. */
@@ -1003,6 +1052,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_setting_and_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_cgroups_removed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_nested_tree_ended, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_of_another_namespace_left, setup, teardown),
         cmocka_unit_test_setup_teardown(test_moved_into_session_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_moved_by_delegated_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_cgroups_end_with_run, setup, teardown),
