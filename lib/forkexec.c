@@ -155,6 +155,11 @@ static CHILD_SIDE int child_main(void *arg)
      * is not the command's), its own process group */
     if (syscall(SYS_setsid) < 0)
         child_fail(c, SHX_FX_SETSID, errno);
+    /* descriptor 0 is the host's (the child's copy): closed first, the
+     * file opened onto it takes no descriptor beyond the host's, which may
+     * have none left */
+    if (p->tty || p->in_fd < 0)
+        (void)syscall(SYS_close, 0);
     if (p->tty) {
         /* a session leader opening a terminal without O_NOCTTY makes it
          * its controlling terminal */

@@ -644,7 +644,11 @@ static void case_nofile_limit(void)
         shexec_run *r = NULL;
         CHECK_INT(shexec_run_new(&r, s, "echo fine"), SHEXEC_OK);
         int rc = shexec_run_exec(r);
-        if (rc == SHEXEC_OK) {
+        if (rc == SHEXEC_OK && tu_under_valgrind() && !*out_of(r)) {
+            /* valgrind runs a child as a fork, whose exec needs a free
+             * descriptor of valgrind's own, and the first one's failure is
+             * its exit status alone (as glibc's posix_spawn's is there) */
+        } else if (rc == SHEXEC_OK) {
             CHECK_STR(out_of(r), "fine\n");
             worked++;
         } else {
@@ -701,7 +705,7 @@ static void case_nofile_limit(void)
         CHECK_INT(tu_count_children(), 0); /* no child, no zombie */
     }
     CHECK(failed >= 2);
-    CHECK(worked >= 1);
+    CHECK(worked >= 1 || tu_under_valgrind()); /* there: see above */
 
     /* with the limit back, the same session works */
     CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
