@@ -45,6 +45,24 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+/* ThreadSanitizer intercepts clone() and books it as a fork in this
+ * process's memory, which the child shares: the host would then be taken
+ * for a forked child and die at its next thread. glibc's __clone is the
+ * same call without the interceptor. */
+#if defined(__SANITIZE_THREAD__)
+#define SHX_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHX_UNDER_TSAN 1
+#endif
+#endif
+#if defined(SHX_UNDER_TSAN) && defined(__GLIBC__)
+extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+#define CLONE_CALL __clone
+#else
+#define CLONE_CALL clone
+#endif
+
 /* The kernel's signal set: 64 signals on every architecture but MIPS. */
 #define KSIGSET_BYTES ((_NSIG - 1) / 8)
 #define CHILD_STACK (16 * 1024)
@@ -241,7 +259,7 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
     sigset_t all, old;
     sigfillset(&all);
     shx_thread_sigmask(SIG_BLOCK, &all, &old);
-    pid_t child = clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+    pid_t child = CLONE_CALL(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
     int e = errno;
     shx_thread_sigmask(SIG_SETMASK, &old, NULL);
     if (rp[1] >= 0)
