@@ -17,11 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +44,36 @@ static double raw_loop(const char *shell, int n)
     double t0 = now_s();
     for (int i = 0; i < n; i++)
         raw_wait_ok(raw_spawn(shell, argv, -1, -1), "raw `true`");
+    return n / (now_s() - t0);
+}
+
+/* N raw spawns of `shell -c true`, each in a cgroup of its own below dir,
+ * the floor of a contained run: mkdir, posix_spawn, the pid written to its
+ * cgroup.procs, waitpid, rmdir (the kernel's share of containment, with
+ * none of the library's); returns runs/s. */
+static double raw_contained_loop(const char *shell, int n, const char *dir)
+{
+    char *argv[] = {(char *)shell, (char *)"-c", (char *)"true", NULL};
+    char cg[4200], procs[4300], pid_text[24];
+    double t0 = now_s();
+    for (int i = 0; i < n; i++) {
+        snprintf(cg, sizeof cg, "%s/floor-%d", dir, i);
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        if (mkdir(cg, 0755) != 0)
+            die("mkdir %s: %s", cg, strerror(errno));
+        pid_t pid = raw_spawn(shell, argv, -1, -1);
+        int fd = open(procs, O_WRONLY | O_CLOEXEC);
+        int len = snprintf(pid_text, sizeof pid_text, "%ld", (long)pid);
+        if (fd < 0 || write(fd, pid_text, (size_t)len) != len)
+            die("move into %s: %s", cg, strerror(errno));
+        close(fd);
+        raw_wait_ok(pid, "contained raw `true`");
+        while (rmdir(cg) != 0) {
+            if (errno != EBUSY)
+                die("rmdir %s: %s", cg, strerror(errno));
+            sched_yield(); /* the reaped shell is not yet out of it */
+        }
+    }
     return n / (now_s() - t0);
 }
 
@@ -325,8 +357,31 @@ static void contain_row(const char *shell, const double *raw, const double *off,
     }
     on_off_cells(r, raw, off, on, rounds);
     footnote("1c: ratio = lib time per run with containment on / off, back to back (median of "
-             "per-round ratios); on = a cgroup made, joined by the shell, read and removed "
-             "per command");
+             "per-round ratios); on = a cgroup made, joined by the child before exec, read and "
+             "removed per command");
+}
+
+/* Row 1cf: the contained session against the contained floor (mkdir,
+ * posix_spawn, move, waitpid, rmdir), paired per round. */
+static void contain_floor_row(const char *shell, const double *floor, const double *on,
+                              int rounds, const char *why)
+{
+    char what[80];
+    snprintf(what, sizeof what, "spawn `%s -c true`, contained, vs contained floor", shell);
+    bench_row *r = row_new("1cf", what, "runs/s");
+    if (why) {
+        cell(r, C_VERDICT, "n/a");
+        return;
+    }
+    rate_cell(r, C_FLOOR, floor, rounds);
+    rate_cell(r, C_LIB, on, rounds);
+    double ratio = paired_ratio(floor, on, rounds); /* lib time / floor time */
+    cell(r, C_RATIO, "%.3f", ratio);
+    cell(r, C_TARGET, "<=1.10");
+    cell(r, C_VERDICT, ratio <= 1.10 ? "PASS" : "MISS");
+    footnote("1cf: floor = mkdir of a cgroup, posix_spawn, the pid written to its cgroup.procs, "
+             "waitpid, rmdir (in the contained session's own cgroup); lib = row 1c's contained "
+             "runs of the same round; ratio = lib time per run / the floor's");
 }
 
 /* Rows 1p, 1bp: rows 1 and 1b with the session keeping the shell's state
@@ -530,10 +585,13 @@ void sec_spawn(void)
     /* the same as s[0] with a cgroup per command, where one can be made */
     shexec_session *sc = lib_session();
     const char *contain_why = NULL;
+    char contain_dir[4096] = "";
     if (shexec_session_set_containment(sc, "auto") != SHEXEC_OK)
         die("shexec_session_set_containment: %s", shexec_session_errmsg(sc));
-    if (shexec_session_containment(sc, &contain_why) == SHEXEC_CONTAIN_CGROUP)
+    if (shexec_session_containment(sc, &contain_why) == SHEXEC_CONTAIN_CGROUP) {
+        snprintf(contain_dir, sizeof contain_dir, "%s", contain_why);
         contain_why = NULL;
+    }
     /* s[0] and s[1] with the shell's state kept */
     shexec_session *sp[2] = {lib_session(), lib_session()};
     if (shexec_session_set_shell(sp[1], NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
@@ -554,7 +612,7 @@ void sec_spawn(void)
 
     double v[2][NV][16];
     double use_raw[2][NU][16], use_lib[2][NU][16];
-    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vc[16], vco[16];
+    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vc[16], vco[16], vcf[16];
     double vb[NBINS][NB][16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
@@ -573,8 +631,10 @@ void sec_spawn(void)
          * first: their ratio is a few per cent, below the drift across a
          * round */
         on_off(sw, s[0], "true", z->spawn_n, k, &vw[k], &vwo[k]);
-        if (!contain_why)
+        if (!contain_why) {
             on_off(sc, s[0], "true", z->spawn_n, k, &vc[k], &vco[k]);
+            vcf[k] = raw_contained_loop(shells[0], z->spawn_n, contain_dir);
+        }
         for (int sh = 0; sh < 2; sh++)
             on_off(sp[sh], s[sh], "true", z->spawn_n, k, &vp[sh][k], &vpo[sh][k]);
         on_off(sp[1], s[1], "x=1", z->spawn_n, k, &vx[1][k], &vx[0][k]);
@@ -604,6 +664,7 @@ void sec_spawn(void)
     usage_footnote("1b", use_raw[1], use_lib[1], rounds);
     watchdog_row(shells[0], v[0][V_RAW], vwo, vw, rounds, watchdog_start_ms);
     contain_row(shells[0], v[0][V_RAW], vco, vc, rounds, contain_why);
+    contain_floor_row(shells[0], vcf, vc, rounds, contain_why);
     persist_row("1p", shells[0], v[0][V_RAW], vpo[0], vp[0], rounds);
     persist_row("1bp", shells[1], v[1][V_RAW], vpo[1], vp[1], rounds);
     persist_listed_row(vx[0], vx[1], rounds);
