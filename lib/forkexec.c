@@ -303,6 +303,8 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
 
 #else
 
+#include <errno.h>
+
 int shx_forkexec_compiled(void)
 {
     return 0;
