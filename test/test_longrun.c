@@ -140,7 +140,7 @@ static void test_yield_does_not_move_the_session(void **state)
 static void test_started_run_yields_in_host_loop(void **state)
 {
     shexec_session *s = *state;
-    shexec_run *r = new_run(s, "echo a; sleep 1; echo b");
+    shexec_run *r = new_run(s, "echo a; sleep 3; echo b");
     assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     int64_t end = tu_now_ms() + 20000;
@@ -160,7 +160,7 @@ static void test_started_run_yields_in_host_loop(void **state)
 static void test_started_run_yields_in_own_poll_loop(void **state)
 {
     shexec_session *s = *state;
-    shexec_run *r = new_run(s, "echo a; sleep 1; echo b");
+    shexec_run *r = new_run(s, "echo a; sleep 3; echo b");
     assert_int_equal(shexec_run_set_yield_ms(r, 200), SHEXEC_OK);
     assert_int_equal(shexec_run_start(r), SHEXEC_OK);
     int64_t end = tu_now_ms() + 20000;
