@@ -5,6 +5,7 @@
 #include "procfs.h"
 
 #include "shx_config.h"
+#include "platform.h"
 
 #include <stdatomic.h>
 
@@ -39,7 +40,6 @@ void shx_procfs_test_children(int on)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -326,8 +326,8 @@ int shx_procfs_fds(int from, int **fds, size_t *n)
 
 unsigned long long shx_procfs_pidns(void)
 {
-    struct stat st;
-    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+    shx_file_id id; /* not stat(): its symbol is newer than the oldest glibc (platform.h) */
+    return shx_file_id_of("/proc/self/ns/pid", -1, &id) == 0 ? id.ino : 0;
 }
 
 #else /* no /proc in this build: nothing is known */

@@ -11,7 +11,8 @@ const { Session, InvalidArgumentError, SysError } = require('shexec');
 const MARK = 'shexec-bind-mark';
 // About 0.3 s of CPU in user mode, from the system's interpreter: a pyenv
 // shim would add processes of its own to what is counted.
-const BUSY = "/usr/bin/python3 -c 'import time\nt=time.monotonic()+0.3\nwhile time.monotonic()<t: pass'";
+// 0.3 s of its own CPU time (not of the clock: a loaded machine would give it less)
+const BUSY = "/usr/bin/python3 -c 'import time\nt=time.process_time()+0.3\nwhile time.process_time()<t: pass'";
 
 /** Live processes (zombies left out) whose argv[0] is `mark`. */
 function marked(mark) {
