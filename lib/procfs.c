@@ -5,7 +5,6 @@
 #include "procfs.h"
 
 #include "shx_config.h"
-#include "platform.h"
 
 #include <stdatomic.h>
 
@@ -326,8 +325,14 @@ int shx_procfs_fds(int from, int **fds, size_t *n)
 
 unsigned long long shx_procfs_pidns(void)
 {
-    shx_file_id id; /* not stat(): its symbol is newer than the oldest glibc (platform.h) */
-    return shx_file_id_of("/proc/self/ns/pid", -1, &id) == 0 ? id.ino : 0;
+    /* the link reads "pid:[INODE]" (no stat(): its symbol is newer than the
+     * oldest glibc supported, platform.h) */
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    if (n <= 6 || memcmp(link, "pid:[", 5) != 0)
+        return 0;
+    link[n] = '\0';
+    return strtoull(link + 5, NULL, 10);
 }
 
 #else /* no /proc in this build: nothing is known */
