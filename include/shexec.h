@@ -105,7 +105,9 @@ enum {
     SHEXEC_STATE_NEW = 0,       /* created, not started */
     SHEXEC_STATE_RUNNING = 1,   /* started, not finished */
     SHEXEC_STATE_EXITED = 2,    /* the shell exited; see shexec_run_exit_code() */
-    SHEXEC_STATE_SIGNALED = 3,  /* the shell was killed by a signal it was not sent by us */
+    SHEXEC_STATE_SIGNALED = 3,  /* the shell was killed by a signal: one from elsewhere, or one
+                                   the host sent (shexec_run_send_signal()), not the library's
+                                   ending of it (the states below) */
     SHEXEC_STATE_TIMED_OUT = 4, /* the timeout expired; the group was terminated */
     SHEXEC_STATE_CANCELLED = 5, /* shexec_run_cancel() or freeing ended it */
     SHEXEC_STATE_KILLED = 6     /* a task ended by shexec_run_cancel() on its run, or freeing */
@@ -989,7 +991,8 @@ SHEXEC_API int shexec_run_set_output_limit(shexec_run *run, uint64_t limit, int 
  * A callback may call, on the session and any of its runs and tasks (its own
  * included): every accessor (state, exit code, output, totals,
  * shexec_task_read(), shexec_session_take_task(), cwd, errmsg);
- * shexec_run_cancel(), shexec_run_write(), shexec_run_close_stdin();
+ * shexec_run_cancel(), shexec_run_send_signal(), shexec_run_write(),
+ * shexec_run_type_input(), shexec_run_close_stdin();
  * shexec_run_free() and shexec_task_free() (a running one is ended, none of
  * its callbacks is called again, and its memory goes once it ended; a run
  * freed during its own shexec_run_exec() makes that call return
@@ -1062,6 +1065,25 @@ SHEXEC_API uint64_t shexec_session_input_queue_max(const shexec_session *s);
  */
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
 
+/*
+ * Type input at the command, as a person at a terminal would: what a model
+ * writes. On a pseudo-terminal (shexec_run_set_pty()) as
+ * shexec_run_write(): the terminal makes "\x03" (^C) a SIGINT itself. On a
+ * pipe, which has no such line discipline, each "\x03" byte is the ^C key,
+ * not input: the command is sent SIGINT in its place
+ * (shexec_run_send_signal(); shexec_run_interrupted() then says so), the
+ * text before it queued first and the text after it next (a command that
+ * has not read the text yet gets the signal before it). Input that is
+ * only ^C keys needs no stdin. The text, without its ^C bytes, is held to
+ * the bound on queued input as one write, before any signal: a refused
+ * call changed nothing. Errors: SHEXEC_EINVAL (run NULL, data NULL with a
+ * length), SHEXEC_EPIPE (text for a command without stdin, or one that is
+ * not running), SHEXEC_ELIMIT (as shexec_run_write()), SHEXEC_ESTATE
+ * (a ^C found none of the command's processes left), SHEXEC_ENOMEM (the
+ * text before a ^C may have been queued and signals sent).
+ */
+SHEXEC_API int shexec_run_type_input(shexec_run *run, const void *data, size_t len);
+
 /* Terminal modes (shexec_run_set_pty()). */
 enum {
     SHEXEC_PTY_OFF = 0,  /* pipes (default) */
@@ -1076,7 +1098,8 @@ enum {
  * progress bars, prompts, REPLs). The command leads a new session with the
  * terminal as its controlling terminal; stdout and stderr are merged into
  * SHEXEC_STDOUT; input from shexec_run_write() is typed at the terminal,
- * "\x03" interrupts (SIGINT), shexec_run_close_stdin() sends ^D. Line
+ * "\x03" interrupts (SIGINT; shexec_run_type_input() gives ^C the same
+ * meaning on pipes), shexec_run_close_stdin() sends ^D. Line
  * endings are not translated. When the shell exits the terminal hangs up:
  * processes it left get SIGHUP, as in a closed terminal (see
  * docs/internals.md, "Terminals"); those that survive are leftovers like any
@@ -1131,6 +1154,43 @@ SHEXEC_API int shexec_run_start(shexec_run *run);
  * started).
  */
 SHEXEC_API int shexec_run_cancel(shexec_run *run);
+
+/*
+ * Send a signal to the running command's processes: an interrupt (SIGINT,
+ * the ^C of a terminal), a hangup, a pause (SIGSTOP, then SIGCONT), a
+ * program's own (SIGUSR1), or SIGTERM or SIGKILL by hand. Allowed, by
+ * the platform's numbers: SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1,
+ * SIGUSR2, SIGTERM, SIGCONT, SIGSTOP (not the signals of faults and timers,
+ * nor SIGTSTP, SIGTTIN, SIGTTOU, which the kernel drops for a command's
+ * group: it leads a session of its own). It goes to the command's process
+ * group, as a terminal's ^C goes to its foreground group (while the
+ * group's id provably is the command's; after the shell exited, to the
+ * members a task follows), or, with containment by cgroup
+ * (CONTAINMENT), to every process of the command's cgroup, wherever its
+ * group; never to any other process, and never to the host. Through a
+ * remote wrapper it reaches the wrapper's processes, which pass it on or
+ * not. As with a terminal's ^C, a child the shell forks just as the
+ * signal comes starts without it (bash blocks signals while it forks, for
+ * the library's EXIT trap) and the shell waits for that child: a command
+ * is best signalled once it runs what is to get the signal. It returns at
+ * once and changes nothing of the run's timeout, cancel or kill grace: a
+ * command that dies of it ends as any other
+ * (SHEXEC_STATE_SIGNALED and the signal, for a shell that died of it; the
+ * status it chose, for one that handled it), and a SIGINT marks it
+ * interrupted (shexec_run_interrupted()). A task is signalled through its
+ * run. Errors: SHEXEC_EINVAL (run NULL, a signal not allowed; the message
+ * lists them), SHEXEC_ESTATE (not started, finished, or none of its
+ * processes left: nothing was sent).
+ */
+SHEXEC_API int shexec_run_send_signal(shexec_run *run, int sig);
+
+/*
+ * The number of a signal shexec_run_send_signal() takes, by its name as a
+ * model or a user writes it: "SIGINT", "INT" or "int", in any case, with
+ * or without "SIG". Returns the platform's number (SIGINT, 2 on Linux), or
+ * SHEXEC_EINVAL for NULL, an unknown name, or a signal not allowed.
+ */
+SHEXEC_API int shexec_signal_from_name(const char *name);
 
 /*
  * Pump the session's loop until something finishes.
@@ -1209,6 +1269,18 @@ SHEXEC_API int64_t shexec_run_pid(const shexec_run *run);
  */
 SHEXEC_API uint32_t shexec_run_timeout_ms(const shexec_run *run);
 
+/*
+ * Whether the command was interrupted: 1 once a SIGINT reached it through
+ * shexec_run_send_signal(), or a ^C typed with shexec_run_type_input() (on
+ * a pipe; on a terminal whose line discipline makes ^C a SIGINT), else 0
+ * (also for NULL). It stays 1 however the command then ended, or while it
+ * runs on: the state, exit code and signal say how. A shell that died of
+ * the SIGINT is SHEXEC_STATE_SIGNALED with signal 2; one whose command
+ * handled it exited with the status it chose (130 by the shells' custom,
+ * 0 for a server that shut down cleanly).
+ */
+SHEXEC_API int shexec_run_interrupted(const shexec_run *run);
+
 /* What became of processes a command left running (shexec_run_leftovers()). */
 enum {
     SHEXEC_LEFTOVERS_NONE = 0,    /* none were left */
@@ -1273,7 +1345,8 @@ SHEXEC_API const char *shexec_run_notice(const shexec_run *run);
  * session cwd, has no timeout unless one is set, and runs until its shell
  * has exited and no process is left in its group. Everything about the
  * command (state, exit code, output, input, cancel) is done through its
- * run, shexec_task_run(); here is what only a task has. A task made from
+ * run, shexec_task_run() (signals too: shexec_run_send_signal()); here is
+ * what only a task has. A task made from
  * leftovers has no exit code (-1): those processes were not our children.
  *
  * Retention. A task holds one of shexec_session_set_max_tasks() slots from

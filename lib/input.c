@@ -1,10 +1,13 @@
 /*
  * input.c - a command's input: the stdin pipe a run asks for, what the
  * host writes to it (queued until the loop can write it to the pipe:
- * loop.c), the session's bound on what may wait there, and the end of
- * input. The public calls of shexec.h; the queue itself is the job's
- * (job.h).
+ * loop.c), the session's bound on what may wait there, the end of input,
+ * and input typed as at a terminal (^C an interrupt). The public calls of
+ * shexec.h; the queue itself is the job's (job.h).
  */
+#include <signal.h>
+#include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -36,9 +39,8 @@ static uint64_t queue_max(const shexec_session *s)
  * `sort`) is a buffer the host holds itself, and its size the host's
  * choice. End of input is not bounded: it must always get through.
  */
-static int queue_input(shexec_run *r, const void *data, size_t len, int bounded)
+static int input_open(shexec_run *r, const void *data, size_t len, int bounded)
 {
-    shx_ok(r->s);
     if (!data && len)
         return shx_fail(r->s, SHEXEC_EINVAL, "input is NULL");
     if (!r->want_stdin && !r->pty)
@@ -53,6 +55,15 @@ static int queue_input(shexec_run *r, const void *data, size_t len, int bounded)
                         "more would pass the bound of %llu bytes, so none of them was queued "
                         "(write them again once it has read)",
                         queued, len, (unsigned long long)max);
+    return SHEXEC_OK;
+}
+
+static int queue_input(shexec_run *r, const void *data, size_t len, int bounded)
+{
+    shx_ok(r->s);
+    int rc = input_open(r, data, len, bounded);
+    if (rc != SHEXEC_OK)
+        return rc;
     if (shx_buf_append(&r->job.stdin_buf, data, len) != 0)
         return shx_fail(r->s, SHEXEC_ENOMEM, "out of memory");
     shx_quiet_activity(&r->job, shx_now_ns()); /* answered: no longer waiting */
@@ -78,6 +89,58 @@ static int end_input(shexec_run *r)
 SHEXEC_API int shexec_run_write(shexec_run *run, const void *data, size_t len)
 {
     return run ? queue_input(run, data, len, 1) : SHEXEC_EINVAL;
+}
+
+/* The ^C key: the terminal's interrupt character (VINTR) by default. */
+#define INTERRUPT_KEY '\x03'
+
+/* 1 when the terminal of a pty run makes its interrupt key, ^C, a SIGINT
+ * (ISIG on: not a program that reads raw keys). */
+static int terminal_interrupts(const shexec_run *r)
+{
+    struct termios tio;
+    return r->job.out.fd >= 0 && tcgetattr(r->job.out.fd, &tio) == 0 && (tio.c_lflag & ISIG) &&
+           tio.c_cc[VINTR] == (cc_t)INTERRUPT_KEY;
+}
+
+/*
+ * Input as a person types it. A terminal has a line discipline that turns
+ * ^C into a SIGINT for its foreground group: there the keys go as they
+ * are. A pipe has none, so each ^C is taken for the key, not a byte of
+ * input: the text before it is queued, the command is sent SIGINT
+ * (shexec_run_send_signal), the text after it is queued next. The text is
+ * checked against stdin and the bound whole first, so that a refused call
+ * sent no signal: it may be typed again.
+ */
+SHEXEC_API int shexec_run_type_input(shexec_run *run, const void *data, size_t len)
+{
+    if (!run)
+        return SHEXEC_EINVAL;
+    const char *p = data;
+    if (run->pty || !p || !memchr(p, INTERRUPT_KEY, len)) {
+        int rc = queue_input(run, data, len, 1);
+        if (rc == SHEXEC_OK && p && memchr(p, INTERRUPT_KEY, len) && terminal_interrupts(run))
+            run->interrupted = 1;
+        return rc;
+    }
+    shx_ok(run->s);
+    size_t text = 0;
+    for (size_t i = 0; i < len; i++)
+        text += p[i] != INTERRUPT_KEY;
+    if (run->state != SHEXEC_STATE_RUNNING)
+        return shx_fail(run->s, SHEXEC_EPIPE, "the command is not running: nothing was typed");
+    int rc = text ? input_open(run, data, text, 1) : SHEXEC_OK;
+    for (const char *end = p + len; rc == SHEXEC_OK && p < end;) {
+        const char *key = memchr(p, INTERRUPT_KEY, (size_t)(end - p));
+        size_t n = (size_t)((key ? key : end) - p);
+        /* the bound was met by the whole: each part goes in unbounded */
+        if (n)
+            rc = queue_input(run, p, n, 0);
+        if (rc == SHEXEC_OK && key)
+            rc = shexec_run_send_signal(run, SIGINT);
+        p = key ? key + 1 : end;
+    }
+    return rc;
 }
 
 SHEXEC_API int shexec_run_close_stdin(shexec_run *run)

@@ -243,6 +243,18 @@ static void signal_all(shx_proc *p, int sig, int use_pidfd)
     shx_escapees_signal(&p->escapees, sig);
 }
 
+int shx_proc_signal(shx_proc *p, int sig, int use_pidfd)
+{
+    /* pid 1 and below: kill(-1) and kill(0) reach far more than the command */
+    if (p->pid <= 1 || (p->cgroup ? !cgroup_populated(p) : !group_is_ours(p, use_pidfd)))
+        return 0;
+    if (p->cgroup)
+        signal_cgroup(p, sig);
+    else
+        signal_group(p, sig, use_pidfd);
+    return 1;
+}
+
 /* The looks for children that missed the SIGTERM (see proc.h): how many,
  * the first one's delay (past the exec of a child forked as it came), and
  * the ticks before the SIGTERM a child born that early may have been

@@ -156,6 +156,11 @@ void shx_proc_kill_rest(shx_proc *p, int find_escapees, int use_pidfd);
 /* Reap the shell, then SIGKILL what its group still holds (as
  * shx_proc_kill_rest): 1 when there was something. */
 int shx_proc_reap_killing_rest(shx_proc *p);
+/* A signal the host sends (shexec_run_send_signal): to the group while its
+ * id provably is the command's, with a cgroup to every member; the
+ * ending's machinery (deadlines, what was sent) is left as it is. 1 when
+ * it went to processes of the command, 0 when none is left to get it. */
+int shx_proc_signal(shx_proc *p, int sig, int use_pidfd);
 /*
  * Begin terminating: SIGTERM (and SIGCONT) to the group and its escapees
  * now, SIGKILL after grace_ms (at once for 0). Terminating again only

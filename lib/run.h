@@ -78,6 +78,7 @@ struct shexec_run {
     shx_secrets redact_values;    /* shexec_run_redact_value() */
     int redact_own_env;           /* shexec_run_redact_own_env() */
     int notice_first;             /* the session's, from the start */
+    int interrupted;              /* a SIGINT reached it: shexec_run_interrupted() */
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
