@@ -27,14 +27,18 @@ extern "C" {
  *                 yield_time_ms: integer ms >= 1}
  *   task_output  {task_id: string (required), new_only: boolean,
  *                 yield_time_ms: integer ms >= 0 (default 0)}
- *   task_kill    {task_id: string (required)}
+ *   task_kill    {task_id: string (required), signal: string (one of
+ *                 SIGINT SIGTERM SIGHUP SIGQUIT SIGKILL SIGUSR1 SIGUSR2
+ *                 SIGSTOP SIGCONT; the tool also takes "INT", "int")}
  *   task_write   {task_id: string (required), input: string,
  *                 close_stdin: boolean, yield_time_ms: integer ms >= 0
  *                 (default 1000)}
  * Results are JSON objects:
  *   bash:        {"stdout","stderr","exit_code","timed_out",
  *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
- *                 "signal" when a signal ended the command and
+ *                 "signal" when a signal ended the command (not its
+ *                 timeout) and "interrupted": true once a SIGINT reached
+ *                 it (shexec_run_interrupted()) and
  *                 "leftover_task_id" when it left processes running and
  *                 "notice" when shexec_run_notice() has something to say (a
  *                 limit hit: "killed: out of memory (limit 64 MiB)") and
@@ -67,7 +71,10 @@ extern "C" {
  *                 "truncated":{...}} ("omitted", "full_output", "redacted"
  *                 as bash's)
  *                 plus "exit_code" and "state" once
- *                 completed; a completed task is then removed (its final
+ *                 completed ("signal" when a signal ended it, not its
+ *                 timeout, as bash's); "interrupted": true once a SIGINT
+ *                 reached it, running or not; a completed task is then
+ *                 removed (its final
  *                 output is returned once). Background tasks count against
  *                 the session's task limit until then; finished ones are
  *                 released unread, oldest first, when a new task needs
@@ -80,12 +87,24 @@ extern "C" {
  *                then task_output's result with new_only, after a wait of
  *                yield_time_ms as task_output's. A task started without
  *                yield_time_ms or pty, or finished, takes no input:
- *                SHEXEC_EPIPE. Input is refused whole while what the
- *                task has not read yet would pass the session's bound on
+ *                SHEXEC_EPIPE. The input is typed (shexec_run_type_input()):
+ *                on a pipe each ^C ("\u0003") is a SIGINT to the command,
+ *                not input, as a terminal's Ctrl+C, and a task that takes
+ *                no input takes a ^C all the same (SHEXEC_ESTATE when none
+ *                of its processes is left); on a terminal it goes as
+ *                typed, the terminal interrupts. Input is refused whole
+ *                while what the task has not read yet would pass the session's bound on
  *                queued input (shexec_session_set_input_queue_max()):
  *                SHEXEC_ELIMIT, saying how much waits; nothing is written
  *                and stdin is not closed, so it may be sent again.
  *   task_kill:   the same, with "status":"killed"; the task is removed.
+ *                With `signal`: only that signal is sent
+ *                (shexec_run_send_signal(); no grace, no SIGKILL), then
+ *                task_write's result after its wait of 1000 ms: the task
+ *                is removed only once it ended and was read so. A bad
+ *                name is SHEXEC_EINVAL (the message lists the names), a
+ *                finished task SHEXEC_ESTATE ("Task ID: no SIGINT was
+ *                sent: it has finished ..."; it stays to be read).
  *   errors:      {"error": "message for the model"}.
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
  * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
@@ -139,7 +158,9 @@ SHEXEC_API int shexec_tool_list(char **out_json, shexec_session *s);
  * "Task ID finished and was released unread (retention limit: ...)"),
  * SHEXEC_ELIMIT (no task slot, more than SHEXEC_MAX_ENV_VARS in `env`, or
  * task_write's input past the bound on queued input),
- * SHEXEC_EPIPE (task_write to a task that takes no input),
+ * SHEXEC_EPIPE (task_write to a task that takes no input), SHEXEC_ESTATE
+ * (task_kill's signal, or task_write's ^C, for a task whose processes
+ * have ended),
  * SHEXEC_ENOCWD, SHEXEC_ESPAWN, SHEXEC_E2BIG, SHEXEC_ESYS, SHEXEC_ESTATE
  * (from a callback), SHEXEC_ENOMEM (then *out_json may be NULL).
  */

@@ -138,10 +138,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     shx_buf_puts(&b, ",\"stderr\":");
     shx_json_put_bool(&b, shexec_run_truncated(r, SHEXEC_STDERR));
     shx_buf_putc(&b, '}');
-    if (shexec_run_signal(r) && !timed_out) {
-        shx_buf_puts(&b, ",\"signal\":");
-        shx_json_put_int64(&b, shexec_run_signal(r));
-    }
+    shx_tool_put_ending(&b, r);
     const char *cwd = shexec_session_cwd(s);
     shx_tool_put_output(&b, "cwd", cwd, strlen(cwd));
     const char *left;

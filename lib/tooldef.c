@@ -242,7 +242,9 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                 "that waits for input, e.g. a prompt), then wait up to yield_time_ms (default "
                 "1000) for it to finish or ask again; returns what it printed since your last "
                 "read, its status, and waiting_for_input with the new prompt. Include the "
-                "newline to end a line. close_stdin ends its input (EOF) after the text.");
+                "newline to end a line. close_stdin ends its input (EOF) after the text. "
+                "\\u0003 (Ctrl+C) interrupts the command as at a terminal: it is sent SIGINT "
+                "(also when it takes no other input), and the result says interrupted.");
         shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
                         "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
                         "\"The task_id of the task.\"},"
@@ -257,10 +259,18 @@ static void describe(shexec_session *s, int i, shx_buf *b)
     }
     put_str(b, "description",
             "Stop a background task: SIGTERM to its whole process group, then SIGKILL after a "
-            "grace period. Returns its final output; the task is removed.");
+            "grace period. Returns its final output; the task is removed. With signal, send "
+            "only that signal instead (SIGINT is Ctrl+C: a server shuts down as at a terminal; "
+            "SIGSTOP pauses, SIGCONT resumes) and wait up to 1000 ms for the task to end: "
+            "returns what it printed since your last read, its status, and once it ended its "
+            "exit_code, state and signal; a task that goes on is not removed.");
     shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
                     "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
-                    "\"The task_id of the task to stop.\"}},"
+                    "\"The task_id of the task to stop.\"},"
+                    "\"signal\":{\"type\":\"string\",\"enum\":[\"SIGINT\",\"SIGTERM\","
+                    "\"SIGHUP\",\"SIGQUIT\",\"SIGKILL\",\"SIGUSR1\",\"SIGUSR2\",\"SIGSTOP\","
+                    "\"SIGCONT\"],\"description\":\"Send this signal to the task's processes "
+                    "instead of stopping it.\"}},"
                     "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
 }
 

@@ -18,6 +18,11 @@ enum {
     SHX_TOOL_COUNT = 4
 };
 
+/* The signals task_kill's `signal` takes (shexec_signal_from_name()), as its
+ * errors name them; its schema's enum lists the same. */
+#define SHX_TOOL_SIGNALS "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2, " \
+                         "SIGSTOP or SIGCONT"
+
 /* The registry entry exposed as `name` (SHX_TOOL_*), or -1. */
 int shx_tool_index(shexec_session *s, const char *name);
 /* The name tool i (SHX_TOOL_*) is exposed under. */

@@ -2,8 +2,9 @@
  * tooltask.c - the task tools (see tooltask.h). A model polls a background
  * command with task_output (waiting up to yield_time_ms for it to finish or
  * ask for input, so that it need not poll in a tight loop), answers it with
- * task_write, and ends it with task_kill. A finished task is read once: its
- * id is then spent.
+ * task_write (where ^C is an interrupt, as at a terminal), and ends it with
+ * task_kill, or sends it a signal with task_kill's `signal`. A finished
+ * task is read once: its id is then spent.
  */
 #include "tooltask.h"
 
@@ -33,6 +34,17 @@ void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r)
     shx_tool_put_output(b, "prompt", prompt ? prompt : "", prompt ? len : 0);
     shx_buf_puts(b, ",\"password\":");
     shx_json_put_bool(b, password);
+}
+
+void shx_tool_put_ending(shx_buf *b, const shexec_run *r)
+{
+    /* a timeout's SIGTERM is the library's: timed_out or the state says so */
+    if (shexec_run_signal(r) && shexec_run_state(r) != SHEXEC_STATE_TIMED_OUT) {
+        shx_buf_puts(b, ",\"signal\":");
+        shx_json_put_int64(b, shexec_run_signal(r));
+    }
+    if (shexec_run_interrupted(r))
+        shx_buf_puts(b, ",\"interrupted\":true");
 }
 
 void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
@@ -107,6 +119,7 @@ static void task_json(shx_buf *b, shexec_task *t, const char *status, const char
     }
     else
         shx_tool_put_input_wait(b, r);
+    shx_tool_put_ending(b, r);
     shx_buf_puts(b, ",\"truncated\":{\"stdout\":");
     shx_json_put_bool(b, shexec_run_truncated(r, SHEXEC_STDOUT));
     shx_buf_puts(b, ",\"stderr\":");
@@ -231,12 +244,16 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
         rc = shx_fail(s, SHEXEC_ELIMIT, "%zu bytes of input are more than the bound of %llu "
                       "bytes on input a command has not read (send it in parts)", len,
                       (unsigned long long)max);
-    else if (len)
-        rc = shexec_run_write(r, input, len);
+    else if (len) /* typed: ^C on a pipe is an interrupt, as at a terminal */
+        rc = shexec_run_type_input(r, input, len);
     if (rc == SHEXEC_ELIMIT) /* refused whole: the model may send it again later */
         return shx_tool_error(s, rc, out, "Task %s: the input was not written: %s; read its "
                               "output with %s meanwhile", shexec_task_id(t),
                               shexec_session_errmsg(s),
+                              shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    if (rc == SHEXEC_ESTATE) /* its ^C found none of its processes */
+        return shx_tool_error(s, rc, out, "Task %s: %s (read its output with %s)",
+                              shexec_task_id(t), shexec_session_errmsg(s),
                               shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
     if (rc == SHEXEC_OK && close_stdin)
         rc = shexec_run_close_stdin(r);
@@ -248,14 +265,46 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
     return task_report(s, t, 1, NULL, out);
 }
 
-static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
+/* task_kill with `signal`: the signal sent (the task is not ended by the
+ * library), then what it printed since the last read after a wait as
+ * task_write's; a task that ended is read to its end. */
+static int task_signal_call(shexec_session *s, shexec_task *t, const shx_json *jsig, char **out)
 {
-    static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING}};
-    shexec_task *t;
-    int new_only;
-    int rc = task_lookup(s, args, fields, 1, NULL, &t, &new_only, out);
+    const char *name;
+    int rc = shx_tool_string_arg(s, jsig, "signal", &name, out);
     if (rc != SHEXEC_OK)
         return rc;
+    int sig = shexec_signal_from_name(name);
+    if (sig < 0)
+        return shx_tool_error(s, SHEXEC_EINVAL, out, "unknown signal \"%.32s\": %s takes "
+                              SHX_TOOL_SIGNALS " (or the name without SIG)", name,
+                              shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL));
+    shexec_run *r = shexec_task_run(t);
+    shx_hook_run_wait(s, r, 0); /* one that has just ended is seen as ended */
+    if (shexec_run_state(r) > SHEXEC_STATE_RUNNING)
+        rc = shx_fail(s, SHEXEC_ESTATE, "it has finished");
+    else
+        rc = shexec_run_send_signal(r, sig);
+    if (rc != SHEXEC_OK)
+        return shx_tool_error(s, rc, out, "Task %s: no %.32s was sent: %s (read its output with "
+                              "%s)", shexec_task_id(t), name, shexec_session_errmsg(s),
+                              shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
+    shx_hook_run_wait(s, r, TOOL_WRITE_WAIT_MS);
+    return task_report(s, t, 1, NULL, out);
+}
+
+static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
+{
+    static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING},
+                                            {"signal", SHX_JSON_STRING}};
+    shexec_task *t;
+    int new_only;
+    int rc = task_lookup(s, args, fields, 2, NULL, &t, &new_only, out);
+    if (rc != SHEXEC_OK)
+        return rc;
+    const shx_json *jsig = shx_json_get(args, "signal");
+    if (jsig)
+        return task_signal_call(s, t, jsig, out);
     int was_running = shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING;
     shexec_run_cancel(shexec_task_run(t));
     shx_hook_run_hold(shexec_task_run(t), 1); /* a callback may free t while we wait */

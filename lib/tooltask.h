@@ -18,6 +18,9 @@ int shx_tool_task_call(shexec_session *s, int i, const shx_json *args, char **ou
 /* ,"waiting_for_input":true,"prompt":...,"password":... into b when r's
  * command waits for input; else ,"waiting_for_input":false. */
 void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r);
+/* ,"signal":N when a signal ended r's shell (not its timeout) and
+ * ,"interrupted":true once a SIGINT reached it (shexec_run_interrupted()). */
+void shx_tool_put_ending(shx_buf *b, const shexec_run *r);
 /* The result's "omitted" (what the limit left out of a truncated stream,
  * in characters and bytes), "full_output" (the spill files there are, by
  * stream) and "redacted" (occurrences hidden), each only when there is one. */

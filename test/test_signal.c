@@ -14,14 +14,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "shexec.h"
@@ -102,29 +98,9 @@ static void wait_for_text(shexec_session *s, shexec_run *r, int stream, const ch
 static void wait_serving(shexec_session *s, shexec_run *r)
 {
     wait_for_text(s, r, SHEXEC_STDOUT, SERVING);
-    const char *port = strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), " port ");
-    assert_non_null(port);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port + 6))};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    struct timeval bound = {.tv_sec = WAIT_MS / 1000};
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound), 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    static const char get[] = "GET / HTTP/1.0\r\n\r\n";
-    assert_int_equal(write(fd, get, sizeof get - 1), (ssize_t)(sizeof get - 1));
     /* the server answers while the loop is not pumped: it writes to its own
      * socket, and its log line fits in the stderr pipe */
-    char reply[16] = "";
-    size_t got = 0;
-    ssize_t n;
-    char rest[4096];
-    while (got < sizeof reply - 1 && (n = read(fd, reply + got, sizeof reply - 1 - got)) > 0)
-        got += (size_t)n;
-    while (read(fd, rest, sizeof rest) > 0) /* to its end: the request is over */
-        ;
-    close(fd);
-    assert_memory_equal(reply, "HTTP/1.0 200", 12);
+    assert_true(tu_http_get(shexec_run_output(r, SHEXEC_STDOUT, NULL), WAIT_MS));
 }
 
 static void wait_done(shexec_session *s, shexec_run *r)

@@ -1089,6 +1089,168 @@ static void test_task_write_past_the_bound(void **state)
     assert_string_equal(str(r, "status"), "killed");
 }
 
+/* Python's http.server in the background, on the loopback; -u so that its
+ * lines come as it prints them. */
+#define HTTP_SERVER_BG "{\"command\":\"/usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1\"," \
+                       "\"run_in_background\":true}"
+
+/* Start the server as a task (its id into id) and wait until it serves: its
+ * "Serving" line, then a request answered (only inside serve_forever() does
+ * a SIGINT take its KeyboardInterrupt path). Read with new_only, so that
+ * what follows is in the next reads. */
+static void start_http_server(shexec_session *s, char *id, size_t idsz)
+{
+    const shx_json *r = call(s, "bash", HTTP_SERVER_BG, SHEXEC_OK);
+    snprintf(id, idsz, "%s", str(r, "task_id"));
+    char args[128], seen[4096] = "";
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true,\"yield_time_ms\":200}",
+             id);
+    int64_t end = tu_now_ms() + 60000;
+    while (!strstr(seen, "Serving HTTP on")) {
+        assert_true(tu_now_ms() < end);
+        r = call(s, "task_output", args, SHEXEC_OK);
+        assert_string_equal(str(r, "status"), "running");
+        strncat(seen, str(r, "stdout"), sizeof seen - strlen(seen) - 1);
+    }
+    assert_true(tu_http_get(seen, 60000));
+}
+
+/* The task's result once it has ended: a wait (task_output, new_only) for
+ * a task that a signal left running, its output gathered into out. */
+static const shx_json *until_completed(shexec_session *s, const char *id, const shx_json *r,
+                                       char *out, size_t outsz)
+{
+    char args[128];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true,\"yield_time_ms\":"
+             "20000}", id);
+    int64_t end = tu_now_ms() + 60000;
+    for (;;) {
+        strncat(out, str(r, "stdout"), outsz - strlen(out) - 1);
+        if (strcmp(str(r, "status"), "completed") == 0)
+            return r;
+        assert_string_equal(str(r, "status"), "running");
+        assert_true(tu_now_ms() < end);
+        r = call(s, "task_output", args, SHEXEC_OK);
+    }
+}
+
+/* The model's Ctrl+C: task_kill with signal SIGINT, or ^C (\u0003) through
+ * task_write, to a pipe-mode task. The server takes its KeyboardInterrupt
+ * path and exits 0; the result says it was interrupted; the task goes as
+ * any task read to its end. */
+static void test_task_interrupt(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    const char *ways[] = {"task_kill", "task_write"};
+    for (int w = 0; w < 2; w++) {
+        char id[64], args[160], out[4096] = "";
+        start_http_server(s, id, sizeof id);
+        if (w == 0)
+            snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":\"SIGINT\"}", id);
+        else /* a task started without stdin takes a ^C all the same */
+            snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"\\u0003\"}", id);
+        const shx_json *r = until_completed(s, id, call(s, ways[w], args, SHEXEC_OK), out,
+                                            sizeof out);
+        if (!strstr(out, "Keyboard interrupt received, exiting."))
+            fail_msg("%s: [%s]", ways[w], out);
+        assert_string_equal(str(r, "state"), "exited");
+        assert_int_equal(num(r, "exit_code"), 0);
+        assert_true(flag(r, "interrupted"));
+        assert_null(shx_json_get(r, "signal"));
+        /* read to its end: its id is spent */
+        snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+        call(s, "task_output", args, SHEXEC_ENOTASK);
+    }
+}
+
+/* A task that dies of the Ctrl+C says so: state signaled, signal 2, also
+ * in task_output, task_kill's and task_write's results. */
+static void test_task_result_has_signal(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    /* "ready" from the process the ^C is for: forked already (a child bash
+     * forks as a signal comes starts without it, and bash waits for it) */
+    const char *cmd = "{\"command\":\"sh -c 'echo ready; exec sleep 60'\","
+                      "\"run_in_background\":true}";
+    const char *sends[] = {"{\"task_id\":\"%s\",\"signal\":\"int\"}",
+                           "{\"task_id\":\"%s\",\"input\":\"\\u0003\"}"};
+    const char *tools[] = {"task_kill", "task_write"};
+    for (int w = 0; w < 2; w++) {
+        const shx_json *r = call(s, "bash", cmd, SHEXEC_OK);
+        char id[64], args[160], out[1024] = "";
+        snprintf(id, sizeof id, "%s", str(r, "task_id"));
+        snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":200}", id);
+        do
+            r = call(s, "task_output", args, SHEXEC_OK);
+        while (!strstr(str(r, "stdout"), "ready"));
+        snprintf(args, sizeof args, sends[w], id);
+        r = until_completed(s, id, call(s, tools[w], args, SHEXEC_OK), out, sizeof out);
+        assert_string_equal(str(r, "state"), "signaled");
+        assert_int_equal(num(r, "signal"), 2);
+        assert_int_equal(num(r, "exit_code"), -1);
+        assert_true(flag(r, "interrupted"));
+    }
+    /* task_kill without a signal: the library's end, SIGTERM */
+    const shx_json *r = call(s, "bash", cmd, SHEXEC_OK);
+    char args[160];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", str(r, "task_id"));
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "state"), "killed");
+    assert_int_equal(num(r, "signal"), 15);
+    assert_null(shx_json_get(r, "interrupted"));
+}
+
+/* A bad signal is refused with the names a model may give; a finished task
+ * is sent nothing (and can still be read). */
+static void test_task_signal_refused(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 60\",\"run_in_background\":true}",
+                             SHEXEC_OK);
+    char id[64], args[160];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":\"SIGSEGV\"}", id);
+    r = call(s, "task_kill", args, SHEXEC_EINVAL);
+    assert_non_null(strstr(str(r, "error"), "unknown signal \"SIGSEGV\": task_kill takes SIGINT, "
+                                            "SIGTERM"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":2}", id);
+    r = call(s, "task_kill", args, SHEXEC_EINVAL);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":\"\"}", id);
+    call(s, "task_kill", args, SHEXEC_EINVAL);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":\"SIGINT\",\"new_only\":true}",
+             id);
+    call(s, "task_kill", args, SHEXEC_EINVAL);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    r = call(s, "task_output", args, SHEXEC_OK); /* nothing was sent */
+    assert_string_equal(str(r, "status"), "running");
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    r = call(s, "bash", "{\"command\":\"exit 3\",\"run_in_background\":true}", SHEXEC_OK);
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    shexec_task *t = NULL; /* watched to its end without reading it */
+    assert_int_equal(shexec_session_take_task(&t, s, id), SHEXEC_OK);
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 1000) >= 0);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"signal\":\"SIGINT\"}", id);
+    r = call(s, "task_kill", args, SHEXEC_ESTATE);
+    char want[128];
+    snprintf(want, sizeof want, "Task %s: no SIGINT was sent: it has finished", id);
+    assert_non_null(strstr(str(r, "error"), want));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"\\u0003\"}", id);
+    r = call(s, "task_write", args, SHEXEC_EPIPE);
+    assert_non_null(strstr(str(r, "error"), "has finished"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_int_equal(num(r, "exit_code"), 3);
+    shexec_task_free(t);
+}
+
 /* The session's idle timeout and background on timeout reach the tool. */
 static void test_idle_and_background_results(void **state)
 {
@@ -1137,6 +1299,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_result_rendered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_interrupt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_result_has_signal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_signal_refused, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

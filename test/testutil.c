@@ -10,11 +10,15 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,4 +222,31 @@ const char *tu_leftover_id(const struct shexec_run *run)
     const char *id = "unset";
     shexec_run_leftovers(run, &id);
     return id;
+}
+
+int tu_http_get(const char *text, int ms)
+{
+    const char *port = text ? strstr(text, " port ") : NULL;
+    if (!port)
+        return 0;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port + 6))};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct timeval bound = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    static const char get[] = "GET / HTTP/1.0\r\n\r\n";
+    char reply[16] = "", rest[4096];
+    size_t got = 0;
+    ssize_t n = -1;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound) == 0 &&
+        connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+        write(fd, get, sizeof get - 1) == (ssize_t)(sizeof get - 1)) {
+        while (got < sizeof reply - 1 && (n = read(fd, reply + got, sizeof reply - 1 - got)) > 0)
+            got += (size_t)n;
+        while (n > 0 && (n = read(fd, rest, sizeof rest)) > 0) /* to its end: it is over */
+            ;
+    }
+    close(fd);
+    return n == 0 && strncmp(reply, "HTTP/1.0 200", 12) == 0;
 }

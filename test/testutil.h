@@ -55,6 +55,11 @@ void tu_compiled_out(const char *what);
 int tu_count_children_all(void);
 /* Resident set size of this process in KiB (VmRSS), or -1. */
 long tu_rss_kib(void);
+/* GET / from the HTTP server on the loopback whose port follows " port " in
+ * `text` (Python's http.server says "Serving HTTP on 127.0.0.1 port N"),
+ * its reply read to its end, each read bounded by ms: 1 when it answered
+ * 200, else 0. */
+int tu_http_get(const char *text, int ms);
 /* The id of the task that adopted a run's leftovers (shexec_run_leftovers()), or NULL. */
 struct shexec_run;
 const char *tu_leftover_id(const struct shexec_run *run);

@@ -82,6 +82,28 @@ class ToolSchemas(unittest.TestCase):
         self.assertNotEqual(list(out.iter_errors({"new_only": True})), [])
         kill = Draft202012Validator(tools["task_kill"]["inputSchema"])
         self.assertNotEqual(list(kill.iter_errors({"task_id": "t1", "new_only": True})), [])
+        signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2",
+                   "SIGSTOP", "SIGCONT"]
+        self.assertEqual(tools["task_kill"]["inputSchema"]["properties"]["signal"]["enum"],
+                         signals)
+        for bad in ("SIGSEGV", "", 2, None, ["SIGINT"]):
+            self.assertNotEqual(list(kill.iter_errors({"task_id": "t1", "signal": bad})), [],
+                                bad)
+            # and what the schema refuses, the tool refuses too
+            started = s.call_tool("bash", {"command": "sleep 60", "run_in_background": True})
+            err = s.call_tool("task_kill", {"task_id": started["task_id"], "signal": bad})
+            self.assertIn("error", err, bad)
+            s.call_tool("task_kill", {"task_id": started["task_id"]})
+        # what it accepts, the tool sends
+        for name in signals:
+            args = {"task_id": "t1", "signal": name}
+            self.assertEqual(list(kill.iter_errors(args)), [], args)
+            started = s.call_tool("bash", {"command": "sleep 60", "run_in_background": True})
+            args["task_id"] = started["task_id"]
+            r = s.call_tool("task_kill", args)
+            self.assertNotIn("error", r, args)
+            if r["status"] == "running":
+                s.call_tool("task_kill", {"task_id": started["task_id"]})
 
 
 if __name__ == "__main__":
