@@ -526,6 +526,21 @@ static int run_is_error(const server *sv, const shexec_run *r)
     }
 }
 
+/* The signal that ended the command (not its timeout: the library's
+ * SIGTERM), and whether a SIGINT reached it (a Ctrl+C: task_kill's signal,
+ * or ^C typed with task_write), in lines: the tool layer's "signal" and
+ * "interrupted". */
+static void put_ending(shx_buf *t, const shexec_run *r)
+{
+    int sig = shexec_run_signal(r);
+    if (sig && shexec_run_state(r) != SHEXEC_STATE_TIMED_OUT) {
+        const char *name = sigabbrev_np(sig);
+        shx_buf_printf(t, "signal: %d (SIG%s)\n", sig, name ? name : "?");
+    }
+    if (shexec_run_interrupted(r))
+        shx_buf_puts(t, "interrupted: true (a SIGINT, Ctrl+C, reached the command)\n");
+}
+
 static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
 {
     shexec_run *r = c->run;
@@ -550,11 +565,7 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
         code = -1;
     }
     shx_buf_printf(t, "exit_code: %d\n", code);
-    int sig = shexec_run_signal(r);
-    if (sig && state != SHEXEC_STATE_TIMED_OUT) {
-        const char *name = sigabbrev_np(sig);
-        shx_buf_printf(t, "signal: %d (SIG%s)\n", sig, name ? name : "?");
-    }
+    put_ending(t, r);
     shx_buf_puts(t, "cwd: ");
     shx_buf_puts(t, shexec_session_cwd(sv->s));
     shx_buf_puts(t, "\n");
@@ -630,6 +641,7 @@ static void format_task(shexec_task *t, int new_only, const char *status, shx_bu
                   state_word(shexec_run_state(r)),
                   shexec_run_deadline(r) == SHEXEC_DEADLINE_IDLE
                       ? " (ended: no output for its idle timeout)" : "");
+    put_ending(text, r);
     /* read once, for both forms: a read of the new output marks it read */
     size_t olen, elen;
     const char *out = new_only ? shexec_task_read(t, SHEXEC_STDOUT, &olen)
@@ -1015,15 +1027,19 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
 /* The arguments a task tool may take besides task_id, in the order the
  * schemas list them (a tool takes those whose TAKES_ bit it gives), and
  * their values once checked. */
-enum { ARG_NEW_ONLY, ARG_INPUT, ARG_CLOSE_STDIN, ARG_YIELD, TASK_ARGS, ARG_TASK_ID, ARG_UNKNOWN };
+enum {
+    ARG_NEW_ONLY, ARG_INPUT, ARG_CLOSE_STDIN, ARG_YIELD, ARG_SIGNAL, TASK_ARGS, ARG_TASK_ID,
+    ARG_UNKNOWN
+};
 enum {
     TAKES_NEW_ONLY = 1u << ARG_NEW_ONLY,
     TAKES_INPUT = 1u << ARG_INPUT,
     TAKES_CLOSE_STDIN = 1u << ARG_CLOSE_STDIN,
-    TAKES_YIELD = 1u << ARG_YIELD
+    TAKES_YIELD = 1u << ARG_YIELD,
+    TAKES_SIGNAL = 1u << ARG_SIGNAL
 };
 static const char *const task_arg_names[TASK_ARGS] = {"new_only", "input", "close_stdin",
-                                                      "yield_time_ms"};
+                                                      "yield_time_ms", "signal"};
 
 typedef struct {
     const char *task_id;
@@ -1032,11 +1048,14 @@ typedef struct {
     size_t input_len;
     int close_stdin;
     int64_t yield_ms;  /* as given, cut to TASK_WAIT_MAX_MS; -1: not given */
+    int signal;        /* task_kill's signal (shexec_signal_from_name()); 0: not given */
+    const char *signal_name; /* as given */
 } task_args;
 
 /* The arguments of task_output ({task_id, new_only, yield_time_ms}),
- * task_kill ({task_id}) or task_write ({task_id, input, close_stdin,
- * yield_time_ms}), checked as their schemas say; a message in err
+ * task_kill ({task_id, signal}) or task_write ({task_id, input,
+ * close_stdin, yield_time_ms}), checked as their schemas say (a signal by
+ * its name, as the library's task_kill reads it); a message in err
  * otherwise. */
 static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, shx_buf *err)
 {
@@ -1096,6 +1115,23 @@ static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, s
                 return -1;
             }
             a->yield_ms = ms > TASK_WAIT_MAX_MS ? TASK_WAIT_MAX_MS : ms; /* cut, as the library */
+        } else if (arg == ARG_SIGNAL) {
+            if (v->type != SHX_JSON_STRING) {
+                shx_buf_puts(err, "argument \"signal\" must be a string");
+                return -1;
+            }
+            /* a name with NUL inside names no signal */
+            a->signal = memchr(v->str, '\0', v->len) ? SHEXEC_EINVAL
+                                                     : shexec_signal_from_name(v->str);
+            if (a->signal < 0) {
+                shx_buf_puts(err, "unknown signal ");
+                put_name(err, v->str, v->len);
+                shx_buf_puts(err, ": task_kill takes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL, "
+                                  "SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT (or the name without "
+                                  "SIG)");
+                return -1;
+            }
+            a->signal_name = v->str;
         } else {
             if (v->type != SHX_JSON_BOOL) {
                 shx_buf_printf(err, "argument \"%s\" must be a boolean", task_arg_names[arg]);
@@ -1220,8 +1256,8 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
         /* the model's input is held to the bound even into an empty queue */
         if (a.input_len > shexec_session_input_queue_max(sv->s))
             rc = SHEXEC_ELIMIT;
-        else if (a.input_len)
-            rc = shexec_run_write(r, a.input, a.input_len);
+        else if (a.input_len) /* typed: ^C on a pipe is an interrupt, as at a terminal */
+            rc = shexec_run_type_input(r, a.input, a.input_len);
         if (rc == SHEXEC_ELIMIT && a.input_len > shexec_session_input_queue_max(sv->s))
             shx_buf_printf(&m, "Task %s: the input was not written: %zu bytes are more than "
                            "the bound of %llu bytes on unread input (send it in parts)",
@@ -1232,9 +1268,12 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
             shx_buf_printf(&m, "Task %s: the input was not written: %s; read its output with "
                            "task_output meanwhile", shexec_task_id(t),
                            shexec_session_errmsg(sv->s));
+        else if (rc == SHEXEC_ESTATE) /* its ^C found none of its processes */
+            shx_buf_printf(&m, "Task %s: %s (read its output with task_output)",
+                           shexec_task_id(t), shexec_session_errmsg(sv->s));
         else if (rc == SHEXEC_OK && a.close_stdin)
             rc = shexec_run_close_stdin(r);
-        if (rc != SHEXEC_OK && rc != SHEXEC_ELIMIT)
+        if (rc != SHEXEC_OK && rc != SHEXEC_ELIMIT && rc != SHEXEC_ESTATE)
             shx_buf_printf(&m, "Task %s takes no input: %s (a command gets input when started "
                            "with yield_time_ms or pty)", shexec_task_id(t),
                            shexec_session_errmsg(sv->s));
@@ -1247,15 +1286,42 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
     report_task(sv, id, t, 1, a.yield_ms >= 0 ? a.yield_ms : TASK_WRITE_WAIT_MS);
 }
 
+/* task_kill with a signal: only that signal is sent (no grace, no
+ * SIGKILL), then what the task printed since the last read, after a wait
+ * as task_write's; a finished task is sent nothing and stays to be read. */
+static void signal_task(server *sv, const char *id, shexec_task *t, const task_args *a)
+{
+    shexec_run *r = shexec_task_run(t);
+    shexec_session_wait(sv->s, 0); /* one that has just ended is seen as ended */
+    int rc = shexec_run_state(r) > SHEXEC_STATE_RUNNING ? SHEXEC_ESTATE
+                                                         : shexec_run_send_signal(r, a->signal);
+    if (rc != SHEXEC_OK) {
+        shx_buf m = {0};
+        shx_buf_printf(&m, "Task %s: no %.32s was sent: %s (read its output with task_output)",
+                       shexec_task_id(t), a->signal_name,
+                       shexec_run_state(r) > SHEXEC_STATE_RUNNING ? "it has finished"
+                                                               : shexec_session_errmsg(sv->s));
+        send_tool_error_buf(sv, id, &m, "no signal was sent");
+        shx_buf_free(&m);
+        return;
+    }
+    report_task(sv, id, t, 1, TASK_WRITE_WAIT_MS);
+}
+
 /* task_kill: SIGTERM to the task's group now, SIGKILL after the grace; the
  * answer waits (as a pending call) for the task to end, while the loop
- * keeps serving. A task that had already finished is reported at once. */
+ * keeps serving. A task that had already finished is reported at once.
+ * With a signal: signal_task(). */
 static void tool_task_kill(server *sv, const char *id, const shx_json *args)
 {
     task_args a;
-    shexec_task *t = task_of_call(sv, id, args, 0, &a);
+    shexec_task *t = task_of_call(sv, id, args, TAKES_SIGNAL, &a);
     if (!t)
         return;
+    if (a.signal) {
+        signal_task(sv, id, t, &a);
+        return;
+    }
     if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
         send_task_result(sv, id, t, 0, "completed");
         shexec_task_free(t);
@@ -1648,14 +1714,16 @@ static void method_tasks_update(server *sv, const char *id, const shx_json *para
                                            "command has not read: send it in parts");
                 return;
             }
-            rc = line.failed ? SHEXEC_ENOMEM : shexec_run_write(r, line.data, line.len);
+            /* typed: ^C on a pipe is an interrupt, as at a terminal */
+            rc = line.failed ? SHEXEC_ENOMEM : shexec_run_type_input(r, line.data, line.len);
             shx_buf_free(&line);
             if (rc == SHEXEC_OK && eof && eof->boolean)
                 rc = shexec_run_close_stdin(r);
         } else if (str_eq(action, "decline")) {
             rc = shexec_run_close_stdin(r);
         }
-        if (rc != SHEXEC_OK && rc != SHEXEC_EPIPE) { /* EPIPE: it has just ended */
+        /* EPIPE, ESTATE: it has just ended */
+        if (rc != SHEXEC_OK && rc != SHEXEC_EPIPE && rc != SHEXEC_ESTATE) {
             send_error(sv, id, -32603, shexec_session_errmsg(sv->s));
             return;
         }
@@ -1687,9 +1755,9 @@ static void method_tasks_cancel(server *sv, const char *id, const shx_json *para
     "A shell on this machine. `bash` runs a command and returns its output and exit code; the "    \
     "working directory persists between calls. Long or never-ending commands (servers, "          \
     "watchers) belong in the background (run_in_background), read with task_output, stopped "     \
-    "with task_kill. With yield_time_ms a call returns after that long, or as soon as the "       \
-    "command waits for input, with the output so far; the command goes on as a task, answered "  \
-    "with task_write."
+    "with task_kill (or interrupted as with Ctrl+C: task_kill with signal SIGINT). With "          \
+    "yield_time_ms a call returns after that long, or as soon as the command waits for input, "   \
+    "with the output so far; the command goes on as a task, answered with task_write."
 
 static void method_initialize(server *sv, const char *id, const shx_json *params)
 {
@@ -1759,6 +1827,12 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     SCHEMA_PROP("password", "boolean", "While it waits for input: true when the terminal does "    \
                 "not echo (a password prompt)")
 
+/* "interrupted", only when true */
+#define SCHEMA_INTERRUPTED                                                                         \
+    SCHEMA_PROP("interrupted", "boolean", "true once a SIGINT (Ctrl+C: task_kill's signal "        \
+                "SIGINT, or \\\\u0003 typed with task_write) reached the command; how it "       \
+                "ended is in state, exit_code and signal")
+
 /* bash: the finished form, or the running form (run_in_background, or
  * answered while the command still runs); anyOf says which members each
  * form always has. */
@@ -1776,6 +1850,7 @@ static const char bash_output_schema[] =
                 "between calls)") ","
     SCHEMA_PROP("signal", "integer", "The signal that ended the command, when one did (not "
                 "after a timeout)") ","
+    SCHEMA_INTERRUPTED ","
     SCHEMA_PROP("leftover_task_id", "string", "The background task that processes the "
                 "command left running go on as (read it with task_output, stop it with "
                 "task_kill)") ","
@@ -1815,6 +1890,9 @@ static const char bash_output_schema[] =
                 "exit") ","                                                                        \
     SCHEMA_PROP("state", "string", "Once it ended, how: exited, signaled, timed_out, killed "      \
                 "or cancelled") ","                                                                \
+    SCHEMA_PROP("signal", "integer", "Once it ended: the signal that ended it, when one did "      \
+                "(not after a timeout)") ","                                                       \
+    SCHEMA_INTERRUPTED ","                                                                         \
     SCHEMA_TRUNCATED ","                                                                           \
     SCHEMA_INPUT_WAIT ","                                                                          \
     SCHEMA_KEPT                                                                                    \
@@ -1832,8 +1910,10 @@ static const struct {
      TASK_OUTPUT_SCHEMA("running, or completed: the task ended and is removed (its final "
                         "output is returned once)", "What it printed since the last read on its")},
     {"task_kill",
-     TASK_OUTPUT_SCHEMA("killed, or completed when it had already ended; the task is removed",
-                        "Its final")},
+     TASK_OUTPUT_SCHEMA("killed, or completed when it had already ended; the task is removed. "
+                        "With signal: running (the task goes on) or completed (it ended and is "
+                        "removed)", "Its final (with signal: what it printed since the last "
+                        "read on its)")},
 };
 
 static const char *output_schema_of(const shx_json *name)

@@ -90,9 +90,10 @@ describe('bash with yield_time_ms, task_write, task_output waiting', () => {
     // the other wait is still pending; a plain read answers meanwhile
     assert.match(text(await call(client, 'task_output', { task_id: id })), /status: running\n/);
     const k = text(await call(client, 'task_kill', { task_id: id }));
-    assert.match(k, /status: killed\nexit_code: -1\nstate: killed\nstdout:\na\n/);
+    // the signal that ended it: the kill's SIGTERM
+    assert.match(k, /status: killed\nexit_code: -1\nstate: killed\nsignal: 15 \(SIGTERM\)\nstdout:\na\n/);
     // the kill ended the task the other call waits on: it answers too
-    assert.match(text(await waiting), /status: completed\nexit_code: -1\nstate: killed\n/);
+    assert.match(text(await waiting), /status: completed\nexit_code: -1\nstate: killed\nsignal: 15 /);
   });
 
   test('task_output with yield_time_ms answers at once for a task waiting for input', async () => {
@@ -148,7 +149,7 @@ describe('bash with yield_time_ms, task_write, task_output waiting', () => {
     assert.match(text(r), /yield_time_ms/);
     r = await call(client, 'task_kill', { task_id: id, yield_time_ms: 1 });
     assert.equal(r.isError, true);
-    assert.match(text(r), /unknown argument "yield_time_ms" \(the arguments are: task_id\)/);
+    assert.match(text(r), /unknown argument "yield_time_ms" \(the arguments are: task_id, signal\)/);
   });
 });
 

@@ -241,7 +241,8 @@ test('task_kill waits for the task without blocking the server: ping and task_ou
   for (const a of answers) {
     assert.equal(a.result.isError, false);
     assert.match(a.result.content[0].text,
-      new RegExp(`^task_id: ${id}\nstatus: killed\nexit_code: -1\nstate: killed\nstdout:\n${pid}\n`));
+      // SIGTERM ignored: the SIGKILL after the grace ended it
+      new RegExp(`^task_id: ${id}\nstatus: killed\nexit_code: -1\nstate: killed\nsignal: 9 \\(SIGKILL\\)\nstdout:\n${pid}\n`));
   }
   assert.throws(() => process.kill(pid, 0), /ESRCH/);
   // reported killed: the task is gone
