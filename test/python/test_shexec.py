@@ -1889,6 +1889,125 @@ class TestLongRunning(Base):
                 op()
 
 
+HTTP_SERVER = "/usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1"
+READY_SLEEP = "sh -c 'echo ready; exec sleep 60'"
+
+
+def serving(task, timeout=60.0):
+    """Wait until the http.server task serves: its "Serving" line, then a
+    request answered (only inside serve_forever() does a SIGINT take its
+    KeyboardInterrupt path; the line is printed just before it)."""
+    import urllib.request
+    end = time.monotonic() + timeout
+    while b"Serving HTTP on" not in task.output():
+        if time.monotonic() > end or task.done:
+            raise AssertionError("not serving: %r %r" % (task.output(), task.output("stderr")))
+        task.wait(50)
+    port = int(re.search(rb" port (\d+)", task.output()).group(1))
+    with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=timeout) as reply:
+        reply.read()
+        return reply.status
+
+
+@unittest.skipUnless(os.access("/usr/bin/python3", os.X_OK), "needs /usr/bin/python3")
+class TestSignals(Base):
+    """Signals sent to a command: Ctrl+C to a pipe-mode task (send_signal,
+    or ^C typed), a task that dies of it, and what is refused."""
+
+    def test_interrupt_http_server(self):
+        s = self.session()
+        s.enable_tool("task_kill")
+        s.enable_tool("task_output")
+        for how in ("send_signal", "type_input", "tool"):
+            t = s.start_task(HTTP_SERVER)
+            self.assertEqual(serving(t), 200)
+            self.assertFalse(t.interrupted)
+            if how == "send_signal":
+                t.send_signal("SIGINT")
+            elif how == "type_input":
+                t.type_input("\x03")         # no stdin=True: a ^C needs none
+            else:
+                # the tool reads the task: to its end, its id is spent
+                r = s.call_tool("task_kill", {"task_id": t.id, "signal": "SIGINT"})
+                out = r["stdout"]
+                while r["status"] == "running":
+                    r = s.call_tool("task_output", {"task_id": t.id, "new_only": True,
+                                                    "yield_time_ms": 20000})
+                    out += r["stdout"]
+                self.assertIn("Keyboard interrupt received, exiting.", out)
+                self.assertEqual((r["state"], r["exit_code"], r["interrupted"]),
+                                 ("exited", 0, True))
+                self.assertNotIn("signal", r)
+                continue
+            self.assertTrue(t.wait(60000))
+            self.assertIn(b"Keyboard interrupt received, exiting.", t.output(), how)
+            self.assertEqual((t.state, t.exit_code, t.signal), ("exited", 0, 0), how)
+            self.assertTrue(t.interrupted, how)
+            self.assertTrue(t.run.interrupted, how)
+            with self.assertRaises(shexec.StateError) as ctx:   # over: nothing is sent
+                t.send_signal("SIGINT")
+            self.assertEqual(ctx.exception.code, shexec.ESTATE)
+            self.assertIn("finished", ctx.exception.message)
+            t.free()
+
+    def test_task_ended_by_ctrl_c_says_signal_2(self):
+        s = self.session()
+        s.enable_tool("bash")
+        s.enable_tool("task_output")
+        s.enable_tool("task_write")
+        s.enable_tool("task_kill")
+        # "ready" from the process the ^C is for: forked already (a child
+        # bash forks as a signal comes starts without it, and bash waits)
+        r = s.call_tool("bash", {"command": READY_SLEEP, "run_in_background": True})
+        tid = r["task_id"]
+        out = ""
+        while "ready" not in out:
+            out += s.call_tool("task_output", {"task_id": tid, "new_only": True,
+                                                "yield_time_ms": 200})["stdout"]
+        r = s.call_tool("task_write", {"task_id": tid, "input": "\x03"})
+        while r["status"] == "running":
+            r = s.call_tool("task_output", {"task_id": tid, "yield_time_ms": 20000})
+        self.assertEqual((r["status"], r["state"], r["exit_code"], r["signal"], r["interrupted"]),
+                         ("completed", "signaled", -1, 2, True))
+        # the same through the binding: a foreground run dies of it too
+        run = s.start_run(READY_SLEEP)
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in run.stdout, 30))
+        run.send_signal(2)
+        self.assertTrue(run.wait(30000))
+        self.assertEqual((run.state, run.signal, run.exit_code, run.interrupted),
+                         ("signaled", 2, -1, True))
+
+    def test_bad_signals_refused(self):
+        s = self.session()
+        t = s.start_task("sleep 60")
+        for bad in ("SIGSEGV", "", "TSTP", 11, 0, 999, -2):
+            with self.assertRaises(shexec.InvalidArgumentError, msg=repr(bad)) as ctx:
+                t.send_signal(bad)
+            self.assertEqual(ctx.exception.code, shexec.EINVAL)
+        for bad in (None, 2.0, True, b"SIGINT"):
+            with self.assertRaises(shexec.InvalidArgumentError, msg=repr(bad)):
+                t.send_signal(bad)
+        self.assertEqual(shexec.signal_number("int"), 2)
+        self.assertEqual(shexec.signal_number("SIGTERM"), 15)
+        self.assertFalse(t.done)
+        self.assertFalse(t.interrupted)
+        t.free()
+        t = s.start_task("trap 'echo usr1; exit 7' USR1; echo ready; "
+                         "while :; do sleep 0.1; done")
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in t.output(), 30))
+        t.send_signal("usr1")                 # its trap
+        self.assertTrue(t.wait(30000))
+        self.assertEqual((t.state, t.exit_code, t.interrupted), ("exited", 7, False))
+        self.assertEqual(t.output(), b"ready\nusr1\n")
+        with self.assertRaises(shexec.StateError):
+            t.send_signal("SIGINT")
+        t.free()
+        run = s.start_run("true")
+        run.wait(30000)
+        with self.assertRaises(shexec.StateError):
+            run.send_signal("SIGINT")
+
+
 class TestResources(Base):
     def test_no_fd_leak(self):
         before = open_fds()

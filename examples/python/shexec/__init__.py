@@ -16,7 +16,8 @@ this module follows it closely.
         t.wait(500)                                # pump the session for 0.5 s
         print(t.id, t.read())                      # t3f9a0c17be42 b'...' (new only)
         print(t.run.pid, t.run.state)              # a task is a run in the background
-        t.kill(); t.wait()                         # SIGTERM, grace, SIGKILL
+        t.send_signal("SIGINT"); t.wait()          # Ctrl+C: the server shuts down itself
+        print(t.interrupted, t.exit_code)          # True 0
         r = sh.run("make test", yield_ms=10000)    # back after 10 s at most
         if r.yielded != YIELD_NONE:                # still running, as a task
             t = sh.take_task(r.task_id)            # go on with it: write, wait, read
@@ -108,7 +109,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
                     Union)
 
 __all__ = [
-    "Session", "Run", "Task", "version", "strerror", "error_name",
+    "Session", "Run", "Task", "version", "strerror", "error_name", "signal_number",
     "ShexecError", "InvalidArgumentError", "OutOfMemoryError", "NoCwdError",
     "SpawnError", "SysError", "StateError", "ClosedError", "TooBigError",
     "LimitError", "NoTaskError", "PipeError",
@@ -397,6 +398,10 @@ _PROTOTYPES = {
     "shexec_run_start": (_int, [_vp]),
     "shexec_run_start_task": (_int, [_pvp, _vp]),
     "shexec_run_cancel": (_int, [_vp]),
+    "shexec_run_send_signal": (_int, [_vp, _int]),
+    "shexec_run_type_input": (_int, [_vp, _vp, _sz]),
+    "shexec_run_interrupted": (_int, [_vp]),
+    "shexec_signal_from_name": (_int, [_str]),
     "shexec_run_state": (_int, [_vp]),
     "shexec_run_exit_code": (_int, [_vp]),
     "shexec_run_signal": (_int, [_vp]),
@@ -467,6 +472,23 @@ def strerror(code: int) -> str:
 # --------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------
+
+def signal_number(sig: Union[str, int]) -> int:
+    """The number of a signal Run.send_signal() takes: a name ("SIGINT",
+    "INT", "int"; shexec_signal_from_name()) or a number (signal.SIGINT)
+    of the allowed ones: SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1,
+    SIGUSR2, SIGTERM, SIGCONT, SIGSTOP. InvalidArgumentError for any other
+    (checked for a number when it is sent)."""
+    if isinstance(sig, bool) or not isinstance(sig, (int, str)):
+        raise InvalidArgumentError(EINVAL, "a signal is a name or a number, not %r" % (sig,))
+    if isinstance(sig, int):
+        return int(sig)
+    n = _lib.shexec_signal_from_name(_cstr(sig, "signal"))
+    if n < 0:
+        raise InvalidArgumentError(EINVAL, "unknown signal %r: SIGINT, SIGTERM, SIGHUP, SIGQUIT, "
+                                   "SIGKILL, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT" % (sig,))
+    return n
+
 
 class ShexecError(Exception):
     """A libshexec call failed. .code is the SHEXEC_E* value (negative int),
@@ -1958,6 +1980,7 @@ _RESULTS = {
     "yield_task": _yield_task_id,
     "deadline": lambda p: _DEADLINE_NAMES.get(_lib.shexec_run_deadline(p), DEADLINE_NONE),
     "input": _input_wait,
+    "interrupted": lambda p: bool(_lib.shexec_run_interrupted(p)),
 }
 
 
@@ -2366,6 +2389,30 @@ class Run(object):
             elif self._ptr:
                 _check(_lib.shexec_run_cancel(self._ptr), s._ptr)
 
+    def send_signal(self, sig: Union[str, int]) -> None:
+        """Send a signal to the running command's processes (its process
+        group, or every process of its cgroup): a name ("SIGINT", "INT")
+        or a number (signal.SIGINT) of SIGHUP, SIGINT, SIGQUIT, SIGKILL,
+        SIGUSR1, SIGUSR2, SIGTERM, SIGCONT, SIGSTOP. SIGINT is a
+        terminal's Ctrl+C (Run.interrupted then says so). Nothing of the
+        timeout or cancel changes: a command that dies of it ends
+        'signaled'. InvalidArgumentError for another signal, StateError
+        when the command is not running (not started, or ended)."""
+        n = signal_number(sig)
+        if self._core is None and self._started and self._sync():
+            raise StateError(ESTATE, "the command has finished: no signal was sent")
+        s = self._session
+        if s is None:
+            raise StateError(ESTATE, "the command has finished: no signal was sent")
+        with s._guard():
+            if self._core is not None:
+                rp = _task_run_ptr(s, self._core)
+            else:
+                rp = self._ptr
+                if not rp:
+                    raise StateError(ESTATE, "the command has finished: no signal was sent")
+            _check(_lib.shexec_run_send_signal(rp, n), s._ptr)
+
     def write(self, data: Data) -> None:
         """Queue input for the command (stdin=True, or a pty). LimitError
         when what it has not read yet would pass the session's bound on
@@ -2374,6 +2421,16 @@ class Run(object):
         if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
         self._live_call(_lib.shexec_run_write, b, len(b))
+
+    def type_input(self, data: Data) -> None:
+        """Type input as a person at a terminal (what a model writes): on a
+        pty as write(); on pipes each "\\x03" (^C) is a SIGINT to the
+        command instead of a byte of its input (also without stdin=True),
+        the text around it queued in order (shexec_run_type_input())."""
+        b = _to_bytes(data, "input")
+        if self._core is None and self._sync():
+            raise PipeError(EPIPE, "the command has ended")
+        self._live_call(_lib.shexec_run_type_input, b, len(b))
 
     def close_stdin(self) -> None:
         """EOF after the queued input (^D on a terminal)."""
@@ -2458,6 +2515,13 @@ class Run(object):
     @property
     def signal(self) -> int:
         return self._result("signal")
+
+    @property
+    def interrupted(self) -> bool:
+        """True once a SIGINT reached the command (send_signal("SIGINT"),
+        or a ^C typed on pipes or at a terminal), however it then ended:
+        state, exit_code and signal say how."""
+        return self._result("interrupted")
 
     @property
     def ok(self) -> bool:
@@ -2800,6 +2864,11 @@ class Task(object):
         return self._run.signal
 
     @property
+    def interrupted(self) -> bool:
+        """True once a SIGINT reached the task (Run.interrupted)."""
+        return self._run.interrupted
+
+    @property
     def duration_ms(self) -> int:
         return self._run.duration_ms
 
@@ -2900,6 +2969,16 @@ class Task(object):
 
     def close_stdin(self) -> None:
         self._run.close_stdin()
+
+    def type_input(self, data: Data) -> None:
+        """Type input as at a terminal: ^C ("\\x03") on pipes is a SIGINT
+        (Run.type_input)."""
+        self._run.type_input(data)
+
+    def send_signal(self, sig: Union[str, int]) -> None:
+        """Send a signal to the task's processes: "SIGINT" (Ctrl+C),
+        "SIGTERM", ... (Run.send_signal). StateError once it has ended."""
+        self._run.send_signal(sig)
 
     def kill(self) -> None:
         """SIGTERM the task's process group now, SIGKILL after the grace;
