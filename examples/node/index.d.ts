@@ -92,7 +92,19 @@ export interface RunInput {
   write(data: string | Buffer | Uint8Array): void;
   /** End of input after what is queued (^D on a terminal). */
   closeStdin(): void;
+  /** Type input as at a terminal: on pipes each '\x03' (^C) is a SIGINT, not input. */
+  typeInput(data: string | Buffer | Uint8Array): void;
+  /** Send a signal to the command's processes (see Task.sendSignal()). */
+  sendSignal(sig: SignalName | number): void;
 }
+
+/**
+ * The signals sendSignal() sends, by name (also 'INT', 'int', any case, with
+ * or without 'SIG'), or their numbers (os.constants.signals).
+ */
+export type SignalName =
+  | 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGQUIT' | 'SIGKILL' | 'SIGUSR1' | 'SIGUSR2' | 'SIGSTOP' | 'SIGCONT'
+  | string;
 
 /**
  * Bounds on a command's processes together, held by its cgroup (so they
@@ -301,6 +313,8 @@ export interface RunResult<T extends Output = string> {
   exitCode: number;
   /** The signal that ended the shell (15 after a timeout SIGTERM ended), else 0. */
   signal: number;
+  /** A SIGINT reached the command (sendSignal('SIGINT'), or ^C typed), however it ended. */
+  interrupted: boolean;
   state: RunStateName;
   timedOut: boolean;
   /** The session's cwd once the command ended. */
@@ -376,6 +390,10 @@ export interface TaskToolResult {
   /** Once ended. */
   exit_code?: number;
   state?: RunStateName;
+  /** Once ended by a signal (not its timeout). */
+  signal?: number;
+  /** Once a SIGINT reached it. */
+  interrupted?: boolean;
   /** While running; prompt and password too while it waits. */
   waiting_for_input?: boolean;
   prompt?: string;
@@ -424,6 +442,18 @@ export class Task<T extends Output = string> extends EventEmitter {
    *  LimitError past the bound on input it has not read (nothing queued: write again). */
   write(data: string | Buffer | Uint8Array): void;
   closeStdin(): void;
+  /** Type input as at a terminal: on pipes each '\x03' (^C) is a SIGINT to the command, not
+   *  input (also without stdin: true), the text around it queued in order. */
+  typeInput(data: string | Buffer | Uint8Array): void;
+  /**
+   * Send a signal to the task's processes (its process group, or every process of its
+   * cgroup): SIGINT is a terminal's Ctrl+C. Nothing of the timeout or kill() changes: a
+   * task that dies of it ends 'signaled'. InvalidArgumentError for a signal not allowed,
+   * StateError once it ended.
+   */
+  sendSignal(sig: SignalName | number): void;
+  /** A SIGINT reached the task (sendSignal('SIGINT'), or ^C typed), however it ended. */
+  readonly interrupted: boolean;
   /** SIGTERM the tree now, SIGKILL after the grace; resolves with the result. */
   kill(): Promise<TaskResult<T>>;
   /** Keep the process alive until the task ends (the default). */
@@ -570,6 +600,8 @@ export class AbortError extends Error {
 
 export function version(): string;
 export function strerror(code: number): string;
+/** The number of a signal sendSignal() takes, by name ('SIGINT', 'INT', 'int'); a number as it is. */
+export function signalNumber(sig: SignalName | number): number;
 export const libraryPath: string;
 /** SHEXEC_DEFAULT_INPUT_LOOK_MS: the default inputLookMs (2000). */
 export const DEFAULT_INPUT_LOOK_MS: number;

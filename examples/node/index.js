@@ -115,7 +115,8 @@ const READ_ONLY = new Set([
   'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
   'shexec_session_watchdog', 'shexec_session_containment', 'shexec_session_limit',
   'shexec_session_shell_argv',
-  'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal',
+  'shexec_run_state', 'shexec_run_exit_code', 'shexec_run_signal', 'shexec_run_interrupted',
+  'shexec_signal_from_name',
   'shexec_run_output_total', 'shexec_run_truncated', 'shexec_run_duration_ms', 'shexec_run_pid',
   'shexec_run_timeout_ms', 'shexec_run_leftovers', 'shexec_run_cost', 'shexec_run_limit_hit',
   'shexec_run_notice', 'shexec_run_yielded', 'shexec_run_deadline', 'shexec_run_input_wait',
@@ -221,6 +222,10 @@ for (const decl of [
   'int shexec_run_deadline(void *r)',
   'int shexec_run_start_task(_Out_ void **out, void *r)',
   'int shexec_run_cancel(void *r)',
+  'int shexec_run_send_signal(void *r, int sig)',
+  'int shexec_run_type_input(void *r, const void *data, size_t len)',
+  'int shexec_run_interrupted(void *r)',
+  'int shexec_signal_from_name(const char *name)',
   'int shexec_run_state(void *r)',
   'int shexec_run_exit_code(void *r)',
   'int shexec_run_signal(void *r)',
@@ -518,6 +523,7 @@ function collectResult(rp, sp, encoding) {
     stderr: decodeAs(err, encoding),
     exitCode: C.shexec_run_exit_code(rp),
     signal: C.shexec_run_signal(rp),
+    interrupted: C.shexec_run_interrupted(rp) === 1,
     state,
     timedOut: state === 'timed_out',
     cwd: C.shexec_session_cwd(sp),
@@ -1733,6 +1739,18 @@ class RunState {
           check(C.shexec_run_close_stdin(this.rp), this.session._ptr);
           pump.kick();
         },
+        typeInput: (data) => {
+          if (this.ended) throw new PipeError(-10, 'the command has ended');
+          const b = toBuffer(data, 'input');
+          check(C.shexec_run_type_input(this.rp, b, b.length), this.session._ptr);
+          pump.kick();
+        },
+        sendSignal: (sig) => {
+          const n = signalNumber(sig);
+          if (this.ended) throw new StateError(-6, 'the command has finished: no signal was sent');
+          check(C.shexec_run_send_signal(this.rp, n), this.session._ptr);
+          pump.kick();
+        },
       };
     }
   }
@@ -2056,6 +2074,41 @@ class Task extends EventEmitter {
     pump.kick();
   }
 
+  /**
+   * Type input as a person at a terminal (what a model writes): on a pty as
+   * write(); on pipes each '\x03' (^C) is a SIGINT to the command, not a
+   * byte of its input (also without opts.stdin), the text around it queued
+   * in order. PipeError once it ended.
+   */
+  typeInput(data) {
+    if (!this._tp) throw new PipeError(-10, 'the task has ended');
+    const b = toBuffer(data, 'input');
+    check(C.shexec_run_type_input(this._rp, b, b.length), this._session._ptr);
+    pump.kick();
+  }
+
+  /**
+   * Send a signal to the task's processes (its process group, or every
+   * process of its cgroup): a name ('SIGINT', 'INT', 'int') or a number
+   * (os.constants.signals.SIGINT) of SIGHUP, SIGINT, SIGQUIT, SIGKILL,
+   * SIGUSR1, SIGUSR2, SIGTERM, SIGCONT, SIGSTOP. SIGINT is a terminal's
+   * Ctrl+C (then `interrupted`). Nothing of the timeout or kill() changes:
+   * a task that dies of it ends 'signaled'. InvalidArgumentError for
+   * another signal, StateError once it ended.
+   */
+  sendSignal(sig) {
+    const n = signalNumber(sig);
+    if (!this._tp) throw new StateError(-6, `task ${this.id} has finished: no signal was sent`);
+    check(C.shexec_run_send_signal(this._rp, n), this._session._ptr);
+    pump.kick();
+  }
+
+  /** True once a SIGINT reached the task (sendSignal('SIGINT'), or ^C typed), however it ended. */
+  get interrupted() {
+    if (this._result) return this._result.interrupted;
+    return !!this._rp && C.shexec_run_interrupted(this._rp) === 1;
+  }
+
   /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result
    * (the process is kept alive until then, even for an unref'd task). */
   kill() {
@@ -2152,6 +2205,25 @@ function version() {
   return C.shexec_version();
 }
 
+/**
+ * The number of a signal sendSignal() takes: a name ('SIGINT', 'INT',
+ * 'int': shexec_signal_from_name()) or a number, kept as it is (the
+ * library checks it when it is sent). InvalidArgumentError for an unknown
+ * or refused name, or another type.
+ */
+function signalNumber(sig) {
+  if (typeof sig === 'number' && Number.isInteger(sig)) return sig;
+  if (typeof sig !== 'string' || sig.includes('\0')) {
+    throw new InvalidArgumentError(-1, 'a signal is a name or a whole number');
+  }
+  const n = C.shexec_signal_from_name(sig);
+  if (n < 0) {
+    throw new InvalidArgumentError(-1, `unknown signal ${JSON.stringify(sig)}: SIGINT, SIGTERM, ` +
+      'SIGHUP, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT');
+  }
+  return n;
+}
+
 function strerror(code) {
   return C.shexec_strerror(code);
 }
@@ -2161,6 +2233,7 @@ module.exports = {
   Task,
   version,
   strerror,
+  signalNumber,
   libraryPath,
   DEFAULT_INPUT_LOOK_MS,
   DEFAULT_SPILL_FILE_MAX,
