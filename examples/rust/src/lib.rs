@@ -44,6 +44,7 @@ mod error;
 mod output;
 mod session;
 mod shared;
+mod signal;
 pub mod sys;
 mod task;
 
@@ -53,6 +54,7 @@ pub use command::{Command, NoOutput};
 pub use error::{strerror, Error, ErrorKind, Result};
 pub use output::{Leftovers, Output, State, Stream};
 pub use session::{Containment, Keep, LeftoverPolicy, Session, Unit};
+pub use signal::Signal;
 pub use task::Task;
 
 /// The library's version, "MAJOR.MINOR.PATCH" (of the library loaded, not

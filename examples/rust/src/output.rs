@@ -38,7 +38,9 @@ pub enum State {
     Running,
     /// The shell exited by itself; see [`Output::exit_code`].
     Exited,
-    /// The shell was killed by a signal the library did not send.
+    /// The shell was killed by a signal: from elsewhere, or one sent with
+    /// [`Task::send_signal`](crate::Task::send_signal), not the library's
+    /// ending of it (the states below).
     Signaled,
     /// The timeout expired and the command's processes were ended.
     TimedOut,
@@ -99,6 +101,10 @@ pub struct Output {
     pub exit_code: Option<i32>,
     /// The signal that ended the shell (15 after a timeout).
     pub signal: Option<i32>,
+    /// A SIGINT reached the command ([`Signal::Int`](crate::Signal::Int)
+    /// sent, or a ^C typed), however it then ended: `state`, `exit_code`
+    /// and `signal` say how.
+    pub interrupted: bool,
     /// Whether the output limit cut stdout.
     pub stdout_truncated: bool,
     /// Whether the output limit cut stderr.
@@ -168,6 +174,7 @@ pub(crate) fn collect(g: &Guard<'_>, run: *mut sys::shexec_run) -> Output {
             state: State::from_raw(state),
             exit_code: if code >= 0 { Some(code) } else { None },
             signal: if signal > 0 { Some(signal) } else { None },
+            interrupted: sys::shexec_run_interrupted(run) != 0,
             stdout_truncated: sys::shexec_run_truncated(run, sys::SHEXEC_STDOUT) != 0,
             stderr_truncated: sys::shexec_run_truncated(run, sys::SHEXEC_STDERR) != 0,
             total_bytes: (

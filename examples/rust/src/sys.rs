@@ -191,6 +191,10 @@ extern "C" {
     pub fn shexec_run_set_pty(run: *mut shexec_run, mode: c_int) -> c_int;
     pub fn shexec_run_set_ansi(run: *mut shexec_run, mode: c_int) -> c_int;
     pub fn shexec_run_cancel(run: *mut shexec_run) -> c_int;
+    pub fn shexec_run_send_signal(run: *mut shexec_run, sig: c_int) -> c_int;
+    pub fn shexec_run_type_input(run: *mut shexec_run, data: *const c_void, len: usize) -> c_int;
+    pub fn shexec_run_interrupted(run: *const shexec_run) -> c_int;
+    pub fn shexec_signal_from_name(name: *const c_char) -> c_int;
 
     pub fn shexec_run_state(run: *const shexec_run) -> c_int;
     pub fn shexec_run_exit_code(run: *const shexec_run) -> c_int;

@@ -15,6 +15,7 @@ use crate::conv::wait_millis;
 use crate::error::{Error, ErrorKind, Result};
 use crate::output::{bytes_at, collect, Output, State, Stream};
 use crate::shared::{Guard, Shared};
+use crate::signal::Signal;
 use crate::sys;
 
 type TaskSlot = Slot<BoxedOutputFn>;
@@ -158,6 +159,40 @@ impl Task {
         let g = self.shared.lock();
         // SAFETY: a live run
         g.check(unsafe { sys::shexec_run_close_stdin(self.run) }).map(drop)
+    }
+
+    /// Type `data` as a person at a terminal would (what a model writes): on
+    /// a pty as [`write`](Task::write); on pipes each `0x03` byte (^C) is a
+    /// SIGINT to the command instead of a byte of its input (also without
+    /// [`Command::stdin`](crate::Command::stdin)), the text around it queued
+    /// in order. [`ErrorKind::Pipe`] once it ended.
+    pub fn type_input(&self, data: &[u8]) -> Result<()> {
+        let g = self.shared.lock();
+        // SAFETY: a live run; the bytes are copied
+        g.check(unsafe {
+            sys::shexec_run_type_input(self.run, data.as_ptr() as *const c_void, data.len())
+        })
+        .map(drop)
+    }
+
+    /// Send `sig` to the command's processes (its process group, or every
+    /// process of its cgroup), and to nothing else: [`Signal::Int`] is a
+    /// terminal's Ctrl+C. It changes nothing of the timeout or
+    /// [`kill`](Task::kill): a command that dies of it ends
+    /// [`State::Signaled`]. [`ErrorKind::State`] once the command ended (no
+    /// signal is sent).
+    pub fn send_signal(&self, sig: Signal) -> Result<()> {
+        let g = self.shared.lock();
+        // SAFETY: a live run
+        g.check(unsafe { sys::shexec_run_send_signal(self.run, sig.number()) }).map(drop)
+    }
+
+    /// True once a SIGINT reached the command ([`send_signal`](Task::send_signal)
+    /// of [`Signal::Int`], or a ^C typed), however it then ended.
+    pub fn interrupted(&self) -> bool {
+        let _g = self.shared.lock();
+        // SAFETY: a live run
+        unsafe { sys::shexec_run_interrupted(self.run) != 0 }
     }
 
     /// End the command: SIGTERM to its processes now, SIGKILL after the
