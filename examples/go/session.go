@@ -631,6 +631,7 @@ func (s *Session) resultOf(r *C.shexec_run) *Result {
 		Timeout:  fromMillis(C.shexec_run_timeout_ms(r)),
 		Pid:      int(C.shexec_run_pid(r)),
 	}
+	res.Interrupted = C.shexec_run_interrupted(r) != 0
 	if s.ptr != nil {
 		res.Cwd = C.GoString(C.shexec_session_cwd(s.ptr))
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/cgo"
+	"syscall"
 	"unsafe"
 )
 
@@ -132,6 +133,52 @@ func (t *Task) Write(p []byte) (int, error) {
 		return 0, t.s.fail(rc, op)
 	}
 	return len(p), nil
+}
+
+// TypeInput types p as a person at a terminal would (what a model writes):
+// on a pty as Write; on pipes each 0x03 byte (^C) is a SIGINT to the
+// command instead of a byte of its input (also without WithStdinPipe), the
+// text around it queued in order (shexec_run_type_input). ErrPipe once the
+// task ended; ErrLimit as Write (nothing typed, no signal sent).
+func (t *Task) TypeInput(p []byte) error {
+	const op = "type at task"
+	_, c, err := t.lock(op)
+	if err != nil {
+		return err
+	}
+	defer t.s.mu.Unlock()
+	var data unsafe.Pointer
+	if len(p) > 0 {
+		data = unsafe.Pointer(&p[0])
+	}
+	if rc := C.shexec_run_type_input(c.run, data, C.size_t(len(p))); rc < 0 {
+		return t.s.fail(rc, op)
+	}
+	return nil
+}
+
+// SendSignal sends sig to the task's processes (its process group, or every
+// process of its cgroup), and to nothing else: syscall.SIGINT is a
+// terminal's Ctrl+C. Allowed: SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1,
+// SIGUSR2, SIGTERM, SIGCONT, SIGSTOP (ParseSignal reads their names); another
+// is ErrInvalid. It changes nothing of the timeout or Kill: a task that dies
+// of it ends StateSignaled with that signal. ErrState once the task ended.
+func (t *Task) SendSignal(sig syscall.Signal) error {
+	return t.runCall("signal task", func(run *C.shexec_run) C.int {
+		return C.shexec_run_send_signal(run, C.int(sig))
+	})
+}
+
+// Interrupted reports whether a SIGINT reached the task (SendSignal of
+// syscall.SIGINT, or a ^C typed), however it then ended. A task that is
+// gone says false.
+func (t *Task) Interrupted() bool {
+	_, c, err := t.lock("task interrupted")
+	if err != nil {
+		return false
+	}
+	defer t.s.mu.Unlock()
+	return C.shexec_run_interrupted(c.run) != 0
 }
 
 // CloseStdin closes the task's stdin once the queued input is written: the

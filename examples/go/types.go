@@ -1,15 +1,37 @@
 package shexec
 
 /*
+#include <stdlib.h>
 #include <shexec.h>
 */
 import "C"
 
 import (
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
+
+// ParseSignal reads a signal's name as a model or a user writes it:
+// "SIGINT", "INT" or "int" (shexec_signal_from_name). ErrInvalid for a name
+// that is none of SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2,
+// SIGTERM, SIGCONT, SIGSTOP.
+func ParseSignal(name string) (syscall.Signal, error) {
+	unknown := invalid("parse signal", "unknown signal "+strconv.Quote(name)+": SIGINT, SIGTERM, "+
+		"SIGHUP, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2, SIGSTOP or SIGCONT")
+	if strings.IndexByte(name, 0) >= 0 {
+		return 0, unknown
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	n := C.shexec_signal_from_name(cname)
+	if n < 0 {
+		return 0, unknown
+	}
+	return syscall.Signal(n), nil
+}
 
 // Stream names an output stream.
 type Stream int
@@ -40,7 +62,7 @@ const (
 	StateNew       State = C.SHEXEC_STATE_NEW       // created, not started
 	StateRunning   State = C.SHEXEC_STATE_RUNNING   // started, not finished
 	StateExited    State = C.SHEXEC_STATE_EXITED    // the shell exited: see ExitCode
-	StateSignaled  State = C.SHEXEC_STATE_SIGNALED  // a signal the library did not send ended it
+	StateSignaled  State = C.SHEXEC_STATE_SIGNALED  // a signal ended it (from elsewhere, or Task.SendSignal)
 	StateTimedOut  State = C.SHEXEC_STATE_TIMED_OUT // its timeout expired; its tree was ended
 	StateCancelled State = C.SHEXEC_STATE_CANCELLED // cancelled (its context was done)
 	StateKilled    State = C.SHEXEC_STATE_KILLED    // a task ended by Task.Kill or Close
@@ -142,6 +164,9 @@ type Result struct {
 	ExitCode int            // 0-255 when State is StateExited, else -1
 	Signal   syscall.Signal // the signal that ended the shell (SIGTERM after a timeout), else 0
 	TimedOut bool           // State == StateTimedOut
+	// Interrupted: a SIGINT reached the command (Task.SendSignal, a ^C
+	// typed), however it ended: State, ExitCode and Signal say how.
+	Interrupted bool
 
 	Truncated Truncation // which streams the output limit cut
 	Cwd       string     // the session's working directory after the command
