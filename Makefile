@@ -55,7 +55,7 @@ endif
 
 # PORTABLE=1: the plain POSIX.1-2008 path (what a libc without Linux's and
 # glibc's extensions gets): the library compiled without _GNU_SOURCE, and
-# lib/probe.sh told to find no pidfds, /proc or *_np. The tests stay Linux
+# lib/shx/probe.sh told to find no pidfds, /proc or *_np. The tests stay Linux
 # programs: they use /proc to check on the library from outside.
 LIB_FEATURES := -D_GNU_SOURCE
 PROBE_MODE :=
@@ -64,15 +64,15 @@ ifeq ($(PORTABLE),1)
   LIB_FEATURES := -D_POSIX_C_SOURCE=200809L
   PROBE_MODE := portable
 endif
-# WATCHDOG=0: the library without the host-death watchdog (lib/watchdog*.c),
+# WATCHDOG=0: the library without the host-death watchdog (lib/contain/watchdog*.c),
 # to build and test the core without it; shexec_session_set_watchdog(s, 1)
 # then fails with SHEXEC_ESYS and the watchdog's tests skip
 ifeq ($(WATCHDOG),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nowatchdog,$(VARIANT)-nowatchdog)
   LIB_FEATURES += -DSHX_WITH_WATCHDOG=0
 endif
-# PERSIST=0: the library without persisted shell state (lib/persist.c,
-# pstate.c, replay.c, shfuncs.c); shexec_session_set_persist_env(s, 1) then
+# PERSIST=0: the library without persisted shell state (lib/persist/);
+# shexec_session_set_persist_env(s, 1) then
 # fails with SHEXEC_ESYS and the tests that need it skip
 ifeq ($(PERSIST),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nopersist,$(VARIANT)-nopersist)
@@ -85,7 +85,7 @@ ifeq ($(CONTAIN),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nocontain,$(VARIANT)-nocontain)
   LIB_FEATURES += -DSHX_WITH_CGROUPS=0
 endif
-# TOOLS=0: the library without the tool layer (lib/tool*.c: shexec_tool.h's
+# TOOLS=0: the library without the tool layer (lib/tool/: shexec_tool.h's
 # calls are not in it); the tool layer's tests are left out
 ifeq ($(TOOLS),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),notools,$(VARIANT)-notools)
@@ -99,12 +99,16 @@ ifneq ($(CC_TAG),)
 endif
 
 B          := build/$(VARIANT)
-PERSIST_SRCS := lib/persist.c lib/pstate.c lib/replay.c lib/shfuncs.c
-LIB_SRCS   := $(sort $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/watchdog%.c) \
-                $(if $(filter 0,$(TOOLS)),lib/tool%.c) \
-                $(if $(filter 0,$(PERSIST)),$(PERSIST_SRCS)),$(wildcard lib/*.c)))
+# The sources, a folder at a time (docs/layout.md): lib/ and the core's
+# folders, always; the attachments, unless a switch leaves them out.
+CORE_DIRS  := session run loop proc spawn stream shell shx
+LIB_SRCS   := $(sort $(wildcard lib/*.c) $(foreach d,$(CORE_DIRS),$(wildcard lib/$(d)/*.c)) \
+                $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/contain/watchdog%.c),$(wildcard lib/contain/*.c)) \
+                $(if $(filter 0,$(PERSIST)),,$(wildcard lib/persist/*.c)) \
+                $(wildcard lib/output/*.c) \
+                $(if $(filter 0,$(TOOLS)),,$(wildcard lib/tool/*.c)))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
-# what lib/probe.sh found for this compiler and variant (platform.h includes it)
+# what lib/shx/probe.sh found for this compiler and variant (shx/platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h
 LIB_CFLAGS := -std=c11 $(LIB_FEATURES) -g $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden \
   -DSHEXEC_BUILDING -Iinclude -iquote lib -iquote $(B) $(CFLAGS)
@@ -143,8 +147,8 @@ endif
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
-$(CONFIG_H): lib/probe.sh
-	sh lib/probe.sh $@ $(PROBE_MODE) -- $(CC) -std=c11 $(LIB_FEATURES) $(SAN) $(CFLAGS) $(LDFLAGS)
+$(CONFIG_H): lib/shx/probe.sh
+	sh lib/shx/probe.sh $@ $(PROBE_MODE) -- $(CC) -std=c11 $(LIB_FEATURES) $(SAN) $(CFLAGS) $(LDFLAGS)
 
 $(B)/lib/%.o: lib/%.c $(CONFIG_H)
 	@mkdir -p $(@D)
@@ -166,8 +170,8 @@ $(SO_DEV): $(SO_MAJOR)
 # the archive is linked with the libc it is built against (also -static,
 # where libc.a has no versioned dlsym): libc_ext.c links the extensions
 # directly there
-ARCHIVE_OBJS := $(filter-out $(B)/lib/libc_ext.o,$(LIB_OBJS)) $(B)/lib/libc_ext-archive.o
-$(B)/lib/libc_ext-archive.o: lib/libc_ext.c $(CONFIG_H)
+ARCHIVE_OBJS := $(filter-out $(B)/lib/shx/libc_ext.o,$(LIB_OBJS)) $(B)/lib/shx/libc_ext-archive.o
+$(B)/lib/shx/libc_ext-archive.o: lib/shx/libc_ext.c $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -DSHX_ARCHIVE -MMD -MP -c $< -o $@
 
@@ -248,8 +252,8 @@ $(POLL_HOST): examples/poll-host/poll_host.c include/shexec.h build/libshexec.a
 
 # the server parses and writes JSON with the library's own json.c and buf.c,
 # compiled in (their symbols are not exported by libshexec.so)
-MCP_SRCS := examples/shexec-mcp/shexec-mcp.c lib/json.c lib/buf.c
-$(MCP_SERVER): $(MCP_SRCS) lib/json.h lib/buf.h lib/utf8.h include/shexec.h include/shexec_tool.h \
+MCP_SRCS := examples/shexec-mcp/shexec-mcp.c lib/shx/json.c lib/shx/buf.c
+$(MCP_SERVER): $(MCP_SRCS) lib/shx/json.h lib/shx/buf.h lib/shx/utf8.h include/shexec.h include/shexec_tool.h \
   build/libshexec.a
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_CFLAGS) -iquote lib -o $@ $(MCP_SRCS) build/libshexec.a -lm
@@ -321,7 +325,7 @@ abi-baseline: $(SO_REAL)
 # --- lint --------------------------------------------------------------------
 
 # cppcheck, then clang-tidy (its checks, and why some are left out: .clang-tidy)
-# on lib/*.c; any finding fails. A deliberate exception is marked in the code,
+# on the library's sources; any finding fails. A deliberate exception is marked in the code,
 # NOLINT(check) or cppcheck-suppress, with its reason. clang-tidy's "N warnings
 # generated." lines count what it hid in system headers, so they are dropped.
 LINT_DEFS := -D_GNU_SOURCE -DSHEXEC_BUILDING -Iinclude -I$(B)
@@ -334,7 +338,7 @@ lint: $(CONFIG_H)
 	  { echo "install cppcheck clang-tidy" >&2; exit 1; }
 	cppcheck $(CPPCHECK_FLAGS) $(LINT_DEFS) -Ilib lib/
 	cppcheck $(CPPCHECK_FLAGS) -D_GNU_SOURCE -Iinclude -Ilib $(EXAMPLE_SRCS)
-	@echo "clang-tidy --quiet lib/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
+	@echo "clang-tidy --quiet lib/**/*.c examples/*/*.c -- -std=c11 $(LINT_DEFS) -iquote lib"; \
 	out=$$(clang-tidy --quiet --warnings-as-errors='*' $(LIB_SRCS) $(EXAMPLE_SRCS) -- -std=c11 \
 	  $(LINT_DEFS) -iquote lib 2>&1); \
 	rc=$$?; printf '%s\n' "$$out" | grep -v -e '^[0-9]* warnings\{0,1\} generated\.$$' -e '^$$'; \
@@ -372,7 +376,7 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(B)/lib/libc_ext-archive.d
+-include $(LIB_OBJS:.o=.d) $(B)/lib/shx/libc_ext-archive.d
 
 # fuzz, fuzz-ci, fuzz-build, fuzz-regress (libFuzzer, clang)
 include test/fuzz/fuzz.mk

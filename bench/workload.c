@@ -34,14 +34,14 @@
 static const char *const wl_commands[] = {
     "git status",
     "ls -la",
-    "cat lib/loop.c",
+    "cat lib/loop/loop.c",
     "grep -rn 'shx_buf_puts' lib | head -40",
-    "sed -n 1,120p lib/run.c",
+    "sed -n 1,120p lib/run/run.c",
     "git diff",
     "python3 -c 'import json; print(json.dumps({\"files\": 3, \"ok\": True}))'",
     "find . -name '*.c' -not -path './.git/*' | wc -l",
     "ls -la lib | head -30",
-    "wc -l lib/*.c | tail -1",
+    "wc -l lib/*/*.c | tail -1",
     "grep -rn 'int shx_' lib --include='*.h' | wc -l",
     "head -40 README.md",
     "python3 -m unittest discover -s tests -q 2>&1 | tail -3",
@@ -50,7 +50,7 @@ static const char *const wl_commands[] = {
     "export BUILD_MODE=debug; echo \"$BUILD_MODE\"",
     "grep -c SHEXEC_API include/shexec.h",
     "git diff --stat",
-    "grep -n 'static' lib/task.c | head -30",
+    "grep -n 'static' lib/session/task.c | head -30",
     "git log --oneline -5; pwd",
 };
 #define WL_PASS (sizeof wl_commands / sizeof *wl_commands)
@@ -89,7 +89,7 @@ static void wl_setup(void)
          "set -e; mkdir -p '%s/tests'; cd '%s'; cp -r lib include README.md '%s'; "
          "cd '%s'; git init -q; git add -A; "
          "git -c user.name=bench -c user.email=bench@localhost commit -qm 'the project'; "
-         "echo '/* a change under review */' >> lib/run.c",
+         "echo '/* a change under review */' >> lib/run/run.c",
          wl_dir, top, wl_dir, wl_dir);
     sh_ok(cmd);
     char path[PATH_MAX + 32];

@@ -13,19 +13,19 @@
 
 extern char **environ;
 
-#include "cgroup.h"
-#include "forkexec.h"
-#include "launch.h"
-#include "longrun.h"
-#include "pty.h"
-#include "script.h"
-#include "session.h"
-#include "spawn.h"
+#include "contain/cgroup.h"
+#include "spawn/forkexec.h"
+#include "run/launch.h"
+#include "run/longrun.h"
+#include "spawn/pty.h"
+#include "shell/script.h"
+#include "session/session.h"
+#include "spawn/spawn.h"
 #include "start.h"
-#include "run.h"
-#include "stream.h"
-#include "loop.h"
-#include "task.h"
+#include "run/run.h"
+#include "stream/stream.h"
+#include "loop/loop.h"
+#include "session/task.h"
 
 int shx_run_begin(shexec_run *r)
 {

@@ -5,14 +5,14 @@
 
 #include <string.h>
 
-#include "platform.h"
-#include "script.h"
-#include "session.h"
-#include "watchdog.h"
-#include "run.h"
-#include "task.h"
-#include "procfs.h"
-#include "walk.h"
+#include "shx/platform.h"
+#include "shell/script.h"
+#include "session/session.h"
+#include "contain/watchdog.h"
+#include "run/run.h"
+#include "session/task.h"
+#include "shx/procfs.h"
+#include "proc/walk.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {

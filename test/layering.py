@@ -1,14 +1,21 @@
 """The library's shape, checked from its sources:
-- no circle among lib/*.c (a file calls a function another file defines);
+- no circle among lib's .c files (a file calls a function another file defines);
 - each lib header declares only functions its own .c file defines;
 - no lib file includes a header it uses nothing of;
-- the dependencies that run back up the layering (a file that includes
-  another's header or calls it while that one calls down to it) are no
-  more than the count below;
-- the tool layer (tool.c, tooldef.c) goes through the public API, the pure
-  helpers and its one door (toolhook.h), never a handle's layout;
+- every include of a lib header is written from lib/ ("run/run.h", "start.h"),
+  as the build's one -iquote lib finds it;
+- lib/ holds at most MAX_ROOMS rooms (a folder is one room), and the
+  helpers (shx/) include nothing else of lib/;
+- an attachment (shape.ATTACHMENTS: contain/, persist/, output/, tool/)
+  includes and calls nothing of the core but the headers meant for it
+  (shape.ATTACH_API), beside its own folder and the helpers;
+- the dependencies that run back up the layering, between files and
+  between rooms (a file or room that includes another's header or calls
+  it while that one calls down to it), are no more than the counts below;
+- the tool layer (tool/, but its door toolhook.c) goes through the public
+  API, the helpers and its one door (toolhook.h), never a handle's layout;
 - tests include no internal header but testhook.h and the pure helpers';
-- no library file is over 450 lines but json.c.
+- no library file is over 450 lines but shx/json.c.
 Prints one line per finding; exit status 1 when there is any.
 With --report: the shape's measures instead (see shape.py)."""
 import glob
@@ -20,27 +27,36 @@ top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(top)
 problems = []
 
+import shape  # noqa: E402  (test/shape.py: the measures, shared with --report)
+
+
 def strip_comments(src):
     return re.sub(r'/\*.*?\*/', '', src, flags=re.S)
 
+
+def rel(path):
+    return shape.rel(path)
+
+
 defined_in = {}
-lib_files = sorted(glob.glob('lib/*.c'))
+lib_files = shape.LIB
 for f in lib_files:
     src = strip_comments(open(f).read())
     for m in re.finditer(r'^(?:SHEXEC_API\s+)?[a-zA-Z_][\w\s\*]*?\b(s(?:hx|hexec)_\w+)\s*\([^;]*?\)\s*\{',
                          src, re.M):
         if 'static' not in m.group(0).split('(')[0]:
-            defined_in[m.group(1)] = os.path.basename(f)
+            defined_in[m.group(1)] = rel(f)
 
 calls = {}
 for f in lib_files:
-    here = os.path.basename(f)
+    here = rel(f)
     src = strip_comments(open(f).read())
     calls[here] = {}
     for m in re.finditer(r'\b(s(?:hx|hexec)_\w+)\s*\(', src):
         there = defined_in.get(m.group(1))
         if there and there != here:
             calls[here].setdefault(there, set()).add(m.group(1))
+
 
 def reachable(start):
     seen, todo = set(), [start]
@@ -51,33 +67,79 @@ def reachable(start):
                 todo.append(nxt)
     return seen
 
+
 for f in sorted(calls):
     if f in reachable(f):
         problems.append('%s is in a circle of calls' % f)
 
-pure = {'buf.c', 'json.c', 'base.c', 'env.c', 'toolhook.c', 'tool.c', 'tooldef.c', 'toolargs.c',
-        'tooltask.c'}
-internal_headers = {'session.h', 'run.h', 'task.h', 'loop.h', 'proc.h', 'group.h', 'spawn.h',
-                    'stream.h', 'ending.h', 'start.h', 'settings.h'}
-for f in ('tool.c', 'tooldef.c', 'toolargs.c', 'tooltask.c'):
+
+def folder(name):
+    return name.split('/', 1)[0] if '/' in name else ''
+
+
+# The includes: each written from lib/, and each allowed where it stands.
+core_headers = set()  # every lib header that is the core's (not an attachment's, not a helper)
+for h in shape.HEADERS:
+    if folder(rel(h)) not in shape.ATTACHMENTS and folder(rel(h)) != shape.HELPERS:
+        core_headers.add(rel(h))
+for f in sorted(glob.glob('lib/**/*.[ch]', recursive=True)):
+    here = rel(f)
+    mine = folder(here)
+    for inc in shape.includes(f):
+        h = shape.resolve(f, inc)
+        if h is None:
+            continue
+        if h != inc:
+            problems.append('lib/%s includes "%s": write it from lib/, "%s"' % (here, inc, h))
+        if mine == shape.HELPERS and folder(h) != shape.HELPERS:
+            problems.append('lib/%s (a helper) includes %s' % (here, h))
+        if (mine in shape.ATTACHMENTS and h in core_headers and h not in shape.ATTACH_API
+                and here != shape.TOOL_DOOR):
+            problems.append('lib/%s (an attachment) includes the core\'s %s' % (here, h))
+
+core_files = {rel(f) for f in lib_files if folder(rel(f)) not in shape.ATTACHMENTS
+              and folder(rel(f)) != shape.HELPERS}
+api_files = {h[:-2] + '.c' for h in shape.ATTACH_API}
+for f in sorted(calls):
+    if folder(f) not in shape.ATTACHMENTS or f == shape.TOOL_DOOR:
+        continue
+    for there, names in sorted(calls[f].items()):
+        if there in core_files and there not in api_files:
+            for name in sorted(names):
+                if name.startswith('shx_'):
+                    problems.append('lib/%s (an attachment) calls %s (%s)' % (f, name, there))
+
+MAX_ROOMS = 14
+rooms = shape.rooms()
+if len(rooms) > MAX_ROOMS:
+    problems.append('lib/ holds %d rooms (at most %d): %s' % (len(rooms), MAX_ROOMS, ' '.join(rooms)))
+
+pure = {'shx/buf.c', 'shx/json.c', 'shx/base.c', 'shx/env.c'}
+internal_headers = core_headers - {'testhook.h'}
+for f in sorted(rel(p) for p in glob.glob('lib/tool/*.c')):
+    if f == shape.TOOL_DOOR:
+        continue
     src = open('lib/' + f).read()
-    for inc in re.findall(r'#include "([^"]+)"', src):
-        if inc in internal_headers:
+    for inc in shape.includes('lib/' + f):
+        if shape.resolve('lib/' + f, inc) in internal_headers:
             problems.append('lib/%s includes %s' % (f, inc))
     for there, names in sorted(calls[f].items()):
         for name in sorted(names):
-            if name.startswith('shx_') and there not in pure:
+            if name.startswith('shx_') and there not in pure and folder(there) != 'tool':
                 problems.append('lib/%s calls %s (%s) past the public API' % (f, name, there))
     if re.search(r'\b(?:s|t|r|run)->', strip_comments(src)):
         problems.append('lib/%s reads a handle\'s fields' % f)
 
-allowed_in_tests = {'testhook.h', 'testutil.h', 'buf.h', 'json.h', 'env.h', 'glob.h', 'ansi.h',
-                    'capture.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
-                    'spawn.h',  # spawn.h: the pure shx_pick_shell
-                    'record.h', 'shstate.h',  # the pure parsers of what the shell reports
-                    'cgroupfs.h', 'cgroup.h', 'cgtree.h',  # the cgroup v2 parsers; the modules, tested live
-                    'inputwait.h',  # the pure reading of /proc/PID/syscall and terminal flags
-                    'acreplace.h', 'keyscan.h', 'redact.h'}  # the pure redaction stages
+allowed_in_tests = {'testhook.h', 'testutil.h', 'shx/buf.h', 'shx/json.h', 'shx/env.h', 'shx/glob.h',
+                    'stream/ansi.h', 'stream/capture.h', 'stream/sentinel.h', 'shx/utf8.h',
+                    'shx/strindex.h', 'spawn/pty.h',
+                    'spawn/spawn.h',  # spawn.h: the pure shx_pick_shell
+                    'shell/record.h', 'shell/shstate.h',  # the pure parsers of what the shell reports
+                    # the cgroup v2 parsers; the modules, tested live
+                    'contain/cgroupfs.h', 'contain/cgroup.h', 'contain/cgtree.h',
+                    'loop/inputwait.h',  # the pure reading of /proc/PID/syscall and terminal flags
+                    # the pure redaction stages
+                    'output/acreplace.h', 'output/keyscan.h', 'output/redact.h'}
 for f in sorted(glob.glob('test/*.c')):
     for inc in re.findall(r'#include "([^"]+)"', open(f).read()):
         if inc.endswith('.h') and inc not in allowed_in_tests and inc != 'shexec.h':
@@ -85,32 +147,40 @@ for f in sorted(glob.glob('test/*.c')):
 
 for f in lib_files:
     n = sum(1 for _ in open(f))
-    if n > 450 and os.path.basename(f) != 'json.c':
+    if n > 450 and rel(f) != 'shx/json.c':
         problems.append('%s has %d lines (over 450)' % (f, n))
 
-import shape  # noqa: E402  (test/shape.py: the measures, shared with --report)
-
-for h in sorted(glob.glob('lib/*.h')):
-    own = os.path.basename(h)[:-2] + '.c'
+for h in shape.HEADERS:
+    own = rel(h)[:-2] + '.c'
     for name in shape.declared_functions(h):
         there = defined_in.get(name)
         if there and there != own:
             problems.append('%s declares %s, which %s defines' % (h, name, there))
 
-for f in sorted(glob.glob('lib/*.[ch]')):
+for f in sorted(glob.glob('lib/**/*.[ch]', recursive=True)):
     for inc in shape.unused_includes(f):
         problems.append('%s includes %s and uses nothing of it' % (f, inc))
 
 # Each a file that sees the session's layout and that the session calls
-# down to: settings.c, task.c and run.c (the session's own), launch.c (a
-# run's settings over the session's). The loop and the ending drive jobs
-# (job.h); persist.c and pstate.c take what they need as parameters; the
-# starts (start.c) sit above the run, the task and the session.
+# down to: session/settings.c, task.c and run/run.c (the session's own),
+# run/launch.c (a run's settings over the session's). The loop and the
+# ending drive jobs (loop/job.h); persist/ takes what it needs as
+# parameters; the starts (start.c) sit above the run, the task and the
+# session.
 MAX_BACK_UP = 4
 back_up = shape.back_up_dependencies()
 if len(back_up) > MAX_BACK_UP:
     problems.append('%d dependencies run back up the layering (at most %d): %s' %
                     (len(back_up), MAX_BACK_UP, ', '.join('%s -> %s' % d for d in back_up)))
+# Between rooms: session/ and run/ call each other (a session frees its
+# runs; a run resolves its settings over the session's), and the watchdog
+# (contain/) observes the process objects (proc/) that signal through the
+# cgroups.
+MAX_ROOM_BACK_UP = 3
+back_up = shape.room_back_up_dependencies()
+if len(back_up) > MAX_ROOM_BACK_UP:
+    problems.append('%d dependencies between rooms run back up the layering (at most %d): %s' %
+                    (len(back_up), MAX_ROOM_BACK_UP, ', '.join('%s -> %s' % d for d in back_up)))
 
 if '--report' in sys.argv:
     shape.report()

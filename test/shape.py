@@ -1,28 +1,40 @@
 """Measures of lib/'s shape, from its sources (run from the top of the tree).
 
-A module is a lib/X.c with its header lib/X.h. Module A depends on B when
+A module is a .c file under lib/ with its header beside it, named by its
+path below lib/ ("run/run.c" with "run/run.h"). Module A depends on B when
 A.c calls a function B.c defines (not static), or when A.c includes B.h,
 directly or through other lib headers. A dependency A -> B runs back up the
 layering when B calls down to A (A is reachable from B through calls): A
-then needs what sits above it. `python3 test/layering.py --report` prints
-these measures; layering.py checks some of them."""
+then needs what sits above it.
+
+A room is what stands at the top of lib/: a folder, with all that is in
+it, or a file with its header. Rooms depend on each other as their files
+do, and run back up as files do, by the calls between rooms. Which folders
+are attachments, which switch leaves each out, and which of the core's
+headers they may include: ATTACHMENTS, HELPERS and ATTACH_API below (and
+docs/layout.md). `python3 test/layering.py --report` prints these
+measures; layering.py checks some of them."""
 import glob
 import os
 import re
 
-CONCERNS = [
-    ('run and its processes', 'run start result ending cwd channels loop job proc group spawn spawnfa '
-     'launch stream capture script record sentinel walk procfs'),
-    ('containment (cgroup v2)', 'cgroup cgroupfs cgtree contain limits'),
-    ('session, settings, tasks', 'session settings getters task base'),
-    ('persisted shell state', 'persist pstate shstate replay shfuncs'),
-    ('host-death watchdog', 'watchdog watchdog_fork watchdog_proc watchdog_cgroup'),
-    ('tool layer', 'tool tooldef toolhook'),
-    ('terminal and colours', 'pty ansi'),
-    ('pure helpers', 'buf json env glob utf8 strindex'),
-    ('platform', 'platform libc_ext'),
-    ('test hooks', 'testhook'),
-]
+# The attachments: folders the core reaches only through their hook header
+# (X/X_hook.h), what each holds, and the switches that leave it out.
+ATTACHMENTS = {
+    'contain': ('containment and the watchdog', 'CONTAIN=0, WATCHDOG=0'),
+    'persist': ('persisted shell state', 'PERSIST=0'),
+    'output': ('output filters', 'no switch'),
+    'tool': ('the tool layer', 'TOOLS=0'),
+}
+# The helpers' folder: pure code and the platform seam, which include
+# nothing else of lib/, so that everything may include them.
+HELPERS = 'shx'
+# The core's headers an attachment may include, beside its own folder's and
+# the helpers': the process object and its group (the watchdog observes
+# them), writes that raise no SIGPIPE (spawn.h), what the shell reports.
+ATTACH_API = {'proc/proc.h', 'proc/group.h', 'spawn/spawn.h', 'shell/record.h', 'shell/shstate.h'}
+# The tool layer's one door into the core, which sees the handles' layouts.
+TOOL_DOOR = 'tool/toolhook.c'
 
 
 def strip(src):
@@ -65,12 +77,26 @@ def functions(src):
     return out
 
 
-LIB = sorted(glob.glob('lib/*.c'))
+def rel(path):
+    """A path under lib/ as the name below lib/ ("lib/run/run.c": "run/run.c")."""
+    return os.path.relpath(path, 'lib')
+
+
+def room(name):
+    """The room a file (named below lib/) stands in: "run/" for a folder's, else
+    the file's module ("start.h": "start.c")."""
+    if '/' in name:
+        return name.split('/', 1)[0] + '/'
+    return name[:-2] + '.c' if name.endswith('.h') else name
+
+
+LIB = sorted(glob.glob('lib/**/*.c', recursive=True))
+HEADERS = sorted(glob.glob('lib/**/*.h', recursive=True))
 BODIES = {}       # (file, function) -> body
 STATIC = set()
 WHERE = {}        # function -> [files defining it]
 for _f in LIB:
-    _b = os.path.basename(_f)
+    _b = rel(_f)
     for _name, _body, _static in functions(strip(open(_f).read())):
         BODIES[(_b, _name)] = _body
         if _static:
@@ -111,11 +137,22 @@ def includes(path):
     return re.findall(r'#include "([^"]+)"', open(path).read())
 
 
+def resolve(path, inc):
+    """The lib header (named below lib/) that `#include "inc"` in path reaches, or None:
+    the includer's own folder first, then lib/ (-iquote lib), as the compiler looks."""
+    for d in (os.path.dirname(path), 'lib'):
+        if os.path.isfile(os.path.join(d, inc)):
+            return rel(os.path.normpath(os.path.join(d, inc)))
+    return None
+
+
 def include_closure(path):
     seen, todo = set(), [path]
     while todo:
-        for h in includes(todo.pop()):
-            if h not in seen and os.path.exists('lib/' + h):
+        here = todo.pop()
+        for inc in includes(here):
+            h = resolve(here, inc)
+            if h and h not in seen:
                 seen.add(h)
                 todo.append('lib/' + h)
     return seen
@@ -124,7 +161,7 @@ def include_closure(path):
 def dependencies():
     dep = {}
     for f in LIB:
-        b = os.path.basename(f)
+        b = rel(f)
         d = set(FILE_CALLS.get(b, ()))
         for h in include_closure(f):
             m = h[:-2] + '.c'
@@ -137,6 +174,35 @@ def dependencies():
 def back_up_dependencies():
     dep = dependencies()
     return [(a, b) for a in sorted(dep) for b in sorted(dep[a]) if a in reachable(FILE_CALLS, b)]
+
+
+def rooms():
+    """The rooms at the top of lib/, each with its files (named below lib/); the
+    linker's export lists (libshexec.map, .sym) are no room."""
+    out = {}
+    for p in sorted(glob.glob('lib/**/*', recursive=True)):
+        if os.path.isfile(p) and not p.endswith(('.map', '.sym')):
+            out.setdefault(room(rel(p)), []).append(rel(p))
+    return out
+
+
+def room_dependencies():
+    """{room: the rooms it depends on}, {room: the rooms it calls}."""
+    dep, calls = {}, {}
+    for a, bs in dependencies().items():
+        for b in bs:
+            if room(a) != room(b):
+                dep.setdefault(room(a), set()).add(room(b))
+    for a, bs in FILE_CALLS.items():
+        for b in bs:
+            if room(a) != room(b):
+                calls.setdefault(room(a), set()).add(room(b))
+    return dep, calls
+
+
+def room_back_up_dependencies():
+    dep, calls = room_dependencies()
+    return [(a, b) for a in sorted(dep) for b in sorted(dep[a]) if a in reachable(calls, b)]
 
 
 def declared_functions(header):
@@ -174,9 +240,10 @@ def unused_includes(path):
     accessed = set(re.findall(r'(?:->|\.)\s*(\w+)', body))
     out = []
     for inc in includes(path):
-        if not os.path.exists('lib/' + inc) or inc == os.path.basename(path)[:-2] + '.h':
+        h = resolve(path, inc)
+        if not h or h == rel(path)[:-2] + '.h':
             continue
-        names, members = provided_names('lib/' + inc)
+        names, members = provided_names('lib/' + h)
         if not (names & words) and not (members & accessed):
             out.append(inc)
     return out
@@ -187,17 +254,23 @@ def lines(path):
 
 
 def report():
-    print('files and lines per concern (lib/*.c and *.h):')
+    print('rooms at the top of lib/: %d (their .c and .h files and lines)' % len(rooms()))
     total = 0
-    for concern, mods in CONCERNS:
-        paths = [p for m in mods.split() for p in ('lib/%s.c' % m, 'lib/%s.h' % m) if os.path.exists(p)]
-        n = sum(lines(p) for p in paths)
+    for r, files in rooms().items():
+        code = [f for f in files if f.endswith(('.c', '.h'))]
+        n = sum(lines('lib/' + f) for f in code)
         total += n
-        print('  %-26s %3d files %6d lines' % (concern, len(paths), n))
-    print('  %-26s %3d files %6d lines' % ('all', len(glob.glob('lib/*.[ch]')),
-                                           sum(lines(p) for p in glob.glob('lib/*.[ch]'))))
+        folder = r.rstrip('/')
+        kind = ('attachment: %s (%s)' % ATTACHMENTS[folder] if folder in ATTACHMENTS else
+                'helpers' if folder == HELPERS else 'core')
+        print('  %-13s %3d files %6d lines  %s' % (r, len(code), n, kind))
+    print('  %-13s %3d files %6d lines' % ('all', len(LIB) + len(HEADERS), total))
     back = back_up_dependencies()
     print('dependencies back up the layering: %d' % len(back))
+    for a, b in back:
+        print('  %s -> %s' % (a, b))
+    back = room_back_up_dependencies()
+    print('rooms\' dependencies back up the layering: %d' % len(back))
     for a, b in back:
         print('  %s -> %s' % (a, b))
     dep = dependencies()
@@ -206,13 +279,13 @@ def report():
     seen = {root} | reachable(CALLS, root)
     files = sorted({f for f, _ in seen})
     cross = sum(1 for k in seen for t in CALLS.get(k, ()) if t[0] != k[0])
-    print('shexec_run_exec reaches %d functions in %d files over %d calls between files'
-          % (len(seen), len(files), cross))
-    hub = [os.path.basename(f) for f in LIB if 'session.h' in includes(f)]
+    print('shexec_run_exec reaches %d functions in %d files (%d rooms) over %d calls between files'
+          % (len(seen), len(files), len({room(f) for f in files}), cross))
+    hub = [rel(f) for f in LIB if 'session/session.h' in {resolve(f, i) for i in includes(f)}]
     print('files that see the session\'s layout: %d (%s)' % (len(hub), ' '.join(hub)))
     print('headers declaring another file\'s functions: %d' % sum(
-        1 for h in glob.glob('lib/*.h') if any(
-            WHERE.get(n) and os.path.basename(h)[:-2] + '.c' not in WHERE[n]
+        1 for h in HEADERS if any(
+            WHERE.get(n) and rel(h)[:-2] + '.c' not in WHERE[n]
             for n in declared_functions(h))))
     for h in sorted(glob.glob('include/*.h')):
         text = open(h).read()

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ansi.h"
+#include "stream/ansi.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
 #include <shexec_tool.h>
 #include "testhook.h"

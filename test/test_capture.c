@@ -1,5 +1,5 @@
 /*
- * test_capture.c - bounded capture of one output stream (lib/capture.c):
+ * test_capture.c - bounded capture of one output stream (lib/stream/capture.c):
  * HEAD and HEAD_TAIL in characters and bytes, the exact truncation notice
  * (its counts in characters and bytes whatever the unit, first or last,
  * with or without the clause that says where the full output is),
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "capture.h"
+#include "stream/capture.h"
 #include "shexec.h"
 
 #include <stdio.h>

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "cgroupfs.h"
-#include "cgtree.h"
+#include "contain/cgroup.h"
+#include "contain/cgroupfs.h"
+#include "contain/cgtree.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /*
- * test_env.c - environment building (lib/env.c): name validation, override
+ * test_env.c - environment building (lib/shx/env.c): name validation, override
  * and glob lists, and a table of shx_env_build cases compared against the
  * exact expected array (contents and order).
  */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "env.h"
+#include "shx/env.h"
 #include "shexec.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_json.c - the strict JSON parser and the writer (lib/json.c): what is
+ * test_json.c - the strict JSON parser and the writer (lib/shx/json.c): what is
  * accepted and rejected, error messages and offsets, limits, escapes, int64
  * exactness, round trips, and that the writer's output is always valid JSON.
  */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "json.h"
+#include "shx/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "inputwait.h"
+#include "loop/inputwait.h"
 #include "shexec.h"
 #include "testutil.h"
 

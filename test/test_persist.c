@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "shexec.h"
-#include "shstate.h"
+#include "shell/shstate.h"
 #include "testhook.h"
 #include "testutil.h"
 

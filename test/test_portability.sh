@@ -2,7 +2,7 @@
 # The built library loads on glibc 2.28 and newer: no symbol it needs from
 # the C library may carry a glibc version past 2.28 (objdump -T lists each
 # dynamic symbol with the version it is bound to). Newer functions, where
-# used, are looked up at run time (lib/platform.c).
+# used, are looked up at run time (lib/shx/platform.c).
 top=$(cd "$(dirname "$0")/.." && pwd)
 lib="$top/build/libshexec.so.1"
 fail=0

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
 #include "testhook.h"
 #include "testutil.h"

@@ -1,5 +1,5 @@
 /*
- * test_record.c - the parser of the wrapper's record (lib/record.c):
+ * test_record.c - the parser of the wrapper's record (lib/shell/record.c):
  * fields "key=value\0", any chunking, the last value of a key counting,
  * unknown keys skipped, malformed and cut-short fields not believed, and
  * the whole bounded.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "shell/record.h"
 
 static void feed_chunked(shx_record *r, const char *data, size_t len, size_t chunk)
 {

@@ -1,12 +1,12 @@
 /*
  * test_redact.c - hiding secrets in a stream, without spawning anything:
- * the multi-pattern replacement (lib/acreplace.c) against a reference that
+ * the multi-pattern replacement (lib/output/acreplace.c) against a reference that
  * scans position by position, whatever the chunking; a secret that is a
  * prefix of another, overlapping secrets, secrets split across feeds; the
- * shapes of known keys and PEM blocks (lib/keyscan.c, lib/pemscan.c),
+ * shapes of known keys and PEM blocks (lib/output/keyscan.c, lib/output/pemscan.c),
  * also where they stand in real output: keys in escape codes' colours, PEM
  * blocks indented or inside a JSON string, each fed whole, cut in two at
- * every byte and byte by byte; the sets a session builds (lib/redact.c):
+ * every byte and byte by byte; the sets a session builds (lib/output/redact.c):
  * environment globs, reuse while nothing changed.
  */
 #include <setjmp.h>
@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "acreplace.h"
-#include "keyscan.h"
-#include "redact.h"
+#include "output/acreplace.h"
+#include "output/keyscan.h"
+#include "output/redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>

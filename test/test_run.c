@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
-#include "spawn.h"
+#include "spawn/spawn.h"
 #include "testhook.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_sentinel.c - the stdout filter for cwd tracking (lib/sentinel.c):
+ * test_sentinel.c - the stdout filter for cwd tracking (lib/stream/sentinel.c):
  * TAG + directory + NUL records are removed wherever the chunk boundaries
  * fall, everything else (other tags, TAG prefixes, forged over-long
  * records, NUL bytes, megabytes without a newline) passes through byte for
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sentinel.h"
+#include "stream/sentinel.h"
 #include "shexec.h"
 
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
 #include <shexec_tool.h>
 #include "testhook.h"

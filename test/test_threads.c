@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
 #include "testutil.h"
 

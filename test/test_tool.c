@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "json.h"
+#include "shx/buf.h"
+#include "shx/json.h"
 #include "shexec.h"
 #include <shexec_tool.h>
 #include "testhook.h"

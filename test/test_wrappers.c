@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "shx/buf.h"
 #include "shexec.h"
 #include "testutil.h"
 

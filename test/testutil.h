@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "platform.h"
+#include "shx/platform.h"
 
 /* Number of open descriptors of this process. */
 int tu_count_fds(void);
@@ -43,7 +43,7 @@ void tu_leak_end(void);
 
 /*
  * 1 when this build of the library has `feature` (SHX_PLATFORM_*, see
- * lib/platform.h); else says that the test needs `what`, which is Linux-only
+ * lib/shx/platform.h); else says that the test needs `what`, which is Linux-only
  * and compiled out of this build (make check PORTABLE=1), and returns 0 for
  * the test to skip().
  */

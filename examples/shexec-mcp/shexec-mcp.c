@@ -55,7 +55,7 @@
  * an answer gets exactly one.
  *
  * Uses only the public API (include/shexec_tool.h, shexec.h), and the library's strict
- * JSON parser and writer (lib/json.c, lib/buf.c) compiled into it: one
+ * JSON parser and writer (lib/shx/json.c, lib/shx/buf.c) compiled into it: one
  * JSON reading for the tool arguments and the messages around them.
  */
 #include <shexec_tool.h>
@@ -77,9 +77,9 @@
 #include <sys/prctl.h>
 #endif
 
-#include "buf.h"
-#include "json.h"
-#include "utf8.h"
+#include "shx/buf.h"
+#include "shx/json.h"
+#include "shx/utf8.h"
 
 #define SERVER_NAME "shexec-mcp"
 /* Two eras of MCP in one server, chosen per request. A request that names

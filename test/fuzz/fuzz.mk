@@ -31,17 +31,17 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 
 # The library sources each target links: only what it tests, so coverage
 # feedback is not diluted. The tool layer reaches sessions and runs, so all.
-FUZZ_LIB_json     := lib/json.c lib/buf.c
-FUZZ_LIB_tool     := $(sort $(wildcard lib/*.c))
-FUZZ_LIB_record   := lib/record.c lib/buf.c
-FUZZ_LIB_sentinel := lib/sentinel.c lib/buf.c
-FUZZ_LIB_capture  := lib/capture.c lib/buf.c
-FUZZ_LIB_ansi     := lib/ansi.c lib/buf.c
-FUZZ_LIB_env      := lib/env.c lib/glob.c
-FUZZ_LIB_shstate  := lib/shstate.c lib/buf.c
-FUZZ_LIB_replay   := lib/replay.c lib/shstate.c lib/shfuncs.c lib/buf.c
-FUZZ_LIB_cgroupfs := lib/cgroupfs.c
-FUZZ_LIB_redact   := lib/acreplace.c lib/keyscan.c lib/pemscan.c lib/buf.c
+FUZZ_LIB_json     := lib/shx/json.c lib/shx/buf.c
+FUZZ_LIB_tool     := $(sort $(wildcard lib/*.c lib/*/*.c))
+FUZZ_LIB_record   := lib/shell/record.c lib/shx/buf.c
+FUZZ_LIB_sentinel := lib/stream/sentinel.c lib/shx/buf.c
+FUZZ_LIB_capture  := lib/stream/capture.c lib/shx/buf.c
+FUZZ_LIB_ansi     := lib/stream/ansi.c lib/shx/buf.c
+FUZZ_LIB_env      := lib/shx/env.c lib/shx/glob.c
+FUZZ_LIB_shstate  := lib/shell/shstate.c lib/shx/buf.c
+FUZZ_LIB_replay   := lib/persist/replay.c lib/shell/shstate.c lib/persist/shfuncs.c lib/shx/buf.c
+FUZZ_LIB_cgroupfs := lib/contain/cgroupfs.c
+FUZZ_LIB_redact   := lib/output/acreplace.c lib/output/keyscan.c lib/output/pemscan.c lib/shx/buf.c
 
 # Bounds made small enough for the fuzzer to reach them (the library's own
 # are megabytes): the record and the in-band directory at 4096 bytes.
@@ -95,13 +95,13 @@ fuzz-toolchain:
 	  echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer,address,undefined (see $(FUZZ_OUT)/probe.log)." >&2; \
 	  echo "      On Debian bookworm: apt-get install libclang-rt-14-dev" >&2; exit 1; }
 
-# the library's platform probe, for the fuzz compiler (lib/platform.h)
-$(FUZZ_OUT)/shx_config.h: lib/probe.sh
-	sh lib/probe.sh $@ -- $(FUZZ_CC) -std=c11 -D_GNU_SOURCE
+# the library's platform probe, for the fuzz compiler (lib/shx/platform.h)
+$(FUZZ_OUT)/shx_config.h: lib/shx/probe.sh
+	sh lib/shx/probe.sh $@ -- $(FUZZ_CC) -std=c11 -D_GNU_SOURCE
 
 define FUZZ_RULE
 $(FUZZ_OUT)/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_DIR)/fuzzutil.h $(FUZZ_LIB_$(1)) \
-    $(wildcard lib/*.h) include/shexec.h include/shexec_tool.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
+    $(wildcard lib/*.h lib/*/*.h) include/shexec.h include/shexec_tool.h $(FUZZ_OUT)/shx_config.h | fuzz-toolchain
 	@mkdir -p $$(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_DEFS_$(1)) -o $$@ $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_LIB_$(1)) -lm
 endef

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ansi.h"
+#include "stream/ansi.h"
 #include "fuzzutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

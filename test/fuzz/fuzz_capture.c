@@ -19,10 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture.h"
+#include "stream/capture.h"
 #include "fuzzutil.h"
 #include "shexec.h"
-#include "utf8.h"
+#include "shx/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

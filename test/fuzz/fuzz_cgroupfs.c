@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "cgroupfs.h"
+#include "contain/cgroupfs.h"
 #include "fuzzutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

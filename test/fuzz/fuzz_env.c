@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "env.h"
+#include "shx/env.h"
 #include "fuzzutil.h"
 #include "shexec.h"
 

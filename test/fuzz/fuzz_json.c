@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "json.h"
+#include "shx/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

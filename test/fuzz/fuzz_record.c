@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "record.h"
+#include "shell/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "acreplace.h"
+#include "output/acreplace.h"
 #include "fuzzutil.h"
-#include "keyscan.h"
-#include "pemscan.h"
+#include "output/keyscan.h"
+#include "output/pemscan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

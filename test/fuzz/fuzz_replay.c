@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "replay.h"
-#include "shfuncs.h"
-#include "shstate.h"
+#include "persist/replay.h"
+#include "persist/shfuncs.h"
+#include "shell/shstate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "sentinel.h"
+#include "stream/sentinel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

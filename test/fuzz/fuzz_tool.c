@@ -34,9 +34,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "env.h"
+#include "shx/env.h"
 #include "fuzzutil.h"
-#include "json.h"
+#include "shx/json.h"
 #include "shexec.h"
 #include <shexec_tool.h>
 

@@ -45,7 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "platform.h"
+#include "shx/platform.h"
 #include "shexec.h"
 #include "testhook.h"
 

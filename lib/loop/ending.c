@@ -1,0 +1,184 @@
+/*
+ * ending.c - how a job ends, as the loop sees it: terminating it (the
+ * process object, with the loop's grace), what its shell's exit leaves
+ * behind (members still in its group are followed: anchored, or without
+ * /proc held by the shell's zombie and its pipes; or handed off through the
+ * leftovers policy, or killed), and finishing it (processes and streams
+ * drained, input closed, the ending reported to the job's owner).
+ */
+#include <stddef.h>
+#include <signal.h>
+
+#include "loop/ending.h"
+#include "proc/group.h"
+#include "loop/job.h"
+#include "proc/proc.h"
+#include "stream/stream.h"
+
+/* After the shell exits, what its pipes still hold is read up to this much. */
+#define FINAL_DRAIN_MAX (8u << 20)
+
+static int use_pidfd(const shx_job_policy *policy)
+{
+    return policy ? policy->use_pidfd : 0;
+}
+
+static uint32_t grace_ms(const shx_job_policy *policy)
+{
+    return policy ? policy->kill_grace_ms : 0;
+}
+
+void shx_job_terminate(shx_job *j, const shx_job_policy *policy, int reason, int64_t now)
+{
+    shx_proc_terminate(&j->proc, reason, now, grace_ms(policy), use_pidfd(policy));
+}
+
+/* The job's processes and streams are done; it leaves the active list
+ * after. What the ending means (the run's state, its record, the session
+ * cwd) is the owner's: reported upward. */
+void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now)
+{
+    shx_proc_finish(&j->proc, use_pidfd(policy));
+    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    shx_stream_finish(&j->out);
+    shx_stream_finish(&j->err);
+    shx_job_input_close(j);
+    j->ended = 1;
+    if (j->on_ended)
+        j->on_ended(j->ctx, now);
+}
+
+/*
+ * shell_exited() where /proc cannot list the group's members, so none can be
+ * anchored: the shell's zombie is the only thing that can hold the group id,
+ * so it is left unreaped while the group is followed. Members that still
+ * hold the command's pipes are seen by them: the job (or the one adopting
+ * them) stays in group_phase until both pipes are closed, and can be
+ * signalled through the pinned id all the while. Members without the pipes
+ * cannot be followed once the zombie goes: they are killed when it is
+ * reaped (see finish()), since nothing could stop them later.
+ */
+static int shell_exited_unlisted(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born)
+{
+    if (j->out.fd < 0 && j->err.fd < 0) {
+        /* nothing holds the pipes: anything left in the group goes now */
+        if (shx_proc_reap_killing_rest(&j->proc) && !j->follows_leftovers)
+            j->leftovers_killed = 1;
+        shx_job_finish(j, policy, now);
+        return 1;
+    }
+    if (j->follows_leftovers) {
+        shx_proc_pin(&j->proc);
+        return 0;
+    }
+    shx_job *adopted = policy->adopt_leftovers(policy->ctx, j);
+    if (adopted) {
+        /* the zombie, and with it the group id, now belongs to the task */
+        shx_proc_hand_over(&j->proc, &adopted->proc);
+        adopted->next_active = *born;
+        *born = adopted;
+    } else {
+        j->leftovers_killed = 1; /* finish() kills the group */
+    }
+    shx_job_finish(j, policy, now);
+    return 1;
+}
+
+/*
+ * The shell of a command being ended (timeout, cancel, kill) has exited
+ * within the grace: the grace is every process's, not the shell's alone. A
+ * program that handles SIGTERM (node, python under `npm test`) is still
+ * cleaning up, its output still coming: the group is followed, as a task
+ * follows its leftovers, until it is empty (1: the job is finished) or the
+ * grace is over and SIGKILL ends it (shx_proc_enforce). Returns 0 while it
+ * is followed.
+ */
+static int shell_exited_in_grace(shx_job *j, shx_job_policy *policy, int64_t now)
+{
+    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    if (!shx_proc_reaped(&j->proc) && !policy->procfs_seen &&
+        !(policy->procfs_seen = shx_group_can_list())) {
+        /* without /proc the shell's zombie holds the group id, and the
+         * group is followed through its pipes (loop.c: pinned) */
+        if (j->out.fd < 0 && j->err.fd < 0)
+            return 1;
+        shx_proc_pin(&j->proc);
+        return 0;
+    }
+    shx_proc_reap(&j->proc);
+    (void)now;
+    if (!shx_proc_group_alive(&j->proc) || !shx_proc_anchor(&j->proc, policy->use_pidfd))
+        return 1;
+    return 0;
+}
+
+/*
+ * The shell has exited. Returns 1 when the job is finished, 0 when it stays
+ * active to follow processes left in its group (a task's, or any command's
+ * during the grace of its ending).
+ */
+int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born)
+{
+    int reaped_by_us = shx_proc_reaped(&j->proc) && !j->proc.status_lost;
+    if (j->proc.end_reason != SHX_END_NONE && j->proc.sent != SHX_SENT_KILL &&
+        !reaped_by_us) {
+        if (!shell_exited_in_grace(j, policy, now))
+            return 0;
+        shx_job_finish(j, policy, now);
+        return 1;
+    }
+    /* a status lost to the host (the shell reaped already) still leaves the group
+     * to check: the members pin its id as they would after our own reap */
+    if (j->proc.end_reason != SHX_END_NONE || reaped_by_us) {
+        shx_job_finish(j, policy, now);
+        return 1;
+    }
+    /* what the shell wrote is all in the pipes by now */
+    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    /* A terminal's hangup. The kernel sends SIGHUP to the terminal's group
+     * as its session leader exits, but a shell with an EXIT trap (the
+     * wrapper's) handles SIGHUP itself, and a child it has just forked can
+     * take the signal in that handler before it resets its signals and
+     * execs, and so lose it. The group gets it again from here, while the
+     * shell's zombie still holds the group id; a child still short of its
+     * exec loses that one too, so members left in the group are looked at
+     * again later (loop.c). */
+    if (j->pty && !shx_proc_reaped(&j->proc)) {
+        shx_proc_hangup(&j->proc);
+        j->hangup_checks = SHX_HANGUP_CHECKS;
+        j->hangup_check_ns = now + SHX_HANGUP_FIRST_NS;
+    }
+    if (!shx_proc_reaped(&j->proc) && !policy->procfs_seen &&
+        !(policy->procfs_seen = shx_group_can_list()))
+        return shell_exited_unlisted(j, policy, now, born);
+    shx_proc_reap(&j->proc);
+    /* A shell the host reaped can still be on its way out of the pid table,
+     * so kill() may yet find it in the group: then only members that /proc
+     * shows alive, other than the shell, count. */
+    if (!shx_proc_group_alive(&j->proc) ||
+        (j->proc.status_lost && shx_group_anchor(&j->proc.group, j->proc.pid, policy->use_pidfd) == 0)) {
+        shx_job_finish(j, policy, now); /* nothing left in the group */
+        return 1;
+    }
+    if (j->follows_leftovers) {
+        if (shx_proc_anchor(&j->proc, policy->use_pidfd))
+            return 0;
+        shx_job_finish(j, policy, now);
+        return 1;
+    }
+    shx_job *adopted = policy->adopt_leftovers(policy->ctx, j);
+    if (adopted) {
+        adopted->next_active = *born;
+        *born = adopted;
+    } else {
+        /* what left the group from inside it goes with it */
+        shx_proc_kill_rest(&j->proc, 1, policy->use_pidfd);
+        j->leftovers_killed = 1;
+    }
+    shx_job_finish(j, policy, now);
+    return 1;
+}
+

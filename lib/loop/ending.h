@@ -1,0 +1,26 @@
+/*
+ * ending.h - ending.c: how a job ends (terminating it, its shell's exit,
+ * what its group leaves, finishing it), with what the loop's jobs share
+ * (job.h's shx_job_policy).
+ */
+#ifndef SHX_ENDING_H
+#define SHX_ENDING_H
+
+#include <stdint.h>
+
+#include "loop/job.h"
+
+/* Begin terminating a live job: SIGTERM now, SIGKILL after the grace
+ * (policy NULL: no pidfds, no grace). */
+void shx_job_terminate(shx_job *j, const shx_job_policy *policy, int reason, int64_t now);
+
+/* The command is over: processes finished, streams drained, input closed,
+ * the ending reported through the job's on_ended. */
+void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now);
+
+/* Its shell has exited: 1 when the job is finished, 0 when it stays active
+ * to follow what is left in its group; a job adopting leftovers joins
+ * *born. */
+int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born);
+
+#endif

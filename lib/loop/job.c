@@ -1,0 +1,58 @@
+/*
+ * job.c - a job's own state: made empty, and its stdin queue (what is
+ * left, dropping what was written, closing it).
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "loop/job.h"
+
+void shx_job_init(shx_job *j, const shx_proc_observer *observer)
+{
+    shx_proc_init(&j->proc, observer);
+    j->out.fd = j->err.fd = -1;
+    j->stdin_fd = -1;
+    j->side_fd = -1;
+}
+
+/* A drained queue bigger than this is given back rather than kept. */
+#define STDIN_KEEP_MAX (1u << 20)
+
+size_t shx_job_input_left(const shx_job *j)
+{
+    return j->stdin_buf.len - j->stdin_off;
+}
+
+/*
+ * Written bytes stay in front of the queue until they are at least as many
+ * as those left, and only then are the rest moved to the front: each move
+ * is paid for by the writes since the last one, so the bytes moved never
+ * exceed the bytes written, and the buffer never holds more than twice
+ * what is left (plus what is appended).
+ */
+void shx_job_input_written(shx_job *j)
+{
+    size_t left = shx_job_input_left(j);
+    if (left == 0) {
+        j->stdin_off = 0;
+        if (j->stdin_buf.cap > STDIN_KEEP_MAX)
+            shx_buf_free(&j->stdin_buf);
+        else
+            shx_buf_clear(&j->stdin_buf);
+    } else if (j->stdin_off >= left) {
+        memmove(j->stdin_buf.data, j->stdin_buf.data + j->stdin_off, left);
+        j->stdin_buf.len = left;
+        j->stdin_buf.data[left] = '\0';
+        j->stdin_off = 0;
+    }
+}
+
+void shx_job_input_close(shx_job *j)
+{
+    if (j->stdin_fd >= 0) {
+        close(j->stdin_fd);
+        j->stdin_fd = -1;
+    }
+    shx_buf_free(&j->stdin_buf);
+    j->stdin_off = 0;
+}

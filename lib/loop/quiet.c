@@ -1,0 +1,154 @@
+/*
+ * quiet.c - what a job's silence means (see quiet.h).
+ *
+ * Every deadline here counts from the last activity, so a command whose
+ * output flows never wakes the loop for them: each read moves them on by
+ * an assignment. Looks for input are made on a silent command only, the
+ * first after look_after_ns, then once a second while it stays silent;
+ * where /proc cannot tell, the first look says "unknown" and no more are
+ * made.
+ */
+#include "loop/quiet.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "contain/cgroup.h"
+#include "loop/inputwait.h"
+#include "loop/job.h"
+#include "shx/procfs.h"
+
+/* While a command stays silent, how often it is looked at again. */
+#define LOOK_EVERY_NS ((int64_t)1000000000)
+/* The command's processes looked at, at most. */
+#define LOOK_PIDS 64
+
+static int live(const shx_job *j)
+{
+    return !shx_proc_exited(&j->proc) || shx_proc_following(&j->proc);
+}
+
+void shx_quiet_start(shx_job *j, int64_t now)
+{
+    shx_quiet *q = &j->quiet;
+    q->start_ns = q->active_ns = now;
+    q->input = SHEXEC_INPUT_NO;
+    q->next_look_ns = q->look_after_ns ? now + q->look_after_ns : 0;
+}
+
+void shx_quiet_activity(shx_job *j, int64_t now)
+{
+    shx_quiet *q = &j->quiet;
+    q->active_ns = now;
+    if (q->input == SHEXEC_INPUT_UNKNOWN)
+        return; /* no /proc: no looks */
+    q->input = SHEXEC_INPUT_NO;
+    q->echo_off = 0;
+    q->next_look_ns = q->look_after_ns ? now + q->look_after_ns : 0;
+}
+
+void shx_quiet_next(const shx_job *j, int64_t *next)
+{
+    const shx_quiet *q = &j->quiet;
+    if (j->proc.sent != SHX_SENT_NONE || q->yield || !live(j))
+        return;
+    int64_t due[3] = {-1, -1, -1};
+    if (q->idle_ns && (!q->idle_yields || q->can_yield))
+        due[0] = q->active_ns + q->idle_ns;
+    if (q->next_look_ns)
+        due[1] = q->next_look_ns;
+    if (q->can_yield && q->yield_at_ns)
+        due[2] = q->yield_at_ns;
+    for (int i = 0; i < 3; i++)
+        if (due[i] >= 0 && (*next < 0 || due[i] < *next))
+            *next = due[i];
+}
+
+/* The command's processes: its cgroup's members, else the shell and its
+ * descendants by the kernel's children lists. */
+static size_t members(const shx_job *j, pid_t *out, size_t cap)
+{
+    if (j->proc.cgroup) {
+        long n = shx_cgroup_pids(j->proc.cgroup, out, cap);
+        if (n >= 0 || errno == ENOBUFS)
+            return n >= 0 ? (size_t)n : cap;
+    }
+    size_t n = 0;
+    if (shx_proc_exited(&j->proc))
+        return 0; /* only leftovers, outside a cgroup: not looked at */
+    out[n++] = j->proc.pid;
+    for (size_t i = 0; i < n && n < cap; i++) {
+        pid_t *kids = NULL;
+        size_t k = 0, kcap = 0;
+        if (shx_procfs_children(out[i], 1, &kids, &k, &kcap) == 0)
+            for (size_t m = 0; m < k && n < cap; m++)
+                out[n++] = kids[m];
+        free(kids);
+    }
+    return n;
+}
+
+static void look_for_input(shx_job *j, int64_t now)
+{
+    shx_quiet *q = &j->quiet;
+    q->looks++;
+    q->next_look_ns = now + LOOK_EVERY_NS;
+    /* a pipe run without stdin reads /dev/null: nothing can wait for us */
+    if (!j->pty && j->stdin_fd < 0) {
+        q->next_look_ns = 0;
+        return;
+    }
+    shx_inputwait_target target = {.pty_master = j->pty ? j->out.fd : -1,
+                                   .stdin_pipe = j->pty ? -1 : j->stdin_fd,
+                                   .start_known = q->pty_lflag_known,
+                                   .start_lflag = q->pty_lflag};
+    if (j->pty && target.pty_master < 0)
+        return;
+    pid_t pids[LOOK_PIDS];
+    size_t n = members(j, pids, LOOK_PIDS);
+    int echo_off;
+    int found = shx_inputwait_probe(pids, n, &target, &echo_off);
+    int was = q->input;
+    if (found < 0) {
+        q->input = SHEXEC_INPUT_UNKNOWN;
+        q->next_look_ns = 0;
+        return;
+    }
+    q->input = found ? SHEXEC_INPUT_WAITING : SHEXEC_INPUT_NO;
+    q->echo_off = found && echo_off;
+    if (!found || was == SHEXEC_INPUT_WAITING)
+        return;
+    if (q->yield_on_input && q->can_yield)
+        q->yield = SHEXEC_YIELD_INPUT;
+    if (q->on_input)
+        q->on_input(j->ctx);
+}
+
+int shx_quiet_enforce(shx_job *j, int64_t now)
+{
+    shx_quiet *q = &j->quiet;
+    if (j->proc.sent != SHX_SENT_NONE || q->yield || !live(j))
+        return 0;
+    if (q->can_yield && q->yield_at_ns && now >= q->yield_at_ns) {
+        q->yield = SHEXEC_YIELD_TIME;
+        return 0;
+    }
+    /* the timeout moves the command to the background, under its cap */
+    if (q->lifetime_ns && q->can_yield && !j->proc.no_timeout && now >= j->proc.deadline_ns &&
+        q->start_ns + q->lifetime_ns > now) {
+        j->proc.deadline_ns = q->start_ns + q->lifetime_ns;
+        q->yield = SHEXEC_YIELD_TIMEOUT;
+        return 0;
+    }
+    if (q->idle_ns && now >= q->active_ns + q->idle_ns) {
+        if (!q->idle_yields)
+            return 1;
+        if (q->can_yield) {
+            q->yield = SHEXEC_YIELD_IDLE;
+            return 0;
+        }
+    }
+    if (q->next_look_ns && now >= q->next_look_ns)
+        look_for_input(j, now);
+    return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * pstate.c - the shell state a session keeps (persist.c takes it from a
+ * finished run), given out: to the next command (its environment, the
+ * `declare` lines and function entries of its prelude), and changed by the
+ * host (setenv, the deny list, another shell). The session holds it while
+ * shexec_session_set_persist_env() is on.
+ */
+#include "persist/pstate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "persist/replay.h"
+
+shx_persist *shx_persist_new(void)
+{
+    return calloc(1, sizeof(shx_persist)); /* SHX_ENVLIST_INIT and SHX_BUF_INIT are all zeros */
+}
+
+void shx_persist_free(shx_persist *p)
+{
+    if (!p)
+        return;
+    shx_persist_drop_shell(p);
+    shx_envlist_free(&p->env);
+    free(p);
+}
+
+int shx_persist_replay(const shx_persist *p, const shx_envlist *run_env, shx_buf *out)
+{
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < p->vars.n; i++) {
+        const char *name = p->vars.names[i];
+        const char *v;
+        /* the run's own variable of that name is what the command gets */
+        if (!p->vars.values[i] || shx_envlist_find(run_env, name, strlen(name), &v))
+            continue;
+        shx_buf_puts(out, p->vars.values[i]); /* a line, with its newline */
+    }
+    return out->failed ? -1 : 0;
+}
+
+int shx_persist_func_names(const shx_persist *p, shx_buf *out, size_t *n)
+{
+    *n = 0;
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < p->funcs.n; i++) {
+        if (!p->funcs.values[i])
+            continue;
+        shx_buf_puts(out, p->funcs.names[i]);
+        shx_buf_putc(out, '\0');
+        (*n)++;
+    }
+    return out->failed ? -1 : 0;
+}
+
+int shx_persist_func_entries(const shx_persist *p, shx_buf *out)
+{
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < p->funcs.n; i++) {
+        if (!p->funcs.values[i])
+            continue;
+        shx_replay_func_env_name(out, p->funcs.names[i]);
+        shx_buf_putc(out, '=');
+        shx_buf_puts(out, p->funcs.values[i]);
+        shx_buf_putc(out, '\0');
+    }
+    return out->failed ? -1 : 0;
+}
+
+void shx_persist_rules_changed(shx_persist *p)
+{
+    if (p)
+        p->listing_ok = 0;
+}
+
+void shx_persist_drop_shell(shx_persist *p)
+{
+    if (!p)
+        return;
+    shx_buf_free(&p->listing);
+    p->listing_ok = 0;
+    shx_envlist_free(&p->vars);
+    shx_envlist_free(&p->funcs);
+}
+
+int shx_persist_setenv(shx_persist *p, const char *name, const char *value)
+{
+    if (!p)
+        return SHEXEC_OK;
+    p->listing_ok = 0;
+    if (!p->env_set)
+        return SHEXEC_OK;
+    const char *v;
+    if (shx_envlist_find(&p->vars, name, strlen(name), &v) && v &&
+        shx_envlist_set(&p->vars, name, NULL) != SHEXEC_OK)
+        return SHEXEC_ENOMEM;
+    int rc = shx_envlist_set(&p->env, name, value);
+    return rc == SHEXEC_EINVAL ? SHEXEC_OK : rc;
+}
+
+const shx_envlist *shx_persist_env(const shx_persist *p)
+{
+    return p && p->env_set ? &p->env : NULL;
+}

@@ -1,0 +1,296 @@
+/*
+ * channels.c - what a run's shell gets besides its standard descriptors:
+ * the prelude and the report socket (channels.h).
+ *
+ * The prelude is a file the shell reads (bash opens /dev/fd/K for
+ * BASH_ENV), sealed once written: whoever reaches it later, through the
+ * shell's descriptor or /proc, reads what the library wrote and can change
+ * nothing. The host closes its copy once the shell has it.
+ *
+ * The report comes on a Unix stream socket, not a file:
+ *   - a socket cannot be reopened through /proc/PID/fd, so no process but
+ *     those that inherited the shell's end can write it;
+ *   - SO_PASSCRED makes the kernel name the sender of every message, and
+ *     Linux never joins the bytes of two senders in one read, so what the
+ *     command's children write on the descriptor they inherited is told
+ *     from what the shell writes, and dropped;
+ *   - writing a socket is not writing a file: a command's `ulimit -f 0`
+ *     raises no SIGXFSZ in its shell's report.
+ * The host reads the socket while the shell runs (the loop polls it), so a
+ * report of any size never waits for the host for long.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#if defined(__linux__) && defined(_GNU_SOURCE)
+#include <sys/mman.h>
+#endif
+
+#include "shell/channels.h"
+#include "shell/script.h"
+
+#include "shx/platform.h"
+#include "shx/base.h"
+
+#if defined(SO_PASSCRED) && defined(SCM_CREDENTIALS)
+#define HAVE_PASSCRED 1
+#else
+#define HAVE_PASSCRED 0
+#endif
+
+/* fd, moved to 10 or above when it is lower (it is closed either way), in
+ * *out. A limit on open descriptors of 10 or less leaves no such number. */
+static int move_high(shexec_session *s, int fd, int *out)
+{
+    if (fd >= 10) {
+        *out = fd;
+        return SHEXEC_OK;
+    }
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    int e = errno;
+    close(fd);
+    if (high < 0)
+        return shx_fail(s, SHEXEC_ESYS, "cannot move a descriptor to 10 or above: %s",
+                        e == EINVAL ? "the limit on open descriptors is 10 or less" : strerror(e));
+    *out = high;
+    return SHEXEC_OK;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : ENOSPC;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* An anonymous file holding data that no one can change any more, its
+ * offset at 0; -1 with errno. */
+static int sealed_file(const char *data, size_t len)
+{
+#if defined(MFD_ALLOW_SEALING) && defined(F_ADD_SEALS)
+    int fd = memfd_create("shexec-prelude", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd >= 0) {
+        int e = write_all(fd, data, len);
+        if (e == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
+                                                  F_SEAL_SEAL) != 0)
+            e = errno;
+        if (e == 0 && lseek(fd, 0, SEEK_SET) != 0)
+            e = errno;
+        if (e == 0)
+            return fd;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (errno != ENOSYS && errno != EINVAL)
+        return -1;
+#endif
+    /* no sealing here: a file only its owner may read, and nobody write
+     * (a process of the same user reopening it is refused write access) */
+    char path[] = "/tmp/shexec-XXXXXX";
+    int tmp = mkstemp(path); /* mkostemp is POSIX.1-2024 */
+    if (tmp < 0)
+        return -1;
+    int e = fchmod(tmp, 0400) != 0 ? errno : 0;
+    unlink(path);
+    if (e == 0)
+        e = write_all(tmp, data, len);
+    if (e == 0 && lseek(tmp, 0, SEEK_SET) != 0)
+        e = errno;
+    if (e == 0 && fcntl(tmp, F_SETFD, FD_CLOEXEC) != 0)
+        e = errno;
+    if (e == 0)
+        return tmp;
+    close(tmp);
+    errno = e;
+    return -1;
+}
+
+int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out)
+{
+    *out = -1;
+    size_t len = prelude->len;
+    struct rlimit rl;
+    /* a write past the file-size limit raises SIGXFSZ in the writer: the
+     * host. It is a bound, checked before anything is written. */
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)len > rl.rlim_cur)
+        return shx_fail(s, SHEXEC_E2BIG, "the shell's prelude (%zu bytes, the kept shell state "
+                        "with it) is larger than the process's file-size limit (%llu bytes)",
+                        len, (unsigned long long)rl.rlim_cur);
+    int fd = sealed_file(prelude->data ? prelude->data : "", len);
+    if (fd < 0)
+        return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot make the shell's prelude: %s", strerror(errno));
+    /* passed from 10 up, like every descriptor the child gets at a fixed number */
+    return move_high(s, fd, out);
+}
+
+int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock)
+{
+    rep->fd = -1;
+    rep->shell = 0;
+    rep->sock = sock;
+    rep->checked = 0;
+    rep->refused = 0;
+    *shell_end = -1;
+    int sv[2];
+    if (!sock) {
+        if (shx_pipe_cloexec(sv) != 0)
+            return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                            "cannot make the run's report channel: %s", strerror(errno));
+        (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+        rep->fd = sv[0];
+        int rc = move_high(s, sv[1], shell_end);
+        if (rc != SHEXEC_OK)
+            shx_report_close(rep);
+        return rc;
+    }
+#ifdef SOCK_CLOEXEC
+    int made = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+#else
+    int made = socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    if (made == 0) {
+        (void)fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+        (void)fcntl(sv[1], F_SETFD, FD_CLOEXEC);
+    }
+#endif
+    if (made != 0)
+        return shx_fail(s, errno == ENOMEM || errno == ENOBUFS ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot make the run's report socket: %s", strerror(errno));
+    /* the shell only writes: its end's receiving side is shut, so nothing
+     * the host would send can wait there */
+    (void)shutdown(sv[1], SHUT_RD);
+#if HAVE_PASSCRED
+    int on = 1;
+    rep->checked = setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
+#endif
+    (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    rep->fd = sv[0];
+    int rc = move_high(s, sv[1], shell_end);
+    if (rc != SHEXEC_OK)
+        shx_report_close(rep);
+    return rc;
+}
+
+void shx_report_close(shx_report *rep)
+{
+    if (rep->fd >= 0)
+        close(rep->fd);
+    rep->fd = -1;
+}
+
+/* One read: its bytes in buf, its sender in *from (0 where unknown).
+ * Returns the count, 0 at the end, -1 when nothing is there now. */
+static ssize_t read_one(shx_report *rep, char *buf, size_t cap, pid_t *from)
+{
+    *from = 0;
+#if HAVE_PASSCRED
+    if (rep->checked) {
+        union {
+            struct cmsghdr h;
+            char space[CMSG_SPACE(sizeof(struct ucred))];
+        } ctl;
+        struct iovec iov = {buf, cap};
+        struct msghdr msg = {0};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl.space;
+        msg.msg_controllen = sizeof ctl.space;
+        ssize_t n;
+        while ((n = recvmsg(rep->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 &&
+               errno == EINTR)
+            ;
+        if (n <= 0)
+            return n;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+                c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+                struct ucred cred;
+                memcpy(&cred, CMSG_DATA(c), sizeof cred);
+                *from = cred.pid;
+            } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                /* descriptors sent to the host are closed at once */
+                size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < nfd; i++) {
+                    int fd;
+                    memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                    close(fd);
+                }
+            }
+        }
+        /* a sender the kernel did not name is no one's shell */
+        if (*from == 0)
+            *from = -1;
+        return n;
+    }
+#endif
+    ssize_t n;
+    while ((n = rep->sock ? recv(rep->fd, buf, cap, MSG_DONTWAIT) : read(rep->fd, buf, cap)) < 0 &&
+           errno == EINTR)
+        ;
+    return n;
+}
+
+int shx_report_take(shx_report *rep, shx_record *rec, size_t budget)
+{
+    char buf[16384];
+    while (rep->fd >= 0 && budget > 0) {
+        pid_t from;
+        ssize_t n = read_one(rep, buf, budget < sizeof buf ? budget : sizeof buf, &from);
+        if (n == 0)
+            return 1;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+        budget -= (size_t)n;
+        if (rep->checked && rep->shell == 0 && from > 0)
+            rep->shell = from; /* a wrapped shell: the first to speak, before any command */
+        if (rep->checked && from != rep->shell) {
+            rep->refused += (size_t)n;
+            continue;
+        }
+        shx_record_feed(rec, buf, (size_t)n);
+    }
+    return 0;
+}
+
+int shx_devfd_works(void)
+{
+    int p[2];
+    if (shx_pipe_cloexec(p) != 0)
+        return 0;
+    char path[32];
+    (void)snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+    int again = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    close(p[0]);
+    close(p[1]);
+    if (again < 0)
+        return 0;
+    close(again);
+    return 1;
+}
+
+/* The channel's number in the shell: SHX_CHANNEL_FD, or lower where the
+ * limit on open descriptors is lower (a dup2 above it fails). */
+int shx_channel_number(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur <= (rlim_t)SHX_CHANNEL_FD + 1)
+        return rl.rlim_cur >= 12 ? (int)rl.rlim_cur - 1 : -1;
+    return SHX_CHANNEL_FD;
+}

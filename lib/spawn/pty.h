@@ -1,0 +1,28 @@
+/*
+ * pty.h - pseudo-terminals for commands that behave differently on a
+ * terminal (colours, progress bars, prompts, REPLs): opening the master,
+ * setting the line discipline and window size, naming the slave the child
+ * opens as its controlling terminal.
+ */
+#ifndef SHX_PTY_H
+#define SHX_PTY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shx/buf.h"
+
+#define SHX_PTY_DEFAULT_COLS 200
+#define SHX_PTY_DEFAULT_ROWS 50
+
+/*
+ * Open a master (close-on-exec, non-blocking) and prepare its slave: no
+ * echo (unless `echo`), no output post-processing (a "\n" stays "\n", so output reads the
+ * same as from a pipe), canonical input with signals (so ^C and ^D work),
+ * the given window size. The slave's path goes to slave_path.
+ * Returns the master descriptor, or -1 with a message in err.
+ */
+int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
+                 shx_buf *err);
+
+#endif

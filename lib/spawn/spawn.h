@@ -1,0 +1,82 @@
+/*
+ * spawn.h - starting one command: its pipes, a child that leads a new
+ * session (its own process group, no controlling terminal but its pty),
+ * joined to its cgroups before exec, default signal dispositions, an empty signal mask, stdin from
+ * /dev/null, only descriptors 0-2 inherited (and those passed at fixed
+ * numbers), and a pidfd to wait on.
+ */
+#ifndef SHX_SPAWN_H
+#define SHX_SPAWN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shx/buf.h"
+
+typedef struct shx_spawn_req {
+    const char *path;        /* program to execute (absolute or relative to the host cwd) */
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;         /* directory the child starts in; NULL: the host's */
+    const int *pass_fds;     /* descriptors the child gets (each >= 10) ... */
+    const int *pass_at;      /* ... at these numbers (each >= 9, distinct) */
+    int n_pass;              /* at most 3 */
+    const char *const *join; /* cgroup.procs files: the child joins each before exec
+                                (only where shx_forkexec_compiled()) */
+    int n_join;
+    int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
+    int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
+    int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
+    int pty;                 /* 1: a pseudo-terminal is stdin, stdout and stderr */
+    int echo;                /* with pty: echo input */
+    uint16_t cols, rows;     /* its window size */
+} shx_spawn_req;
+
+typedef struct shx_child {
+    pid_t pid;               /* also the process group id */
+    int pidfd;               /* -1 when unavailable */
+    int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec; with a pty,
+                                out_fd is its master and err_fd is -1 */
+    int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe;
+                                with a pty, a second handle on the master */
+} shx_child;
+
+/*
+ * Start the child. Returns SHEXEC_OK or SHEXEC_ENOCWD / SHEXEC_ESPAWN /
+ * SHEXEC_E2BIG / SHEXEC_ESYS / SHEXEC_ENOMEM with a message in err. On
+ * failure nothing is left open and no child exists.
+ */
+int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err);
+
+/*
+ * write(2) that cannot raise SIGPIPE in the host: SIGPIPE is blocked in the
+ * calling thread around the write, and one it caused is consumed before the
+ * mask is restored. Returns as write(2) (EPIPE when the reader is gone).
+ */
+ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len);
+
+/* The first of the NULL-terminated candidate paths that is an executable file, or NULL. */
+const char *shx_pick_shell(const char *const *candidates);
+
+/*
+ * Whether shell `name` (the word a program's argv runs it by; path: its
+ * file, resolved through symlinks, when known here, else NULL) is bash not
+ * in POSIX mode (not run as "sh"), which reads a prelude from BASH_ENV: 1
+ * or 0.
+ */
+int shx_shell_is_bash(const char *name, const char *path);
+
+/* The last component of path (path itself when it ends in '/'). */
+const char *shx_base_name(const char *path);
+
+/* 1 when the file at path starts with "#!" (an interpreter runs it). */
+int shx_is_script(const char *path);
+
+/*
+ * Resolve a program name the way execvp would, using `path_var` (the PATH of
+ * the child's environment; NULL means "/usr/bin:/bin"). A name containing a
+ * slash is returned as is. Result in out; 0, or -1 when not found.
+ */
+int shx_find_program(const char *name, const char *path_var, shx_buf *out);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * toolhook.c - the tool layer's door into the internals (see toolhook.h for
+ * what passes through it and why): small reads and the session-owned task
+ * rules, each a few lines over the handles' layouts.
+ */
+#include "tool/toolhook.h"
+
+#include "session/session.h"
+#include "run/run.h"
+#include "session/task.h"
+#include "loop/loop.h"
+
+void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
+{
+    out->default_timeout_ms = s->default_timeout_ms;
+    out->max_timeout_ms = s->max_timeout_ms;
+    out->limit = s->limit;
+    out->unit = s->unit;
+    out->max_tasks = s->max_tasks;
+    out->persist_env = s->persist != NULL;
+    out->in_callback = s->loop.in_loop;
+}
+
+void **shx_hook_tools(shexec_session *s, void (*free_fn)(void *))
+{
+    s->tools_free = free_fn;
+    return &s->tools;
+}
+
+shexec_session *shx_hook_run_session(const shexec_run *run, int *is_task)
+{
+    *is_task = run->task != NULL;
+    return run->s;
+}
+
+void shx_hook_run_hold(shexec_run *run, int hold)
+{
+    if (hold)
+        run->held++;
+    else
+        run->held--;
+}
+
+void shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms)
+{
+    if (s->loop.in_loop)
+        return;
+    run->held++; /* a callback, or a release for room, may free its task meanwhile */
+    if (ms == 0 || shexec_run_state(run) > SHEXEC_STATE_RUNNING) {
+        (void)shx_loop_run(&s->loop, NULL, 1, 0, NULL); /* take in what is there */
+    } else {
+        run->job.quiet.stop_on_input = 1;
+        (void)shx_loop_run(&s->loop, &run->job, 0, ms * 1000000, NULL);
+        run->job.quiet.stop_on_input = 0;
+    }
+    run->held--;
+}
+
+shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released)
+{
+    shexec_task *t = shx_task_find(s, id);
+    *released = !t && shx_task_was_released(s, id);
+    return t;
+}
+
+void shx_hook_task_disown(shexec_task *t)
+{
+    t->host_held = 0;
+}
+
+void shx_hook_task_spent(shexec_task *t)
+{
+    if (t->host_held)
+        t->withdrawn = 1;
+    else
+        shexec_task_free(t);
+}
