@@ -78,15 +78,18 @@ ifeq ($(PERSIST),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nopersist,$(VARIANT)-nopersist)
   LIB_FEATURES += -DSHX_WITH_PERSIST=0
 endif
-# CONTAIN=0: a library that never makes a cgroup: every session holds its
-# commands in process groups, as on a machine without cgroup v2 (the whole
-# suite on that path; the cgroup tests skip, saying why)
+# CONTAIN=0: a library that never makes a cgroup (lib/contain/ without
+# contain.c, cgroup.c, cgroupfs.c; cgtree.c stays while the watchdog does):
+# every session holds its commands in process groups, as on a machine
+# without cgroup v2 (the whole suite on that path; the cgroup tests skip,
+# saying why, and test_cgroup, which calls the cgroup files, is left out)
 ifeq ($(CONTAIN),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nocontain,$(VARIANT)-nocontain)
-  LIB_FEATURES += -DSHX_WITH_CGROUPS=0
+  LIB_FEATURES += -DSHX_WITH_CONTAIN=0
 endif
-# TOOLS=0: the library without the tool layer (lib/tool/: shexec_tool.h's
-# calls are not in it); the tool layer's tests are left out
+# TOOLS=0: the library without the tool layer (lib/tool/ but none.c, in
+# which shexec_tool.h's calls fail with SHEXEC_ESYS); the tool layer's
+# tests are left out
 ifeq ($(TOOLS),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),notools,$(VARIANT)-notools)
 endif
@@ -100,13 +103,20 @@ endif
 
 B          := build/$(VARIANT)
 # The sources, a folder at a time (docs/layout.md): lib/ and the core's
-# folders, always; the attachments, unless a switch leaves them out.
+# folders, always; the attachments, less what a switch leaves out (the
+# core reaches each through its hook header, whose stubs stand in).
+# contain/: CONTAIN=0 leaves out the cgroups (cgtree.c stays while the
+# watchdog does), WATCHDOG=0 the watchdog. tool/: TOOLS=0 builds none.c
+# alone (shexec_tool.h's calls, each failing), which no other build has.
 CORE_DIRS  := session run loop proc spawn stream shell shx
+CONTAIN_OFF := $(if $(filter 0,$(CONTAIN)),lib/contain/contain.c lib/contain/cgroup%.c \
+                 $(if $(filter 0,$(WATCHDOG)),lib/contain/cgtree.c)) \
+               $(if $(filter 0,$(WATCHDOG)),lib/contain/watchdog%.c)
+TOOL_SRCS  := $(if $(filter 0,$(TOOLS)),lib/tool/none.c,$(filter-out lib/tool/none.c,$(wildcard lib/tool/*.c)))
 LIB_SRCS   := $(sort $(wildcard lib/*.c) $(foreach d,$(CORE_DIRS),$(wildcard lib/$(d)/*.c)) \
-                $(filter-out $(if $(filter 0,$(WATCHDOG)),lib/contain/watchdog%.c),$(wildcard lib/contain/*.c)) \
+                $(filter-out $(CONTAIN_OFF),$(wildcard lib/contain/*.c)) \
                 $(if $(filter 0,$(PERSIST)),,$(wildcard lib/persist/*.c)) \
-                $(wildcard lib/output/*.c) \
-                $(if $(filter 0,$(TOOLS)),,$(wildcard lib/tool/*.c)))
+                $(wildcard lib/output/*.c) $(TOOL_SRCS))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # what lib/shx/probe.sh found for this compiler and variant (shx/platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h
@@ -128,7 +138,8 @@ DEMO       := build/examples/demo
 POLL_HOST  := build/examples/poll_host
 MCP_SERVER := build/examples/shexec-mcp
 
-TEST_SRCS  := $(sort $(filter-out $(if $(filter 0,$(TOOLS)),test/test_tool.c),$(wildcard test/test_*.c)))
+TEST_SRCS  := $(sort $(filter-out $(if $(filter 0,$(TOOLS)),test/test_tool.c) \
+                $(if $(filter 0,$(CONTAIN)),test/test_cgroup.c),$(wildcard test/test_*.c)))
 TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
 HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
 HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))

@@ -13,7 +13,7 @@
 
 extern char **environ;
 
-#include "contain/cgroup.h"
+#include "contain/contain_hook.h"
 #include "spawn/forkexec.h"
 #include "run/launch.h"
 #include "run/longrun.h"

@@ -8,7 +8,7 @@
 #include "shx/platform.h"
 #include "shell/script.h"
 #include "session/session.h"
-#include "contain/watchdog.h"
+#include "contain/contain_hook.h"
 #include "run/run.h"
 #include "session/task.h"
 #include "shx/procfs.h"

@@ -1,6 +1,8 @@
 """The library's shape, checked from its sources:
 - no circle among lib's .c files (a file calls a function another file defines);
-- each lib header declares only functions its own .c file defines;
+- each lib header declares only functions its own .c file defines, but
+  an attachment's hook header (X/X_hook.h), which declares the calls the
+  core makes into its folder X;
 - no lib file includes a header it uses nothing of;
 - every include of a lib header is written from lib/ ("run/run.h", "start.h"),
   as the build's one -iquote lib finds it;
@@ -8,7 +10,9 @@
   helpers (shx/) include nothing else of lib/;
 - an attachment (shape.ATTACHMENTS: contain/, persist/, output/, tool/)
   includes and calls nothing of the core but the headers meant for it
-  (shape.ATTACH_API), beside its own folder and the helpers;
+  (shape.ATTACH_API), beside its own folder and the helpers; the rest of
+  lib/ includes nothing of an attachment but its hook header, and calls
+  into one only what the hook declares (its stubs when a switch is off);
 - the dependencies that run back up the layering, between files and
   between rooms (a file or room that includes another's header or calls
   it while that one calls down to it), are no more than the counts below;
@@ -39,8 +43,8 @@ def rel(path):
 
 
 defined_in = {}
-lib_files = shape.LIB
-for f in lib_files:
+lib_files = sorted(glob.glob('lib/**/*.c', recursive=True))
+for f in shape.LIB:  # a stand-in (shape.STAND_INS) defines what its folder does
     src = strip_comments(open(f).read())
     for m in re.finditer(r'^(?:SHEXEC_API\s+)?[a-zA-Z_][\w\s\*]*?\b(s(?:hx|hexec)_\w+)\s*\([^;]*?\)\s*\{',
                          src, re.M):
@@ -96,6 +100,10 @@ for f in sorted(glob.glob('lib/**/*.[ch]', recursive=True)):
         if (mine in shape.ATTACHMENTS and h in core_headers and h not in shape.ATTACH_API
                 and here != shape.TOOL_DOOR):
             problems.append('lib/%s (an attachment) includes the core\'s %s' % (here, h))
+        there = folder(h)
+        if there in shape.ATTACHMENTS and there != mine and not shape.is_hook(h):
+            problems.append('lib/%s includes %s: %s/ is reached through %s/%s_hook.h' %
+                            (here, h, there, there, there))
 
 core_files = {rel(f) for f in lib_files if folder(rel(f)) not in shape.ATTACHMENTS
               and folder(rel(f)) != shape.HELPERS}
@@ -108,6 +116,18 @@ for f in sorted(calls):
             for name in sorted(names):
                 if name.startswith('shx_'):
                     problems.append('lib/%s (an attachment) calls %s (%s)' % (f, name, there))
+
+# The rest of lib/ calls into an attachment only what its hook header
+# declares, which is what the hook stubs where a switch leaves it out.
+for f in sorted(calls):
+    for there, names in sorted(calls[f].items()):
+        hook = 'lib/%s/%s_hook.h' % (folder(there), folder(there))
+        if folder(there) in shape.ATTACHMENTS and folder(there) != folder(f) and os.path.exists(hook):
+            stubbed = set(shape.declared_functions(hook)) | set(shape.stubs(hook))
+            for name in sorted(names):
+                if name.startswith('shx_') and name not in stubbed:
+                    problems.append('lib/%s calls %s (%s), which %s does not declare' %
+                                    (f, name, there, hook))
 
 MAX_ROOMS = 14
 rooms = shape.rooms()
@@ -152,9 +172,10 @@ for f in lib_files:
 
 for h in shape.HEADERS:
     own = rel(h)[:-2] + '.c'
+    hook = shape.is_hook(rel(h))
     for name in shape.declared_functions(h):
         there = defined_in.get(name)
-        if there and there != own:
+        if there and there != own and not (hook and folder(there) == folder(rel(h))):
             problems.append('%s declares %s, which %s defines' % (h, name, there))
 
 for f in sorted(glob.glob('lib/**/*.[ch]', recursive=True)):

@@ -5,6 +5,7 @@
  * drops the rest.
  */
 #include "contain/cgroup.h"
+#include "contain/cgroupfs.h"
 
 #include "shx_config.h"
 #include "contain/cgtree.h"

@@ -6,7 +6,9 @@
  * it (membership survives setsid and double forks), reading its accounting
  * and writing its limits. The texts are parsed by cgroupfs.h. A cgroup is named by its directory path (at
  * most SHX_CGROUP_PATH_MAX - 1 bytes); every descriptor opened here is
- * close-on-exec and closed before the call returns.
+ * close-on-exec and closed before the call returns. What the core calls
+ * (removing, moving into, listing, signalling, killing, reading the cost)
+ * is declared in contain_hook.h, the rest here.
  *
  * Errors: -1 with errno, as each function lists; where a host would show a
  * message, also a short reason (static storage). Where the build has no
@@ -19,7 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "contain/cgroupfs.h"
+#include "contain/contain_hook.h"
 
 /*
  * The directory of the calling process's cgroup v2 (controller NULL), or
@@ -61,49 +63,6 @@ int shx_cgroup_probe_dir(const char *parent, shx_cgroup_probe *out);
  */
 int shx_cgroup_create(const char *parent, const char *name, char dir[SHX_CGROUP_PATH_MAX]);
 
-/* Remove the cgroup dir. 0, or -1 with errno: EBUSY (it still has members
- * or children), ENOENT, ENOSYS, and rmdir's others. */
-int shx_cgroup_remove(const char *dir);
-
-/*
- * Move process pid into dir (0: the calling process; a child between fork
- * and exec moves itself, so that nothing it starts is outside). 0, or -1
- * with errno: ESRCH (no such process), ENOENT, EACCES, EBUSY (dir has
- * children with controllers enabled), EOPNOTSUPP, ENOSYS.
- * Async-signal-safe: a child calls it between fork and exec.
- */
-int shx_cgroup_move(const char *dir, pid_t pid);
-
-/* 1 when dir has a live member (below it too; cgroup.events "populated"),
- * 0 when not, -1 with errno: ENOENT, EINVAL (unreadable events), ENOSYS. */
-int shx_cgroup_populated(const char *dir);
-
-/*
- * dir's member pids (cgroup.procs, not its children's) into out, at most
- * cap: their count, or -1 with errno: ENOBUFS (more than cap: the first cap
- * are stored), ENOENT, EINVAL, E2BIG, ENOMEM, ENOSYS. A member forked or
- * gone while the list is read may be missed or listed.
- */
-long shx_cgroup_pids(const char *dir, pid_t *out, size_t cap);
-
-/*
- * Send sig to every member listed in dir and in the cgroups below it (a
- * command may make some: cgtree.h) (e.g. SIGTERM before a grace period; a
- * process forked meanwhile is missed: shx_cgroup_kill is exact), except
- * those in process group except_pgid (> 0: signalled already, by one kill
- * of the group; 0: none excepted). The count signalled (a member gone
- * already not counted), or -1 with errno: ENOENT, ENOMEM, ENOSYS.
- */
-long shx_cgroup_signal(const char *dir, int sig, pid_t except_pgid);
-
-/*
- * SIGKILL every member of dir and of the cgroups below it at once: cgroup.kill
- * where the kernel has it, else shx_cgroup_kill_frozen. The members are
- * then dying, not gone: wait for shx_cgroup_populated() == 0. 0, or -1
- * with errno as shx_cgroup_kill_frozen's.
- */
-int shx_cgroup_kill(const char *dir, int wait_ms);
-
 /*
  * The kill for kernels without cgroup.kill: freeze dir (the cgroups below
  * it freeze with it; no member can fork while frozen), wait up to wait_ms
@@ -115,25 +74,6 @@ int shx_cgroup_kill(const char *dir, int wait_ms);
  * ENOENT (no cgroup.freeze: Linux before 5.2), ENOMEM, ENOSYS.
  */
 int shx_cgroup_kill_frozen(const char *dir, int wait_ms);
-
-/* cpu.stat's times, in microseconds (present without any controller). */
-typedef struct shx_cgroup_cpu {
-    unsigned long long usage_usec, user_usec, system_usec;
-} shx_cgroup_cpu;
-/* dir's CPU times. 0, or -1 with errno: ENOENT (not available), EINVAL,
- * ENOSYS. */
-int shx_cgroup_read_cpu(const char *dir, shx_cgroup_cpu *out);
-
-/* Memory accounting (the memory controller enabled for the cgroup). */
-typedef struct shx_cgroup_memory {
-    unsigned long long peak;     /* memory.peak in bytes; 0 where absent (Linux < 5.19) */
-    unsigned long long max;      /* times memory.max was hit */
-    unsigned long long oom;      /* times the cgroup ran out of memory */
-    unsigned long long oom_kill; /* processes the OOM killer killed in it */
-} shx_cgroup_memory;
-/* dir's memory accounting. 0, or -1 with errno: ENOENT (not available: the
- * memory controller is not enabled for it), EINVAL, ENOSYS. */
-int shx_cgroup_read_memory(const char *dir, shx_cgroup_memory *out);
 
 /* dir's flat-keyed file's ("key value" lines: memory.events, v1's
  * memory.oom_control) key to *value. 0, or -1 with errno: EINVAL (no such

@@ -15,8 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The longest path handled (Linux's PATH_MAX, terminating NUL included). */
-#define SHX_CGROUP_PATH_MAX 4096
+#include "contain/contain_hook.h"
 /* The longest file text parsed (a mountinfo of some 50,000 mounts). */
 #define SHX_CGROUPFS_MAX_TEXT (8u << 20)
 

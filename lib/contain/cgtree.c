@@ -30,7 +30,7 @@
 #include <sys/syscall.h>
 #endif
 
-#include "contain/cgroupfs.h"
+#include "contain/contain_hook.h"
 
 /* Rounds of the kill without cgroup.kill: a member that was mid-fork when
  * a round listed the tree may leave a child listed only in the next one. */

@@ -1,5 +1,5 @@
 /*
- * contain.c - a session's containment by cgroup v2 (see contain.h): its
+ * contain.c - a session's containment by cgroup v2 (see contain_hook.h): its
  * cgroup, its commands' cgroups, and their removal once empty.
  *
  * A cgroup whose processes were just killed cannot be removed until the
@@ -9,7 +9,7 @@
  * command may have made cgroups below its own, and a process of the host's
  * uid may have moved into any of them, or into the session's own.
  */
-#include "contain/contain.h"
+#include "contain/contain_hook.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,13 +23,9 @@
 
 #include "shx/base.h"
 #include "contain/cgroup.h"
+#include "contain/cgroupfs.h"
 #include "contain/cgtree.h"
 #include "shx/procfs.h"
-
-/* CONTAIN=0: no cgroup ever (process groups, as without cgroup v2). */
-#ifndef SHX_WITH_CGROUPS
-#define SHX_WITH_CGROUPS 1
-#endif
 
 /* Cgroups awaiting removal, at most; past it the oldest is left to the
  * session's end, which removes its whole tree. */
@@ -109,11 +105,6 @@ static void remove_stale(const char *parent)
 int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
 {
     *out = NULL;
-    if (!SHX_WITH_CGROUPS) {
-        *reason = "this build makes no cgroups (CONTAIN=0)";
-        errno = ENOTSUP;
-        return -1;
-    }
     char self[SHX_CGROUP_PATH_MAX];
     if (strcmp(parent, "auto") == 0) {
         if (shx_cgroup_self_dir(NULL, self, reason) != 0)
@@ -342,21 +333,6 @@ static int run_limit(shx_contain *c, const char *dir, const uint64_t limits[SHEX
             return -1;
     }
     return 0;
-}
-
-int shx_contain_limit_valid(int limit, uint64_t value, const char **reason)
-{
-    if (limit < 0 || limit >= SHEXEC_LIMITS)
-        *reason = "unknown limit";
-    else if (limit == SHEXEC_LIMIT_CPU && value && value < 10)
-        *reason = "a CPU limit below 10 thousandths of a CPU";
-    else if (limit == SHEXEC_LIMIT_CPU && value > UINT64_MAX / 100)
-        *reason = "a CPU limit too large";
-    else if (limit == SHEXEC_LIMIT_MEMORY && value && value < ((uint64_t)1 << 20))
-        *reason = "a memory limit below 1 MiB";
-    else
-        return 0;
-    return -1;
 }
 
 int shx_contain_run_make(shx_contain *c, const uint64_t limits[SHEXEC_LIMITS], char **dir,

@@ -1,5 +1,5 @@
 /*
- * watchdog.c - the host's side of the watchdog (see watchdog.h): starting
+ * watchdog.c - the host's side of the watchdog (see contain_hook.h): starting
  * it, telling it about the session's groups, stopping it.
  *
  * It is a fork() of the host, not a helper program: a host that loads only
@@ -22,7 +22,7 @@
  * reaped: a pid used again has another start time), so it is never
  * signalled.
  */
-#include "contain/watchdog.h"
+#include "contain/contain_hook.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +42,7 @@
 #include "spawn/spawn.h"
 #include "contain/watchdog_fork.h"
 #include "contain/watchdog_proc.h"
+#include "proc/proc.h"
 
 #define FORGET_BATCH 8
 
@@ -55,7 +56,7 @@ struct shx_watchdog {
     pid_t pid;                    /* the watchdog, -1: none */
     pid_t forget[FORGET_BATCH];   /* ended groups not yet told */
     size_t nforget;
-    char *cgroup;                 /* the session's cgroup (contain.h), NULL: none */
+    char *cgroup;                 /* the session's cgroup (contain_hook.h), NULL: none */
 };
 
 static void reap(shx_watchdog *w, int patient)

@@ -1,7 +1,7 @@
 /*
  * watchdog_cgroup.h - the watchdog process's way through a session's
  * cgroups (watchdog_cgroup.c), when the session holds its commands in
- * cgroups (contain.h): the members of the session's whole cgroup tree
+ * cgroups (contain_hook.h): the members of the session's whole cgroup tree
  * signalled, killed at once, and the tree removed (cgtree.h).
  * Async-signal-safe (the watchdog is a fork of a host that may have
  * threads): system calls on buffers the caller gives, no allocation.

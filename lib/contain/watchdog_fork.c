@@ -1,6 +1,6 @@
 /*
  * watchdog_fork.c - what the fork of the host does to become the watchdog
- * (see watchdog.h): its own session, default signal dispositions, nothing
+ * (see contain_hook.h): its own session, default signal dispositions, nothing
  * of the host's open, and the host's memory given back. Async-signal-safe
  * calls only, as in watchdog_proc.c.
  */

@@ -1,5 +1,5 @@
 /*
- * watchdog_proc.c - the watchdog process (see watchdog.h). It is a fork of
+ * watchdog_proc.c - the watchdog process (see contain_hook.h). It is a fork of
  * the host, perhaps of one thread of a multithreaded one: from the fork on
  * it makes only async-signal-safe calls (system calls, no malloc, no stdio,
  * no locale), on tables the host allocated before the fork. That is why it

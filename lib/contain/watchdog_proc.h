@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "contain/cgroupfs.h"
+#include "contain/contain_hook.h"
 
 /* One message from host to watchdog: a fixed size below PIPE_BUF, so each
  * write is atomic and never interleaves or splits. */
@@ -88,7 +88,7 @@ typedef struct shx_wd_arena {
     uintptr_t drop[SHX_WD_DROPS][2]; /* the host's mappings the watchdog gives back */
     unsigned char inbuf[4096];
     size_t inlen;
-    char cgroup[SHX_CGROUP_PATH_MAX]; /* the session's cgroup (contain.h), "": none */
+    char cgroup[SHX_CGROUP_PATH_MAX]; /* the session's cgroup (contain_hook.h), "": none */
 } shx_wd_arena;
 
 /* The watchdog process: never returns. */

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "contain/cgroup.h"
+#include "contain/contain_hook.h"
 #include "loop/inputwait.h"
 #include "loop/job.h"
 #include "shx/procfs.h"

@@ -1,5 +1,5 @@
 /*
- * redact.c - secrets hidden from output (see redact.h).
+ * redact.c - secrets hidden from output (see output_hook.h and redact.h).
  */
 #include "output/redact.h"
 

@@ -1,7 +1,7 @@
 /*
- * spill.c - a stream's whole text in a file (see spill.h).
+ * spill.c - a stream's whole text in a file (see output_hook.h).
  */
-#include "output/spill.h"
+#include "output/output_hook.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * persist.c - the session's shell state (see persist.h and, for the rules,
+ * persist.c - the session's shell state (see persist_hook.h and, for the rules,
  * shexec_session_set_persist_env() in shexec.h).
  *
  * The state a run reports comes from inside the command, which can write
@@ -13,7 +13,8 @@
  * library quoted, functions through the environment bash imports them
  * from. Nothing of it goes on a command line.
  */
-#include "persist/persist.h"
+#include "persist/persist_hook.h"
+#include "persist/pstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>

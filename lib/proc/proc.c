@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "contain/cgroup.h"
+#include "contain/contain_hook.h"
 #include "shx/platform.h"
 #include "shx/procfs.h"
 

@@ -62,7 +62,7 @@ typedef struct shx_proc_cost {
 
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
-    /* the command's cgroup (contain.h; malloc'd, the owner's to dispose of
+    /* the command's cgroup (contain_hook.h; malloc'd, the owner's to dispose of
      * after the finish), NULL: its process group alone. Its members are
      * the command's processes, whatever group or session they moved to:
      * they are signalled and killed through it, and while one lives the

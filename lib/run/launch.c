@@ -15,10 +15,9 @@
 #include <unistd.h>
 
 #include "session/agentenv.h"
-#include "contain/cgroup.h"
 #include "shell/channels.h"
-#include "contain/contain.h"
-#include "persist/pstate.h"
+#include "contain/contain_hook.h"
+#include "persist/persist_hook.h"
 #include "shx/platform.h"
 #include "shell/script.h"
 #include "session/session.h"

@@ -10,7 +10,7 @@
 
 #include "shx/buf.h"
 #include "shell/channels.h"
-#include "contain/contain.h"
+#include "contain/contain_hook.h"
 #include "shexec.h"
 
 typedef struct shx_launch {
@@ -36,7 +36,7 @@ typedef struct shx_launch {
     uint64_t limit;           /* output limit, unit, keep */
     int unit, keep;
     uint32_t timeout_ms;      /* 0: none */
-    char *cgroup;             /* the command's cgroup (contain.h), NULL: none */
+    char *cgroup;             /* the command's cgroup (contain_hook.h), NULL: none */
     char *cgroup_v1[SHX_CTRLS]; /* its cgroups in v1 hierarchies, for limits; NULL: none */
     uint64_t limits[SHEXEC_LIMITS]; /* its limits, by SHEXEC_LIMIT_* (0: none) */
 } shx_launch;

@@ -3,19 +3,39 @@
  * reads them (shexec_session_set_limit() and the like, in shexec.h): set on
  * the session or the run, refused at once where the session's cgroups
  * cannot honour them (never ignored), and what a finished run ran into.
- * Where the limits are written and read is contain.c's.
+ * Where the limits are written and read is contain.c's; whether a value is
+ * one a limit may take is checked here, as it needs no cgroup (a build
+ * without cgroups checks a run's limits all the same).
  */
-#include "contain/contain.h"
+#include "contain/contain_hook.h"
 #include "run/run.h"
 #include "session/session.h"
 
 static const char *const controller[SHEXEC_LIMITS] = {"memory", "memory", "pids", "cpu"};
 
+/* 0 when value is one limit (SHEXEC_LIMIT_*) may take, else -1 with
+ * *reason: an unknown limit, a CPU limit below 10, a memory limit below 1
+ * MiB (0, none, is always valid). */
+static int limit_valid(int limit, uint64_t value, const char **reason)
+{
+    if (limit < 0 || limit >= SHEXEC_LIMITS)
+        *reason = "unknown limit";
+    else if (limit == SHEXEC_LIMIT_CPU && value && value < 10)
+        *reason = "a CPU limit below 10 thousandths of a CPU";
+    else if (limit == SHEXEC_LIMIT_CPU && value > UINT64_MAX / 100)
+        *reason = "a CPU limit too large";
+    else if (limit == SHEXEC_LIMIT_MEMORY && value && value < ((uint64_t)1 << 20))
+        *reason = "a memory limit below 1 MiB";
+    else
+        return 0;
+    return -1;
+}
+
 /* The value is valid, and, when not 0, the session can honour it now. */
 static int check(shexec_session *s, int limit, uint64_t value)
 {
     const char *why = NULL;
-    if (shx_contain_limit_valid(limit, value, &why) != 0)
+    if (limit_valid(limit, value, &why) != 0)
         return shx_fail(s, SHEXEC_EINVAL, "%s", why);
     if (!value)
         return SHEXEC_OK;
@@ -50,7 +70,7 @@ SHEXEC_API int shexec_run_set_limit(shexec_run *run, int limit, uint64_t value)
     if (rc != SHEXEC_OK)
         return rc;
     const char *why = NULL;
-    if (shx_contain_limit_valid(limit, value, &why) != 0)
+    if (limit_valid(limit, value, &why) != 0)
         return shx_fail(run->s, SHEXEC_EINVAL, "%s", why);
     run->limits[limit] = value;
     run->limits_set |= 1u << limit;

@@ -1,10 +1,10 @@
 /*
  * outputcfg.c - the notice's place, the spill directory and redaction, as a
  * session and a run are set (the public calls of OUTPUT FOR MODELS in
- * shexec.h; spill.h and redact.h do the work, stream.h puts them on a run's
- * streams when it starts).
+ * shexec.h; output/ does the work, through output_hook.h, and stream.h
+ * puts it on a run's streams when it starts).
  */
-#include "output/redact.h"
+#include "output/output_hook.h"
 
 #include <errno.h>
 #include <string.h>
@@ -13,7 +13,6 @@
 #include "shx/platform.h"
 #include "run/run.h"
 #include "session/session.h"
-#include "output/spill.h"
 
 SHEXEC_API int shexec_session_set_notice_position(shexec_session *s, int where)
 {
@@ -32,7 +31,7 @@ SHEXEC_API int shexec_session_notice_position(const shexec_session *s)
 }
 
 /* The session lets go of its directory: runs still going hold it until
- * they end, and make no file there (spill.h). */
+ * they end, and make no file there (output_hook.h). */
 static void spill_off(shexec_session *s)
 {
     if (s->spill) {

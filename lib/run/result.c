@@ -9,7 +9,7 @@
 #include "run/run.h"
 #include "stream/stream.h"
 #include "stream/capture.h"
-#include "output/spill.h"
+#include "output/output_hook.h"
 #include "shx/base.h"
 
 /* the run has finished: every state after RUNNING is final */

@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "persist/persist.h"
+#include "persist/persist_hook.h"
 #include "shx/platform.h"
 #include "session/session.h"
 #include "session/settings.h"
 #include "shell/channels.h"
-#include "contain/contain.h"
+#include "contain/contain_hook.h"
 #include "run/cwd.h"
 #include "loop/ending.h"
 #include "run/run.h"

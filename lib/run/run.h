@@ -14,10 +14,10 @@
 
 #include "shx/buf.h"
 #include "shell/channels.h"
-#include "contain/contain.h"
+#include "contain/contain_hook.h"
 #include "shx/env.h"
 #include "loop/job.h"
-#include "persist/persist.h"
+#include "persist/persist_hook.h"
 #include "shell/record.h"
 #include "shexec.h"
 
@@ -50,7 +50,7 @@ struct shexec_run {
     shx_record record;            /* what the shell reported on it */
     int prelude_marked;           /* its prelude says it ran (bash through a wrapper) */
     int wrapper_guard;            /* the wrapper's first run: it tells whether BASH_ENV passed */
-    shx_persist_run persist;      /* its shell reports its state (persist.h) */
+    shx_persist_run persist;      /* its shell reports its state (persist_hook.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
     uint16_t cols, rows;
@@ -63,7 +63,7 @@ struct shexec_run {
     uint64_t limits[SHEXEC_LIMITS]; /* shexec_run_set_limit(): in limits_set, the run's own */
     unsigned limits_set;          /* bit 1 << SHEXEC_LIMIT_* */
     uint64_t limits_in_force[SHEXEC_LIMITS]; /* from its start (launch.c) */
-    char *cgroup_v1[SHX_CTRLS];   /* its cgroups in v1 hierarchies (contain.h), NULL: none */
+    char *cgroup_v1[SHX_CTRLS];   /* its cgroups in v1 hierarchies (contain_hook.h), NULL: none */
     int limit_hits;               /* shexec_run_limit_hit() */
     uint32_t yield_ms;            /* shexec_run_set_yield_ms(); 0: none */
     int idle_set;                 /* the run's own idle timeout, over the session's */

@@ -8,8 +8,7 @@
 
 #include "session/session.h"
 #include "session/settings.h"
-#include "contain/contain.h"
-#include "contain/watchdog.h"
+#include "contain/contain_hook.h"
 
 SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,
                                           uint32_t *max_ms)

@@ -7,9 +7,8 @@
  * callback at the end of each loop round. Settings are settings.c's.
  */
 #include "session/session.h"
-#include "output/spill.h"
-#include "contain/contain.h"
-#include "contain/watchdog.h"
+#include "output/output_hook.h"
+#include "contain/contain_hook.h"
 
 #include <poll.h>
 #include <stdlib.h>
@@ -119,7 +118,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
-    if (s->spill) /* the spill files go, unless kept (spill.h) */
+    if (s->spill) /* the spill files go, unless kept (output_hook.h) */
         shx_spill_dir_release(s->spill);
     shx_redact_cfg_free(&s->redact);
     shx_settings_free(s);

@@ -7,7 +7,7 @@
  * session's). base.c owns its first member (the error message) and needs
  * nothing else of it; the loop (loop.h) is embedded and knows nothing of
  * the session; the watchdog, the kept shell state and the containment
- * (contain.h) are attachments, NULL when off; runs and tasks are pointers
+ * (contain_hook.h) are attachments, NULL when off; runs and tasks are pointers
  * here.
  */
 #ifndef SHX_SESSION_H
@@ -21,7 +21,7 @@
 #include "shx/env.h"
 #include "loop/loop.h"
 #include "proc/proc.h"
-#include "output/redact.h"
+#include "output/output_hook.h"
 #include "stream/sentinel.h"
 #include "shexec.h"
 

@@ -3,7 +3,7 @@
  * shell or wrapper program (resolved once, on the host's terms) and the
  * wrapper scripts, timeouts and kill grace, output limits, the environment
  * policy (and the environment a command starts with), whether the shell's
- * state is kept (pstate.h holds it), task limits and the leftovers policy. Runs read these when they
+ * state is kept (persist_hook.h), task limits and the leftovers policy. Runs read these when they
  * start; nothing here starts or waits for anything.
  */
 #include "session/session.h"
@@ -18,10 +18,10 @@
 extern char **environ;
 
 #include "session/agentenv.h"
-#include "persist/pstate.h"
+#include "persist/persist_hook.h"
 #include "shx/platform.h"
 #include "spawn/spawn.h"
-#include "contain/watchdog.h"
+#include "contain/contain_hook.h"
 #include "session/settings.h"
 
 static const char *const default_shells[] = {"/bin/bash", "/bin/sh", NULL};

@@ -19,10 +19,9 @@
 
 #include "stream/ansi.h"
 #include "stream/capture.h"
-#include "output/redact.h"
+#include "output/output_hook.h"
 #include "stream/sentinel.h"
 #include "shexec.h"
-#include "output/spill.h"
 
 /* A stream that has carried more than this (a default Linux pipe) is bulk
  * output, and its pipe is grown to SHX_STREAM_PIPE_BYTES where the kernel

@@ -30,9 +30,10 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 # The library sources each target links: only what it tests, so coverage
-# feedback is not diluted. The tool layer reaches sessions and runs, so all.
+# feedback is not diluted. The tool layer reaches sessions and runs, so all
+# (but tool/none.c, which stands in for the tool layer in a TOOLS=0 build).
 FUZZ_LIB_json     := lib/shx/json.c lib/shx/buf.c
-FUZZ_LIB_tool     := $(sort $(wildcard lib/*.c lib/*/*.c))
+FUZZ_LIB_tool     := $(sort $(filter-out lib/tool/none.c,$(wildcard lib/*.c lib/*/*.c)))
 FUZZ_LIB_record   := lib/shell/record.c lib/shx/buf.c
 FUZZ_LIB_sentinel := lib/stream/sentinel.c lib/shx/buf.c
 FUZZ_LIB_capture  := lib/stream/capture.c lib/shx/buf.c
