@@ -27,6 +27,38 @@ extern char **environ;
 #include "loop/loop.h"
 #include "session/task.h"
 
+/* How long the probe of a wrapper program may take. */
+#define PROBE_TIMEOUT_MS 10000
+
+/*
+ * Whether a wrapper program passes BASH_ENV on to bash (env, bwrap) or
+ * clears it (env -i, sudo) is learnt once, before its first command, by a
+ * run of the library's own: `:` through it, whose first line loads the
+ * prelude only where BASH_ENV did not (script.h, the guard), and whose
+ * report says which it was. So no command of the host's carries that guard
+ * in its own text ($BASH_EXECUTION_STRING, a syntax error's quote of line
+ * 1). A wrapper that passes neither reports nothing: its runs get the
+ * loader, the one way left.
+ */
+static void probe_wrapper(shexec_session *s)
+{
+    shexec_run *p;
+    if (shx_run_alloc(&p, s, ":", 1) != SHEXEC_OK)
+        return;
+    p->probe = 1;
+    p->timeout_ms = PROBE_TIMEOUT_MS;
+    p->cwd = strdup(s->cwd); /* a run with a cwd of its own never moves the session */
+    if (p->cwd && shx_run_begin(p) == SHEXEC_OK) {
+        p->held++;
+        (void)shx_loop_run(&s->loop, &p->job, 0, -1, NULL);
+        p->held--;
+    }
+    shx_run_release(p);
+    if (!s->wrapper_known)
+        s->wrapper_known = s->wrapper_drops_bash_env = 1;
+    shx_ok(s);
+}
+
 int shx_run_begin(shexec_run *r)
 {
     shexec_session *s = r->s;
@@ -37,6 +69,9 @@ int shx_run_begin(shexec_run *r)
         return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
     if (s->loop.in_loop)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a run from an output callback");
+    if (!r->probe && !s->wrapper_known && s->shell_bash && s->wrapper_kind == SHEXEC_WRAPPER_LOCAL &&
+        s->shell_argv && s->shell_argv[1])
+        probe_wrapper(s);
     /* what its output hides is known before anything runs */
     shx_redact_set *redact;
     if (shx_redact_set_for_run(&s->redact, s->env_inherit ? (const char *const *)environ : NULL,
@@ -120,7 +155,7 @@ int shx_run_begin(shexec_run *r)
     r->job.side_fd = r->report.fd;
     r->prelude_marked = l.marker;
     r->wrapper_guard = l.guard;
-    if (s->persist && !r->task && !remote) {
+    if (s->persist && !r->task && !r->probe && !remote) {
         r->persist.on = 1;
         /* state is read only from a run whose shell was asked to list it */
         r->record.want_state = l.capture;

@@ -175,7 +175,7 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
                         "for the run's channel");
     /* a session that keeps the shell's state: every foreground run reports
      * it, and every command starts with what the last one left */
-    o.capture = l->capture = s->persist && !r->task;
+    o.capture = l->capture = s->persist && !r->task && !r->probe;
     shx_buf extra = SHX_BUF_INIT, funcs = SHX_BUF_INIT, args = SHX_BUF_INIT, prelude = SHX_BUF_INIT;
     size_t nargs = 0;
     int rc = SHEXEC_OK;

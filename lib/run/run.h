@@ -50,6 +50,7 @@ struct shexec_run {
     shx_record record;            /* what the shell reported on it */
     int prelude_marked;           /* its prelude says it ran (bash through a wrapper) */
     int wrapper_guard;            /* the wrapper's first run: it tells whether BASH_ENV passed */
+    int probe;                    /* the library's own run of `:` that learns the wrapper */
     shx_persist_run persist;      /* its shell reports its state (persist_hook.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
