@@ -1109,6 +1109,14 @@ enum {
 SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);
 
 /*
+ * The run's terminal mode, as set: SHEXEC_PTY_* (SHEXEC_PTY_OFF for NULL).
+ * A pipe run's program may print its question only on a terminal (bash's
+ * `read -p`, many CLIs): found waiting for input with an empty prompt, it
+ * may have asked nothing the host can see.
+ */
+SHEXEC_API int shexec_run_pty(const shexec_run *run);
+
+/*
  * Set the terminal's size.
  * The default is 200 columns x 50 rows, so output is not hard-wrapped.
  * Errors: SHEXEC_EINVAL (0 or above 65535), SHEXEC_ESTATE.
@@ -1421,11 +1429,30 @@ SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, v
 /*
  * Read what is new in a task's output since the last read.
  * What `stream` produced since then, bounded by the same limit (with the
- * notice), is marked read. Owned by the task; valid until the next read of
- * the same stream or the task is freed. All output so far:
+ * notice, which counts this chunk), is marked read. Owned by the task;
+ * valid until the next read of the same stream or the task is freed. A
+ * UTF-8 character whose bytes came apart is never split between reads:
+ * while the task runs its first bytes wait for the rest and come whole in
+ * a later read (at the end, bytes that never completed one are invalid
+ * bytes, as in shexec_run_output()). The first read of a task a run was
+ * moved to (a yield) starts where the run's output so far stops, that
+ * character's bytes included. All output so far:
  * shexec_run_output(shexec_task_run(t), ...).
  */
 SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len);
+
+/*
+ * What the last shexec_task_read() of `stream` kept and covered, as
+ * shexec_run_output_counts() counts a whole run: kept_chars/kept_bytes are
+ * in the text it returned, total_chars/total_bytes what the command wrote
+ * in that stretch (more than kept when the limit cut the chunk: its
+ * notice gives the same numbers). All 0 before the first read. Any of the
+ * pointers may be NULL. Errors: SHEXEC_EINVAL (t NULL, an unknown stream;
+ * the counts 0).
+ */
+SHEXEC_API int shexec_task_read_counts(const shexec_task *t, int stream, uint64_t *kept_chars,
+                                       uint64_t *kept_bytes, uint64_t *total_chars,
+                                       uint64_t *total_bytes);
 
 /*
  * Free a task and its run.
@@ -1451,7 +1478,9 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *     command found waiting for input (below) is yielded at once too.
  *   - Idle timeout. A command that writes nothing on either stream for so
  *     long is ended (SIGTERM, grace, SIGKILL: SHEXEC_STATE_TIMED_OUT, and
- *     shexec_run_deadline() says SHEXEC_DEADLINE_IDLE) or yielded.
+ *     shexec_run_deadline() says SHEXEC_DEADLINE_IDLE) or yielded. Output
+ *     already in its pipes when the deadline comes (a host that did not
+ *     pump for a while) is read first and counts as output.
  *   - Waiting for input. After a command has been silent for a while
  *     (shexec_session_set_input_look_ms(), 2 s by default) the library
  *     looks, once a second while it stays silent, whether one of its
@@ -1461,7 +1490,9 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *     last line of output, unfinished) and whether the terminal echoes
  *     (a password prompt does not). Output or input since then clears it.
  *     A process that sleeps, computes, or reads a pipe another process
- *     fills is not waiting for the host. Linux only (/proc/PID/syscall
+ *     fills is not waiting for the host. A look comes after the output
+ *     already in the command's pipes has been read, so that output is
+ *     never held behind the wait it precedes. Linux only (/proc/PID/syscall
  *     and /proc/PID/fd of the command's own processes; a read(2), a
  *     select(2) of descriptor 0 alone, or a poll(2) of one descriptor);
  *     elsewhere, and for a process blocked in epoll, the state is
@@ -1473,14 +1504,19 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  * to yield does nothing to it).
  *
  * After a yield the run handle stays the host's: read the output so far
- * from it, write input to it (shexec_run_write()), watch its state while
- * the loop is pumped, and free it with shexec_run_free() when done with
- * it; the command itself goes on as the task, found by id
+ * from it, or what is new (shexec_run_read_new()), write input to it
+ * (shexec_run_write()), watch its state while the loop is pumped, and free
+ * it with shexec_run_free() when done with it; the command itself goes on as the task, found by id
  * (shexec_session_take_task()), freed with the session or by
  * shexec_task_free(), and like any task the session holds released unread
  * when room is needed only once it has finished and the run handle is
  * freed. What the command reports when it ends (its cwd, its shell state)
  * is not taken: the session has moved on (the notice says so).
+ *
+ * Following a task: shexec_task_watch() returns when it has been quiet for
+ * a while, has ended, or waits for input (a host that follows a build or a
+ * server's log need not loop over waits and reads); a host with its own
+ * loop reads shexec_run_quiet_ms().
  * ------------------------------------------------------------------------ */
 
 /* Why a run was moved to the background (shexec_run_yielded()). */
@@ -1589,6 +1625,53 @@ SHEXEC_API int shexec_run_yielded(const shexec_run *run, const char **task_id);
 /* Which deadline ended the run: SHEXEC_DEADLINE_* (NONE unless its state is
  * SHEXEC_STATE_TIMED_OUT). */
 SHEXEC_API int shexec_run_deadline(const shexec_run *run);
+
+/*
+ * Read what is new in a run's output, through the run handle: for a run
+ * moved to the background (shexec_run_yielded()) or a task's run, what
+ * shexec_task_read() of its task gives (the two share the mark of what
+ * was read), without taking the task (shexec_session_take_task()), which
+ * would make it the host's to free. The first read starts where the run's
+ * output at the yield stopped. "" (and *len 0) for a run that is no
+ * task's (never moved, NULL, or its task gone). Owned by the task; valid
+ * as shexec_task_read()'s.
+ */
+SHEXEC_API const char *shexec_run_read_new(shexec_run *run, int stream, size_t *len);
+
+/*
+ * How long the command has printed nothing, in ms: since the output last
+ * read from either stream (by any pump of the session's loop), or since
+ * its start; for a run that ended, until its end. 0 for NULL or a run not
+ * started. A host with its own loop follows a command with it as
+ * shexec_task_watch() does.
+ */
+SHEXEC_API uint64_t shexec_run_quiet_ms(const shexec_run *run);
+
+/* Why shexec_task_watch() returned. */
+enum {
+    SHEXEC_WATCH_ENDED = 1, /* the task has finished (its state is final) */
+    SHEXEC_WATCH_QUIET = 2, /* it printed nothing for quiet_ms */
+    SHEXEC_WATCH_INPUT = 3, /* it waits for input (shexec_run_input_wait()) */
+    SHEXEC_WATCH_TIME = 4   /* max_ms passed first */
+};
+
+/*
+ * Follow a running task: pump the session's loop until the task has
+ * finished, waits for input, has printed nothing for quiet_ms, or max_ms
+ * has passed, whichever comes first, and say which (SHEXEC_WATCH_*; when
+ * several hold, the first listed). The quiet counts from the later of
+ * the task's last output and this call, so a task silent before the call
+ * is watched for quiet_ms more; quiet_ms 0: not watched for (the call
+ * returns at the end, a wait for input, or max_ms). max_ms 0: one round,
+ * taking in what is there. A task found waiting for input returns at once
+ * (SHEXEC_WATCH_INPUT); an ended one gives SHEXEC_WATCH_ENDED. Output
+ * already in the command's pipes counts before its silence does. Other
+ * commands of the session go on, their callbacks called. Read what came
+ * with shexec_task_read(). Errors: SHEXEC_EINVAL (t NULL), SHEXEC_ESTATE
+ * (from a callback; or the task freed, by a callback during the call
+ * included: t is then gone), SHEXEC_ESYS (the loop failed).
+ */
+SHEXEC_API int shexec_task_watch(shexec_task *t, uint32_t quiet_ms, uint32_t max_ms);
 
 /*
  * The agent environment preset: one call that sets, in the session's

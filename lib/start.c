@@ -24,6 +24,7 @@ extern char **environ;
 #include "start.h"
 #include "run/run.h"
 #include "stream/stream.h"
+#include "stream/fresh.h"
 #include "loop/loop.h"
 #include "session/task.h"
 

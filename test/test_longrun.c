@@ -2,7 +2,9 @@
  * test_longrun.c - commands that outlive their call: yield, background on
  * timeout, the idle timeout, finding a command that waits for input (real
  * programs: bash's read, Python's input() and REPL, sudo, git over http,
- * less), and the agent environment preset.
+ * less), following a task (shexec_task_watch: quiet, its end, a wait for
+ * input), reading a yielded run's new output, what a host that did not
+ * pump comes back to, and the agent environment preset.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -350,6 +352,272 @@ static shexec_run *expect_waiting(shexec_session *s, const char *cmd, int pty, c
 static int has_procfs(void)
 {
     return tu_platform_has(SHX_PLATFORM_PROCFS, "/proc/PID/syscall");
+}
+
+/* ---- following a task; what a host that did not pump comes back to ---- */
+
+/* A task the host started, with room for it. */
+static shexec_task *start_task(shexec_session *s, const char *cmd, int with_stdin)
+{
+    shexec_run *r = new_run(s, cmd);
+    if (with_stdin)
+        assert_int_equal(shexec_run_set_stdin(r, 1), SHEXEC_OK);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    return t;
+}
+
+/* quiet: no output for quiet_ms, counted from the later of the last output
+ * and the call; it outlives output that keeps coming only up to max_ms */
+static void test_watch_returns_when_quiet(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "echo a; sleep 0.4; echo b; sleep 30", 0);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_task_watch(t, 800, 20000), SHEXEC_WATCH_QUIET);
+    int64_t took = tu_now_ms() - t0;
+    /* b came at ~0.4 s: quiet 0.8 s after it, not 0.8 s after the call */
+    if (took < 1100 || took > 8000)
+        fail_msg("quiet after %lld ms", (long long)took);
+    size_t n;
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "a\nb\n");
+    assert_true(shexec_run_quiet_ms(shexec_task_run(t)) >= 800);
+
+    /* silent before the call: quiet_ms more from the call, not at once */
+    t0 = tu_now_ms();
+    assert_int_equal(shexec_task_watch(t, 500, 20000), SHEXEC_WATCH_QUIET);
+    took = tu_now_ms() - t0;
+    if (took < 450 || took > 5000)
+        fail_msg("quiet again after %lld ms", (long long)took);
+    assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_RUNNING);
+    shexec_task_free(t);
+
+    /* output every 0.1 s never leaves 600 ms of quiet: max_ms ends the watch */
+    t = start_task(s, "while :; do echo x; sleep 0.1; done", 0);
+    t0 = tu_now_ms();
+    assert_int_equal(shexec_task_watch(t, 600, 1200), SHEXEC_WATCH_TIME);
+    took = tu_now_ms() - t0;
+    if (took < 1150 || took > 8000)
+        fail_msg("max after %lld ms", (long long)took);
+    assert_true(shexec_run_quiet_ms(shexec_task_run(t)) < 600);
+    shexec_task_free(t);
+}
+
+static void test_watch_returns_at_the_end_and_at_input(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "echo x; sleep 0.3; exit 5", 0);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_task_watch(t, 5000, 20000), SHEXEC_WATCH_ENDED);
+    assert_true(tu_now_ms() - t0 < 5000);
+    assert_int_equal(shexec_run_exit_code(shexec_task_run(t)), 5);
+    /* ended: at once, however long it was asked to wait */
+    assert_int_equal(shexec_task_watch(t, 5000, 20000), SHEXEC_WATCH_ENDED);
+    shexec_task_free(t);
+
+    /* max_ms 0: one round */
+    t = start_task(s, "sleep 30", 0);
+    assert_int_equal(shexec_task_watch(t, 0, 0), SHEXEC_WATCH_TIME);
+    shexec_task_free(t);
+
+    if (!has_procfs())
+        return;
+    t = start_task(s, "read -r x; echo got $x", 1);
+    t0 = tu_now_ms();
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_INPUT);
+    assert_true(tu_now_ms() - t0 < 10000);
+    assert_int_equal(shexec_run_input_wait(shexec_task_run(t), NULL, NULL, NULL),
+                     SHEXEC_INPUT_WAITING);
+    /* still waiting: at once again */
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_INPUT);
+    assert_int_equal(shexec_run_write(shexec_task_run(t), "y\n", 2), SHEXEC_OK);
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_ENDED);
+    size_t n;
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "got y\n");
+    shexec_task_free(t);
+}
+
+typedef struct {
+    shexec_task *t;
+    int rc;
+} watch_from_callback;
+
+static void watch_in_callback(void *user, int stream, const char *data, size_t len)
+{
+    (void)stream;
+    (void)data;
+    (void)len;
+    watch_from_callback *w = user;
+    w->rc = shexec_task_watch(w->t, 10, 10);
+}
+
+static void test_watch_refuses_bad_calls(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_task_watch(NULL, 10, 10), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_quiet_ms(NULL), 0);
+    shexec_run *r = new_run(s, "true");
+    assert_int_equal(shexec_run_quiet_ms(r), 0); /* not started */
+    shexec_run_free(r);
+    watch_from_callback w = {NULL, 0};
+    w.t = start_task(s, "sleep 30", 0);
+    r = new_run(s, "echo x");
+    assert_int_equal(shexec_run_set_output_fn(r, watch_in_callback, &w), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(w.rc, SHEXEC_ESTATE);
+    shexec_run_free(r);
+    shexec_task_free(w.t);
+}
+
+/* A yielded run's handle reads what is new without taking the task; the
+ * task's reads and its share the mark. */
+static void test_yielded_run_reads_what_is_new(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = new_run(s, "echo a; sleep 0.6; echo b; sleep 0.6; echo c");
+    size_t n = 9;
+    assert_string_equal(shexec_run_read_new(r, SHEXEC_STDOUT, &n), "");
+    assert_int_equal(n, 0);
+    assert_int_equal(shexec_run_set_yield_ms(r, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_yielded(r, NULL), SHEXEC_YIELD_TIME);
+    assert_string_equal(out_of(r), "a\n");
+    /* what came after the yield, and only that */
+    int64_t end = tu_now_ms() + 20000;
+    while (shexec_run_output_total(r, SHEXEC_STDOUT) < 4) {
+        assert_true(tu_now_ms() < end);
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    }
+    assert_string_equal(shexec_run_read_new(r, SHEXEC_STDOUT, &n), "b\n");
+    assert_int_equal(n, 2);
+    assert_string_equal(shexec_run_read_new(r, SHEXEC_STDOUT, &n), "");
+    wait_end(s, r);
+    const char *c = shexec_run_read_new(r, SHEXEC_STDOUT, &n);
+    if (strcmp(c, "c\n") != 0)
+        fail_msg("read [%s] out [%s] state %d", c, out_of(r), shexec_run_state(r));
+    assert_string_equal(shexec_run_read_new(r, SHEXEC_STDERR, &n), "");
+    assert_string_equal(shexec_run_read_new(r, 7, &n), "");
+    shexec_run_free(r);
+
+    /* a run that was never moved has no mark */
+    r = new_run(s, "echo z");
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_read_new(r, SHEXEC_STDOUT, &n), "");
+    assert_int_equal(n, 0);
+    shexec_run_free(r);
+}
+
+/* A character written in two halves is read whole: not split between two
+ * new-only reads, not cut at a yield. */
+static void test_character_split_between_reads(void **state)
+{
+    shexec_session *s = *state;
+    shexec_task *t = start_task(s, "printf 'A\\303'; sleep 0.6; printf '\\251B\\n'", 0);
+    int64_t end = tu_now_ms() + 20000;
+    while (shexec_run_output_total(shexec_task_run(t), SHEXEC_STDOUT) < 2) {
+        assert_true(tu_now_ms() < end);
+        assert_true(shexec_session_wait(s, 50) >= 0);
+    }
+    size_t n;
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "A");
+    uint64_t kept, total;
+    assert_int_equal(shexec_task_read_counts(t, SHEXEC_STDOUT, NULL, &kept, NULL, &total),
+                     SHEXEC_OK);
+    assert_int_equal(kept, 1);
+    assert_int_equal(total, 1);
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_ENDED);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "\xc3\xa9" "B\n");
+    assert_int_equal(shexec_task_read_counts(t, SHEXEC_STDOUT, NULL, &kept, NULL, &total),
+                     SHEXEC_OK);
+    assert_int_equal(kept, 4);
+    assert_int_equal(total, 4);
+    shexec_task_free(t);
+
+    /* an end inside a character: its bytes are read, as invalid ones */
+    t = start_task(s, "printf 'A\\303'", 0);
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_ENDED);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "A\xc3");
+    shexec_task_free(t);
+
+    /* across a yield: the run's output, then the task's first read */
+    shexec_run *r = new_run(s, "printf 'A\\303'; sleep 0.8; printf '\\251B\\n'");
+    assert_int_equal(shexec_run_set_yield_ms(r, 300), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(out_of(r), "A");
+    t = task_of(s, r);
+    wait_end(s, r);
+    assert_string_equal(shexec_task_read(t, SHEXEC_STDOUT, &n), "\xc3\xa9" "B\n");
+    assert_string_equal(out_of(r), "A\xc3\xa9" "B\n");
+    shexec_task_free(t);
+    shexec_run_free(r);
+}
+
+/* A host that did not pump for a while: the output its task printed
+ * meanwhile counts before the idle timeout looks at the silence. */
+static void test_idle_timeout_counts_unread_output(void **state)
+{
+    shexec_session *s = *state;
+    assert_int_equal(shexec_session_set_idle_timeout_ms(s, 1000, SHEXEC_IDLE_END), SHEXEC_OK);
+    shexec_task *t = start_task(s, "i=0; while [ $i -lt 20 ]; do echo $i; sleep 0.2; "
+                                   "i=$((i+1)); done", 0);
+    assert_true(shexec_session_wait(s, 100) >= 0);
+    usleep(2000 * 1000); /* the host thinks: nothing pumps */
+    assert_int_equal(shexec_task_watch(t, 0, 30000), SHEXEC_WATCH_ENDED);
+    assert_int_equal(shexec_run_state(shexec_task_run(t)), SHEXEC_STATE_EXITED);
+    assert_int_equal(shexec_run_deadline(shexec_task_run(t)), SHEXEC_DEADLINE_NONE);
+    shexec_task_free(t);
+}
+
+/* What an input callback saw when it was called: did the output so far
+ * hold the answer to the line typed. */
+typedef struct {
+    int calls;
+    int first_had_answer; /* -1: not called yet */
+} answer_seen;
+
+static void on_input_answer(void *user, shexec_run *r)
+{
+    answer_seen *a = user;
+    size_t n;
+    if (a->calls++ == 0)
+        a->first_had_answer = strstr(shexec_run_output(r, SHEXEC_STDOUT, &n), "hello-var") != NULL;
+}
+
+/* A shell in a terminal answers after the host stopped pumping: the output
+ * is read before the look that finds it waiting again, and comes with it
+ * (the input callback, the watch and the read all see the answer first). */
+static void test_output_before_a_wait_found_late(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    shexec_run *r = new_run(s, "bash --norc --noprofile -i");
+    assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "VAR", "hello-var"), SHEXEC_OK);
+    answer_seen seen = {0, -1};
+    assert_int_equal(shexec_run_set_input_fn(r, on_input_answer, &seen), SHEXEC_OK);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_INPUT);
+    size_t n;
+    (void)shexec_task_read(t, SHEXEC_STDOUT, &n);
+    const char *line = "sleep 1.5 && echo $VAR\n";
+    assert_int_equal(shexec_run_write(r, line, strlen(line)), SHEXEC_OK);
+    assert_int_equal(shexec_task_watch(t, 0, 10), SHEXEC_WATCH_TIME);
+    seen = (answer_seen){0, -1};
+    usleep(2500 * 1000); /* the model thinks: nothing pumps */
+    assert_true(shexec_session_wait(s, 0) >= 0);
+    assert_int_equal(shexec_task_watch(t, 0, 20000), SHEXEC_WATCH_INPUT);
+    assert_true(seen.calls >= 1);
+    assert_int_equal(seen.first_had_answer, 1);
+    const char *got = shexec_task_read(t, SHEXEC_STDOUT, &n);
+    if (!strstr(got, "hello-var"))
+        fail_msg("the answer before the prompt was not read: \"%s\"", got);
+    const char *prompt = NULL;
+    assert_int_equal(shexec_run_input_wait(r, &prompt, &n, NULL), SHEXEC_INPUT_WAITING);
+    /* its prompt again (whatever it looks like: bracketed paste, # for root) */
+    assert_true(n > 0 && prompt[n - 1] == ' ');
+    shexec_task_free(t);
 }
 
 static void test_read_prompt_answered(void **state)
@@ -718,6 +986,14 @@ int main(void)
         cmocka_unit_test(test_password_flags),
         cmocka_unit_test_setup_teardown(test_agent_env_preset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_setters_refuse_bad_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_returns_when_quiet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_returns_at_the_end_and_at_input, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_watch_refuses_bad_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yielded_run_reads_what_is_new, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_character_split_between_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_timeout_counts_unread_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_before_a_wait_found_late, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

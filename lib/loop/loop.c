@@ -183,7 +183,7 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
             if (shx_stream_read(st) == SHX_STREAM_DATA) {
                 output = 1;
                 j->last_stream = st->id;
-                shx_quiet_activity(j, shx_now_ns()); /* not idle, not waiting */
+                shx_quiet_output(j, shx_now_ns()); /* not idle, not waiting, not quiet */
             }
             break;
         }

@@ -17,6 +17,7 @@
 #include "loop/inputwait.h"
 #include "loop/job.h"
 #include "shx/procfs.h"
+#include "shx/base.h"
 
 /* While a command stays silent, how often it is looked at again. */
 #define LOOK_EVERY_NS ((int64_t)1000000000)
@@ -31,7 +32,7 @@ static int live(const shx_job *j)
 void shx_quiet_start(shx_job *j, int64_t now)
 {
     shx_quiet *q = &j->quiet;
-    q->start_ns = q->active_ns = now;
+    q->start_ns = q->active_ns = q->output_ns = now;
     q->input = SHEXEC_INPUT_NO;
     q->next_look_ns = q->look_after_ns ? now + q->look_after_ns : 0;
 }
@@ -47,9 +48,27 @@ void shx_quiet_activity(shx_job *j, int64_t now)
     q->next_look_ns = q->look_after_ns ? now + q->look_after_ns : 0;
 }
 
+void shx_quiet_output(shx_job *j, int64_t now)
+{
+    j->quiet.output_ns = now;
+    shx_quiet_activity(j, now);
+}
+
+/* When a watch's quiet comes, if no more output does; -1: no watch. */
+static int64_t watch_due(const shx_quiet *q)
+{
+    if (!q->watch_quiet_ns || q->watch_fired)
+        return -1;
+    int64_t from = q->output_ns > q->watch_from_ns ? q->output_ns : q->watch_from_ns;
+    return from + q->watch_quiet_ns;
+}
+
 void shx_quiet_next(const shx_job *j, int64_t *next)
 {
     const shx_quiet *q = &j->quiet;
+    int64_t watch = watch_due(q);
+    if (watch >= 0 && live(j) && (*next < 0 || watch < *next))
+        *next = watch;
     if (j->proc.sent != SHX_SENT_NONE || q->yield || !live(j))
         return;
     int64_t due[3] = {-1, -1, -1};
@@ -124,9 +143,36 @@ static void look_for_input(shx_job *j, int64_t now)
         q->on_input(j->ctx);
 }
 
+/*
+ * What the job's pipes already hold, read when a silence deadline has
+ * come: a host that did not pump for a while comes back with its deadlines
+ * passed and output waiting, which the loop would read only after acting
+ * on them. A command that printed meanwhile is neither idle nor quiet, and
+ * one that printed its answer and waits again is reported with the output
+ * before the wait.
+ */
+static void take_pending(shx_job *j, int64_t now)
+{
+    int64_t next = -1;
+    shx_quiet_next(j, &next);
+    if (next < 0 || next > now)
+        return;
+    shx_stream *st[2] = {&j->out, &j->err};
+    for (int i = 0; i < 2; i++) {
+        if (st[i]->fd >= 0 && shx_stream_read(st[i]) == SHX_STREAM_DATA) {
+            j->last_stream = st[i]->id;
+            shx_quiet_output(j, shx_now_ns());
+        }
+    }
+}
+
 int shx_quiet_enforce(shx_job *j, int64_t now)
 {
     shx_quiet *q = &j->quiet;
+    take_pending(j, now);
+    int64_t watch = watch_due(q);
+    if (watch >= 0 && now >= watch)
+        q->watch_fired = 1;
     if (j->proc.sent != SHX_SENT_NONE || q->yield || !live(j))
         return 0;
     if (q->can_yield && q->yield_at_ns && now >= q->yield_at_ns) {

@@ -18,6 +18,7 @@ struct shx_job;
 typedef struct shx_quiet {
     int64_t start_ns;         /* the job's start */
     int64_t active_ns;        /* output read, input written, or the start */
+    int64_t output_ns;        /* output read, or the start: what a watch's quiet counts from */
     int64_t idle_ns;          /* no output this long: the idle timeout; 0 none */
     int idle_yields;          /* at the idle timeout: yield rather than end */
     int64_t lifetime_ns;      /* at the timeout: yield, the command then capped at
@@ -35,13 +36,20 @@ typedef struct shx_quiet {
     uint64_t looks;           /* looks made (the bench and tests count them) */
     void (*on_input)(void *ctx); /* a wait was found (the job's ctx) */
     int stop_on_input;        /* a caller waiting on the job returns once it waits for input */
+    /* a caller watching the job returns once it has printed nothing for
+     * watch_quiet_ns, counted from the later of its last output and
+     * watch_from_ns (the watch's start): watch_fired; 0: no watch */
+    int64_t watch_quiet_ns;
+    int64_t watch_from_ns;
+    int watch_fired;
 } shx_quiet;
 
 /* Whether a caller waiting on the job (its loop's `until`) returns now: a
- * yield was asked, or the wait for input it stops on was found. */
+ * yield was asked, the wait for input it stops on was found, or the quiet
+ * it watches for came. */
 static inline int shx_quiet_stops(const shx_quiet *q)
 {
-    return q->yield || (q->stop_on_input && q->input == SHEXEC_INPUT_WAITING);
+    return q->yield || (q->stop_on_input && q->input == SHEXEC_INPUT_WAITING) || q->watch_fired;
 }
 
 /* The job started at now: its quiet time counts from there. */
@@ -49,11 +57,16 @@ void shx_quiet_start(struct shx_job *j, int64_t now);
 /* Output came, or input went: not idle, not waiting; looks start again
  * after the next silence. */
 void shx_quiet_activity(struct shx_job *j, int64_t now);
+/* Output came: activity, and the end of a quiet spell (a watch's). */
+void shx_quiet_output(struct shx_job *j, int64_t now);
+
 /* The earliest of the job's quiet deadlines into *next (min, -1: none). */
 void shx_quiet_next(const struct shx_job *j, int64_t *next);
 /* What is due at now: a timeout that yields, the idle timeout (a yield
- * asked, or 1: the caller ends the job, SHX_END_IDLE), a look for input.
- * 0 when the job goes on. */
+ * asked, or 1: the caller ends the job, SHX_END_IDLE), a look for input,
+ * a watch's quiet. Output the job's pipes already hold is read first (its
+ * callbacks called): a silence that output ended is not acted on. 0 when
+ * the job goes on. */
 int shx_quiet_enforce(struct shx_job *j, int64_t now);
 
 #endif

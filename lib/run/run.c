@@ -375,6 +375,11 @@ SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode)
     return SHEXEC_OK;
 }
 
+SHEXEC_API int shexec_run_pty(const shexec_run *run)
+{
+    return run ? run->pty : SHEXEC_PTY_OFF;
+}
+
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows)
 {
     int rc = shx_run_configurable(run);

@@ -76,6 +76,8 @@ struct shexec_run {
     void *input_user;
     int yielded;                  /* SHEXEC_YIELD_*: moved to the background by exec */
     int task_run_held;            /* yielded: the host still holds the run handle */
+    int reserves_slot;            /* a task slot is kept for its yield while it may yield
+                                     (the tool layer's runs: task.c counts it) */
     shx_secrets redact_values;    /* shexec_run_redact_value() */
     int redact_own_env;           /* shexec_run_redact_own_env() */
     int notice_first;             /* the session's, from the start */

@@ -20,6 +20,7 @@
 #include "session/task.h"
 #include "run/run.h"
 #include "stream/stream.h"
+#include "stream/fresh.h"
 
 static void link_task(shexec_session *s, shexec_task *t)
 {
@@ -48,19 +49,25 @@ int shx_task_live_count(const shexec_session *s)
     return n;
 }
 
-/* Holds a slot: started, and not on its way out (a task freed from a
- * callback or released is gone once it has finished). */
-static int holds_slot(const shexec_task *t)
+int shx_task_holds_slot(const shexec_task *t)
 {
     int state = t->run->state;
     return state != SHEXEC_STATE_NEW && !(t->free_pending && state != SHEXEC_STATE_RUNNING);
+}
+
+int shx_run_reserves_slot(const shexec_run *r)
+{
+    return r->reserves_slot && r->state == SHEXEC_STATE_RUNNING && r->job.quiet.can_yield &&
+           !r->task;
 }
 
 static uint32_t slots_used(const shexec_session *s)
 {
     uint32_t n = 0;
     for (const shexec_task *t = s->tasks; t; t = t->next)
-        n += holds_slot(t) ? 1 : 0;
+        n += shx_task_holds_slot(t) ? 1 : 0;
+    for (const shexec_run *r = s->runs; r; r = r->next)
+        n += shx_run_reserves_slot(r) ? 1 : 0;
     return n;
 }
 
@@ -197,6 +204,7 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     r->job.hangup_checks = from->job.hangup_checks;
     r->job.hangup_check_ns = from->job.hangup_check_ns;
     r->start_ns = shx_now_ns();
+    shx_quiet_start(&r->job, r->start_ns); /* its quiet counts from here (no looks) */
     r->job.proc.check_backoff_ns = 1000000;
     r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
     /* the pipes move to the task: later output is the leftovers' */
@@ -228,6 +236,7 @@ int shx_task_from_yield(shexec_session *s, shexec_run *r)
     shx_quiet *q = &r->job.quiet;
     int why = q->yield ? q->yield : SHEXEC_YIELD_TIME;
     shexec_task *t = NULL;
+    r->reserves_slot = 0; /* the slot it kept is the one it takes now */
     if (shx_task_room(s) && (t = calloc(1, sizeof *t)) && assign_id(s, t) == SHEXEC_OK) {
         t->s = s;
         t->run = r;
@@ -273,10 +282,15 @@ int shx_task_prepare(shexec_task **out, shexec_session *s, shexec_run *run)
         return shx_fail(s, SHEXEC_ESTATE, "cannot start a task from a callback");
     if (!shx_task_room(s)) {
         int running = shx_task_live_count(s);
+        uint32_t kept = 0;
+        for (const shexec_run *r = s->runs; r; r = r->next)
+            kept += shx_run_reserves_slot(r) ? 1 : 0;
         return shx_fail(s, SHEXEC_ELIMIT,
                         "the session already holds its maximum of %u tasks (%d running, %u "
-                        "finished but not yet freed)",
-                        s->max_tasks, running, slots_used(s) - (uint32_t)running);
+                        "finished but not yet freed%s)",
+                        s->max_tasks, running, slots_used(s) - (uint32_t)running - kept,
+                        kept ? ", and a slot kept for each command started with a yield time "
+                               "that may still go on as a task" : "");
     }
     shexec_task *t = calloc(1, sizeof *t);
     if (!t)
@@ -349,24 +363,6 @@ SHEXEC_API int shexec_task_set_done_fn(shexec_task *t, shexec_task_done_fn fn, v
     t->done_fn = fn;
     t->done_user = user;
     return SHEXEC_OK;
-}
-
-SHEXEC_API const char *shexec_task_read(shexec_task *t, int stream, size_t *len)
-{
-    if (len)
-        *len = 0;
-    if (!t || t->run->state == SHEXEC_STATE_NEW ||
-        (stream != SHEXEC_STDOUT && stream != SHEXEC_STDERR))
-        return "";
-    shx_stream *st = stream == SHEXEC_STDOUT ? &t->run->job.out : &t->run->job.err;
-    if (shexec_run_state(t->run) <= SHEXEC_STATE_RUNNING)
-        shx_stream_flush_strip(st); /* show a pending prompt line */
-    shx_buf *out = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
-    if (shx_stream_take_fresh(st, out, t->run->notice_first) != 0)
-        return "";
-    if (len)
-        *len = out->len;
-    return out->data ? out->data : "";
 }
 
 SHEXEC_API void shexec_task_free(shexec_task *t)

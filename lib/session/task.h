@@ -16,6 +16,7 @@ struct shexec_task {
     shexec_task_done_fn done_fn;
     void *done_user;
     shx_buf read_out[2];          /* last shexec_task_read() of stdout, stderr */
+    shx_capture_counts read_counts[2]; /* what that read kept of what it covered */
     int free_pending;             /* freed: no callback any more; released once ended */
     int host_held;                /* the host has its pointer (shexec_run_start_task,
                                      shexec_session_take_task): the library never frees it */
@@ -40,6 +41,12 @@ int shx_task_live_count(const shexec_session *s);
  * marked, and freed at the end of the round); else 0.
  */
 int shx_task_room(shexec_session *s);
+/* t holds one of the session's slots: started, and not on its way out (a
+ * task freed from a callback or released is gone once it has finished). */
+int shx_task_holds_slot(const shexec_task *t);
+/* r, a foreground run, keeps the slot its yield will take (the tool
+ * layer's: its yield must never find the table full), and may still yield. */
+int shx_run_reserves_slot(const shexec_run *r);
 /* The task with that id, or NULL; unlike shexec_session_take_task() it
  * does not make the task the host's. */
 shexec_task *shx_task_find(shexec_session *s, const char *id);

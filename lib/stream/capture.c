@@ -349,6 +349,15 @@ int shx_capture_finish(shx_capture *c)
     return 0;
 }
 
+size_t shx_capture_take_pending(shx_capture *c, unsigned char seq[4])
+{
+    size_t n = c->pend_len;
+    memcpy(seq, c->pend, n);
+    c->total_bytes -= n;
+    c->pend_len = 0;
+    return n;
+}
+
 int shx_capture_truncated(const shx_capture *c)
 {
     return c->dropped_units > 0;

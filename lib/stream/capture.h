@@ -31,12 +31,27 @@ typedef struct shx_capture {
     int finished;
 } shx_capture;
 
+/* What a capture kept of what it was fed, and what it was fed. */
+typedef struct shx_capture_counts {
+    uint64_t kept_chars, kept_bytes, total_chars, total_bytes;
+} shx_capture_counts;
+
 /* Set up for `limit` units (0: keep nothing); unit/keep are SHEXEC_UNIT_/KEEP_. */
 void shx_capture_init(shx_capture *c, uint64_t limit, int unit, int keep);
+/* Its counts so far (a sequence still cut short is in total_bytes only). */
+static inline void shx_capture_counts_of(const shx_capture *c, shx_capture_counts *out)
+{
+    *out = (shx_capture_counts){c->head_chars + c->tail_chars, c->head.len + c->ring_len,
+                                c->total_chars, c->total_bytes};
+}
 /* Feed bytes. 0, or -1 on ENOMEM (what was kept so far stays valid). */
 int shx_capture_feed(shx_capture *c, const char *data, size_t len);
 /* End of stream: a sequence left incomplete counts as invalid bytes. */
 int shx_capture_finish(shx_capture *c);
+/* Take back the bytes of a sequence cut short by the end of the last feed
+ * (into seq, at most 4; returns how many): they are no longer counted, and
+ * are the next capture's to feed. */
+size_t shx_capture_take_pending(shx_capture *c, unsigned char seq[4]);
 /* 1 when some output was not kept. */
 int shx_capture_truncated(const shx_capture *c);
 /* The tail's bytes, oldest first, in the ring's two pieces (*b_len 0 when

@@ -175,25 +175,6 @@ static int deliver(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-void shx_stream_enable_fresh(shx_stream *st)
-{
-    st->fresh_on = 1;
-    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
-}
-
-int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first)
-{
-    if (!st->fresh_on) {
-        shx_buf_clear(out);
-        return 0;
-    }
-    shx_capture_finish(&st->fresh);
-    int rc = shx_capture_render(&st->fresh, out, notice_first, NULL);
-    shx_capture_free(&st->fresh);
-    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
-    return rc;
-}
-
 /* Before the capture: the optional redaction. */
 static int redact_stage(shx_stream *st, const char *data, size_t len)
 {

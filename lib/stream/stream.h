@@ -52,7 +52,7 @@ typedef struct shx_stream {
     shx_buf queued;     /* captured, not yet handed to the callback */
     int in_callback;    /* the callback runs: what is emitted now is queued */
     shx_capture capture;
-    int fresh_on;  /* tasks: also capture what is new since the last read */
+    int fresh_on;  /* tasks: also capture what is new since the last read (fresh.h) */
     shx_capture fresh;
     shexec_output_fn fn;
     void *user;
@@ -101,10 +101,6 @@ void shx_stream_give_queued(shx_stream *st);
 int shx_stream_has_queued(const shx_stream *st);
 /* No callback from now on; what was queued for it is dropped. */
 void shx_stream_detach(shx_stream *st);
-/* Keep a second capture of what is new since the last shx_stream_take_fresh(). */
-void shx_stream_enable_fresh(shx_stream *st);
-/* Render what is new into out and start a new "fresh" capture. 0 or -1. */
-int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first);
 /* The redaction stage of `from` goes on in `to` when `from` finishes (both
  * hide the same set): a secret the command's last bytes began and its
  * leftovers' first bytes end is hidden, in `to`. */
