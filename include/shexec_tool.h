@@ -26,13 +26,15 @@ extern "C" {
  *                 env: object of strings, pty: boolean,
  *                 yield_time_ms: integer ms >= 1}
  *   task_output  {task_id: string (required), new_only: boolean,
- *                 yield_time_ms: integer ms >= 0 (default 0)}
+ *                 yield_time_ms: integer ms >= 0 (default 0),
+ *                 quiet_ms: integer ms >= 1}
  *   task_kill    {task_id: string (required), signal: string (one of
  *                 SIGINT SIGTERM SIGHUP SIGQUIT SIGKILL SIGUSR1 SIGUSR2
  *                 SIGSTOP SIGCONT; the tool also takes "INT", "int")}
  *   task_write   {task_id: string (required), input: string,
  *                 close_stdin: boolean, yield_time_ms: integer ms >= 0
- *                 (default 1000)}
+ *                 (default 1000), quiet_ms: integer ms >= 1}
+ *                 (with quiet_ms, yield_time_ms defaults to 300000)
  * Results are JSON objects:
  *   bash:        {"stdout","stderr","exit_code","timed_out",
  *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
@@ -66,7 +68,16 @@ extern "C" {
  *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
  *                 "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
- *                 "password" (the terminal does not echo) too.
+ *                 "password" (the terminal does not echo) too, and, for a
+ *                 command on pipes that printed no question ("prompt"
+ *                 empty), "hint": many programs ask only on a terminal;
+ *                 answer with task_write, or run it again with pty. A call
+ *                 with yield_time_ms or run_in_background when every task
+ *                 slot is taken (after releasing finished tasks nobody
+ *                 holds) is refused at once (SHEXEC_ELIMIT, the error
+ *                 naming the tasks that hold them and what to do); a call
+ *                 with yield_time_ms keeps a slot from its start until it
+ *                 yields or ends, so its yield is never held up.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
  *                 "truncated":{...}} ("omitted", "full_output", "redacted"
  *                 as bash's)
@@ -80,9 +91,15 @@ extern "C" {
  *                 released unread, oldest first, when a new task needs
  *                 room (see TASKS in shexec.h).
  *                 A running task's result has "waiting_for_input" (and
- *                 then "prompt", "password"). With yield_time_ms the call
- *                 first waits up to that long for the task to finish or to
- *                 wait for input.
+ *                 then "prompt", "password", "hint" as bash's). With
+ *                 yield_time_ms the call first waits up to that long for
+ *                 the task to finish or to wait for input; with quiet_ms
+ *                 also until the task has printed nothing for quiet_ms
+ *                 (from its last output, at the earliest from the call),
+ *                 and "wait_reason":"quiet"|"time"|"ended"|"input" says
+ *                 which came first (shexec_task_watch()). With new_only,
+ *                 "truncated" and "omitted" count the chunk returned (its
+ *                 notice's numbers), not the whole run.
  *   task_write:  the input written (then stdin closed with close_stdin),
  *                then task_output's result with new_only, after a wait of
  *                yield_time_ms as task_output's. A task started without
@@ -177,7 +194,12 @@ SHEXEC_API int shexec_tool_call(char **out_json, shexec_session *s, const char *
  * *out_background whether run_in_background was asked for. The caller sets
  * what it wants (an output callback), starts it (shexec_run_start(),
  * shexec_run_exec() or shexec_run_start_task()) and owns it. Tasks the
- * caller starts this way are the caller's (see TASKS in shexec.h). Errors
+ * caller starts this way are the caller's (see TASKS in shexec.h). A run
+ * with yield_time_ms keeps a task slot from its start until it yields or
+ * ends (so a task started meanwhile cannot take it and its yield comes on
+ * time); with every slot taken now, it is refused here (SHEXEC_ELIMIT, the
+ * message naming what holds them), while a run_in_background one is
+ * refused by shexec_run_start_task() when it is started. Errors
  * (*out_run NULL; the message for the model is in shexec_session_errmsg()):
  * as shexec_tool_call() before anything runs.
  */
@@ -196,10 +218,13 @@ SHEXEC_API int shexec_tool_prepare(shexec_run **out_run, int *out_background,
 SHEXEC_API int shexec_tool_result(char **out_json, shexec_run *run);
 
 /*
- * Render a task as the task tools' JSON result (task_output's form, see
+ * task_output's form, see
  * above): {"task_id","status","stdout","stderr",...}, with `out` and `err`
  * (out_len, err_len bytes; NULL with length 0: empty) as its output, e.g.
- * what the caller read with shexec_task_read(). Nothing is read from the
+ * what the caller read with shexec_task_read(): passed as that call
+ * returned it (the same pointer), a stream's "truncated" and "omitted"
+ * count that chunk (shexec_task_read_counts()); any other text, the whole
+ * run's (shexec_run_output_counts()). Nothing is read from the
  * task and nothing is freed: a host that shows a task's output its own way
  * gets the same object the tools would give. `status` NULL: "completed"
  * once the task's command ended, else "running" ("killed" is what

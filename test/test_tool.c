@@ -588,8 +588,10 @@ static void test_unread_tasks_released(void **state)
     for (int i = 0; i < 3; i++)
         start_bg(s, "sleep 30", ids[i], sizeof ids[i]);
     r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_ELIMIT);
-    assert_string_equal(str(r, "error"), "the session already holds its maximum of 3 tasks (3 "
-                                         "running, 0 finished but not yet freed)");
+    assert_non_null(strstr(str(r, "error"), "the session keeps at most 3 background tasks and "
+                                             "all are taken: 3 running ("));
+    for (int i = 0; i < 3; i++)
+        assert_non_null(strstr(str(r, "error"), ids[i]));
     for (int i = 0; i < 3; i++) {
         char args[128];
         snprintf(args, sizeof args, "{\"task_id\":\"%.31s\"}", ids[i]);
@@ -631,7 +633,9 @@ static void test_host_held_tasks_never_released(void **state)
     assert_string_equal(str(r, "stdout"), "tool\n");
     start_bg(s, "sleep 30", id, sizeof id);
     r = call(s, "bash", "{\"command\":\"echo x\",\"run_in_background\":true}", SHEXEC_ELIMIT);
-    assert_non_null(strstr(str(r, "error"), "maximum of 3 tasks (1 running, 2 finished"));
+    assert_non_null(strstr(str(r, "error"), "at most 3 background tasks and all are taken: 1 "
+                                             "running"));
+    assert_non_null(strstr(str(r, "error"), "2 finished, their output not yet read ("));
     /* the model still reads a task the host looked up, once: its id is
      * withdrawn, but the task is the host's to free (the pointer stays good) */
     r = read_task(s, held_id, SHEXEC_OK);
@@ -1273,6 +1277,300 @@ static void test_idle_and_background_results(void **state)
     assert_string_equal(str(r, "stdout"), "late\n");
 }
 
+/* A question the model can see: a pipe run found waiting with nothing
+ * asked says why (the program may ask only on a terminal) and how to go on;
+ * answered, it goes on. A terminal's question needs no such word. */
+static void test_silent_question_explained(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc/PID/syscall"))
+        skip();
+    assert_int_equal(shexec_session_set_input_look_ms(s, 300), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"read -p 'Enter name: ' n; echo \\\"hi $n\\\"\","
+                                        "\"yield_time_ms\":20000}", SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    assert_string_equal(str(r, "yield_reason"), "input");
+    assert_true(flag(r, "waiting_for_input"));
+    assert_string_equal(str(r, "prompt"), "");
+    assert_string_equal(str(r, "stdout"), "");
+    const char *hint = str(r, "hint");
+    assert_non_null(strstr(hint, "only on a terminal"));
+    assert_non_null(strstr(hint, "pty: true"));
+    assert_non_null(strstr(hint, "task_write"));
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    /* task_output says the same while it waits */
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_true(flag(r, "waiting_for_input"));
+    assert_non_null(strstr(str(r, "hint"), "only on a terminal"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"Ada\\n\",\"yield_time_ms\":20000}",
+             id);
+    r = call(s, "task_write", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "stdout"), "hi Ada\n");
+    assert_null(shx_json_get(r, "hint"));
+
+    /* on a terminal the question shows: no hint */
+    r = call(s, "bash", "{\"command\":\"read -p 'Enter name: ' n; echo \\\"hi $n\\\"\","
+                        "\"pty\":true,\"yield_time_ms\":20000}", SHEXEC_OK);
+    assert_string_equal(str(r, "prompt"), "Enter name: ");
+    assert_null(shx_json_get(r, "hint"));
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* the tool's description tells the model before it runs anything */
+    char *list = NULL;
+    assert_int_equal(shexec_tool_list(&list, s), SHEXEC_OK);
+    assert_non_null(strstr(list, "only on a terminal"));
+    shexec_free(list);
+}
+
+/* Following a task: task_output returns once it has been quiet for
+ * quiet_ms, and says why it returned. */
+static void test_task_output_quiet_ms(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"for i in 1 2 3; do echo $i; sleep 0.3; "
+                                        "done; sleep 30\",\"run_in_background\":true}", SHEXEC_OK);
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true,\"quiet_ms\":700,"
+             "\"yield_time_ms\":20000}", id);
+    int64_t t0 = tu_now_ms();
+    r = call(s, "task_output", args, SHEXEC_OK);
+    int64_t took = tu_now_ms() - t0;
+    if (took < 700 || took > 10000)
+        fail_msg("task_output answered after %lld ms", (long long)took);
+    assert_string_equal(str(r, "status"), "running");
+    assert_string_equal(str(r, "wait_reason"), "quiet");
+    assert_string_equal(str(r, "stdout"), "1\n2\n3\n");
+    /* without yield_time_ms, quiet_ms still waits (up to the longest wait) */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"quiet_ms\":300}", id);
+    t0 = tu_now_ms();
+    r = call(s, "task_output", args, SHEXEC_OK);
+    took = tu_now_ms() - t0;
+    if (took < 280 || took > 10000)
+        fail_msg("task_output answered after %lld ms", (long long)took);
+    assert_string_equal(str(r, "wait_reason"), "quiet");
+    /* the time given runs out first */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"quiet_ms\":5000,\"yield_time_ms\":200}",
+             id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "wait_reason"), "time");
+    /* no wait, no reason */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_null(shx_json_get(r, "wait_reason"));
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* the end comes first */
+    r = call(s, "bash", "{\"command\":\"sleep 0.2; echo done\",\"run_in_background\":true}",
+             SHEXEC_OK);
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"quiet_ms\":5000}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_string_equal(str(r, "wait_reason"), "ended");
+    assert_string_equal(str(r, "stdout"), "done\n");
+
+    /* task_write takes it too */
+    r = call(s, "bash", "{\"command\":\"read -r x; echo got $x; sleep 30\",\"yield_time_ms\":100}",
+             SHEXEC_OK);
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"y\\n\",\"quiet_ms\":400}", id);
+    r = call(s, "task_write", args, SHEXEC_OK);
+    assert_string_equal(str(r, "wait_reason"), "quiet");
+    assert_string_equal(str(r, "stdout"), "got y\n");
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* bad values */
+    call(s, "task_output", "{\"task_id\":\"t1\",\"quiet_ms\":0}", SHEXEC_EINVAL);
+    call(s, "task_output", "{\"task_id\":\"t1\",\"quiet_ms\":\"5\"}", SHEXEC_EINVAL);
+}
+
+/* A host that did not pump: task_output reads the output the command
+ * printed meanwhile before it looks for a wait for input, and returns it
+ * with that wait. */
+static void test_task_output_reads_before_the_wait(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc/PID/syscall"))
+        skip();
+    assert_int_equal(shexec_session_set_input_look_ms(s, 300), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"bash --norc --noprofile -i\",\"pty\":true,"
+                                        "\"env\":{\"VAR\":\"hello-var\"},\"yield_time_ms\":20000}",
+                             SHEXEC_OK);
+    assert_string_equal(str(r, "yield_reason"), "input");
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"input\":\"sleep 1.5 && echo $VAR\\n\","
+             "\"yield_time_ms\":10}", id);
+    r = call(s, "task_write", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    usleep(2500 * 1000); /* the model thinks */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true,\"yield_time_ms\":20000}",
+             id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    if (!strstr(str(r, "stdout"), "hello-var"))
+        fail_msg("output before the prompt not returned: \"%s\"", str(r, "stdout"));
+    assert_true(flag(r, "waiting_for_input"));
+    assert_true(strlen(str(r, "prompt")) > 0);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+}
+
+/* A new-only read's "omitted" and "truncated" are of the chunk it returns,
+ * as its notice is; the whole run's are in a read of all output. */
+static void test_new_only_counts_its_chunk(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_output_limit(s, 1000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"head -c 5000 /dev/zero | tr '\\\\0' a; "
+                                        "sleep 0.8; printf bbbbbbbbbbbb; sleep 30\","
+                                        "\"yield_time_ms\":400}", SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    assert_int_equal(num(shx_json_get(shx_json_get(r, "omitted"), "stdout"), "bytes"), 4000);
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    usleep(1200 * 1000); /* the b's come 0.8 s after the a's */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "bbbbbbbbbbbb");
+    assert_false(flag(shx_json_get(r, "truncated"), "stdout"));
+    assert_null(shx_json_get(r, "omitted"));
+    /* all output: the run's counts */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_true(flag(shx_json_get(r, "truncated"), "stdout"));
+    assert_int_equal(num(shx_json_get(shx_json_get(r, "omitted"), "stdout"), "bytes"), 4012);
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* a chunk cut by the limit: its omitted is what its notice says */
+    r = call(s, "bash", "{\"command\":\"sleep 0.3; head -c 3000 /dev/zero | tr '\\\\0' c; "
+                        "sleep 30\",\"run_in_background\":true}", SHEXEC_OK);
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    usleep(1000 * 1000);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true}", id);
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_non_null(strstr(str(r, "stdout"), "of 3000 (3000 bytes); 2000 characters "
+                                             "(2000 bytes) omitted"));
+    assert_int_equal(num(shx_json_get(shx_json_get(r, "omitted"), "stdout"), "bytes"), 2000);
+    assert_true(flag(shx_json_get(r, "truncated"), "stdout"));
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+
+    /* a host's own new-only read rendered by shexec_tool_task_result():
+     * the chunk's counts too; any other text, the run's */
+    shexec_run *run = NULL;
+    assert_int_equal(shexec_run_new(&run, s, "head -c 3000 /dev/zero | tr '\\0' d; sleep 0.5; "
+                                              "echo tail"), SHEXEC_OK);
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_start_task(&t, run), SHEXEC_OK);
+    while (shexec_run_output_total(run, SHEXEC_STDOUT) < 3000)
+        assert_true(shexec_session_wait(s, 50) >= 0);
+    size_t olen, elen;
+    (void)shexec_task_read(t, SHEXEC_STDOUT, &olen);
+    while (shexec_run_state(run) <= SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    const char *o = shexec_task_read(t, SHEXEC_STDOUT, &olen);
+    const char *e = shexec_task_read(t, SHEXEC_STDERR, &elen);
+    assert_string_equal(o, "tail\n");
+    char *json = NULL;
+    assert_int_equal(shexec_tool_task_result(&json, t, NULL, o, olen, e, elen), SHEXEC_OK);
+    assert_non_null(strstr(json, "\"truncated\":{\"stdout\":false,\"stderr\":false}"));
+    assert_null(strstr(json, "\"omitted\""));
+    shexec_free(json);
+    char *copy = strndup(o, olen);
+    assert_int_equal(shexec_tool_task_result(&json, t, NULL, copy, olen, e, elen), SHEXEC_OK);
+    assert_non_null(strstr(json, "\"omitted\":{\"stdout\":{\"characters\":2005,\"bytes\":2005}}"));
+    shexec_free(json);
+    free(copy);
+    shexec_task_free(t);
+}
+
+/* A full task table: a call that may go on as a task is refused at once,
+ * saying what holds the slots and what to do; never run past its yield. */
+static void test_full_task_table_refused_at_once(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 30 # the server\","
+                                        "\"run_in_background\":true}", SHEXEC_OK);
+    char id[64], args[256];
+    snprintf(id, sizeof id, "%s", str(r, "task_id"));
+    int64_t t0 = tu_now_ms();
+    r = call(s, "bash", "{\"command\":\"sleep 3; echo late\",\"yield_time_ms\":200}",
+             SHEXEC_ELIMIT);
+    int64_t took = tu_now_ms() - t0;
+    if (took > 1500)
+        fail_msg("a full table held the call %lld ms", (long long)took);
+    const char *e = str(r, "error");
+    assert_non_null(strstr(e, "No room for another background task"));
+    assert_non_null(strstr(e, id));
+    assert_non_null(strstr(e, "`sleep 30 # the server`"));
+    assert_non_null(strstr(e, "task_kill"));
+    assert_non_null(strstr(e, "1 running"));
+    /* run_in_background likewise */
+    r = call(s, "bash", "{\"command\":\"true\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    assert_non_null(strstr(str(r, "error"), id));
+    /* without a yield it runs to its end in the call */
+    r = call(s, "bash", "{\"command\":\"echo fine\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "fine\n");
+    /* made room: the call goes on */
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", id);
+    call(s, "task_kill", args, SHEXEC_OK);
+    r = call(s, "bash", "{\"command\":\"sleep 3; echo late\",\"yield_time_ms\":200}", SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "running");
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", str(r, "task_id"));
+    call(s, "task_kill", args, SHEXEC_OK);
+}
+
+/* A host's own loop: a yield run started from shexec_tool_prepare() keeps
+ * its slot, so a task started meanwhile cannot take it and the yield comes
+ * on time. */
+static void test_yield_keeps_its_slot(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_max_tasks(s, 1), SHEXEC_OK);
+    shexec_run *run = NULL;
+    int background = -1;
+    assert_int_equal(shexec_tool_prepare(&run, &background, s, "bash",
+                                         "{\"command\":\"sleep 3; echo x\",\"yield_time_ms\":300}"),
+                     SHEXEC_OK);
+    int64_t t0 = tu_now_ms();
+    assert_int_equal(shexec_run_start(run), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}",
+                             SHEXEC_ELIMIT);
+    assert_non_null(strstr(str(r, "error"), "kept for commands started with a yield time"));
+    while (shexec_run_yielded(run, NULL) == SHEXEC_YIELD_NONE &&
+           shexec_run_state(run) == SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    assert_int_equal(shexec_run_yielded(run, NULL), SHEXEC_YIELD_TIME);
+    assert_true(tu_now_ms() - t0 < 2500);
+    /* the slot is its task's now */
+    r = call(s, "bash", "{\"command\":\"sleep 30\",\"run_in_background\":true}", SHEXEC_ELIMIT);
+    const char *task_id = NULL;
+    (void)shexec_run_yielded(run, &task_id);
+    assert_non_null(strstr(str(r, "error"), task_id));
+    shexec_run_cancel(run);
+    while (shexec_run_state(run) == SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    shexec_run_free(run);
+    /* a run that finished before its yield gives its slot back */
+    r = call(s, "bash", "{\"command\":\"echo quick\",\"yield_time_ms\":5000}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "quick\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1302,6 +1600,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_interrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_result_has_signal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_signal_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_silent_question_explained, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_output_quiet_ms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_output_reads_before_the_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_only_counts_its_chunk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_task_table_refused_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yield_keeps_its_slot, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

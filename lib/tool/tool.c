@@ -20,6 +20,32 @@
 #include "tool/toolhook.h"
 
 /*
+ * Room for the task a call may go on as (yield) or start as. Without it
+ * the call is refused before anything runs, with what holds the slots and
+ * what the model can do: started, a call with a yield time would run on
+ * past the time the model was promised, to its end. 1, or 0 with the
+ * error in *out.
+ */
+static int room_for_task(shexec_session *s, int yield, char **out)
+{
+    shx_buf why = SHX_BUF_INIT;
+    int room = shx_hook_task_room(s, &why);
+    if (!room)
+        (void)shx_tool_error(s, SHEXEC_ELIMIT, out,
+                             "No room for another background task, so the command was not "
+                             "started (%s): stop a task with %s, or read a finished one with "
+                             "%s, then call again; or call without yield_time_ms and "
+                             "run_in_background to run it to its end in this call. Now %s.",
+                             yield ? "with yield_time_ms it may go on as one"
+                                   : "run_in_background starts it as one",
+                             shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),
+                             shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT),
+                             why.data ? why.data : "");
+    shx_buf_free(&why);
+    return room;
+}
+
+/*
  * The bash tool's arguments checked and turned into a configured run, not
  * started; *background: run_in_background. On error *out has the result.
  */
@@ -79,6 +105,10 @@ static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **ru
                                 (int)(klen > 64 ? 64 : klen), key);
     }
 
+    /* with a yield time, refused now when it could not yield (a host's
+     * run_in_background start refuses at its start, as any start) */
+    if (yield && !*background && !room_for_task(s, 1, out))
+        return SHEXEC_ELIMIT;
     shexec_run *r = NULL;
     if ((rc = shexec_run_new(&r, s, command)) != SHEXEC_OK)
         return shx_tool_error(s, rc, out, "%s", shexec_session_errmsg(s));
@@ -89,8 +119,10 @@ static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **ru
     if (rc == SHEXEC_OK && pty)
         rc = shexec_run_set_pty(r, SHEXEC_PTY_ON);
     /* a command that may be answered later gets a stdin the model writes */
-    if (rc == SHEXEC_OK && yield && !*background)
+    if (rc == SHEXEC_OK && yield && !*background) {
         rc = shexec_run_set_yield_ms(r, (uint32_t)yield);
+        shx_hook_run_reserve_slot(r); /* its yield takes the slot found above */
+    }
     if (rc == SHEXEC_OK && yield && !*background && !pty)
         rc = shexec_run_set_stdin(r, 1);
     for (size_t i = 0; rc == SHEXEC_OK && env && i < shx_json_count(env); i++)
@@ -187,6 +219,10 @@ static int bash_call(shexec_session *s, const shx_json *args, char **out)
     if (rc != SHEXEC_OK)
         return rc;
     shexec_task *t = NULL;
+    if (background && !room_for_task(s, 0, out)) {
+        shexec_run_free(r);
+        return SHEXEC_ELIMIT;
+    }
     rc = background ? shexec_run_start_task(&t, r) : shexec_run_exec(r);
     if (rc != SHEXEC_OK) {
         char msg[1024];

@@ -170,7 +170,8 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
                        "The shell session persists the working directory: a `cd` in one call is "
                        "where the next call starts (the result's `cwd` says where you are). %s"
-                       "Commands get no input (stdin is empty) unless `pty` is set. Timeout: %u ms by default, "
+                       "Commands get no input (stdin is empty) unless `pty` or yield_time_ms is set. "
+                       "Timeout: %u ms by default, "
                        "at most %u ms; on timeout the whole process group is terminated and the "
                        "output so far is returned with timed_out true. stdout and stderr are each "
                        "cut at %llu %s (with a notice giving the total). A non-zero exit code is a "
@@ -181,7 +182,11 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "still running (status \"running\", a task_id; it goes on in the "
                        "background), or as soon as it waits for input (waiting_for_input true, "
                        "with its prompt): answer with %s, which also gives the command's input "
-                       "(stdin is then a pipe). Processes a command "
+                       "(stdin is then a pipe). Many programs (bash's `read -p` among them) print "
+                       "their question only on a terminal: for an interactive program set pty "
+                       "too, or it may wait with an empty prompt (the result then says so). A "
+                       "call that may go on as a task is refused at once when every task slot "
+                       "is taken. Processes a command "
                        "leaves running (`server &`) are kept as a background task whose id is "
                        "returned as leftover_task_id. At most %u background tasks are kept: when "
                        "a new one needs room, the one that finished first without its final "
@@ -203,7 +208,7 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":%u,"
                        "\"description\":\"Return after this many milliseconds (or when the command "
                        "waits for input) with the output so far; the command goes on as a "
-                       "task.\"},"
+                       "task. Set pty too for a program that asks questions.\"},"
                        "\"cwd\":{\"type\":\"string\",\"description\":"
                        "\"Run in this directory for this call only.\"},"
                        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
@@ -224,7 +229,9 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                 "finished, status is \"completed\" with its exit_code, and the task is removed: "
                 "its final output is returned once. With yield_time_ms it waits up to that long "
                 "for the task to finish or to wait for input (waiting_for_input true, with its "
-                "prompt) before answering.");
+                "prompt) before answering. With quiet_ms it also answers once the task has "
+                "printed nothing for that long (to follow a build or a server's log without "
+                "polling); wait_reason then says why it answered: ended, input, quiet or time.");
         shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
                         "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
                         "\"The task_id returned when the task was started.\"},"
@@ -232,7 +239,11 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                         "\"Return only output produced since the previous read.\"},"
                         "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":300000,"
                         "\"description\":\"Wait up to this long for the task to finish or ask for "
-                        "input (default 0: answer at once).\"}},"
+                        "input (default 0: answer at once; with quiet_ms, 300000).\"},"
+                        "\"quiet_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":300000,"
+                        "\"description\":\"Also answer once the task has printed nothing for "
+                        "this long (counted from its last output, at the earliest from this "
+                        "call).\"}},"
                         "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
         return;
     }
@@ -244,7 +255,9 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                 "read, its status, and waiting_for_input with the new prompt. Include the "
                 "newline to end a line. close_stdin ends its input (EOF) after the text. "
                 "\\u0003 (Ctrl+C) interrupts the command as at a terminal: it is sent SIGINT "
-                "(also when it takes no other input), and the result says interrupted.");
+                "(also when it takes no other input), and the result says interrupted. With "
+                "quiet_ms it answers once the task has printed nothing for that long (a REPL "
+                "that finished its answer).");
         shx_buf_puts(b, ",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
                         "\"task_id\":{\"type\":\"string\",\"minLength\":1,\"description\":"
                         "\"The task_id of the task.\"},"
@@ -253,7 +266,12 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                         "\"close_stdin\":{\"type\":\"boolean\",\"description\":"
                         "\"End the task's input after the text.\"},"
                         "\"yield_time_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":300000,"
-                        "\"description\":\"Wait up to this long for the answer (default 1000).\"}},"
+                        "\"description\":\"Wait up to this long for the answer (default 1000; "
+                        "with quiet_ms, 300000).\"},"
+                        "\"quiet_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":300000,"
+                        "\"description\":\"Also answer once the task has printed nothing for "
+                        "this long (counted from its last output, at the earliest from this "
+                        "call).\"}},"
                         "\"required\":[\"task_id\"],\"additionalProperties\":false}}");
         return;
     }

@@ -9,6 +9,8 @@
 #include "run/run.h"
 #include "session/task.h"
 #include "loop/loop.h"
+#include "session/taskslots.h"
+#include "session/watch.h"
 
 void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
 {
@@ -41,19 +43,31 @@ void shx_hook_run_hold(shexec_run *run, int hold)
         run->held--;
 }
 
-void shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms)
+int shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms, int64_t quiet_ms)
 {
     if (s->loop.in_loop)
-        return;
-    run->held++; /* a callback, or a release for room, may free its task meanwhile */
-    if (ms == 0 || shexec_run_state(run) > SHEXEC_STATE_RUNNING) {
-        (void)shx_loop_run(&s->loop, NULL, 1, 0, NULL); /* take in what is there */
-    } else {
-        run->job.quiet.stop_on_input = 1;
-        (void)shx_loop_run(&s->loop, &run->job, 0, ms * 1000000, NULL);
-        run->job.quiet.stop_on_input = 0;
-    }
-    run->held--;
+        return SHEXEC_WATCH_TIME;
+    int why = shx_run_watch(run, quiet_ms * 1000000, ms * 1000000);
+    return why < 0 ? SHEXEC_WATCH_TIME : why;
+}
+
+int shx_hook_task_room(shexec_session *s, shx_buf *why)
+{
+    if (shx_task_room(s))
+        return 1;
+    shx_task_describe_slots(s, why);
+    return 0;
+}
+
+void shx_hook_run_reserve_slot(shexec_run *run)
+{
+    run->reserves_slot = 1;
+}
+
+int shx_hook_task_is_last_read(const shexec_task *t, int stream, const char *data)
+{
+    const shx_buf *b = &t->read_out[stream == SHEXEC_STDOUT ? 0 : 1];
+    return b->data && data == b->data;
 }
 
 shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released)

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "shx/buf.h"
 #include "shexec.h"
 
 typedef struct shx_tool_settings {
@@ -48,10 +49,24 @@ void shx_hook_run_hold(shexec_run *run, int hold);
  * whether the id is of a task released unread for room.
  */
 shexec_task *shx_hook_task_lookup(shexec_session *s, const char *id, int *released);
-/* Pump the session's loop until run has finished, waits for input, or ms
- * passed (0: one round, taking in what is there); run held meanwhile. Not
- * public: a host waits on its own terms (its input callback, its loop). */
-void shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms);
+/* Pump the session's loop until run has finished, waits for input, has
+ * printed nothing for quiet_ms (0: not watched for), or ms passed (0: one
+ * round, taking in what is there); run held meanwhile. Returns why
+ * (SHEXEC_WATCH_*; SHEXEC_WATCH_TIME from inside a callback, where it does
+ * not pump). A run, not a task: a bash call's run may have no task yet. */
+int shx_hook_run_wait(shexec_session *s, shexec_run *run, int64_t ms, int64_t quiet_ms);
+/*
+ * Room for one more task (finished tasks the session holds released for
+ * it, as for any start): 1, else 0 with what holds the slots in *why (the
+ * running tasks' ids and the start of their commands), for the model.
+ */
+int shx_hook_task_room(shexec_session *s, shx_buf *why);
+/* The tool layer's run with a yield time keeps a task slot from its start
+ * until it yields or ends, so that its yield never finds the table full
+ * and runs on past the time the model was promised. */
+void shx_hook_run_reserve_slot(shexec_run *run);
+/* 1 when data is what the last shexec_task_read() of stream returned. */
+int shx_hook_task_is_last_read(const shexec_task *t, int stream, const char *data);
 /* The tool layer started t and never hands out its pointer: the session owns it. */
 void shx_hook_task_disown(shexec_task *t);
 /* The model read t to its end: its id is spent. Freed if the session owns

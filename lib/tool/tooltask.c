@@ -34,6 +34,21 @@ void shx_tool_put_input_wait(shx_buf *b, const shexec_run *r)
     shx_tool_put_output(b, "prompt", prompt ? prompt : "", prompt ? len : 0);
     shx_buf_puts(b, ",\"password\":");
     shx_json_put_bool(b, password);
+    /* On a pipe a program may ask its question only on a terminal (bash's
+     * `read -p`, many CLIs): an empty prompt there must not leave the model
+     * waiting on a silence it cannot read. */
+    if ((!prompt || !len) && shexec_run_pty(r) == SHEXEC_PTY_OFF) {
+        int is_task;
+        shexec_session *s = shx_hook_run_session(r, &is_task);
+        shx_buf hint = SHX_BUF_INIT;
+        shx_buf_printf(&hint, "It waits for input but printed no question: the program may print "
+                       "its question only on a terminal. Answer with %s if you know what it "
+                       "asks, or stop it with %s and run it again with pty: true to see the "
+                       "question.", shx_tool_exposed_name(s, SHX_TOOL_TASK_WRITE),
+                       shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL));
+        shx_tool_put_output(b, "hint", hint.data ? hint.data : "", hint.len);
+        shx_buf_free(&hint);
+    }
 }
 
 void shx_tool_put_ending(shx_buf *b, const shexec_run *r)
@@ -47,15 +62,33 @@ void shx_tool_put_ending(shx_buf *b, const shexec_run *r)
         shx_buf_puts(b, ",\"interrupted\":true");
 }
 
-void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
+/* A stream's counts (kept characters and bytes, all characters and bytes)
+ * and whether it was cut: of the chunk the task's last new-only read
+ * returned (chunk), else of the whole run. SHEXEC_OK or SHEXEC_EINVAL. */
+static int counts_of(const shexec_run *r, const shexec_task *t, int stream, int chunk,
+                     uint64_t n[4], int *cut)
+{
+    if (chunk) {
+        int rc = shexec_task_read_counts(t, stream, &n[0], &n[1], &n[2], &n[3]);
+        *cut = rc == SHEXEC_OK && n[3] > n[1];
+        return rc;
+    }
+    *cut = shexec_run_truncated(r, stream);
+    return shexec_run_output_counts(r, stream, &n[0], &n[1], &n[2], &n[3]);
+}
+
+/* shx_tool_put_kept(), its "omitted" of the chunks chunk[] names (NULL:
+ * none; t their task). */
+static void put_kept(shx_buf *b, const shexec_run *r, const shexec_task *t, const int *chunk)
 {
     int any = 0;
     for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
-        uint64_t kept_chars, kept_bytes, chars, bytes;
-        if (!shexec_run_truncated(r, stream) ||
-            shexec_run_output_counts(r, stream, &kept_chars, &kept_bytes, &chars, &bytes) !=
-                SHEXEC_OK)
+        uint64_t n[4];
+        int cut;
+        if (counts_of(r, t, stream, chunk && chunk[stream - SHEXEC_STDOUT], n, &cut) !=
+                SHEXEC_OK || !cut)
             continue;
+        uint64_t kept_chars = n[0], kept_bytes = n[1], chars = n[2], bytes = n[3];
         shx_buf_puts(b, any ? "," : ",\"omitted\":{");
         shx_tool_put_key(b, stream == SHEXEC_STDOUT ? "stdout" : "stderr");
         shx_buf_printf(b, "{\"characters\":%llu,\"bytes\":%llu}",
@@ -84,6 +117,11 @@ void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
         shx_buf_printf(b, ",\"redacted\":%llu", (unsigned long long)hidden);
 }
 
+void shx_tool_put_kept(shx_buf *b, const shexec_run *r)
+{
+    put_kept(b, r, NULL, NULL);
+}
+
 static const char *state_word(int state)
 {
     switch (state) {
@@ -97,9 +135,11 @@ static const char *state_word(int state)
 }
 
 /* A task's result object into b, its output given (data[0] stdout, data[1]
- * stderr): nothing is read or freed here. */
+ * stderr; chunk[i]: data[i] is what the task's last new-only read returned,
+ * whose "truncated" and "omitted" are that chunk's, as its notice is), and
+ * why a wait returned (NULL: it did not wait): nothing is read or freed. */
 static void task_json(shx_buf *b, shexec_task *t, const char *status, const char *const data[2],
-                      const size_t len[2])
+                      const size_t len[2], const int chunk[2], const char *wait_reason)
 {
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
@@ -120,28 +160,46 @@ static void task_json(shx_buf *b, shexec_task *t, const char *status, const char
     else
         shx_tool_put_input_wait(b, r);
     shx_tool_put_ending(b, r);
-    shx_buf_puts(b, ",\"truncated\":{\"stdout\":");
-    shx_json_put_bool(b, shexec_run_truncated(r, SHEXEC_STDOUT));
-    shx_buf_puts(b, ",\"stderr\":");
-    shx_json_put_bool(b, shexec_run_truncated(r, SHEXEC_STDERR));
+    if (wait_reason)
+        shx_tool_put_output(b, "wait_reason", wait_reason, strlen(wait_reason));
+    for (int i = 0; i < 2; i++) {
+        uint64_t n[4];
+        int cut = 0;
+        (void)counts_of(r, t, SHEXEC_STDOUT + i, chunk[i], n, &cut);
+        shx_buf_puts(b, i ? ",\"stderr\":" : ",\"truncated\":{\"stdout\":");
+        shx_json_put_bool(b, cut);
+    }
     shx_buf_putc(b, '}');
-    shx_tool_put_kept(b, r);
+    put_kept(b, r, t, chunk);
     shx_buf_putc(b, '}');
 }
 
-/* Status and output of a task; a finished one is freed (read once). */
+/* What a wait's SHEXEC_WATCH_* says in a result. */
+static const char *wait_word(int why)
+{
+    switch (why) {
+    case SHEXEC_WATCH_ENDED: return "ended";
+    case SHEXEC_WATCH_QUIET: return "quiet";
+    case SHEXEC_WATCH_INPUT: return "input";
+    default: return "time";
+    }
+}
+
+/* Status and output of a task; a finished one is freed (read once).
+ * wait_reason: why the wait before returned (NULL: none was asked). */
 static int task_report(shexec_session *s, shexec_task *t, int new_only, const char *status,
-                       char **out)
+                       const char *wait_reason, char **out)
 {
     shx_buf b = SHX_BUF_INIT;
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
     const char *data[2];
     size_t len[2];
+    const int chunk[2] = {new_only, new_only};
     for (int i = 0; i < 2; i++)
         data[i] = new_only ? shexec_task_read(t, SHEXEC_STDOUT + i, &len[i])
                            : shexec_run_output(r, SHEXEC_STDOUT + i, &len[i]);
-    task_json(&b, t, status, data, len);
+    task_json(&b, t, status, data, len, chunk, wait_reason);
     /* read once: the model's id is spent. A task the host holds a pointer
      * to (shexec_session_take_task) is not freed behind its back: it is
      * only no longer found, and the host frees it. */
@@ -163,22 +221,31 @@ SHEXEC_API int shexec_tool_task_result(char **out_json, shexec_task *t, const ch
     shx_ok(s);
     const char *data[2] = {out ? out : "", err ? err : ""};
     const size_t len[2] = {out_len, err_len};
+    /* the host's new-only read, passed as it came, is counted as a chunk */
+    const int chunk[2] = {shx_hook_task_is_last_read(t, SHEXEC_STDOUT, out),
+                          shx_hook_task_is_last_read(t, SHEXEC_STDERR, err)};
     shx_buf b = SHX_BUF_INIT;
-    task_json(&b, t, status, data, len);
+    task_json(&b, t, status, data, len, chunk, NULL);
     return shx_tool_hand_out(s, &b, out_json);
 }
 
 /* The task a call names, its arguments checked against fields first (and
- * its wait, yield_time_ms, into *wait_ms when there is one). */
+ * its wait, yield_time_ms, into *wait_ms when there is one, and quiet_ms
+ * into *quiet_ms: a quiet to wait for makes the wait default to the
+ * longest, TOOL_WAIT_MAX_MS). */
 static int task_lookup(shexec_session *s, const shx_json *args, const shx_tool_field *fields,
-                       size_t nfields, int64_t *wait_ms, shexec_task **t, int *new_only,
-                       char **out)
+                       size_t nfields, int64_t *wait_ms, int64_t *quiet_ms, shexec_task **t,
+                       int *new_only, char **out)
 {
     int rc = shx_tool_check_fields(s, args, fields, nfields, out);
     if (rc == SHEXEC_OK && wait_ms)
         rc = shx_tool_ms_arg(s, args, "yield_time_ms", 0, TOOL_WAIT_MAX_MS, wait_ms, out);
+    if (rc == SHEXEC_OK && quiet_ms)
+        rc = shx_tool_ms_arg(s, args, "quiet_ms", 1, TOOL_WAIT_MAX_MS, quiet_ms, out);
     if (rc != SHEXEC_OK)
         return rc;
+    if (quiet_ms && *quiet_ms && wait_ms && !shx_json_get(args, "yield_time_ms"))
+        *wait_ms = TOOL_WAIT_MAX_MS;
     const char *id = NULL;
     if ((rc = shx_tool_required_string(s, args, "task_id", &id, out)) != SHEXEC_OK)
         return rc;
@@ -204,16 +271,19 @@ static int task_output_call(shexec_session *s, const shx_json *args, char **out)
 {
     static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING},
                                             {"new_only", SHX_JSON_BOOL},
-                                            {"yield_time_ms", SHX_JSON_NUMBER}};
+                                            {"yield_time_ms", SHX_JSON_NUMBER},
+                                            {"quiet_ms", SHX_JSON_NUMBER}};
     shexec_task *t;
     int new_only;
-    int64_t wait_ms = 0;
-    int rc = task_lookup(s, args, fields, 3, &wait_ms, &t, &new_only, out);
+    int64_t wait_ms = 0, quiet_ms = 0;
+    int rc = task_lookup(s, args, fields, 4, &wait_ms, &quiet_ms, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
     /* take in what is already there, or wait as asked */
-    shx_hook_run_wait(s, shexec_task_run(t), wait_ms);
-    return task_report(s, t, new_only, NULL, out);
+    int why = shx_hook_run_wait(s, shexec_task_run(t), wait_ms, quiet_ms);
+    /* why, where it says more than the status and waiting_for_input do:
+     * whether a watch for quiet ended in quiet or at its time */
+    return task_report(s, t, new_only, NULL, quiet_ms ? wait_word(why) : NULL, out);
 }
 
 static int task_write_call(shexec_session *s, const shx_json *args, char **out)
@@ -221,11 +291,12 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
     static const shx_tool_field fields[] = {{"task_id", SHX_JSON_STRING},
                                             {"input", SHX_JSON_STRING},
                                             {"close_stdin", SHX_JSON_BOOL},
-                                            {"yield_time_ms", SHX_JSON_NUMBER}};
+                                            {"yield_time_ms", SHX_JSON_NUMBER},
+                                            {"quiet_ms", SHX_JSON_NUMBER}};
     shexec_task *t;
     int new_only, close_stdin = 0;
-    int64_t wait_ms = TOOL_WRITE_WAIT_MS;
-    int rc = task_lookup(s, args, fields, 4, &wait_ms, &t, &new_only, out);
+    int64_t wait_ms = TOOL_WRITE_WAIT_MS, quiet_ms = 0;
+    int rc = task_lookup(s, args, fields, 5, &wait_ms, &quiet_ms, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
     shx_json_bool(shx_json_get(args, "close_stdin"), &close_stdin);
@@ -261,8 +332,8 @@ static int task_write_call(shexec_session *s, const shx_json *args, char **out)
         return shx_tool_error(s, rc, out, "Task %s takes no input: %s (a command gets input "
                               "when started with yield_time_ms or pty)", shexec_task_id(t),
                               shexec_session_errmsg(s));
-    shx_hook_run_wait(s, r, wait_ms);
-    return task_report(s, t, 1, NULL, out);
+    int why = shx_hook_run_wait(s, r, wait_ms, quiet_ms);
+    return task_report(s, t, 1, NULL, quiet_ms ? wait_word(why) : NULL, out);
 }
 
 /* task_kill with `signal`: the signal sent (the task is not ended by the
@@ -280,7 +351,7 @@ static int task_signal_call(shexec_session *s, shexec_task *t, const shx_json *j
                               SHX_TOOL_SIGNALS " (or the name without SIG)", name,
                               shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL));
     shexec_run *r = shexec_task_run(t);
-    shx_hook_run_wait(s, r, 0); /* one that has just ended is seen as ended */
+    shx_hook_run_wait(s, r, 0, 0); /* one that has just ended is seen as ended */
     if (shexec_run_state(r) > SHEXEC_STATE_RUNNING)
         rc = shx_fail(s, SHEXEC_ESTATE, "it has finished");
     else
@@ -289,8 +360,8 @@ static int task_signal_call(shexec_session *s, shexec_task *t, const shx_json *j
         return shx_tool_error(s, rc, out, "Task %s: no %.32s was sent: %s (read its output with "
                               "%s)", shexec_task_id(t), name, shexec_session_errmsg(s),
                               shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT));
-    shx_hook_run_wait(s, r, TOOL_WRITE_WAIT_MS);
-    return task_report(s, t, 1, NULL, out);
+    shx_hook_run_wait(s, r, TOOL_WRITE_WAIT_MS, 0);
+    return task_report(s, t, 1, NULL, NULL, out);
 }
 
 static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
@@ -299,7 +370,7 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
                                             {"signal", SHX_JSON_STRING}};
     shexec_task *t;
     int new_only;
-    int rc = task_lookup(s, args, fields, 2, NULL, &t, &new_only, out);
+    int rc = task_lookup(s, args, fields, 2, NULL, NULL, &t, &new_only, out);
     if (rc != SHEXEC_OK)
         return rc;
     const shx_json *jsig = shx_json_get(args, "signal");
@@ -312,7 +383,7 @@ static int task_kill_call(shexec_session *s, const shx_json *args, char **out)
         if (shexec_session_wait(s, -1) < 0)
             break;
     shx_hook_run_hold(shexec_task_run(t), 0);
-    return task_report(s, t, 0, was_running ? "killed" : "completed", out);
+    return task_report(s, t, 0, was_running ? "killed" : "completed", NULL, out);
 }
 
 
