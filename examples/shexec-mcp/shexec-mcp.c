@@ -157,6 +157,7 @@ struct call {
     shexec_task *task; /* task_kill, a waiting task tool: its task, freed once reported done */
     int new_only;      /* CALL_WAIT: report only the output not read yet */
     int64_t until_ms;  /* CALL_WAIT: answer by then at the latest */
+    int64_t quiet_ms;  /* CALL_WAIT: or once the task printed nothing for so long; 0: not */
     int takes_input;   /* CALL_BASH: its stdin is a pipe or a terminal the model writes */
     int cancelled;     /* the client cancelled: stop, send nothing more */
     int64_t start_ms;
@@ -606,6 +607,12 @@ static const char *state_word(int state)
     }
 }
 
+/* What the tool layer's "hint" says of a wait for input with no question. */
+#define SILENT_QUESTION_HINT                                                                       \
+    "It waits for input but printed no question: the program may print its question only on "    \
+    "a terminal. Answer with task_write if you know what it asks, or stop it with task_kill and "  \
+    "run it again with pty: true to see the question."
+
 /* Whether a running command waits for input, in lines: with the prompt it
  * shows (its last line, unfinished, quoted so that its spaces show) and
  * whether the terminal echoes what is typed (a password prompt does not). */
@@ -621,6 +628,10 @@ static void put_input_wait(shx_buf *t, const shexec_run *r)
     shx_buf_puts(t, "prompt: ");
     (void)shx_json_put_string(t, prompt ? prompt : "", prompt ? len : 0);
     shx_buf_printf(t, "\npassword: %s\n", password ? "true" : "false");
+    /* a pipe's program may ask only on a terminal: the model is told why
+     * it sees no question, as the tool layer's "hint" tells it */
+    if ((!prompt || !len) && shexec_run_pty(r) == SHEXEC_PTY_OFF)
+        shx_buf_puts(t, "hint: " SILENT_QUESTION_HINT "\n");
 }
 
 /* A task's status and output as text: all output so far, or with new_only
@@ -629,8 +640,8 @@ static void put_input_wait(shx_buf *t, const shexec_run *r)
  * task tools' result object of the same output (shexec_tool_task_result():
  * shexec_tool_call() would read the new output a second time and, for
  * task_kill, wait for the task on its own). */
-static void format_task(shexec_task *t, int new_only, const char *status, shx_buf *text,
-                        shx_buf *json)
+static void format_task(shexec_task *t, int new_only, const char *status,
+                        const char *wait_reason, int quiet_asked, shx_buf *text, shx_buf *json)
 {
     shexec_run *r = shexec_task_run(t);
     int done = shexec_run_state(r) > SHEXEC_STATE_RUNNING;
@@ -654,13 +665,28 @@ static void format_task(shexec_task *t, int new_only, const char *status, shx_bu
         shx_buf_puts(text, "(no output)\n");
     if (!done)
         put_input_wait(text, r);
+    /* only where it says more than the status and the wait for input do
+     * (as the tool layer's): whether a watch for quiet ended in quiet or
+     * at its time */
+    if (wait_reason && quiet_asked)
+        shx_buf_printf(text, "wait_reason: %s\n", wait_reason);
     put_kept(text, r);
     if (!json)
         return;
-    /* the object the task tools give, of the output read here */
+    /* the object the task tools give, of the output read here (a new-only
+     * read passed as it came is counted as its chunk); the wait was the
+     * server's, so its reason is added at the end, as the tool layer's
+     * wait_reason */
     char *obj = NULL;
-    if (shexec_tool_task_result(&obj, t, status, out, olen, err, elen) == SHEXEC_OK)
-        shx_buf_puts(json, obj);
+    if (shexec_tool_task_result(&obj, t, status, out, olen, err, elen) == SHEXEC_OK) {
+        size_t n = strlen(obj);
+        if (wait_reason && quiet_asked && n && obj[n - 1] == '}') {
+            shx_buf_append(json, obj, n - 1);
+            shx_buf_printf(json, ",\"wait_reason\":\"%s\"}", wait_reason);
+        } else {
+            shx_buf_puts(json, obj);
+        }
+    }
     shexec_free(obj);
 }
 
@@ -801,6 +827,19 @@ static int task_in_use(const server *sv, const shexec_task *t)
     return 0;
 }
 
+/* ms until a waiting task tool's task has been quiet long enough (0: it
+ * has; -1: not waited for): no output for quiet_ms, counted from the later
+ * of its last output and the call, as shexec_task_watch() counts it. */
+static int64_t quiet_left(const call *c, int64_t now)
+{
+    if (!c->quiet_ms)
+        return -1;
+    int64_t quiet = (int64_t)shexec_run_quiet_ms(c->run);
+    if (quiet > now - c->start_ms)
+        quiet = now - c->start_ms;
+    return quiet >= c->quiet_ms ? 0 : c->quiet_ms - quiet;
+}
+
 /* 1 when call c is to be answered now (or, cancelled, dropped): its run
  * has ended; a bash command was moved to the background (its yield time
  * passed, it waits for input, or the session's background on timeout or
@@ -816,7 +855,8 @@ static int call_due(const call *c, int64_t now)
         return shexec_run_yielded(c->run, &task_id) != SHEXEC_YIELD_NONE;
     case CALL_WAIT:
         return c->cancelled || now >= c->until_ms ||
-               shexec_run_input_wait(c->run, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING;
+               shexec_run_input_wait(c->run, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING ||
+               quiet_left(c, now) == 0;
     default:
         return 0;
     }
@@ -830,6 +870,9 @@ static int wait_tick(const server *sv)
         if (c->kind != CALL_WAIT)
             continue;
         int64_t wait = c->until_ms > now ? c->until_ms - now : 0;
+        int64_t quiet = quiet_left(c, now); /* output meanwhile only puts it off */
+        if (quiet >= 0 && quiet < wait)
+            wait = quiet;
         if (next < 0 || wait < next)
             next = wait;
     }
@@ -840,10 +883,11 @@ static int wait_tick(const server *sv)
  * result object (see format_task()). A task that has ended is data, however
  * it ended: never isError. */
 static void send_task_result(server *sv, const char *id, shexec_task *t, int new_only,
-                             const char *status)
+                             const char *status, const char *wait_reason, int quiet_asked)
 {
     shx_buf text = {0}, json = {0};
-    format_task(t, new_only, status, &text, sv->req.structured ? &json : NULL);
+    format_task(t, new_only, status, wait_reason, quiet_asked, &text,
+                sv->req.structured ? &json : NULL);
     send_tool_result(sv, id, &text, json.failed ? NULL : json.data, 0);
     shx_buf_free(&text);
     shx_buf_free(&json);
@@ -860,6 +904,16 @@ static void send_run_result(server *sv, const call *c, const shx_buf *text, int 
         log_msg("a result without structuredContent: %s", shexec_session_errmsg(sv->s));
     send_tool_result(sv, c->id, text, json, is_error);
     shexec_free(json);
+}
+
+/* Why a waiting task tool answers now, as the tool layer's wait_reason. */
+static const char *wait_reason(const call *c, int64_t now)
+{
+    if (shexec_run_state(c->run) > SHEXEC_STATE_RUNNING)
+        return "ended";
+    if (shexec_run_input_wait(c->run, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING)
+        return "input";
+    return quiet_left(c, now) == 0 ? "quiet" : "time";
 }
 
 /* Answer every call that is due, in the order they come due. */
@@ -883,7 +937,9 @@ static void finish_calls(server *sv)
              * last one frees a task that has ended. */
             if (!c->cancelled)
                 send_task_result(sv, c->id, c->task, c->new_only,
-                                 c->kind == CALL_KILL ? "killed" : NULL);
+                                 c->kind == CALL_KILL ? "killed" : NULL,
+                                 c->kind == CALL_WAIT ? wait_reason(c, now) : NULL,
+                                 c->quiet_ms > 0);
             /* (a cancelled wait leaves an ended task for a later read) */
             if (shexec_run_state(c->run) > SHEXEC_STATE_RUNNING && !task_in_use(sv, c->task) &&
                 (!c->cancelled || c->kind == CALL_KILL))
@@ -1028,18 +1084,19 @@ static void tool_bash(server *sv, const char *id, const shx_json *args, const sh
  * schemas list them (a tool takes those whose TAKES_ bit it gives), and
  * their values once checked. */
 enum {
-    ARG_NEW_ONLY, ARG_INPUT, ARG_CLOSE_STDIN, ARG_YIELD, ARG_SIGNAL, TASK_ARGS, ARG_TASK_ID,
-    ARG_UNKNOWN
+    ARG_NEW_ONLY, ARG_INPUT, ARG_CLOSE_STDIN, ARG_YIELD, ARG_SIGNAL, ARG_QUIET, TASK_ARGS,
+    ARG_TASK_ID, ARG_UNKNOWN
 };
 enum {
     TAKES_NEW_ONLY = 1u << ARG_NEW_ONLY,
     TAKES_INPUT = 1u << ARG_INPUT,
     TAKES_CLOSE_STDIN = 1u << ARG_CLOSE_STDIN,
     TAKES_YIELD = 1u << ARG_YIELD,
-    TAKES_SIGNAL = 1u << ARG_SIGNAL
+    TAKES_SIGNAL = 1u << ARG_SIGNAL,
+    TAKES_QUIET = 1u << ARG_QUIET
 };
 static const char *const task_arg_names[TASK_ARGS] = {"new_only", "input", "close_stdin",
-                                                      "yield_time_ms", "signal"};
+                                                      "yield_time_ms", "signal", "quiet_ms"};
 
 typedef struct {
     const char *task_id;
@@ -1050,13 +1107,14 @@ typedef struct {
     int64_t yield_ms;  /* as given, cut to TASK_WAIT_MAX_MS; -1: not given */
     int signal;        /* task_kill's signal (shexec_signal_from_name()); 0: not given */
     const char *signal_name; /* as given */
+    int64_t quiet_ms;  /* as given, cut to TASK_WAIT_MAX_MS; 0: not given */
 } task_args;
 
-/* The arguments of task_output ({task_id, new_only, yield_time_ms}),
- * task_kill ({task_id, signal}) or task_write ({task_id, input,
- * close_stdin, yield_time_ms}), checked as their schemas say (a signal by
- * its name, as the library's task_kill reads it); a message in err
- * otherwise. */
+/* The arguments of task_output ({task_id, new_only, yield_time_ms,
+ * quiet_ms}), task_kill ({task_id, signal}) or task_write ({task_id, input,
+ * close_stdin, yield_time_ms, quiet_ms}), checked as their schemas say (a
+ * signal by its name, as the library's task_kill reads it); a message in
+ * err otherwise. */
 static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, shx_buf *err)
 {
     memset(a, 0, sizeof *a);
@@ -1132,6 +1190,14 @@ static int parse_task_args(const shx_json *args, unsigned takes, task_args *a, s
                 return -1;
             }
             a->signal_name = v->str;
+        } else if (arg == ARG_QUIET) {
+            int64_t ms;
+            if (v->type != SHX_JSON_NUMBER || shx_json_int64(v, &ms) != 0 || ms < 1) {
+                shx_buf_puts(err, "argument \"quiet_ms\" must be a whole number of "
+                                  "milliseconds >= 1");
+                return -1;
+            }
+            a->quiet_ms = ms > TASK_WAIT_MAX_MS ? TASK_WAIT_MAX_MS : ms;
         } else {
             if (v->type != SHX_JSON_BOOL) {
                 shx_buf_printf(err, "argument \"%s\" must be a boolean", task_arg_names[arg]);
@@ -1196,10 +1262,11 @@ static shexec_task *task_of_call(server *sv, const char *id, const shx_json *arg
 }
 
 /* The task's status and output now, or, with wait_ms, once it has ended,
- * waits for input, or wait_ms has passed (a pending call: the loop keeps
- * serving meanwhile); a finished task is reported once, then freed. */
+ * waits for input, has printed nothing for quiet_ms (0: not waited for),
+ * or wait_ms has passed (a pending call: the loop keeps serving
+ * meanwhile); a finished task is reported once, then freed. */
 static void report_task(server *sv, const char *id, shexec_task *t, int new_only,
-                        int64_t wait_ms)
+                        int64_t wait_ms, int64_t quiet_ms)
 {
     /* take in what has already arrived (no done callbacks: t stays valid) */
     shexec_session_wait(sv->s, 0);
@@ -1214,24 +1281,32 @@ static void report_task(server *sv, const char *id, shexec_task *t, int new_only
         c->run = r;
         c->new_only = new_only;
         c->until_ms = c->start_ms + wait_ms;
+        c->quiet_ms = quiet_ms;
         c->next = sv->calls;
         sv->calls = c;
         return;
     }
-    send_task_result(sv, id, t, new_only, NULL);
+    /* answered at once: a wait asked for ended before it began */
+    const char *why = NULL;
+    if (wait_ms > 0 || quiet_ms > 0)
+        why = shexec_run_state(r) > SHEXEC_STATE_RUNNING ? "ended"
+              : shexec_run_input_wait(r, NULL, NULL, NULL) == SHEXEC_INPUT_WAITING ? "input"
+                                                                                 : "time";
+    send_task_result(sv, id, t, new_only, NULL, why, quiet_ms > 0);
     /* a task a pending call waits on is freed by the last of them */
     if (shexec_run_state(r) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t))
         shexec_task_free(t);
 }
 
 /* task_output: the task's status and output, at once or after a wait
- * (yield_time_ms, default 0). */
+ * (yield_time_ms, default 0; with quiet_ms, TASK_WAIT_MAX_MS). */
 static void tool_task_output(server *sv, const char *id, const shx_json *args)
 {
     task_args a;
-    shexec_task *t = task_of_call(sv, id, args, TAKES_NEW_ONLY | TAKES_YIELD, &a);
+    shexec_task *t = task_of_call(sv, id, args, TAKES_NEW_ONLY | TAKES_YIELD | TAKES_QUIET, &a);
     if (t)
-        report_task(sv, id, t, a.new_only, a.yield_ms > 0 ? a.yield_ms : 0);
+        report_task(sv, id, t, a.new_only,
+                    a.yield_ms >= 0 ? a.yield_ms : a.quiet_ms ? TASK_WAIT_MAX_MS : 0, a.quiet_ms);
 }
 
 /* task_write: the input written to the task's stdin (a pipe, or its
@@ -1242,7 +1317,7 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
 {
     task_args a;
     shexec_task *t = task_of_call(sv, id, args,
-                                  TAKES_INPUT | TAKES_CLOSE_STDIN | TAKES_YIELD, &a);
+                                  TAKES_INPUT | TAKES_CLOSE_STDIN | TAKES_YIELD | TAKES_QUIET, &a);
     if (!t)
         return;
     shexec_run *r = shexec_task_run(t);
@@ -1283,7 +1358,9 @@ static void tool_task_write(server *sv, const char *id, const shx_json *args)
         shx_buf_free(&m);
         return;
     }
-    report_task(sv, id, t, 1, a.yield_ms >= 0 ? a.yield_ms : TASK_WRITE_WAIT_MS);
+    report_task(sv, id, t, 1,
+                a.yield_ms >= 0 ? a.yield_ms : a.quiet_ms ? TASK_WAIT_MAX_MS : TASK_WRITE_WAIT_MS,
+                a.quiet_ms);
 }
 
 /* task_kill with a signal: only that signal is sent (no grace, no
@@ -1305,7 +1382,7 @@ static void signal_task(server *sv, const char *id, shexec_task *t, const task_a
         shx_buf_free(&m);
         return;
     }
-    report_task(sv, id, t, 1, TASK_WRITE_WAIT_MS);
+    report_task(sv, id, t, 1, TASK_WRITE_WAIT_MS, 0);
 }
 
 /* task_kill: SIGTERM to the task's group now, SIGKILL after the grace; the
@@ -1323,7 +1400,7 @@ static void tool_task_kill(server *sv, const char *id, const shx_json *args)
         return;
     }
     if (shexec_run_state(shexec_task_run(t)) > SHEXEC_STATE_RUNNING && !task_in_use(sv, t)) {
-        send_task_result(sv, id, t, 0, "completed");
+        send_task_result(sv, id, t, 0, "completed", NULL, 0);
         shexec_task_free(t);
         return;
     }
@@ -1447,7 +1524,7 @@ static void mtask_finish(server *sv, mtask *m)
     shx_buf text = {0}, json = {0}, result = {0}, summary = {0};
     era saved = sv->req;
     sv->req.structured = 1; /* a client of tasks is of 2026-07-28 */
-    format_task(m->task, 0, NULL, &text, &json);
+    format_task(m->task, 0, NULL, NULL, 0, &text, &json);
     shx_buf_puts(&result, "{\"resultType\":\"complete\","); /* a whole result of the era */
     put_tool_result_members(sv, &result, &text, json.failed ? NULL : json.data,
                             run_is_error(sv, r));
@@ -1634,7 +1711,7 @@ static void method_tasks_get(server *sv, const char *id, const shx_json *params)
             shx_buf_puts(&text, ". MCP allows no form for one, so the client is not asked for "
                                 "it: end the command with tasks/cancel.\n");
         }
-        format_task(m->task, 0, NULL, &text, NULL);
+        format_task(m->task, 0, NULL, NULL, 0, &text, NULL);
         shx_buf_puts(&b, ",\"statusMessage\":");
         (void)shx_json_put_string(&b, text.data ? text.data : "", text.len);
         if (text.failed)
@@ -1757,7 +1834,9 @@ static void method_tasks_cancel(server *sv, const char *id, const shx_json *para
     "watchers) belong in the background (run_in_background), read with task_output, stopped "     \
     "with task_kill (or interrupted as with Ctrl+C: task_kill with signal SIGINT). With "          \
     "yield_time_ms a call returns after that long, or as soon as the command waits for input, "   \
-    "with the output so far; the command goes on as a task, answered with task_write."
+    "with the output so far; the command goes on as a task, answered with task_write (set pty "   \
+    "too for a program that asks questions: many ask only on a terminal). task_output with "      \
+    "quiet_ms follows a task until it has printed nothing for that long."
 
 static void method_initialize(server *sv, const char *id, const shx_json *params)
 {
@@ -1825,7 +1904,9 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
                 "(answer it with task_write)") ","                                                 \
     SCHEMA_PROP("prompt", "string", "While it waits for input: its last line, unfinished") ","     \
     SCHEMA_PROP("password", "boolean", "While it waits for input: true when the terminal does "    \
-                "not echo (a password prompt)")
+                "not echo (a password prompt)") ","                                                \
+    SCHEMA_PROP("hint", "string", "While it waits for input with no question shown on a pipe: "    \
+                "why (the program may ask only on a terminal) and how to go on")
 
 /* "interrupted", only when true */
 #define SCHEMA_INTERRUPTED                                                                         \
@@ -1895,6 +1976,8 @@ static const char bash_output_schema[] =
     SCHEMA_INTERRUPTED ","                                                                         \
     SCHEMA_TRUNCATED ","                                                                           \
     SCHEMA_INPUT_WAIT ","                                                                          \
+    SCHEMA_PROP("wait_reason", "string", "With quiet_ms: why the call answered: ended, input, "    \
+                "quiet (nothing printed for quiet_ms) or time (yield_time_ms passed)") ","          \
     SCHEMA_KEPT                                                                                    \
     "},\"required\":[\"task_id\",\"status\",\"stdout\",\"stderr\",\"truncated\"]}"
 

@@ -1,8 +1,9 @@
 // shexec-mcp with commands that outlive their call, through the official MCP
 // SDK client: bash with yield_time_ms (answered while the command runs, with
 // its output so far and a task id), a command waiting for input answered
-// with task_write, task_output waiting (yield_time_ms) without blocking the
-// server, and the flags --idle-timeout, --background-on-timeout,
+// with task_write, task_output waiting (yield_time_ms, quiet_ms) without
+// blocking the server, a question asked only on a terminal, a full task
+// table, and the flags --idle-timeout, --background-on-timeout,
 // --input-look-ms and --agent-env.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -135,7 +136,8 @@ describe('bash with yield_time_ms, task_write, task_output waiting', () => {
     for (const [args, msg] of [
       [{ task_id: 'nope', input: 'x' }, /Task not found: nope/],
       [{ input: 'x' }, /missing required argument "task_id"/],
-      [{ task_id: id, new_only: true }, /unknown argument "new_only" \(the arguments are: task_id, input, close_stdin, yield_time_ms\)/],
+      [{ task_id: id, new_only: true }, /unknown argument "new_only" \(the arguments are: task_id, input, close_stdin, yield_time_ms, quiet_ms\)/],
+      [{ task_id: id, quiet_ms: 0 }, /argument "quiet_ms" must be a whole number of milliseconds >= 1/],
       [{ task_id: id, input: 3 }, /argument "input" must be a string/],
       [{ task_id: id, close_stdin: 'yes' }, /argument "close_stdin" must be a boolean/],
       [{ task_id: id, yield_time_ms: -1 }, /yield_time_ms" must be a whole number of milliseconds >= 0/],
@@ -150,6 +152,91 @@ describe('bash with yield_time_ms, task_write, task_output waiting', () => {
     r = await call(client, 'task_kill', { task_id: id, yield_time_ms: 1 });
     assert.equal(r.isError, true);
     assert.match(text(r), /unknown argument "yield_time_ms" \(the arguments are: task_id, signal\)/);
+  });
+});
+
+describe('a question asked only on a terminal, following a task, a full task table', () => {
+  let client;
+  before(async () => { ({ client } = await connect(LOOK)); });
+  after(async () => { await client.close(); });
+
+  test('read -p on a pipe: an empty prompt with a hint; task_write answers it', async () => {
+    const r = await bash(client, { command: "read -p 'Enter name: ' n; echo \"hi $n\"",
+      yield_time_ms: 10000 });
+    const t = text(r);
+    assert.match(t, /yield_reason: input /);
+    assert.match(t, /\nwaiting_for_input: true\nprompt: ""\npassword: false\nhint: It waits for input but printed no question: the program may print its question only on a terminal\. .*pty: true/);
+    assert.equal(r.structuredContent.prompt, '');
+    assert.match(r.structuredContent.hint, /only on a terminal/);
+    const w = await call(client, 'task_write', { task_id: taskId(t), input: 'Ada\n' });
+    assert.match(text(w), /status: completed\n/);
+    assert.match(text(w), /stdout:\nhi Ada\n/);
+    // on a terminal the question shows, and no hint is needed
+    const p = text(await bash(client, { command: "read -p 'Enter name: ' n", pty: true,
+      yield_time_ms: 10000 }));
+    assert.match(p, /prompt: "Enter name: "\npassword: false\n/);
+    assert.doesNotMatch(p, /hint:/);
+    await call(client, 'task_kill', { task_id: taskId(p) });
+  });
+
+  test('task_output with quiet_ms answers once the task has printed nothing for that long', async () => {
+    const id = taskId(text(await bash(client, {
+      command: 'for i in 1 2 3; do echo $i; sleep 0.3; done; sleep 30', run_in_background: true })));
+    const t0 = Date.now();
+    const waiting = call(client, 'task_output', { task_id: id, new_only: true, quiet_ms: 800,
+      yield_time_ms: 20000 });
+    await client.ping(); // the server serves while the call waits
+    const r = await waiting;
+    const took = Date.now() - t0;
+    assert.ok(took >= 1000 && took < 10000, `answered after ${took} ms`);
+    assert.match(text(r), /^task_id: \S+\nstatus: running\nstdout:\n1\n2\n3\nwaiting_for_input: false\nwait_reason: quiet\n$/);
+    assert.equal(r.structuredContent.wait_reason, 'quiet');
+    assert.equal(r.structuredContent.stdout, '1\n2\n3\n');
+    // its time runs out first while output keeps coming
+    const busy = taskId(text(await bash(client, {
+      command: 'while :; do echo x; sleep 0.1; done', run_in_background: true })));
+    const b = await call(client, 'task_output', { task_id: busy, quiet_ms: 1000, yield_time_ms: 600 });
+    assert.match(text(b), /wait_reason: time\n/);
+    assert.equal(b.structuredContent.wait_reason, 'time');
+    // without quiet_ms, no wait_reason
+    assert.doesNotMatch(text(await call(client, 'task_output', { task_id: busy, yield_time_ms: 100 })),
+      /wait_reason/);
+    await call(client, 'task_kill', { task_id: busy });
+    await call(client, 'task_kill', { task_id: id });
+    // the end comes first
+    const done = taskId(text(await bash(client, { command: 'sleep 0.2; echo end', run_in_background: true })));
+    const d = await call(client, 'task_output', { task_id: done, quiet_ms: 5000 });
+    assert.match(text(d), /status: completed\n/);
+    assert.match(text(d), /wait_reason: ended\n/);
+  });
+
+  test('a full task table: a call that may go on as a task is refused at once', async () => {
+    const ids = [];
+    for (let i = 0; i < 10; i++)
+      ids.push(taskId(text(await bash(client, { command: `sleep 30 # server ${i}`, run_in_background: true }))));
+    const t0 = Date.now();
+    const r = await bash(client, { command: 'sleep 3; echo late', yield_time_ms: 200 });
+    assert.ok(Date.now() - t0 < 1500, 'refused at once');
+    assert.equal(r.isError, true);
+    assert.match(text(r), /No room for another background task/);
+    assert.match(text(r), /task_kill/);
+    // (the newest first, eight of them)
+    assert.ok(text(r).includes(ids[9]), text(r));
+    assert.ok(text(r).includes('`sleep 30 # server 9`'), text(r));
+    assert.match(text(r), /10 running \(.*, \.\.\.\)/);
+    // room made: a command with a yield keeps the slot it needs while it runs,
+    // so a background call meanwhile is refused and the yield comes on time
+    await call(client, 'task_kill', { task_id: ids.pop() });
+    const t1 = Date.now();
+    const yielding = bash(client, { command: 'sleep 3; echo late', yield_time_ms: 500 });
+    const bg = await bash(client, { command: 'sleep 30', run_in_background: true });
+    assert.equal(bg.isError, true);
+    assert.match(text(bg), /maximum of 10 tasks \(9 running, 0 finished but not yet freed, and a slot kept for each command started with a yield time/);
+    const y = await yielding;
+    assert.ok(Date.now() - t1 < 2500, 'answered at its yield time');
+    assert.match(text(y), /^task_id: \S+\nstatus: running\nyield_reason: yield_time /);
+    ids.push(taskId(text(y)));
+    for (const id of ids) await call(client, 'task_kill', { task_id: id });
   });
 });
 
@@ -235,12 +322,14 @@ describe('--agent-env and tools/list', () => {
       assert.ok(w, 'task_write listed');
       assert.deepEqual(w.inputSchema.required, ['task_id']);
       assert.deepEqual(Object.keys(w.inputSchema.properties).sort(),
-        ['close_stdin', 'input', 'task_id', 'yield_time_ms']);
+        ['close_stdin', 'input', 'quiet_ms', 'task_id', 'yield_time_ms']);
       const b = tools.find((t) => t.name === 'bash');
       assert.equal(b.inputSchema.properties.yield_time_ms.type, 'integer');
       assert.match(b.description, /yield_time_ms/);
       const o = tools.find((t) => t.name === 'task_output');
       assert.equal(o.inputSchema.properties.yield_time_ms.type, 'integer');
+      assert.equal(o.inputSchema.properties.quiet_ms.type, 'integer');
+      assert.match(b.description, /only on a terminal/);
     } finally {
       await client.close();
     }
