@@ -1826,6 +1826,73 @@ class TestLongRunning(Base):
         t.free()
         t2.free()
 
+    def test_watch_a_task_until_quiet_ended_or_asking(self):
+        s = self.session()
+        t = s.start_task("echo a; sleep 0.4; echo b; sleep 30")
+        t0 = time.monotonic()
+        self.assertEqual(t.watch(quiet_ms=800, max_ms=20000), shexec.WATCH_QUIET)
+        took = time.monotonic() - t0
+        # b came at ~0.4 s: quiet 0.8 s after it, not 0.8 s after the call
+        self.assertTrue(1.1 <= took < 8, took)
+        self.assertEqual(t.read(), b"a\nb\n")
+        self.assertGreaterEqual(t.quiet_ms, 800)
+        # silent before the call: quiet_ms more, not at once
+        t0 = time.monotonic()
+        self.assertEqual(t.watch(quiet_ms=500, max_ms=20000), shexec.WATCH_QUIET)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.45)
+        t.free()
+        # output that keeps coming: max_ms first
+        t = s.start_task("while :; do echo x; sleep 0.1; done")
+        t0 = time.monotonic()
+        self.assertEqual(t.watch(quiet_ms=600, max_ms=1000), shexec.WATCH_TIME)
+        self.assertTrue(0.95 <= time.monotonic() - t0 < 8)
+        self.assertEqual(t.watch(max_ms=0), shexec.WATCH_TIME)   # one round
+        t.free()
+        t = s.start_task("sleep 0.3; exit 4")
+        self.assertEqual(t.watch(quiet_ms=5000, max_ms=20000), shexec.WATCH_ENDED)
+        self.assertEqual(t.exit_code, 4)
+        t.free()
+        with self.assertRaises(shexec.InvalidArgumentError):
+            t2 = s.start_task("true")
+            try:
+                t2.watch(quiet_ms=-1)
+            finally:
+                t2.free()
+        if sees_input_waits():
+            t = s.start_task("read x; echo got $x", stdin=True)
+            self.assertEqual(t.watch(max_ms=20000), shexec.WATCH_INPUT)
+            t.write("y\n")
+            self.assertEqual(t.watch(max_ms=20000), shexec.WATCH_ENDED)
+            self.assertEqual(t.read(), b"got y\n")
+            t.free()
+
+    def test_yielded_run_reads_what_is_new_without_its_task(self):
+        s = self.session()
+        r = s.run("echo a; sleep 0.6; echo b; sleep 0.6; echo c", yield_ms=300)
+        self.assertEqual(r.yielded, shexec.YIELD_TIME)
+        self.assertEqual(r.stdout, b"a\n")
+        self.assertTrue(self.pump_until(s, lambda: r.stdout_total >= 4, 10))
+        self.assertEqual(r.read_new(), b"b\n")
+        self.assertEqual(r.read_new(), b"")
+        self.assertTrue(r.wait(10000))
+        # ended and its results taken: what was new then, once
+        self.assertEqual(r.read_new(), b"c\n")
+        self.assertEqual(r.read_new(), b"")
+        self.assertEqual(r.read_new("stderr"), b"")
+        self.assertEqual(s.run("echo z").read_new(), b"")   # never moved
+
+    def test_character_split_between_reads_comes_whole(self):
+        s = self.session()
+        t = s.start_task("printf 'A\\303'; sleep 0.6; printf '\\251B\\n'")
+        self.assertTrue(self.pump_until(s, lambda: t.output_total() >= 2, 10))
+        self.assertEqual(t.read(), b"A")
+        self.assertEqual(t.read_counts(), {"kept_chars": 1, "kept_bytes": 1,
+                                           "total_chars": 1, "total_bytes": 1})
+        self.assertTrue(t.wait(10000))
+        self.assertEqual(t.read(), "éB\n".encode())
+        self.assertEqual(t.read_counts()["total_bytes"], 4)
+        t.free()
+
     def test_agent_env_preset(self):
         s = self.session()
         s.unsetenv("LANG")

@@ -118,6 +118,7 @@ __all__ = [
     "YIELD_NONE", "YIELD_TIME", "YIELD_TIMEOUT", "YIELD_IDLE", "YIELD_INPUT",
     "IDLE_END", "IDLE_YIELD", "DEADLINE_NONE", "DEADLINE_TIMEOUT", "DEADLINE_IDLE",
     "INPUT_NO", "INPUT_WAITING", "INPUT_UNKNOWN", "DEFAULT_INPUT_LOOK_MS",
+    "WATCH_ENDED", "WATCH_QUIET", "WATCH_INPUT", "WATCH_TIME",
     "NOTICE_LAST", "NOTICE_FIRST", "SPILL_NONE", "SPILL_WRITING", "SPILL_WHOLE",
     "SPILL_CAPPED", "SPILL_FAILED", "SPILL_REMOVED", "DEFAULT_SPILL_FILE_MAX",
     "DEFAULT_SPILL_TOTAL_MAX",
@@ -218,6 +219,11 @@ DEADLINE_NONE = "none"      # no deadline ended it
 DEADLINE_TIMEOUT = "timeout"  # its timeout (or, moved to the background, its cap)
 DEADLINE_IDLE = "idle"      # its idle timeout
 _DEADLINE_NAMES = {0: DEADLINE_NONE, 1: DEADLINE_TIMEOUT, 2: DEADLINE_IDLE}
+WATCH_ENDED = "ended"       # Task.watch(): the task has finished
+WATCH_QUIET = "quiet"       # it printed nothing for quiet_ms
+WATCH_INPUT = "input"       # it waits for input
+WATCH_TIME = "time"         # max_ms passed first
+_WATCH_NAMES = {1: WATCH_ENDED, 2: WATCH_QUIET, 3: WATCH_INPUT, 4: WATCH_TIME}
 INPUT_NO = "no"             # not found waiting for input (or not looked at yet)
 INPUT_WAITING = "waiting"   # one of its processes is blocked reading the host's input
 INPUT_UNKNOWN = "unknown"   # this system cannot tell (no /proc)
@@ -421,6 +427,8 @@ _PROTOTYPES = {
     "shexec_run_yielded": (_int, [_vp, ctypes.POINTER(_str)]),
     "shexec_run_deadline": (_int, [_vp]),
     "shexec_run_input_wait": (_int, [_vp, _pvp, _psz, ctypes.POINTER(_int)]),
+    "shexec_run_read_new": (_vp, [_vp, _int, _psz]),
+    "shexec_run_quiet_ms": (_u64, [_vp]),
     "shexec_run_redact_value": (_int, [_vp, _str, _vp, _sz]),
     "shexec_run_redact_own_env": (_int, [_vp, _int]),
     "shexec_run_redactions": (_u64, [_vp, _int]),
@@ -431,6 +439,9 @@ _PROTOTYPES = {
     "shexec_task_id": (_str, [_vp]),
     "shexec_task_run": (_vp, [_vp]),
     "shexec_task_read": (_vp, [_vp, _int, _psz]),
+    "shexec_task_read_counts": (_int, [_vp, _int, ctypes.POINTER(_u64), ctypes.POINTER(_u64),
+                                       ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
+    "shexec_task_watch": (_int, [_vp, _u32, _u32]),
     "shexec_task_free": (None, [_vp]),
     # tools
     "shexec_tool_is_enabled": (_int, [_vp, _str]),
@@ -1981,6 +1992,7 @@ _RESULTS = {
     "deadline": lambda p: _DEADLINE_NAMES.get(_lib.shexec_run_deadline(p), DEADLINE_NONE),
     "input": _input_wait,
     "interrupted": lambda p: bool(_lib.shexec_run_interrupted(p)),
+    "quiet_ms": lambda p: _lib.shexec_run_quiet_ms(p),
 }
 
 
@@ -2256,6 +2268,11 @@ class Run(object):
         self._results = dict((k, read(ptr)) for k, read in _RESULTS.items())
         if self._yield_id is None:
             self._yield_id = self._results["yield_task"]
+        # a yielded run that ended: what was new then stays readable once
+        # (read_new()); a live one let go of leaves it to its task's readers
+        if self._results["yielded"] != YIELD_NONE and _finished(self._lib, ptr):
+            for st, name in _STREAM_NAMES.items():
+                self._results["new_" + name] = _read_out(self._lib.shexec_run_read_new, ptr, st)
         if self._tool and _finished(self._lib, ptr):
             out = ctypes.c_void_p()
             rc = self._lib.shexec_tool_result(ctypes.byref(out), ptr)
@@ -2718,6 +2735,40 @@ class Run(object):
         password prompt)."""
         return self._result("input")[2]
 
+    @property
+    def quiet_ms(self) -> int:
+        """How long the command has printed nothing, in ms: since its last
+        output was read (by any pump of the session), or its start; for a
+        run that ended, until its end."""
+        return self._result("quiet_ms")
+
+    def read_new(self, stream: Stream = "stdout") -> bytes:
+        """Only the output that came since the previous read of what is
+        new, for a run moved to the background (see yielded) or a task's
+        run: what Task.read() of its task gives (the two share the mark),
+        without taking the task. The first read starts where stdout at the
+        yield stopped; a UTF-8 character is never split between reads.
+        b"" for a run never moved to the background. Once a yielded run
+        has finished and its results were taken, what was new then is
+        given once."""
+        st = _stream(stream)
+        s = self._session
+        if self._core is not None:
+            with s._guard():
+                return _read_out(_lib.shexec_run_read_new, _task_run_ptr(s, self._core), st)
+        if s is not None:
+            with s._guard():
+                ptr = self._ptr
+                if ptr:
+                    return _read_out(_lib.shexec_run_read_new, ptr, st)
+        results = self._results
+        if results is None:
+            return b""
+        key = "new_" + _STREAM_NAMES[st]
+        data = results.get(key, b"")
+        results[key] = b""
+        return data
+
     def tool_result(self) -> Dict[str, Any]:
         """The bash tool's JSON result (a dict, as call_tool() returns it) of
         this finished foreground run from Session.tool_prepare(); its "cwd"
@@ -2804,8 +2855,9 @@ class Task(object):
     background. Its run, Task.run, holds its settings and results (state,
     exit code, output, input, cancel); the properties and methods below
     that read or feed the command are shortcuts to it, and what only a task
-    has is here: its id, read() (only what is new), kill(), free(),
-    tool_result() (the task tools' JSON result of it).
+    has is here: its id, read() (only what is new) and read_counts(),
+    watch() (until quiet, ended or asking), kill(), free(), tool_result()
+    (the task tools' JSON result of it).
     Dropping the object does not stop the task; free() / close() / the
     `with` block does. After the session closed or the task was freed,
     every method but .id raises ClosedError (Task.run's too)."""
@@ -2915,6 +2967,70 @@ class Task(object):
         """Only the output that arrived since the previous read(), and mark
         it read."""
         return self._call(lambda tp: _read_out(_lib.shexec_task_read, tp, _stream(stream)))
+
+    def read_counts(self, stream: Stream = "stdout") -> Dict[str, int]:
+        """What the last read() of the stream kept and covered:
+        {"kept_chars", "kept_bytes", "total_chars", "total_bytes"} of that
+        chunk (more total than kept when the limit cut it: its notice gives
+        the same numbers). All 0 before the first read."""
+        st = _stream(stream)
+
+        def counts(tp):
+            kc, kb, tc, tb = _u64(), _u64(), _u64(), _u64()
+            _lib.shexec_task_read_counts(tp, st, ctypes.byref(kc), ctypes.byref(kb),
+                                         ctypes.byref(tc), ctypes.byref(tb))
+            return {"kept_chars": kc.value, "kept_bytes": kb.value,
+                    "total_chars": tc.value, "total_bytes": tb.value}
+        return self._call(counts)
+
+    @property
+    def quiet_ms(self) -> int:
+        """How long the task has printed nothing, in ms (Run.quiet_ms)."""
+        return self._run.quiet_ms
+
+    def watch(self, quiet_ms: int = 0, max_ms: Optional[float] = None) -> str:
+        """Pump the session until the task has finished (WATCH_ENDED),
+        waits for input (WATCH_INPUT), has printed nothing for quiet_ms
+        (WATCH_QUIET), or max_ms has passed (WATCH_TIME; None: no limit),
+        whichever comes first; a host follows a build or a server's log
+        with it, then read()s what came. The quiet counts from the later of
+        the task's last output and this call; quiet_ms 0: not watched for.
+        max_ms 0: one round, taking in what is there. Re-raises an
+        exception of its output callback. The wait is made in slices, so
+        that Ctrl-C is seen, without changing when it returns."""
+        quiet_ms = int(quiet_ms)
+        if quiet_ms < 0 or quiet_ms > 0xFFFFFFFF:
+            raise InvalidArgumentError(EINVAL, "quiet_ms out of range")
+        if max_ms is not None and max_ms < 0:
+            raise InvalidArgumentError(EINVAL, "max_ms must be >= 0")
+        start = time.monotonic()
+        deadline = None if max_ms is None else start + max_ms / 1000.0
+        first = True
+        while True:
+            s = self._session
+            with s._guard():
+                _task_run_ptr(s, self._core)    # raises when dead
+                tp, rp = self._core.ptr, self._core.run
+                need = 0
+                if quiet_ms:
+                    # quiet so far, counted from this call: a slice that
+                    # ended in quiet after output came is looked at again
+                    since = int((time.monotonic() - start) * 1000)
+                    need = quiet_ms - min(_lib.shexec_run_quiet_ms(rp), since)
+                    if need <= 0 and not first:
+                        return WATCH_QUIET
+                    need = max(need, 1)
+                left = None if deadline is None else int((deadline - time.monotonic()) * 1000)
+                if left is not None and left <= 0 and not first:
+                    return WATCH_TIME
+                slice_ms = _SLICE_MS if left is None else max(0, min(_SLICE_MS, left))
+                rc = s._pump_call(_lib.shexec_task_watch, tp, need, slice_ms)
+                _check(rc, s._ptr)
+            first = False
+            self._run._raise_callback_error()
+            why = _WATCH_NAMES.get(rc, WATCH_TIME)
+            if why in (WATCH_ENDED, WATCH_INPUT):
+                return why
 
     def output_total(self, stream: Stream = "stdout") -> int:
         return self._run._result(_STREAM_NAMES[_stream(stream)] + "_total")
