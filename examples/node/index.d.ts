@@ -417,8 +417,18 @@ export class Task<T extends Output = string> extends EventEmitter {
   readonly inputWait: InputWait<T>;
   /** Resolves once the task ended (never rejects). */
   readonly done: Promise<TaskResult<T>>;
-  /** Output since the previous read(), marked read. */
+  /** Output since the previous read(), marked read (a UTF-8 character is never split between reads). */
   read(stream?: StreamName): T;
+  /** What the last read() kept and covered (its notice's numbers); once ended, of the last chunk. */
+  readCounts(stream?: StreamName): OutputCounts;
+  /** How long the task has printed nothing, in ms (once ended: until its end). */
+  readonly quietMs: number;
+  /**
+   * Resolves once the task has ended, waits for input, has printed nothing
+   * for quietMs (from the later of its last output and the call; 0: not
+   * watched for), or maxMs has passed (absent: no limit), whichever first.
+   */
+  watch(opts?: { quietMs?: number; maxMs?: number }): Promise<'ended' | 'quiet' | 'input' | 'time'>;
   /** All captured output so far (bounded by the output limit). */
   output(stream?: StreamName): T;
   /** What the output limit kept of the stream so far and what it carried; once ended, as in the result. */

@@ -123,6 +123,7 @@ const READ_ONLY = new Set([
   'shexec_session_idle_timeout_ms', 'shexec_session_background_on_timeout',
   'shexec_session_input_look_ms', 'shexec_session_notice_position', 'shexec_session_spill_dir',
   'shexec_run_spill', 'shexec_run_redactions', 'shexec_run_output_counts',
+  'shexec_run_quiet_ms', 'shexec_task_read_counts',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
   'shexec_tool_task_result',
 ]);
@@ -244,6 +245,8 @@ for (const decl of [
   'const char *shexec_task_id(void *t)',
   'void *shexec_task_run(void *t)',
   'const void *shexec_task_read(void *t, int stream, _Out_ size_t *len)',
+  'int shexec_task_read_counts(void *t, int stream, _Out_ uint64_t *kept_chars, _Out_ uint64_t *kept_bytes, _Out_ uint64_t *total_chars, _Out_ uint64_t *total_bytes)',
+  'uint64_t shexec_run_quiet_ms(void *r)',
   'void shexec_task_free(void *t)',
   'int shexec_tool_set_enabled(void *s, const char *name, int enabled)',
   'int shexec_tool_is_enabled(void *s, const char *name)',
@@ -499,6 +502,18 @@ function spillOf(rp, stream) {
 function countsOf(rp, stream) {
   const keptChars = [0], keptBytes = [0], totalChars = [0], totalBytes = [0];
   C.shexec_run_output_counts(rp, stream, keptChars, keptBytes, totalChars, totalBytes);
+  return {
+    keptChars: Number(keptChars[0]),
+    keptBytes: Number(keptBytes[0]),
+    totalChars: Number(totalChars[0]),
+    totalBytes: Number(totalBytes[0]),
+  };
+}
+
+/** What the last shexec_task_read() of `stream` of C task `tp` kept and covered. */
+function readCountsOf(tp, stream) {
+  const keptChars = [0], keptBytes = [0], totalChars = [0], totalBytes = [0];
+  C.shexec_task_read_counts(tp, stream, keptChars, keptBytes, totalChars, totalBytes);
   return {
     keptChars: Number(keptChars[0]),
     keptBytes: Number(keptBytes[0]),
@@ -1885,6 +1900,8 @@ class Task extends EventEmitter {
     this._watch = null;
     this._result = null;
     this._unread = null;
+    this._unreadCounts = null; // readCounts() of the chunks in _unread
+    this._quietAtEnd = 0;
     this._toolEnd = null; // toolResult()'s object at the end, or the error it met
     this._refed = false;
     this.id = null;
@@ -1982,6 +1999,68 @@ class Task extends EventEmitter {
       return decodeAs(b, this._encoding);
     }
     return decodeAs(Buffer.alloc(0), this._encoding);
+  }
+
+  /**
+   * What the last read() of `stream` kept and covered: {keptChars,
+   * keptBytes, totalChars, totalBytes} of that chunk (more total than kept
+   * when the limit cut it: its notice gives the same numbers); once ended,
+   * of the last chunk, the one read() gives then. All 0 before any read.
+   */
+  readCounts(stream = 'stdout') {
+    const st = STREAMS[stream];
+    if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
+    if (this._tp) return readCountsOf(this._tp, st);
+    if (this._unreadCounts) return { ...this._unreadCounts[st] };
+    return { keptChars: 0, keptBytes: 0, totalChars: 0, totalBytes: 0 };
+  }
+
+  /** How long the task has printed nothing, in ms (once ended: until its end). */
+  get quietMs() {
+    if (this._rp) return Number(C.shexec_run_quiet_ms(this._rp));
+    return this._quietAtEnd;
+  }
+
+  /**
+   * Follow the task without blocking the event loop: resolves once it has
+   * ended ('ended'), waits for input ('input'), has printed nothing for
+   * opts.quietMs ('quiet': counted from the later of its last output and
+   * this call; 0 or absent: not watched for), or opts.maxMs has passed
+   * ('time'; absent: no limit), whichever comes first, as
+   * shexec_task_watch() answers. The 'output' and 'input' events go on
+   * meanwhile; read() what came. A host follows a build or a server's log
+   * with it ("no new output for N seconds").
+   */
+  watch({ quietMs = 0, maxMs } = {}) {
+    if (!Number.isInteger(quietMs) || quietMs < 0) throw new InvalidArgumentError(-1, 'quietMs must be a whole number of ms >= 0');
+    if (maxMs !== undefined && (!Number.isFinite(maxMs) || maxMs < 0)) throw new InvalidArgumentError(-1, 'maxMs must be a number of ms >= 0');
+    if (this._result || !this._tp) return Promise.resolve('ended');
+    if (this.inputWait.state === 'waiting') return Promise.resolve('input');
+    return new Promise((resolve) => {
+      const start = Date.now();
+      let quietTimer = null, maxTimer = null;
+      const finish = (why) => {
+        clearTimeout(quietTimer);
+        clearTimeout(maxTimer);
+        this.off('input', onInput);
+        this.off('done', onDone);
+        resolve(why);
+      };
+      const onInput = () => finish('input');
+      const onDone = () => finish('ended');
+      // at each time the quiet could come, the library says how long the
+      // task has been silent: output meanwhile only puts it off
+      const quietCheck = () => {
+        if (!this._rp) return; // ended: 'done' answers
+        const quiet = Math.min(Number(C.shexec_run_quiet_ms(this._rp)), Date.now() - start);
+        if (quiet >= quietMs) finish('quiet');
+        else quietTimer = setTimeout(quietCheck, quietMs - quiet);
+      };
+      this.on('input', onInput);
+      this.on('done', onDone);
+      if (quietMs > 0) quietTimer = setTimeout(quietCheck, quietMs);
+      if (maxMs !== undefined) maxTimer = setTimeout(() => finish('time'), maxMs);
+    });
   }
 
   /** All captured output of `stream` so far (bounded by the output limit). */
@@ -2133,10 +2212,12 @@ class Task extends EventEmitter {
     const result = collectResult(this._rp, sp, this._encoding);
     result.id = this.id;
     this._toolEnd = toolEndOf(this._tp, sp);
+    this._quietAtEnd = Number(C.shexec_run_quiet_ms(this._rp));
     this._unread = {
       [STDOUT]: readStream(C.shexec_task_read, this._tp, STDOUT),
       [STDERR]: readStream(C.shexec_task_read, this._tp, STDERR),
     };
+    this._unreadCounts = { [STDOUT]: readCountsOf(this._tp, STDOUT), [STDERR]: readCountsOf(this._tp, STDERR) };
     C.shexec_task_free(this._tp); // it has ended: this does not wait
     this._end(result);
   }

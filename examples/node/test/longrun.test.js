@@ -421,3 +421,59 @@ test('a process with a yielded command nobody took exits, and leaves nothing run
   await allGone([Number(pid)]);
   assert.ok(out.ms < 10000, `exited after ${out.ms} ms`);
 });
+
+test('watch(): quiet after the last output, not at once; maxMs while output flows; the end; a wait for input',
+  { timeout: 40000 }, async () => {
+    const s = newSession();
+    try {
+      let t = s.start('echo a; sleep 0.4; echo b; sleep 30');
+      let t0 = Date.now();
+      assert.equal(await t.watch({ quietMs: 800, maxMs: 20000 }), 'quiet');
+      let took = Date.now() - t0;
+      // b came at ~0.4 s: quiet 0.8 s after it, not 0.8 s after the call
+      assert.ok(took >= 1100 && took < 8000, `quiet after ${took} ms`);
+      assert.equal(t.read(), 'a\nb\n');
+      assert.ok(t.quietMs >= 800, String(t.quietMs));
+      // silent before the call: quietMs more
+      t0 = Date.now();
+      assert.equal(await t.watch({ quietMs: 500 }), 'quiet');
+      assert.ok(Date.now() - t0 >= 450);
+      await t.kill();
+      t = s.start('while :; do echo x; sleep 0.1; done');
+      t0 = Date.now();
+      assert.equal(await t.watch({ quietMs: 600, maxMs: 1000 }), 'time');
+      took = Date.now() - t0;
+      assert.ok(took >= 950 && took < 8000, `time after ${took} ms`);
+      await t.kill();
+      assert.equal(await t.watch({ quietMs: 100 }), 'ended'); // ended: at once
+      t = s.start('sleep 0.3; exit 4');
+      assert.equal(await t.watch({ quietMs: 5000, maxMs: 20000 }), 'ended');
+      assert.equal((await t.done).exitCode, 4);
+      assert.throws(() => t.watch({ quietMs: -1 }), InvalidArgumentError);
+      if (!NO_PROCFS) {
+        t = s.start('read x; echo got $x', { stdin: true });
+        assert.equal(await t.watch({ maxMs: 20000 }), 'input');
+        t.write('y\n');
+        assert.equal(await t.watch({ maxMs: 20000 }), 'ended');
+        assert.equal(t.read(), 'got y\n');
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+test('read() never splits a UTF-8 character written in two halves; readCounts() counts the chunk',
+  { timeout: 20000 }, async () => {
+    const s = newSession();
+    try {
+      const t = s.start("printf 'A\\303'; sleep 0.6; printf '\\251B\\n'", { encoding: 'buffer' });
+      while (t.counts().totalBytes < 2) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(t.read(), Buffer.from('A'));
+      assert.deepEqual(t.readCounts(), { keptChars: 1, keptBytes: 1, totalChars: 1, totalBytes: 1 });
+      await t.done;
+      assert.deepEqual(t.read(), Buffer.from('éB\n'));
+      assert.equal(t.readCounts().totalBytes, 4);
+    } finally {
+      await s.close();
+    }
+  });
