@@ -55,7 +55,7 @@ pub use error::{strerror, Error, ErrorKind, Result};
 pub use output::{Leftovers, Output, State, Stream};
 pub use session::{Containment, Keep, LeftoverPolicy, Session, Unit};
 pub use signal::Signal;
-pub use task::Task;
+pub use task::{Task, Watch};
 
 /// The library's version, "MAJOR.MINOR.PATCH" (of the library loaded, not
 /// of this crate).

@@ -90,6 +90,12 @@ pub const SHEXEC_LEFTOVERS_KILLED: c_int = 2;
 pub const SHEXEC_CONTAIN_GROUP: c_int = 0;
 pub const SHEXEC_CONTAIN_CGROUP: c_int = 1;
 
+// Why shexec_task_watch() returned.
+pub const SHEXEC_WATCH_ENDED: c_int = 1;
+pub const SHEXEC_WATCH_QUIET: c_int = 2;
+pub const SHEXEC_WATCH_INPUT: c_int = 3;
+pub const SHEXEC_WATCH_TIME: c_int = 4;
+
 // Terminal and ANSI modes.
 pub const SHEXEC_PTY_OFF: c_int = 0;
 pub const SHEXEC_PTY_ON: c_int = 1;
@@ -217,5 +223,7 @@ extern "C" {
     pub fn shexec_task_id(t: *const shexec_task) -> *const c_char;
     pub fn shexec_task_run(t: *const shexec_task) -> *mut shexec_run;
     pub fn shexec_task_read(t: *mut shexec_task, stream: c_int, len: *mut usize) -> *const c_char;
+    pub fn shexec_task_watch(t: *mut shexec_task, quiet_ms: u32, max_ms: u32) -> c_int;
+    pub fn shexec_run_quiet_ms(run: *const shexec_run) -> u64;
     pub fn shexec_task_free(t: *mut shexec_task);
 }

@@ -235,6 +235,44 @@ impl Task {
         Ok(self.is_finished())
     }
 
+    /// Follow the task: pump the session's loop until the command has
+    /// finished, waits for input, has printed nothing for `quiet` (counted
+    /// from the later of its last output and this call; zero: not watched
+    /// for), or `max` has passed (None: no limit), whichever comes first,
+    /// and say which. A host that follows a build or a server's log ("no
+    /// new output for N seconds") calls it, then [`read`](Task::read)s
+    /// what came. Other commands' output is read meanwhile.
+    ///
+    /// Panics: resumes a panic of this task's output closure, as
+    /// [`wait`](Task::wait) does.
+    pub fn watch(&self, quiet: Duration, max: Option<Duration>) -> Result<Watch> {
+        let quiet_ms = millis_u32(quiet);
+        loop {
+            let why = {
+                let g = self.shared.lock();
+                // SAFETY: a live task; callbacks run inside, under the lock
+                let rc = unsafe {
+                    sys::shexec_task_watch(self.raw, quiet_ms, max.map_or(u32::MAX, millis_u32))
+                };
+                g.check(rc)?
+            };
+            self.resume_panic();
+            let why = Watch::from_raw(why);
+            // without a limit, the longest wait the library takes is only a slice
+            if why != Watch::Time || max.is_some() {
+                return Ok(why);
+            }
+        }
+    }
+
+    /// How long the command has printed nothing: since the output the loop
+    /// last read of it, or its start; once it ended, until its end.
+    pub fn quiet(&self) -> Duration {
+        let _g = self.shared.lock();
+        // SAFETY: a live run
+        Duration::from_millis(unsafe { sys::shexec_run_quiet_ms(self.run) })
+    }
+
     /// True once the command has ended and all its output was read.
     pub fn is_finished(&self) -> bool {
         self.state().is_finished()
@@ -274,6 +312,35 @@ impl Task {
             panic::resume_unwind(payload);
         }
     }
+}
+
+/// Why [`Task::watch`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// The command has finished.
+    Ended,
+    /// It printed nothing for the quiet time asked for.
+    Quiet,
+    /// It waits for input (its stdin pipe or terminal).
+    Input,
+    /// The longest wait asked for passed first.
+    Time,
+}
+
+impl Watch {
+    fn from_raw(v: i32) -> Watch {
+        match v {
+            sys::SHEXEC_WATCH_ENDED => Watch::Ended,
+            sys::SHEXEC_WATCH_QUIET => Watch::Quiet,
+            sys::SHEXEC_WATCH_INPUT => Watch::Input,
+            _ => Watch::Time,
+        }
+    }
+}
+
+/// Whole milliseconds of `d`, rounded up, at most u32::MAX.
+fn millis_u32(d: Duration) -> u32 {
+    u32::try_from(d.as_micros().saturating_add(999) / 1000).unwrap_or(u32::MAX)
 }
 
 impl Drop for Task {

@@ -1,5 +1,5 @@
-//! Background tasks: read what is new, write input, kill, wait, and a Task
-//! outliving its Session value.
+//! Background tasks: read what is new, write input, kill, wait, watch until
+//! quiet, and a Task outliving its Session value.
 mod common;
 
 use std::path::Path;
@@ -182,4 +182,44 @@ fn callbacks_may_use_the_session_but_not_start_commands() {
     assert_eq!(nested.unwrap().unwrap_err().kind(), ErrorKind::State);
     // and the session is fine afterwards
     assert_eq!(s.command("echo y").exec().unwrap().stdout_str(), "y\n");
+}
+
+#[test]
+fn watch_returns_when_quiet_ended_or_at_its_time() {
+    use shexec::Watch;
+    let s = Session::new().unwrap();
+    let task = s.command("echo a; sleep 0.4; echo b; sleep 30").start_task().unwrap();
+    let t0 = Instant::now();
+    assert_eq!(task.watch(Duration::from_millis(800), Some(Duration::from_secs(20))).unwrap(),
+               Watch::Quiet);
+    // b came at ~0.4 s: quiet 0.8 s after it, not 0.8 s after the call
+    let took = t0.elapsed();
+    assert!(took >= Duration::from_millis(1100) && took < Duration::from_secs(8), "{:?}", took);
+    assert_eq!(task.read(Stream::Stdout), b"a\nb\n");
+    assert!(task.quiet() >= Duration::from_millis(800));
+    // silent before the call: the quiet counts from the call
+    let t0 = Instant::now();
+    assert_eq!(task.watch(Duration::from_millis(500), None).unwrap(), Watch::Quiet);
+    assert!(t0.elapsed() >= Duration::from_millis(450));
+    drop(task);
+
+    let busy = s.command("while :; do echo x; sleep 0.1; done").start_task().unwrap();
+    let t0 = Instant::now();
+    assert_eq!(busy.watch(Duration::from_millis(600), Some(Duration::from_millis(1000))).unwrap(),
+               Watch::Time);
+    assert!(t0.elapsed() >= Duration::from_millis(950));
+    drop(busy);
+
+    let short = s.command("sleep 0.3; exit 4").start_task().unwrap();
+    assert_eq!(short.watch(Duration::from_secs(5), Some(Duration::from_secs(20))).unwrap(),
+               Watch::Ended);
+    assert_eq!(short.output().exit_code, Some(4));
+
+    if std::fs::read_to_string("/proc/self/syscall").is_ok() {
+        let asks = s.command("read x; echo got $x").stdin(true).start_task().unwrap();
+        assert_eq!(asks.watch(Duration::ZERO, Some(Duration::from_secs(20))).unwrap(), Watch::Input);
+        asks.write(b"y\n").unwrap();
+        assert_eq!(asks.watch(Duration::ZERO, Some(Duration::from_secs(20))).unwrap(), Watch::Ended);
+        assert_eq!(asks.read(Stream::Stdout), b"got y\n");
+    }
 }
