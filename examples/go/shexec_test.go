@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -602,5 +603,82 @@ func TestNoFdLeak(t *testing.T) {
 	}
 	if after := fdCount(t); after != before {
 		t.Fatalf("%d descriptors open before, %d after", before, after)
+	}
+}
+
+func TestTaskWatch(t *testing.T) {
+	s := newSession(t)
+	task, err := s.StartTask("echo a; sleep 0.4; echo b; sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close()
+	ctx := context.Background()
+	t0 := time.Now()
+	why, err := task.Watch(ctx, 800*time.Millisecond, 20*time.Second)
+	if err != nil || why != shexec.WatchQuiet {
+		t.Fatalf("watch: %v %v", why, err)
+	}
+	// b came at ~0.4 s: quiet 0.8 s after it, not 0.8 s after the call
+	if took := time.Since(t0); took < 1100*time.Millisecond || took > 8*time.Second {
+		t.Fatalf("quiet after %v", took)
+	}
+	if got, _ := task.Read(shexec.Stdout); got != "a\nb\n" {
+		t.Fatalf("read %q", got)
+	}
+	if q, _ := task.Quiet(); q < 800*time.Millisecond {
+		t.Fatalf("quiet %v", q)
+	}
+	// silent before the call: the quiet counts from the call
+	t0 = time.Now()
+	if why, err := task.Watch(ctx, 500*time.Millisecond, 0); err != nil || why != shexec.WatchQuiet ||
+		time.Since(t0) < 450*time.Millisecond {
+		t.Fatalf("watch again: %v %v after %v", why, err, time.Since(t0))
+	}
+
+	busy, err := s.StartTask("while :; do echo x; sleep 0.1; done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	t0 = time.Now()
+	if why, err := busy.Watch(ctx, 600*time.Millisecond, time.Second); err != nil || why != shexec.WatchTime ||
+		time.Since(t0) < 950*time.Millisecond {
+		t.Fatalf("busy: %v %v after %v", why, err, time.Since(t0))
+	}
+	short, err := s.StartTask("sleep 0.3; exit 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	if why, err := short.Watch(ctx, 5*time.Second, 20*time.Second); err != nil || why != shexec.WatchEnded {
+		t.Fatalf("short: %v %v", why, err)
+	}
+	if why.String() != "quiet" || shexec.WatchEnded.String() != "ended" {
+		t.Fatalf("names %v %v", why, shexec.WatchEnded)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := busy.Watch(cctx, time.Minute, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if _, err := os.ReadFile("/proc/self/syscall"); err == nil {
+		asks, err := s.StartTask("read x; echo got $x", shexec.WithStdinPipe())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer asks.Close()
+		if why, err := asks.Watch(ctx, 0, 20*time.Second); err != nil || why != shexec.WatchInput {
+			t.Fatalf("asks: %v %v", why, err)
+		}
+		if _, err := io.WriteString(asks, "y\n"); err != nil {
+			t.Fatal(err)
+		}
+		if why, err := asks.Watch(ctx, 0, 20*time.Second); err != nil || why != shexec.WatchEnded {
+			t.Fatalf("answered: %v %v", why, err)
+		}
+		if got, _ := asks.Read(shexec.Stdout); got != "got y\n" {
+			t.Fatalf("read %q", got)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -277,6 +278,127 @@ func (t *Task) Wait(ctx context.Context) (*Result, error) {
 		default:
 		}
 	}
+}
+
+// WatchReason says why Task.Watch returned (SHEXEC_WATCH_*).
+type WatchReason int
+
+// The reasons Task.Watch returns for.
+const (
+	WatchEnded WatchReason = C.SHEXEC_WATCH_ENDED // the task has finished
+	WatchQuiet WatchReason = C.SHEXEC_WATCH_QUIET // it printed nothing for the quiet time
+	WatchInput WatchReason = C.SHEXEC_WATCH_INPUT // it waits for input
+	WatchTime  WatchReason = C.SHEXEC_WATCH_TIME  // the longest wait passed first
+)
+
+func (w WatchReason) String() string {
+	switch w {
+	case WatchEnded:
+		return "ended"
+	case WatchQuiet:
+		return "quiet"
+	case WatchInput:
+		return "input"
+	case WatchTime:
+		return "time"
+	}
+	return fmt.Sprintf("watch(%d)", int(w))
+}
+
+// ceilMs is d in whole milliseconds, rounded up, within a C uint32_t.
+func ceilMs(d time.Duration) C.uint32_t {
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms > 0xFFFFFFFF {
+		ms = 0xFFFFFFFF
+	}
+	if ms < 0 {
+		ms = 0
+	}
+	return C.uint32_t(ms)
+}
+
+// Watch follows the task: it pumps the session's loop until the task has
+// finished (WatchEnded), waits for input (WatchInput), has printed nothing
+// for quiet (WatchQuiet; counted from the later of its last output and the
+// call; 0: not watched for), or max has passed (WatchTime; max <= 0: no
+// limit), whichever comes first, as shexec_task_watch() does. A host
+// following a build or a server's log ("no new output for N seconds") calls
+// it, then Reads what came. If ctx is done first, Watch returns ctx.Err().
+// Between short waits the session is free for other goroutines, without
+// changing when Watch returns. A panic of the task's WithOutput callback is
+// raised again once the task has ended.
+func (t *Task) Watch(ctx context.Context, quiet, max time.Duration) (WatchReason, error) {
+	const op = "watch task"
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	for first := true; ; first = false {
+		_, c, err := t.lock(op)
+		if err != nil {
+			return 0, err
+		}
+		var need C.uint32_t
+		if quiet > 0 {
+			// quiet so far, counted from the call: a slice that ended in
+			// quiet after output came is looked at again
+			q := time.Duration(C.shexec_run_quiet_ms(c.run)) * time.Millisecond
+			if since := time.Since(start); since < q {
+				q = since
+			}
+			if q >= quiet && !first {
+				t.s.mu.Unlock()
+				return WatchQuiet, nil
+			}
+			if need = ceilMs(quiet - q); need == 0 {
+				need = 1
+			}
+		}
+		slice := C.uint32_t(pumpSliceMs)
+		if max > 0 {
+			left := max - time.Since(start)
+			if left <= 0 && !first {
+				t.s.mu.Unlock()
+				return WatchTime, nil
+			}
+			if l := ceilMs(left); l < slice {
+				slice = l
+			}
+		}
+		rc := C.shexec_task_watch(c.ptr, need, slice)
+		var werr error
+		if rc < 0 {
+			werr = t.s.fail(rc, op)
+		}
+		k := c.sink
+		t.s.mu.Unlock()
+		if werr != nil {
+			return 0, werr
+		}
+		why := WatchReason(rc)
+		if why == WatchEnded && k != nil && k.panicked { // as Wait: the callback's panic, at the end
+			panic(k.value)
+		}
+		if why == WatchEnded || why == WatchInput {
+			return why, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		default:
+		}
+	}
+}
+
+// Quiet says how long the task has printed nothing: since the output the
+// loop last read of it, or its start; once it ended, until its end.
+func (t *Task) Quiet() (time.Duration, error) {
+	_, c, err := t.lock("task quiet")
+	if err != nil {
+		return 0, err
+	}
+	defer t.s.mu.Unlock()
+	return time.Duration(C.shexec_run_quiet_ms(c.run)) * time.Millisecond, nil
 }
 
 // Close frees the task, ending it first if it still runs (SIGTERM, the
