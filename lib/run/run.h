@@ -30,27 +30,25 @@ struct shexec_run {
     uint32_t effective_timeout_ms; /* in force from the start; 0: none */
     char *cwd;                    /* NULL: the session cwd (and track it) */
     shx_envlist env;
-    int limit_set;
     uint64_t limit;
     int unit, keep;
     shexec_output_fn fn;
     void *user;
 
     int state;                    /* SHEXEC_STATE_* */
+    int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     shx_job job;                  /* what the loop drives: its process, streams, input */
     int64_t start_ns, end_ns;
     shx_buf rendered[2];          /* captured output as returned to the host */
     int rendered_valid[2];
 
     shexec_task *task;            /* the task this run is the engine of, or NULL */
-    int leftovers;                /* SHEXEC_LEFTOVERS_NONE/ADOPTED/KILLED */
     char *leftover_task;          /* id of the adopting task */
     shx_buf notice;               /* shexec_run_notice(): what was declined */
     shx_report report;            /* the run's report channel (channels.h); fd -1: closed */
     shx_record record;            /* what the shell reported on it */
     int prelude_marked;           /* its prelude says it ran (bash through a wrapper) */
     int wrapper_guard;            /* the wrapper's first run: it tells whether BASH_ENV passed */
-    int probe;                    /* the library's own run of `:` that learns the wrapper */
     shx_persist_run persist;      /* its shell reports its state (persist_hook.h) */
 
     int pty;                      /* a pseudo-terminal instead of pipes */
@@ -63,6 +61,7 @@ struct shexec_run {
 
     uint64_t limits[SHEXEC_LIMITS]; /* shexec_run_set_limit(): in limits_set, the run's own */
     unsigned limits_set;          /* bit 1 << SHEXEC_LIMIT_* */
+    int limit_set;
     uint64_t limits_in_force[SHEXEC_LIMITS]; /* from its start (launch.c) */
     char *cgroup_v1[SHX_CTRLS];   /* its cgroups in v1 hierarchies (contain_hook.h), NULL: none */
     int limit_hits;               /* shexec_run_limit_hit() */
@@ -72,9 +71,9 @@ struct shexec_run {
     int idle_action;
     int background_set;           /* the run's own background cap, over the session's */
     uint32_t background_cap_ms;
+    int yielded;                  /* SHEXEC_YIELD_*: moved to the background by exec */
     shexec_input_fn input_fn;
     void *input_user;
-    int yielded;                  /* SHEXEC_YIELD_*: moved to the background by exec */
     int task_run_held;            /* yielded: the host still holds the run handle */
     int reserves_slot;            /* a task slot is kept for its yield while it may yield
                                      (the tool layer's runs: task.c counts it) */
@@ -82,6 +81,7 @@ struct shexec_run {
     int redact_own_env;           /* shexec_run_redact_own_env() */
     int notice_first;             /* the session's, from the start */
     int interrupted;              /* a SIGINT reached it: shexec_run_interrupted() */
+    int probe;                    /* the library's own run of `:` that learns the wrapper */
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);

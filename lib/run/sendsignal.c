@@ -34,9 +34,9 @@ static int is_allowed(int sig)
     return 0;
 }
 
-static char ascii_upper(char c)
+static int ascii_upper(char c)
 {
-    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+    return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c;
 }
 
 /* a and b (upper case) alike, ASCII case ignored: not strcasecmp, whose

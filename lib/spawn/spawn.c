@@ -272,8 +272,8 @@ static int forkexec_error(const shx_spawn_req *req, int step, int e, shx_buf *er
 }
 
 /* The child, started by the library's own steps (forkexec.h). */
-static int start_forkexec(const shx_spawn_req *req, const char *slave, int outp[2], int errp[2],
-                          int inp[2], pid_t *pid, shx_buf *err)
+static int start_forkexec(const shx_spawn_req *req, const char *slave, const int outp[2],
+                          const int errp[2], const int inp[2], pid_t *pid, shx_buf *err)
 {
     shx_fx_plan plan = {.path = req->path,
                         .argv = req->argv,
