@@ -1069,7 +1069,9 @@ SHEXEC_API int shexec_run_close_stdin(shexec_run *run);
  * Type input at the command, as a person at a terminal would: what a model
  * writes. On a pseudo-terminal (shexec_run_set_pty()) as
  * shexec_run_write(): the terminal makes "\x03" (^C) a SIGINT itself. On a
- * pipe, which has no such line discipline, each "\x03" byte is the ^C key,
+ * pipe, which has no such line discipline, and on a pseudo-terminal that
+ * is nobody's controlling terminal (see shexec_run_set_pty(); while its
+ * program does not read raw keys), each "\x03" byte is the ^C key,
  * not input: the command is sent SIGINT in its place
  * (shexec_run_send_signal(); shexec_run_interrupted() then says so), the
  * text before it queued first and the text after it next (a command that
@@ -1096,7 +1098,11 @@ enum {
  * SHEXEC_PTY_ON or SHEXEC_PTY_ECHO, instead of pipes (SHEXEC_PTY_OFF, the
  * default), for programs that behave differently without one (colours,
  * progress bars, prompts, REPLs). The command leads a new session with the
- * terminal as its controlling terminal; stdout and stderr are merged into
+ * terminal as its controlling terminal (a build without a spawn that can
+ * start a session, PORTABLE=1 on a libc without POSIX_SPAWN_SETSID, gives
+ * it its own process group only, and the terminal is nobody's controlling
+ * terminal: shexec_run_type_input() then turns ^C into SIGINT itself);
+ * stdout and stderr are merged into
  * SHEXEC_STDOUT; input from shexec_run_write() is typed at the terminal,
  * "\x03" interrupts (SIGINT; shexec_run_type_input() gives ^C the same
  * meaning on pipes), shexec_run_close_stdin() sends ^D. Line

@@ -12,6 +12,7 @@
 
 #include "run/run.h"
 #include "session/session.h"
+#include "shx/platform.h"
 
 SHEXEC_API int shexec_run_set_stdin(shexec_run *run, int enable)
 {
@@ -103,11 +104,22 @@ static int terminal_interrupts(const shexec_run *r)
            tio.c_cc[VINTR] == (cc_t)INTERRUPT_KEY;
 }
 
+/* 1 when a ^C typed to the run is the library's to turn into SIGINT: a
+ * pipe has no line discipline, and a pty that is nobody's controlling
+ * terminal (a platform without POSIX_SPAWN_SETSID) has one that signals
+ * no group; unless the program read raw keys (ISIG off). */
+static int interrupt_key_is_ours(const shexec_run *r)
+{
+    if (!r->pty)
+        return 1;
+    return !SHX_HAVE_SPAWN_SETSID && terminal_interrupts(r);
+}
+
 /*
- * Input as a person types it. A terminal has a line discipline that turns
- * ^C into a SIGINT for its foreground group: there the keys go as they
- * are. A pipe has none, so each ^C is taken for the key, not a byte of
- * input: the text before it is queued, the command is sent SIGINT
+ * Input as a person types it. A controlling terminal has a line discipline
+ * that turns ^C into a SIGINT for its foreground group: there the keys go
+ * as they are. A pipe has none, so each ^C is taken for the key, not a byte
+ * of input: the text before it is queued, the command is sent SIGINT
  * (shexec_run_send_signal), the text after it is queued next. The text is
  * checked against stdin and the bound whole first, so that a refused call
  * sent no signal: it may be typed again.
@@ -117,7 +129,7 @@ SHEXEC_API int shexec_run_type_input(shexec_run *run, const void *data, size_t l
     if (!run)
         return SHEXEC_EINVAL;
     const char *p = data;
-    if (run->pty || !p || !memchr(p, INTERRUPT_KEY, len)) {
+    if (!p || !memchr(p, INTERRUPT_KEY, len) || !interrupt_key_is_ours(run)) {
         int rc = queue_input(run, data, len, 1);
         if (rc == SHEXEC_OK && p && memchr(p, INTERRUPT_KEY, len) && terminal_interrupts(run))
             run->interrupted = 1;
