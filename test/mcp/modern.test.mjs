@@ -215,7 +215,8 @@ describe('the Tasks extension with @modelcontextprotocol/ext-tasks', () => {
   after(async () => { await session.close?.(); });
 
   test('a background command is a task: working, then completed with its result', async () => {
-    const ex = await session.callTool('bash', { command: 'echo start; sleep 0.6; echo done', run_in_background: true });
+    // running for 1.5 s: polled every 500 ms, it is seen running however late a poll comes
+    const ex = await session.callTool('bash', { command: 'echo start; sleep 1.5; echo done', run_in_background: true });
     assert.equal(ex.kind, 'task');
     assert.match(ex.handle.taskId, /^t[0-9a-f]{12}$/);
     const statuses = [];

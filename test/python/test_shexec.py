@@ -1342,7 +1342,7 @@ class TestHostIntegration(Base):
 
 
 class TestContainment(Base):
-    MARK = "shexec-bind-mark"
+    MARK = "shexec-bind-mark-%d" % os.getpid()   # this process's, not another suite's
 
     def contained(self):
         """A session holding its commands in cgroups, or the test skipped

@@ -8,7 +8,7 @@ const { alive } = require('./util');
 
 const { Session, InvalidArgumentError, SysError } = require('shexec');
 
-const MARK = 'shexec-bind-mark';
+const MARK = `shexec-bind-mark-${process.pid}`; // this process's, not another suite's
 // About 0.3 s of CPU in user mode, from the system's interpreter: a pyenv
 // shim would add processes of its own to what is counted.
 // 0.3 s of its own CPU time (not of the clock: a loaded machine would give it less)
