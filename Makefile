@@ -3,13 +3,16 @@
 #   make                 build/libshexec.so.1.0.0 (+ .so.1, .so links) and build/libshexec.a
 #                        (every build product goes under build/; make check adds only what its
 #                        binding suites install: test/mcp's node_modules, and under build/ the
-#                        Python venv, the packed Node package, Rust's and Go's build caches)
+#                        Python venv, the packed Node package, Rust's and Go's build caches;
+#                        and its lock, /tmp/shexec-check.lock)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
 #                        WATCHDOG=0, TOOLS=0, PERSIST=0: the library without the watchdog, the
 #                        tool layer, persisted shell state; CONTAIN=0: one that makes no cgroups;
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
-#                        one line per suite, VERBOSE=1: every suite's whole log)
+#                        one line per suite as it ends, VERBOSE=1: every suite's whole log;
+#                        the suites run several at a time: CHECK_JOBS, by default make's -j N,
+#                        else twice the processors; make check-build builds without running)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
 #   make demo            build and run examples/demo
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
@@ -154,7 +157,7 @@ ifeq ($(CC_TAG),musl)
   TEST_LIBS  := $(CMOCKA_MUSL)/libcmocka.a
 endif
 
-.PHONY: FORCE all check check-musl check-conformance abi-check abi-baseline lint demo examples bench bench-peers install uninstall clean cmocka-present
+.PHONY: FORCE all check check-build check-run check-musl check-conformance abi-check abi-baseline lint demo examples bench bench-peers install uninstall clean cmocka-present
 
 all: $(SO_REAL) $(SO_MAJOR) $(SO_DEV) $(STATIC)
 
@@ -242,9 +245,43 @@ SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh 
   test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh \
   test/rust/run.sh test/go/run.sh test/test_differential.sh
 
-check: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
+# what make check runs, built (without running it)
+check-build: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
+
+# The suites run CHECK_JOBS at a time (test/run-tests.sh): by default make's
+# -j N, else twice the processors (most suites spend their time waiting on
+# the commands they run). The longest start first, so none is left running
+# by itself at the end; CHECK_ALONE runs after them, one at a time, with
+# nothing else running (on the machine: test/run-tests.sh's lock). make
+# check without -j builds with -j(the processors).
+NPROC      := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+ifeq ($(VALGRIND),1)
+  # under valgrind the cmocka suites that do the most take longest
+  CHECK_FIRST := test_json test_env test_output test_hostile test_task mcp/run.sh rust/run.sh \
+    node/run.sh test_tool python/run.sh test_sentinel test_run test_differential.sh go/run.sh \
+    test_threads test_longrun test_wrappers test_soak test_ansi
+else
+  CHECK_FIRST := mcp/run.sh test_soak test_hostile node/run.sh go/run.sh python/run.sh \
+    test_differential.sh test_longrun rust/run.sh test_trust test_capture test_run test_tool test_task
+endif
+CHECK_ALONE := test_contain test_watchdog
+# CHECK_SCRIPTS=0: the cmocka suites only, the script suites left out (CI's
+# valgrind check: they run nothing under valgrind, and the plain check runs them)
+CHECK_SUITES := $(TEST_BINS) $(if $(filter 0,$(CHECK_SCRIPTS)),,$(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS)))
+CHECK_ORDER := $(foreach n,$(CHECK_FIRST),$(filter %/$(n),$(CHECK_SUITES))) \
+  $(filter-out $(foreach n,$(CHECK_FIRST) $(CHECK_ALONE),%/$(n)),$(CHECK_SUITES)) \
+  --alone $(foreach n,$(CHECK_ALONE),$(filter %/$(n),$(CHECK_SUITES)))
+
+# (make's -j N is seen in a recipe's MAKEFLAGS only)
+check:
+	+@jobs='$(CHECK_JOBS)'; j=; \
+	  case " $$MAKEFLAGS" in *" -j"*) ;; *) j=-j$(NPROC) ;; esac; \
+	  [ -n "$$jobs" ] || jobs=$$(printf '%s\n' " $$MAKEFLAGS" | sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
+	  $(MAKE) --no-print-directory $$j check-run CHECK_JOBS=$${jobs:-$$(($(NPROC) * 2))}
+
+check-run: check-build
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) VERBOSE=$(VERBOSE) \
-	  sh test/run-tests.sh $(TEST_BINS) $(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS))
+	  bash test/run-tests.sh -j $(or $(CHECK_JOBS),$(shell echo $$(($(NPROC) * 2)))) $(CHECK_ORDER)
 
 # --- examples ----------------------------------------------------------------
 

@@ -1,31 +1,101 @@
-#!/bin/sh
-# Run each cmocka test binary (under valgrind when VALGRIND=1) and each
-# script suite, print one line per suite ("ok", "FAIL" or "skip", its counts
-# and seconds), the whole log of a suite only when it failed (or every log
-# with VERBOSE=1), and one closing line: "check: N passed, N failed"
-# (", N skipped" added when a build lacks what some tests need).
+#!/usr/bin/env bash
+# Run test suites, several at a time: each cmocka test binary (under valgrind
+# when VALGRIND=1) and each script suite (*.sh). Prints one line per suite as
+# it ends ("ok", "FAIL" or "skip", its counts and seconds), the whole log of a
+# suite only when it failed (or every log with VERBOSE=1), and one closing
+# line: "check: N passed, N failed" (", N skipped" added when a build lacks
+# what some tests need); exits non-zero when a suite failed.
+#
+#   bash test/run-tests.sh [-j N] SUITE... [--alone SUITE...]
+#
+# The suites before --alone start in the order given, N at a time (1 without
+# -j): the longest first, so none is left to run by itself at the end. Those
+# after --alone run afterwards, one at a time with nothing else running:
+# suites that cannot share the machine. Nothing else means on the whole
+# machine, in other runs too (other variants, other trees): a suite holds
+# a lock on SHEXEC_CHECK_LOCK (default /tmp/shexec-check.lock; empty: none)
+# while it runs, shared, or exclusive for those after --alone. Each suite
+# writes its own log, and starts with stdin on /dev/null and the signal
+# dispositions the runner had (bash, not sh: a non-interactive sh starts
+# background jobs with SIGINT and SIGQUIT ignored, which the test programs
+# would inherit).
+jobs=1
+if [ "$1" = -j ]; then
+    jobs=$2
+    shift 2
+fi
+case "$jobs" in '' | *[!0-9]* | 0) echo "run-tests.sh: -j needs a number, not '$jobs'" >&2; exit 2 ;; esac
+suites=()
+alone=()
+in_alone=0
+for t in "$@"; do
+    if [ "$t" = --alone ]; then
+        in_alone=1
+    elif [ "$in_alone" = 1 ]; then
+        alone+=("$t")
+    else
+        suites+=("$t")
+    fi
+done
+
+lock=${SHEXEC_CHECK_LOCK-/tmp/shexec-check.lock}
+if [ -n "$lock" ]; then
+    if ! command -v flock >/dev/null 2>&1; then
+        echo "run-tests.sh: no flock (util-linux): suites are not kept apart from other runs"
+        lock=""
+    elif [ ! -e "$lock" ] && (umask 0; : >>"$lock") 2>/dev/null; then
+        :  # made, readable by all (a lock taken on a read-only descriptor)
+    elif [ ! -r "$lock" ]; then
+        echo "run-tests.sh: cannot read $lock: suites are not kept apart from other runs"
+        lock=""
+    fi
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# each ended suite writes its number here; the runner reads one at a time
+mkfifo "$tmp/ended" || exit 1
+exec 3<>"$tmp/ended"
+
 passed=0
 failed=0
 skipped=0
 broken=""
-for t in "$@"; do
-    name=$(basename "$t")
-    # test/python/run.sh, test/node/run.sh, test/mcp/run.sh: named by their directory
-    [ "$name" = run.sh ] && name=$(basename "$(dirname "$t")")/run.sh
-    log=$(mktemp)
+
+# run_suite N PATH [-x]: run one suite (holding the lock, exclusive with
+# -x), its output to $tmp/N.log, its exit status and milliseconds to $tmp/N.rc
+run_suite() {
+    local log=$tmp/$1.log start rc
+    # the lock on fd 4 (opened by start_suite), closed for the suite: what it
+    # leaves running holds no lock
+    [ -n "$lock" ] && flock "${3:--s}" 4
     start=$(date +%s%N)
-    case "$t" in
-    *.sh) sh "$t" >"$log" 2>&1 ;;
+    case "$2" in
+    *.sh) sh "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- ;;
     *)
-    if [ "$VALGRIND" = 1 ]; then
-        valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-            --track-fds=no "$t" >"$log" 2>&1
-    else
-        "$t" >"$log" 2>&1
-    fi ;;
+        if [ "$VALGRIND" = 1 ]; then
+            valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+                --track-fds=no "$2" >"$log" 2>&1 </dev/null 3>&- 4>&-
+        else
+            "$2" >"$log" 2>&1 </dev/null 3>&- 4>&-
+        fi ;;
     esac
     rc=$?
-    ms=$((($(date +%s%N) - start) / 1000000))
+    echo "$rc $((($(date +%s%N) - start) / 1000000))" >"$tmp/$1.rc"
+}
+
+# start_suite N PATH [-x]: in the background; says N on the fifo when it ends
+start_suite() {
+    (run_suite "$@" 4<"${lock:-/dev/null}"; echo "$1" >&3) &
+}
+
+# report N PATH: its line, its log if it failed, and the totals
+report() {
+    local name log=$tmp/$1.log rc ms p f k status extra
+    name=$(basename "$2")
+    # test/python/run.sh, test/node/run.sh, test/mcp/run.sh: named by their directory
+    [ "$name" = run.sh ] && name=$(basename "$(dirname "$2")")/run.sh
+    read -r rc ms <"$tmp/$1.rc" 2>/dev/null || { rc=126; ms=0; echo "could not start $2" >>"$log"; }
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
@@ -45,13 +115,43 @@ for t in "$@"; do
     if [ "$status" = FAIL ] || [ "$VERBOSE" = 1 ]; then
         cat "$log"
     fi
-    rm -f "$log"
+    rm -f "$log" "$tmp/$1.rc"
     extra=""
     [ -n "$k" ] && [ "$k" != 0 ] && extra=", $k skipped"
     [ "$rc" != 0 ] && extra="$extra, exit $rc"
     printf '%-4s %-28s %4s passed, %s failed%s (%d.%d s)\n' "$status" "$name" "${p:-0}" \
         "${f:-0}" "$extra" $((ms / 1000)) $((ms % 1000 / 100))
-done
+}
+
+# run_all J LOCKMODE SUITE...: J at a time, each reported as it ends
+run_all() {
+    local j=$1 mode=$2 next=0 running=0 n
+    shift 2
+    local list=("$@")
+    while [ "$next" -lt "${#list[@]}" ] || [ "$running" -gt 0 ]; do
+        while [ "$running" -lt "$j" ] && [ "$next" -lt "${#list[@]}" ]; do
+            start_suite "$((base + next))" "${list[next]}" "$mode"
+            next=$((next + 1))
+            running=$((running + 1))
+        done
+        read -r n <&3 || break
+        report "$n" "${all[n]}"
+        running=$((running - 1))
+    done
+}
+
+all=("${suites[@]}" "${alone[@]}")
+if [ "$jobs" -gt 1 ] && [ "${#suites[@]}" -gt 1 ]; then
+    then_alone=""
+    [ "${#alone[@]}" -gt 0 ] && then_alone=", then ${#alone[@]} one at a time"
+    echo "running ${#suites[@]} suites, $jobs at a time$then_alone"
+fi
+base=0
+run_all "$jobs" -s "${suites[@]}"
+base=${#suites[@]}
+[ "${#alone[@]}" -gt 0 ] && run_all 1 -x "${alone[@]}"
+wait
+
 echo
 [ -n "$broken" ] && echo "failing binaries:$broken"
 if [ "$skipped" -gt 0 ]; then
