@@ -257,12 +257,14 @@ check-build: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$
 NPROC      := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 ifeq ($(VALGRIND),1)
   # under valgrind the cmocka suites that do the most take longest
-  CHECK_FIRST := test_json test_env test_output test_hostile test_task mcp/run.sh rust/run.sh \
+  CHECK_FIRST := test_capture test_json test_env test_output test_hostile test_task mcp/run.sh rust/run.sh \
     node/run.sh test_tool python/run.sh test_sentinel test_run test_differential.sh go/run.sh \
     test_threads test_longrun test_wrappers test_soak test_ansi
 else
-  CHECK_FIRST := mcp/run.sh test_soak test_hostile node/run.sh go/run.sh python/run.sh \
-    test_differential.sh test_longrun rust/run.sh test_trust test_capture test_run test_tool test_task
+  # (go and rust: their first build in a clean tree; test_capture: under the
+  # sanitizers, ThreadSanitizer's most of all)
+  CHECK_FIRST := test_capture mcp/run.sh go/run.sh test_soak python/run.sh rust/run.sh test_hostile node/run.sh \
+    test_differential.sh test_longrun test_wrappers test_run test_trust test_task test_tool
 endif
 CHECK_ALONE := test_contain test_watchdog
 # CHECK_SCRIPTS=0: the cmocka suites only, the script suites left out (CI's

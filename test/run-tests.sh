@@ -14,7 +14,9 @@
 # suites that cannot share the machine. Nothing else means on the whole
 # machine, in other runs too (other variants, other trees): a suite holds
 # a lock on SHEXEC_CHECK_LOCK (default /tmp/shexec-check.lock; empty: none)
-# while it runs, shared, or exclusive for those after --alone. Each suite
+# while it runs, shared, or exclusive for those after --alone. With
+# SHEXEC_CHECK_SLOTS=M (CI, running several variants at once), at most M
+# suites of all the runs that share the lock run at once. Each suite
 # writes its own log, and starts with stdin on /dev/null and the signal
 # dispositions the runner had (bash, not sh: a non-interactive sh starts
 # background jobs with SIGINT and SIGQUIT ignored, which the test programs
@@ -39,6 +41,8 @@ for t in "$@"; do
 done
 
 lock=${SHEXEC_CHECK_LOCK-/tmp/shexec-check.lock}
+slots=${SHEXEC_CHECK_SLOTS:-}
+case "$slots" in '' | *[!0-9]* | 0) slots="" ;; esac
 if [ -n "$lock" ]; then
     if ! command -v flock >/dev/null 2>&1; then
         echo "run-tests.sh: no flock (util-linux): suites are not kept apart from other runs"
@@ -69,15 +73,31 @@ run_suite() {
     # the lock on fd 4 (opened by start_suite), closed for the suite: what it
     # leaves running holds no lock
     [ -n "$lock" ] && flock "${3:--s}" 4
+    # a slot (fd 5, closed for the suite as well): the first of M free, a
+    # lock on LOCK.slotK (none when no such file can be opened)
+    local k opened
+    if [ -n "$lock" ] && [ -n "$slots" ] && [ "$3" != -x ]; then
+        while :; do
+            opened=0
+            for ((k = 0; k < slots; k++)); do
+                if { exec 5<"$lock.slot$k" || exec 5>>"$lock.slot$k"; } 2>/dev/null; then
+                    opened=1
+                    flock -n 5 && break 2
+                fi
+            done
+            [ "$opened" = 1 ] || break
+            sleep 0.2
+        done
+    fi
     start=$(date +%s%N)
     case "$2" in
-    *.sh) sh "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- ;;
+    *.sh) sh "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&- ;;
     *)
         if [ "$VALGRIND" = 1 ]; then
             valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-                --track-fds=no "$2" >"$log" 2>&1 </dev/null 3>&- 4>&-
+                --track-fds=no "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
         else
-            "$2" >"$log" 2>&1 </dev/null 3>&- 4>&-
+            "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
         fi ;;
     esac
     rc=$?
