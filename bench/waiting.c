@@ -147,6 +147,54 @@ static void sec_idle_looks(void)
              "median of %d rounds of (lib - floor) / %.0f s", cmd, look_ms, rounds, secs);
 }
 
+/*
+ * 4s: how soon `server &` returns, and with what. After the shell exits
+ * the library reads what the server prints until it has been quiet for
+ * the drain (shexec_session_set_leftovers_drain_ms), then adopts it: the
+ * return waits for the server's first line plus the drain, and the line is
+ * in the run's output. The floor is the same run without a drain (it
+ * returns at the shell's exit, the line left to the adopted task).
+ */
+static void sec_server_return(void)
+{
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    char cmd[256];
+    strf(cmd, sizeof cmd, "%s -u -m http.server 0 --bind 127.0.0.1 &", py);
+    int rounds = B.z.quick ? 2 : 7;
+    double on[16], off[16];
+    int lines = 0;
+    for (int k = 0; k < rounds; k++) {
+        for (int drain = 0; drain < 2; drain++) {
+            shexec_session *s = lib_session();
+            if (shexec_session_set_leftovers_drain_ms(s, drain ? SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS : 0) !=
+                SHEXEC_OK)
+                die("setting the drain: %s", shexec_session_errmsg(s));
+            shexec_run *r;
+            if (shexec_run_new(&r, s, cmd) != SHEXEC_OK)
+                die("configuring the server run: %s", shexec_session_errmsg(s));
+            int64_t t0 = now_ns();
+            if (shexec_run_exec(r) != SHEXEC_OK || shexec_run_exit_code(r) != 0 ||
+                shexec_run_leftovers(r, NULL) != SHEXEC_LEFTOVERS_ADOPTED)
+                die("`%s` did not exit 0 leaving its server adopted: %s", cmd, shexec_session_errmsg(s));
+            (drain ? on : off)[k] = (double)(now_ns() - t0) / 1e6;
+            const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+            lines += drain && strstr(out, "Serving HTTP") != NULL;
+            shexec_run_free(r);
+            shexec_session_free(s); /* ends the server */
+        }
+    }
+    bench_row *r = row_new("4s", "return of `python3 -m http.server 0 &`", "ms");
+    cell(r, C_FLOOR, "%.0f", median(off, rounds));
+    cell(r, C_LIB, "%.0f", median(on, rounds));
+    cell(r, C_OTHER, "first line in the run %d/%d", lines, rounds);
+    cell(r, C_TARGET, "line + drain");
+    cell(r, C_VERDICT, "%s", lines == rounds ? "PASS" : "MISS");
+    footnote("4s: ms from shexec_run_exec() to its return for `%s` (a session on process groups); "
+             "lib = the default drain of leftovers' output (%u ms of quiet), floor = no drain; "
+             "median of %d rounds; other = rounds whose run output has the server's first line",
+             cmd, SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS, rounds);
+}
+
 void sec_idle(void)
 {
     const bench_sizes *z = &B.z;
@@ -185,6 +233,7 @@ void sec_idle(void)
     footnote("   python = the agent-style run of 1 (RUSAGE_THREAD); node counts its whole process "
              "(libuv/V8 threads too); other = poll()/ppoll() calls the library made in the run (median)");
     sec_idle_looks();
+    sec_server_return();
     rule();
 }
 

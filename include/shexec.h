@@ -249,11 +249,14 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * removed since does not lock the session: the command starts in its
  * nearest existing ancestor, and the session moves there.
  *
- * LEFTOVERS. A run completes when its shell exits, not when its pipes
- * close: `server &` returns at once. Processes left in the command's group
- * (with containment, in its cgroup) are adopted as a task of the session
- * (their output keeps being read; see shexec_run_leftovers()), or killed
- * (shexec_session_set_on_leftovers()).
+ * LEFTOVERS. A run completes soon after its shell exits, not when its
+ * pipes close: `server &` returns once the server has printed nothing for
+ * the drain (100 ms by default; shexec_session_set_leftovers_drain_ms()),
+ * with what it printed until then in the run's output, as `bash -c` read
+ * to its end has the lines of `echo word &`. Processes still left in the
+ * command's group (with containment, in its cgroup) are then adopted as a
+ * task of the session (their output keeps being read; see
+ * shexec_run_leftovers()), or killed (shexec_session_set_on_leftovers()).
  *
  * ENDING PROCESSES. On a timeout, cancel, kill or free, the command's
  * process group gets SIGTERM and, after the session's kill grace, SIGKILL;
@@ -807,6 +810,35 @@ SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy);
  * default, for s NULL).
  */
 SHEXEC_API int shexec_session_on_leftovers(const shexec_session *s);
+
+/* The default and the largest drain of leftovers' output, in ms
+ * (shexec_session_set_leftovers_drain_ms()). */
+#define SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS 100u
+#define SHEXEC_MAX_LEFTOVERS_DRAIN_MS 2000u
+
+/*
+ * Set how long the output of what a command left running is read as the
+ * command's own.
+ * When a foreground command's shell exits while processes it started still
+ * run (`echo word &`, `seq 3 > >(tac)`, `server &`), the run goes on
+ * reading its output until they have all exited, or have printed nothing
+ * for `ms`; in all, at most 10 * ms after the shell's exit. What they
+ * printed meanwhile is the run's output, as `bash -c` read to the end of
+ * its output has it; what still runs then goes to the leftovers policy
+ * (shexec_session_set_on_leftovers()). So `sleep 30 &` returns `ms` after
+ * the shell's exit, and `server &` about `ms` after the server's first
+ * lines, with those lines in the run's output. While it drains, the run's
+ * timeout, idle timeout and yield no longer apply (its shell is gone); its
+ * state and exit code are the shell's. 0: the run ends at the shell's exit
+ * (a process that is just exiting then may be adopted). A task's leftovers
+ * are followed to their end as before. Errors: SHEXEC_EINVAL (s NULL, ms
+ * above SHEXEC_MAX_LEFTOVERS_DRAIN_MS; nothing changes).
+ */
+SHEXEC_API int shexec_session_set_leftovers_drain_ms(shexec_session *s, uint32_t ms);
+
+/* The session's drain of leftovers' output in ms
+ * (SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS for s NULL). */
+SHEXEC_API uint32_t shexec_session_leftovers_drain_ms(const shexec_session *s);
 
 /* How a session holds its commands' processes (shexec_session_containment()). */
 enum {

@@ -654,6 +654,29 @@ static void test_host_held_tasks_never_released(void **state)
     assert_int_equal(count_tasks(s), 0);
 }
 
+/* The lines a command's background processes print just after its shell
+ * exits are in the bash result's stdout, with nothing left to adopt; what
+ * still runs after the drain is a leftover task, its first line read. */
+static void test_late_lines_in_the_result(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to follow the group after the shell"))
+        skip();
+    /* (a loaded machine may hold the background process back longer than
+     * the default drain) */
+    assert_int_equal(shexec_session_set_leftovers_drain_ms(s, 1000), SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"{ sleep 0.05; echo late; } &\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "late\n");
+    assert_null(shx_json_get(r, "leftover_task_id"));
+    r = call(s, "bash", "{\"command\":\"{ echo early; exec sleep 30; } &\"}", SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "early\n");
+    char args[96];
+    snprintf(args, sizeof args, "{\"task_id\":\"%.40s\"}", str(r, "leftover_task_id"));
+    r = call(s, "task_kill", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "killed");
+}
+
 /*
  * Leftovers of a command the bash tool ran are adopted even when the table
  * is full of finished unread tasks: the oldest of those makes room.
@@ -694,6 +717,8 @@ static void test_task_being_read_not_released(void **state)
     shexec_session *s = *state;
     enable_all(s);
     assert_int_equal(shexec_session_set_max_tasks(s, 2), SHEXEC_OK);
+    /* the leftovers are handed on at the shell's exit, not after a drain */
+    assert_int_equal(shexec_session_set_leftovers_drain_ms(s, 0), SHEXEC_OK);
     char a[32], b[32];
     start_bg(s, "echo a", a, sizeof a);
     settle(s);
@@ -1585,6 +1610,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unread_tasks_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_held_tasks_never_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftovers_adopted_at_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_lines_in_the_result, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_being_read_not_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepare_configures_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepare_refuses_like_call, setup, teardown),

@@ -44,6 +44,12 @@ func OutputLimit(limit uint64, unit Unit, keep Keep) Option {
 // MaxTasks sets how many tasks the session holds at once (see Session.SetMaxTasks).
 func MaxTasks(n int) Option { return func(s *Session) error { return s.SetMaxTasks(n) } }
 
+// LeftoversDrain sets how long what a command left running is read as its
+// output after its shell exits (see Session.SetLeftoversDrain).
+func LeftoversDrain(d time.Duration) Option {
+	return func(s *Session) error { return s.SetLeftoversDrain(d) }
+}
+
 // OnLeftovers sets what happens to processes a command leaves running.
 func OnLeftovers(p LeftoverPolicy) Option {
 	return func(s *Session) error { return s.SetOnLeftovers(p) }

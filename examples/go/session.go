@@ -376,6 +376,25 @@ func (s *Session) KillGrace() time.Duration {
 	return fromMillis(C.shexec_session_kill_grace_ms(s.ptr))
 }
 
+// SetLeftoversDrain sets how long, after a command's shell exits, what it
+// left running is read as the command's output: until it ends or prints
+// nothing for d (default 100 ms, at most 2 s; ten times that in all), then
+// it is adopted. The lines of `echo word &` or `seq 3 > >(tac)` are then the
+// command's, and a server's first lines. 0: the command ends at its
+// shell's exit. ErrInvalid above 2 s.
+func (s *Session) SetLeftoversDrain(d time.Duration) error {
+	return s.call("set leftovers drain", func(p *C.shexec_session) C.int {
+		return C.shexec_session_set_leftovers_drain_ms(p, millis(d))
+	})
+}
+
+// LeftoversDrain reads the drain of leftovers' output.
+func (s *Session) LeftoversDrain() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fromMillis(C.shexec_session_leftovers_drain_ms(s.ptr))
+}
+
 // SetOutputLimit sets how much of each stream a command keeps (stdout and
 // stderr apart): limit in unit, keep KeepHead or KeepHeadTail. What is left
 // out is named by a notice in the text (see shexec.h).

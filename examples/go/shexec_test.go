@@ -147,6 +147,14 @@ func TestContextDeadline(t *testing.T) {
 // LEFTOVERS (shexec.h): a run completes when its shell exits; processes
 // left in its group are adopted as a task of the session (the default) or
 // killed (KillLeftovers).
+func TestLeftoversDrained(t *testing.T) {
+	s := newSession(t, shexec.LeftoversDrain(time.Second))
+	r := run(t, s, "{ sleep 0.05; echo late; } &")
+	if r.Stdout != "late\n" || r.Leftovers != shexec.LeftoversNone {
+		t.Fatalf("stdout %q leftovers %v", r.Stdout, r.Leftovers)
+	}
+}
+
 func TestLeftoversAdopted(t *testing.T) {
 	s := newSession(t)
 	start := time.Now()
@@ -491,6 +499,12 @@ func TestSettings(t *testing.T) {
 	}
 	if g := s.KillGrace(); g != time.Second {
 		t.Fatalf("kill grace %v", g)
+	}
+	if d := s.LeftoversDrain(); d != 100*time.Millisecond {
+		t.Fatalf("leftovers drain %v", d)
+	}
+	if err := s.SetLeftoversDrain(2001 * time.Millisecond); !errors.Is(err, shexec.ErrInvalid) {
+		t.Fatalf("a drain above 2 s: %v", err)
 	}
 	if l, u, k := s.OutputLimit(); l != 100 || u != shexec.Bytes || k != shexec.KeepHeadTail {
 		t.Fatalf("output limit %v %v %v", l, u, k)

@@ -130,6 +130,14 @@ export interface SessionOptions {
   maxTimeoutMs?: number;
   /** Time between SIGTERM and SIGKILL when a command is terminated (default 5000). */
   killGraceMs?: number;
+  /**
+   * After a command's shell exits, what it left running is read as the
+   * command's output until it ends or prints nothing for this long (default
+   * 100, at most 2000; ten times that in all), then adopted: the lines of
+   * `echo word &` or `seq 3 > >(tac)` are the command's, and a server's first
+   * lines. 0: the command ends at its shell's exit.
+   */
+  leftoversDrainMs?: number;
   /** How much of each stream a run keeps (default 30000). */
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
@@ -483,7 +491,7 @@ export class Task<T extends Output = string> extends EventEmitter {
 export class Session {
   /** The session's settings as they are now, named as the constructor's options. */
   readonly settings: {
-    timeoutMs: number; maxTimeoutMs: number; killGraceMs: number;
+    timeoutMs: number; maxTimeoutMs: number; killGraceMs: number; leftoversDrainMs: number;
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;

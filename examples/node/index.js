@@ -111,7 +111,8 @@ const LOOP_CALLS = new Set(['shexec_session_pollfds', 'shexec_session_process'])
 const READ_ONLY = new Set([
   'shexec_version', 'shexec_strerror', 'shexec_free',
   'shexec_session_errmsg', 'shexec_session_cwd', 'shexec_session_persist_env', 'shexec_session_getenv',
-  'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_output_limit',
+  'shexec_session_timeouts_ms', 'shexec_session_kill_grace_ms', 'shexec_session_leftovers_drain_ms',
+  'shexec_session_output_limit',
   'shexec_session_env_inherit', 'shexec_session_max_tasks', 'shexec_session_on_leftovers',
   'shexec_session_watchdog', 'shexec_session_containment', 'shexec_session_limit',
   'shexec_session_shell_argv',
@@ -155,6 +156,8 @@ for (const decl of [
   'int shexec_session_timeouts_ms(void *s, _Out_ uint32_t *default_ms, _Out_ uint32_t *max_ms)',
   'int shexec_session_set_kill_grace_ms(void *s, uint32_t ms)',
   'uint32_t shexec_session_kill_grace_ms(void *s)',
+  'int shexec_session_set_leftovers_drain_ms(void *s, uint32_t ms)',
+  'uint32_t shexec_session_leftovers_drain_ms(void *s)',
   'int shexec_session_output_limit(void *s, _Out_ uint64_t *limit, _Out_ int *unit, _Out_ int *keep)',
   'int shexec_session_env_inherit(void *s)',
   'uint32_t shexec_session_max_tasks(void *s)',
@@ -781,7 +784,7 @@ function shellArgv(sp) {
 
 class Session {
   /**
-   * @param {object} [opts] cwd, timeoutMs, maxTimeoutMs, killGraceMs,
+   * @param {object} [opts] cwd, timeoutMs, maxTimeoutMs, killGraceMs, leftoversDrainMs,
    *   outputLimit, outputUnit ('chars'|'bytes'), outputKeep ('head'|'head_tail'),
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
@@ -846,6 +849,9 @@ class Session {
       check(C.shexec_session_set_timeouts_ms(sp, def, max), sp);
     }
     if (o.killGraceMs !== undefined) check(C.shexec_session_set_kill_grace_ms(sp, u32(o.killGraceMs, 'killGraceMs')), sp);
+    if (o.leftoversDrainMs !== undefined) {
+      check(C.shexec_session_set_leftovers_drain_ms(sp, u32(o.leftoversDrainMs, 'leftoversDrainMs')), sp);
+    }
     if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
       check(C.shexec_session_set_output_limit(sp, o.outputLimit ?? 30000,
         pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
@@ -905,7 +911,7 @@ class Session {
 
   /**
    * The session's settings as they are now, named as the constructor's
-   * options: timeoutMs, maxTimeoutMs, killGraceMs, outputLimit, outputUnit,
+   * options: timeoutMs, maxTimeoutMs, killGraceMs, leftoversDrainMs, outputLimit, outputUnit,
    * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv,
    * containment ({kind: 'cgroup', detail: the session's cgroup directory},
    * or {kind: 'group', detail: why not}), limits ({memory, swap, pids,
@@ -928,6 +934,7 @@ class Session {
       timeoutMs: def[0],
       maxTimeoutMs: max[0],
       killGraceMs: C.shexec_session_kill_grace_ms(sp),
+      leftoversDrainMs: C.shexec_session_leftovers_drain_ms(sp),
       outputLimit: Number(limit[0]),
       outputUnit: nameOf(UNITS, unit[0]),
       outputKeep: nameOf(KEEPS, keep[0]),

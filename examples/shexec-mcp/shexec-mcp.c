@@ -2390,6 +2390,10 @@ static void usage(FILE *f)
             "  --input-look-ms MS               how long a command must be silent before the\n"
             "                                   server looks whether it waits for input (default\n"
             "                                   2000; 0: never look)\n"
+            "  --leftovers-drain-ms MS          after a command's shell exits, what it left\n"
+            "                                   running is read as its output until it prints\n"
+            "                                   nothing for MS (default 100, at most 2000), then\n"
+            "                                   becomes a task (leftover_task_id); 0: at once\n"
             "  --agent-env                      set the environment that keeps commands from\n"
             "                                   stopping for a person: PAGER=cat, GIT_PAGER=cat,\n"
             "                                   GIT_TERMINAL_PROMPT=0, EDITOR=false,\n"
@@ -2902,6 +2906,7 @@ static int serve_main(int argc, char **argv, output_flags out)
     int no_bash = 0, persist_env = 0, wrapper_kind = SHEXEC_WRAPPER_LOCAL;
     int agent_env = 0, idle_action = SHEXEC_IDLE_END;
     uint32_t secs = 0, idle_ms = 0, background_cap_ms = 0, input_look_ms = SHEXEC_DEFAULT_INPUT_LOOK_MS;
+    uint32_t drain_ms = SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -2955,6 +2960,10 @@ static int serve_main(int argc, char **argv, output_flags out)
             background_cap_ms = secs * 1000;
         } else if ((v = flag_value(argc, argv, &i, "--input-look-ms"))) {
             if (parse_whole("--input-look-ms", v, 3600000, "milliseconds", &input_look_ms) != 0)
+                return 2;
+        } else if ((v = flag_value(argc, argv, &i, "--leftovers-drain-ms"))) {
+            if (parse_whole("--leftovers-drain-ms", v, SHEXEC_MAX_LEFTOVERS_DRAIN_MS, "milliseconds",
+                            &drain_ms) != 0)
                 return 2;
         } else if ((v = flag_value(argc, argv, &i, "--containment"))) {
             containment = v;
@@ -3019,6 +3028,7 @@ static int serve_main(int argc, char **argv, output_flags out)
     shexec_session_set_idle_timeout_ms(sv.s, idle_ms, idle_action);
     shexec_session_set_background_on_timeout(sv.s, background_cap_ms);
     shexec_session_set_input_look_ms(sv.s, input_look_ms);
+    shexec_session_set_leftovers_drain_ms(sv.s, drain_ms);
     if (agent_env && shexec_session_apply_agent_env(sv.s) != SHEXEC_OK) {
         log_msg("--agent-env: %s", shexec_session_errmsg(sv.s));
         shexec_session_free(sv.s);

@@ -2,9 +2,10 @@
  * ending.c - how a job ends, as the loop sees it: terminating it (the
  * process object, with the loop's grace), what its shell's exit leaves
  * behind (members still in its group are followed: anchored, or without
- * /proc held by the shell's zombie and its pipes; or handed off through the
- * leftovers policy, or killed), and finishing it (processes and streams
- * drained, input closed, the ending reported to the job's owner).
+ * /proc held by the shell's zombie and its pipes; or, once their output
+ * has been drained, handed off through the leftovers policy, or killed),
+ * and finishing it (processes and streams drained, input closed, the
+ * ending reported to the job's owner).
  */
 #include <stddef.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "proc/group.h"
 #include "loop/job.h"
 #include "proc/proc.h"
+#include "shx/base.h"
 #include "stream/stream.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */
@@ -50,6 +52,81 @@ void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now)
 }
 
 /*
+ * Processes the shell left may still print: `echo word &`, the reader of
+ * `> >(tac)`, a server's first lines. `bash -c` read to the end of its
+ * output has their lines, so the run reads on (the loop follows the group,
+ * job.draining) until they are gone or stay quiet for the drain
+ * (shx_job_drain_end). Also when they closed the output already: one that
+ * wrote its last line as the shell exited is on its way out, a moment
+ * before the group is seen empty, and is no leftover. Not for a task,
+ * which follows its leftovers to their end anyway, nor after the shell was
+ * ended.
+ */
+static int drain_wanted(const shx_job *j, const shx_job_policy *policy)
+{
+    return policy->drain_ms > 0 && !j->follows_leftovers && j->proc.end_reason == SHX_END_NONE;
+}
+
+static void drain_begin(shx_job *j, const shx_job_policy *policy, int64_t now)
+{
+    j->draining = 1;
+    j->drain_from_ns = now;
+    j->drain_quiet_ns = (int64_t)policy->drain_ms * 1000000;
+    j->drain_end_ns = now + 10 * j->drain_quiet_ns;
+    /* the shell is gone: its timeout is no longer the leftovers' (their
+     * policy's, once the drain is over) */
+    j->proc.no_timeout = 1;
+}
+
+/* Leftovers that closed the output are followed until the drain's quiet
+ * too (see drain_wanted); where only the pipes can follow them (PINNED),
+ * nothing is left to wait for. A quiet is judged on what the pipes hold
+ * now: output that came after the loop's poll ends it. */
+int shx_job_drain_over(shx_job *j, int64_t now)
+{
+    if (j->out.fd < 0 && j->err.fd < 0 && j->proc.phase == SHX_PROC_PINNED)
+        return 1;
+    if (now < shx_job_drain_due(j))
+        return 0;
+    shx_stream *st[2] = {&j->out, &j->err};
+    int came = 0;
+    for (int i = 0; i < 2; i++)
+        if (st[i]->fd >= 0 && shx_stream_read(st[i]) == SHX_STREAM_DATA) {
+            j->last_stream = st[i]->id;
+            came = 1;
+        }
+    if (!came)
+        return 1;
+    shx_quiet_output(j, shx_now_ns());
+    return 0;
+}
+
+int shx_job_drain_end(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born)
+{
+    j->draining = 0;
+    if (j->proc.phase == SHX_PROC_PINNED && j->out.fd < 0 && j->err.fd < 0) {
+        /* nothing can follow them now: as at the shell's exit without /proc */
+        if (shx_proc_reap_killing_rest(&j->proc))
+            j->leftovers_killed = 1;
+        shx_job_finish(j, policy, now);
+        return 1;
+    }
+    shx_job *adopted = policy->adopt_leftovers(policy->ctx, j);
+    if (adopted) {
+        if (j->proc.phase == SHX_PROC_PINNED) /* its zombie holds the group id */
+            shx_proc_hand_over(&j->proc, &adopted->proc);
+        adopted->next_active = *born;
+        *born = adopted;
+    } else {
+        if (j->proc.phase != SHX_PROC_PINNED) /* else finish() kills the group */
+            shx_proc_kill_rest(&j->proc, 1, policy->use_pidfd);
+        j->leftovers_killed = 1;
+    }
+    shx_job_finish(j, policy, now);
+    return 1;
+}
+
+/*
  * shell_exited() where /proc cannot list the group's members, so none can be
  * anchored: the shell's zombie is the only thing that can hold the group id,
  * so it is left unreaped while the group is followed. Members that still
@@ -68,7 +145,9 @@ static int shell_exited_unlisted(shx_job *j, shx_job_policy *policy, int64_t now
         shx_job_finish(j, policy, now);
         return 1;
     }
-    if (j->follows_leftovers) {
+    if (j->follows_leftovers || drain_wanted(j, policy)) {
+        if (!j->follows_leftovers)
+            drain_begin(j, policy, now);
         shx_proc_pin(&j->proc);
         return 0;
     }
@@ -163,9 +242,12 @@ int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_jo
         shx_job_finish(j, policy, now); /* nothing left in the group */
         return 1;
     }
-    if (j->follows_leftovers) {
-        if (shx_proc_anchor(&j->proc, policy->use_pidfd))
+    if (j->follows_leftovers || drain_wanted(j, policy)) {
+        if (shx_proc_anchor(&j->proc, policy->use_pidfd)) {
+            if (!j->follows_leftovers)
+                drain_begin(j, policy, now);
             return 0;
+        }
         shx_job_finish(j, policy, now);
         return 1;
     }

@@ -23,4 +23,12 @@ void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now);
  * *born. */
 int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born);
 
+/* A draining job (job.draining): 1 once its leftovers closed the output or
+ * stayed quiet for the drain, or its longest drain passed. */
+int shx_job_drain_over(shx_job *j, int64_t now);
+
+/* The drain is over: what is still running goes to the leftovers policy (a
+ * job adopting it joins *born) or is killed, and the job finishes. 1. */
+int shx_job_drain_end(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born);
+
 #endif

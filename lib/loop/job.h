@@ -38,6 +38,12 @@ struct shx_job {
     int follows_leftovers;        /* what its shell leaves is followed to its end (a
                                      task's); else the loop's leftovers policy decides */
     int leftovers_killed;         /* processes its shell left were killed */
+    /* its shell exited and what it left still holds the output: read on
+     * until they end or close it, or print nothing for drain_quiet_ns (from
+     * the later of their last output and drain_from_ns), until drain_end_ns
+     * at the latest; then the leftovers policy decides (ending.c) */
+    int draining;
+    int64_t drain_from_ns, drain_quiet_ns, drain_end_ns;
     shx_quiet quiet;              /* idle timeout, yield, input-wait looks (quiet.h) */
     int last_stream;              /* SHEXEC_STDOUT/STDERR: the one that wrote last */
     int ended;                    /* its ending was reported (on_ended) */
@@ -62,6 +68,7 @@ typedef struct shx_job_policy {
     int use_pidfd;
     uint32_t kill_grace_ms;
     int procfs_seen;              /* /proc listed processes once: not asked again */
+    uint32_t drain_ms;            /* leftovers' output read this quiet long (job.draining) */
     shx_job *(*adopt_leftovers)(void *ctx, shx_job *from);
     void *ctx;
 } shx_job_policy;
@@ -71,6 +78,14 @@ typedef struct shx_job_policy {
  * the one before (5 ms to 1.7 s after). */
 #define SHX_HANGUP_CHECKS 5
 #define SHX_HANGUP_FIRST_NS ((int64_t)5000000)
+
+/* While it drains leftovers' output: when the drain is over if nothing more comes. */
+static inline int64_t shx_job_drain_due(const shx_job *j)
+{
+    int64_t from = j->quiet.output_ns > j->drain_from_ns ? j->quiet.output_ns : j->drain_from_ns;
+    int64_t due = from + j->drain_quiet_ns;
+    return due < j->drain_end_ns ? due : j->drain_end_ns;
+}
 
 /* No process, no streams, no input yet; events to observer. */
 void shx_job_init(shx_job *j, const shx_proc_observer *observer);

@@ -104,6 +104,8 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
                 min_deadline(&next, now);
             if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->hangup_checks > 0)
                 min_deadline(&next, j->hangup_check_ns);
+            if (j->draining)
+                min_deadline(&next, shx_job_drain_due(j));
         }
         if (j->out.fd >= 0)
             add_fd(fds, own, cap, &n, j->out.fd, POLLIN, j, FD_OUT, 0);
@@ -255,7 +257,9 @@ int shx_loop_settle(shx_loop *l, int look_now)
                  l->active == j && !j->next_active)
             await_exit_briefly(&j->proc);
         int end = 0;
-        if (j->proc.phase == SHX_PROC_PINNED) {
+        if (j->draining && j->proc.sent == SHX_SENT_NONE && shx_job_drain_over(j, now)) {
+            end = shx_job_drain_end(j, &l->jobs, now, &born);
+        } else if (j->proc.phase == SHX_PROC_PINNED) {
             /* followed by its pipes; once SIGKILL is sent nothing in the
              * group runs on, whatever still holds a pipe (an escapee) */
             if ((j->out.fd < 0 && j->err.fd < 0) || j->proc.sent == SHX_SENT_KILL) {

@@ -24,9 +24,12 @@
 /* The command's processes looked at, at most. */
 #define LOOK_PIDS 64
 
+/* The command runs (its shell, or the leftovers a task follows): a run
+ * that drains what its shell left is no longer its own command, so no
+ * silence of it counts (no idle timeout, yield or look for input). */
 static int live(const shx_job *j)
 {
-    return !shx_proc_exited(&j->proc) || shx_proc_following(&j->proc);
+    return (!shx_proc_exited(&j->proc) || shx_proc_following(&j->proc)) && !j->draining;
 }
 
 void shx_quiet_start(shx_job *j, int64_t now)

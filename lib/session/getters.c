@@ -25,6 +25,11 @@ SHEXEC_API uint32_t shexec_session_kill_grace_ms(const shexec_session *s)
     return s ? s->loop.jobs.kill_grace_ms : SHEXEC_DEFAULT_KILL_GRACE_MS;
 }
 
+SHEXEC_API uint32_t shexec_session_leftovers_drain_ms(const shexec_session *s)
+{
+    return s ? s->loop.jobs.drain_ms : SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS;
+}
+
 SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,
                                            int *keep)
 {

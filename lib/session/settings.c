@@ -59,6 +59,7 @@ int shx_settings_init(shexec_session *s)
     s->default_timeout_ms = SHEXEC_DEFAULT_TIMEOUT_MS;
     s->max_timeout_ms = SHEXEC_DEFAULT_MAX_TIMEOUT_MS;
     s->loop.jobs.kill_grace_ms = SHEXEC_DEFAULT_KILL_GRACE_MS;
+    s->loop.jobs.drain_ms = SHEXEC_DEFAULT_LEFTOVERS_DRAIN_MS;
     s->limit = SHEXEC_DEFAULT_OUTPUT_LIMIT;
     s->unit = SHEXEC_UNIT_CHARS;
     s->keep = SHEXEC_KEEP_HEAD;
@@ -294,6 +295,18 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
     shx_ok(s);
     s->loop.jobs.kill_grace_ms = ms;
     shx_watchdog_set_grace(s->watchdog, ms);
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_leftovers_drain_ms(shexec_session *s, uint32_t ms)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (ms > SHEXEC_MAX_LEFTOVERS_DRAIN_MS)
+        return shx_fail(s, SHEXEC_EINVAL, "the drain of leftovers' output is at most %u ms, not %u",
+                        SHEXEC_MAX_LEFTOVERS_DRAIN_MS, ms);
+    s->loop.jobs.drain_ms = ms;
     return SHEXEC_OK;
 }
 

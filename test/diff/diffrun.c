@@ -51,8 +51,9 @@
  *     wrapper's argv and S), the environment not inherited but the fixed
  *     list (PATH, HOME, LANG, LC_ALL, TERM, USER, LOGNAME, TZ, GIT_*,
  *     PYTHONDONTWRITEBYTECODE, TMPDIR), cwd D, a 64 MiB byte output limit,
- *     the case's timeout, leftovers killed; shexec_run_exec(); the session
- *     cwd afterwards.
+ *     the case's timeout, leftovers drained for 300 ms of quiet (as long as
+ *     the plain run waits for its pipes), then killed; shexec_run_exec();
+ *     the session cwd afterwards.
  * Compared: stdout, stderr, the ending (exit N, signal N, timed out), and
  * realpath() of the session cwd against the shell's physical cwd (when both
  * have one: not after a timeout). Normalised: when the outputs differ as
@@ -1140,6 +1141,8 @@ static int lib_setup(shexec_session *s, const wctx *w, const dcase *c, const lmo
         return lib_fail(res, s, "shexec_session_set_kill_grace_ms", rc);
     if ((rc = shexec_session_set_on_leftovers(s, SHEXEC_ON_LEFTOVERS_KILL)) != SHEXEC_OK)
         return lib_fail(res, s, "shexec_session_set_on_leftovers", rc);
+    if ((rc = shexec_session_set_leftovers_drain_ms(s, 300)) != SHEXEC_OK)
+        return lib_fail(res, s, "shexec_session_set_leftovers_drain_ms", rc);
     return 0;
 }
 

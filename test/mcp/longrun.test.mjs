@@ -4,7 +4,7 @@
 // with task_write, task_output waiting (yield_time_ms, quiet_ms) without
 // blocking the server, a question asked only on a terminal, a full task
 // table, and the flags --idle-timeout, --background-on-timeout,
-// --input-look-ms and --agent-env.
+// --input-look-ms, --leftovers-drain-ms and --agent-env.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, text, bash, sleep } from './util.mjs';
@@ -237,6 +237,27 @@ describe('a question asked only on a terminal, following a task, a full task tab
     assert.match(text(y), /^task_id: \S+\nstatus: running\nyield_reason: yield_time /);
     ids.push(taskId(text(y)));
     for (const id of ids) await call(client, 'task_kill', { task_id: id });
+  });
+});
+
+describe('--leftovers-drain-ms', () => {
+  test('the late line of what a command left running is its own; 0 leaves it to the task', async () => {
+    const { client } = await connect(['--leftovers-drain-ms', '1000']);
+    try {
+      const r = await bash(client, { command: '{ sleep 0.05; echo late; } &' });
+      assert.match(text(r), /^stdout:\nlate\nexit_code: 0\n/);
+      assert.doesNotMatch(text(r), /leftover_task_id/);
+    } finally {
+      await client.close();
+    }
+    const off = (await connect(['--leftovers-drain-ms', '0'])).client;
+    try {
+      const r = await bash(off, { command: '{ sleep 0.3; echo late; } & echo now' });
+      assert.match(text(r), /^stdout:\nnow\nexit_code: 0\n/);
+      assert.match(text(r), /leftover_task_id: /);
+    } finally {
+      await off.close();
+    }
   });
 });
 

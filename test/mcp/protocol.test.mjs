@@ -169,7 +169,7 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
   assert.equal(r.code, 0);
   for (const f of ['--workdir', '--timeout', '--no-bash', '--disable-tools', '--background-task-timeout',
     '--error-on-nonzero-exit', '--wrapper-kind', '--idle-timeout', '--background-on-timeout',
-    '--input-look-ms', '--agent-env', '-- PROGRAM'])
+    '--input-look-ms', '--leftovers-drain-ms', '--agent-env', '-- PROGRAM'])
     assert.ok(r.out.includes(f), f);
   r = await run(['--version']);
   assert.match(r.out, /^shexec-mcp \d+\.\d+\.\d+\n$/);
@@ -177,7 +177,7 @@ test('flags: --help, --version, bad flags, bad --workdir', async () => {
     ['--workdir', '/no/such/dir'], ['--disable-tools', 'nosuchtool'], ['--workdir'],
     ['--wrapper-kind', 'pigeon'], ['--'], ['--', 'no-such-program-shexec'],
     ['--idle-timeout', 'x'], ['--idle-timeout', '5:later'], ['--idle-timeout', ':yield'],
-    ['--background-on-timeout', '-1'], ['--input-look-ms', '1.5']]) {
+    ['--background-on-timeout', '-1'], ['--input-look-ms', '1.5'], ['--leftovers-drain-ms', '2001']]) {
     r = await run(bad);
     assert.equal(r.code, 2, bad.join(' '));
     assert.match(r.err, /shexec-mcp: /);

@@ -432,6 +432,23 @@ class TestRuns(Base):
             s.set_timeouts_ms(9000, 8000)
         self.assertEqual(s.timeouts_ms, (4000, 8000))   # unchanged
 
+    def test_leftovers_drain(self):
+        s = self.session()
+        self.assertEqual(s.leftovers_drain_ms, 100)
+        # the late line of a background process is the command's output
+        s.set_leftovers_drain_ms(1000)
+        r = s.run("{ sleep 0.05; echo late; } &")
+        self.assertEqual(r.stdout, b"late\n")
+        self.assertEqual(r.leftovers, "none")
+        with self.assertRaises(shexec.InvalidArgumentError):
+            s.set_leftovers_drain_ms(2001)
+        self.assertEqual(s.leftovers_drain_ms, 1000)
+        # without a drain it is the adopted task's
+        s.set_leftovers_drain_ms(0)
+        r = s.run("{ sleep 0.3; echo late; } &")
+        self.assertEqual(r.stdout, b"")
+        self.assertEqual(r.leftovers, "adopted")
+
     def test_run_timeout_ms(self):
         s = self.session()
         s.set_timeouts_ms(4000, 8000)
@@ -563,6 +580,7 @@ class TestTasks(Base):
     def test_unclaimed_leftovers_released(self):
         s = self.session()
         s.set_max_tasks(1)
+        s.set_leftovers_drain_ms(0)   # the leftovers adopted at the shell's exit
         first = s.run("(sleep 0.1; echo a) &").leftover_task
         s.wait(3000)
         second = s.run("(sleep 0.1; echo b) &").leftover_task

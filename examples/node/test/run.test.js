@@ -26,6 +26,20 @@ test('echo hello: stdout, empty stderr, exit code 0, the sentinel stripped', asy
   await s.close();
 });
 
+test('the late lines of what a command left running are its own, within the drain', async () => {
+  const s = new Session({ leftoversDrainMs: 1000 });
+  const r = await s.run('{ sleep 0.05; echo late; } &');
+  assert.equal(r.stdout, 'late\n');
+  assert.equal(r.leftovers, 'none');
+  await s.close();
+  const off = new Session({ leftoversDrainMs: 0 });
+  const r2 = await off.run('{ sleep 0.3; echo late; } &');
+  assert.equal(r2.stdout, '');
+  assert.equal(r2.leftovers, 'adopted');
+  await off.close();
+  assert.throws(() => new Session({ leftoversDrainMs: 2001 }), shexec.InvalidArgumentError);
+});
+
 test('settings read back: the defaults, then what the options set', async () => {
   const d = new Session();
   // containment is "auto" by default: a cgroup where one can be made, else groups and why
@@ -33,7 +47,7 @@ test('settings read back: the defaults, then what the options set', async () => 
     ? d.settings.containment.detail.includes('/shexec-')
     : d.settings.containment.detail !== 'turned off');
   assert.deepEqual(d.settings, {
-    timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, outputLimit: 30000,
+    timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, leftoversDrainMs: 100, outputLimit: 30000,
     outputUnit: 'chars', outputKeep: 'head', envInherit: true, maxTasks: 10,
     onLeftovers: 'adopt', watchdog: false, persistEnv: false,
     containment: d.settings.containment,
@@ -43,12 +57,12 @@ test('settings read back: the defaults, then what the options set', async () => 
   });
   await d.close();
   const s = new Session({
-    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100, outputUnit: 'bytes',
+    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, leftoversDrainMs: 0, outputLimit: 100, outputUnit: 'bytes',
     outputKeep: 'head_tail', envInherit: false, maxTasks: 3, onLeftovers: 'kill', persistEnv: true,
     containment: 'off', shell: ['/bin/sh'], noticePosition: 'first', spillDir: os.tmpdir(),
   });
   assert.deepEqual(s.settings, {
-    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, outputLimit: 100,
+    timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, leftoversDrainMs: 0, outputLimit: 100,
     outputUnit: 'bytes', outputKeep: 'head_tail', envInherit: false, maxTasks: 3,
     onLeftovers: 'kill', watchdog: false, persistEnv: true,
     containment: { kind: 'group', detail: 'turned off' },

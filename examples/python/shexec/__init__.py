@@ -345,6 +345,8 @@ _PROTOTYPES = {
     "shexec_session_timeouts_ms": (_int, [_vp, ctypes.POINTER(_u32), ctypes.POINTER(_u32)]),
     "shexec_session_set_kill_grace_ms": (_int, [_vp, _u32]),
     "shexec_session_kill_grace_ms": (_u32, [_vp]),
+    "shexec_session_set_leftovers_drain_ms": (_int, [_vp, _u32]),
+    "shexec_session_leftovers_drain_ms": (_u32, [_vp]),
     "shexec_session_output_limit": (_int, [_vp, ctypes.POINTER(_u64), ctypes.POINTER(_int),
                                            ctypes.POINTER(_int)]),
     "shexec_session_env_inherit": (_int, [_vp]),
@@ -1181,6 +1183,13 @@ class Session(object):
             return _lib.shexec_session_kill_grace_ms(self._live())
 
     @property
+    def leftovers_drain_ms(self) -> int:
+        """How long the output of processes a command left running is read
+        as the command's own after its shell exits (set_leftovers_drain_ms)."""
+        with self._guard():
+            return _lib.shexec_session_leftovers_drain_ms(self._live())
+
+    @property
     def output_limit(self) -> Tuple[int, str, str]:
         """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
         'head_tail'."""
@@ -1236,6 +1245,18 @@ class Session(object):
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_kill_grace_ms(p, v), p)
+
+    def set_leftovers_drain_ms(self, ms: int) -> None:
+        """After a command's shell exits, what it left running is read as
+        the command's output until it ends or prints nothing for `ms`
+        (default 100, at most 2000; 10 * ms in all), then adopted as a task
+        (`echo word &`, `seq 3 > >(tac)`: their lines are the command's; a
+        server's first lines too). 0: the command ends at its shell's exit.
+        InvalidArgumentError above 2000."""
+        v = _uint(ms, "leftovers drain", _U32_MAX)
+        with self._guard():
+            p = self._live()
+            _check(_lib.shexec_session_set_leftovers_drain_ms(p, v), p)
 
     def set_output_limit(self, limit: int, unit: Union[str, int] = "chars",
                          keep: Union[str, int] = "head") -> None:

@@ -287,6 +287,25 @@ impl Session {
         Duration::from_millis(unsafe { sys::shexec_session_kill_grace_ms(g.raw()) }.into())
     }
 
+    /// Set how long, after a command's shell exits, what it left running is
+    /// read as the command's output: until it ends or prints nothing for
+    /// `drain` (default 100 ms, at most 2 s; ten times that in all), then it
+    /// is adopted. The lines of `echo word &` or `seq 3 > >(tac)` are then the
+    /// command's, and a server's first lines. Zero: the command ends at its
+    /// shell's exit. [`ErrorKind::InvalidArgument`](crate::ErrorKind) above 2 s.
+    pub fn set_leftovers_drain(&mut self, drain: Duration) -> Result<()> {
+        let g = self.shared.lock();
+        // SAFETY: live session
+        g.check(unsafe { sys::shexec_session_set_leftovers_drain_ms(g.raw(), millis_u32(drain)) })
+            .map(drop)
+    }
+
+    pub fn leftovers_drain(&self) -> Duration {
+        let g = self.shared.lock();
+        // SAFETY: live session
+        Duration::from_millis(unsafe { sys::shexec_session_leftovers_drain_ms(g.raw()) }.into())
+    }
+
     /// Set how much of each stream a command keeps (default 30000
     /// characters, the head); what is cut is replaced by a notice.
     pub fn set_output_limit(&mut self, limit: u64, unit: Unit, keep: Keep) -> Result<()> {

@@ -123,6 +123,8 @@ extern "C" {
     ) -> c_int;
     pub fn shexec_session_set_kill_grace_ms(s: *mut shexec_session, ms: u32) -> c_int;
     pub fn shexec_session_kill_grace_ms(s: *const shexec_session) -> u32;
+    pub fn shexec_session_set_leftovers_drain_ms(s: *mut shexec_session, ms: u32) -> c_int;
+    pub fn shexec_session_leftovers_drain_ms(s: *const shexec_session) -> u32;
     pub fn shexec_session_set_output_limit(
         s: *mut shexec_session,
         limit: u64,

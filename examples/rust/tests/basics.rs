@@ -136,6 +136,15 @@ fn settings_read_back() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     s.set_kill_grace(Duration::from_millis(250)).unwrap();
     assert_eq!(s.kill_grace(), Duration::from_millis(250));
+    assert_eq!(s.leftovers_drain(), Duration::from_millis(100));
+    let err = s.set_leftovers_drain(Duration::from_millis(2001)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    s.set_leftovers_drain(Duration::from_secs(1)).unwrap();
+    assert_eq!(s.leftovers_drain(), Duration::from_secs(1));
+    // the late line of what the command left running is its own
+    let out = s.command("{ sleep 0.05; echo late; } &").exec().unwrap();
+    assert_eq!(out.stdout_str(), "late\n");
+    assert!(matches!(out.leftovers, shexec::Leftovers::None));
     s.set_max_tasks(3).unwrap();
     assert_eq!(s.max_tasks(), 3);
     s.set_shell(&["/bin/sh"]).unwrap();
