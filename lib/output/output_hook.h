@@ -137,6 +137,7 @@ typedef struct shx_spill_dir {
     uint64_t seq;          /* runs that asked for a name */
     unsigned refs;         /* the session's (until it lets go) and its streams' */
     int retired;           /* the session let go of it: no file is made any more */
+    long pid;              /* the host's, as the files are named (taken once, not per run) */
 } shx_spill_dir;
 
 /* SHEXEC_SPILL_* (shexec.h) says what became of a stream's file. */

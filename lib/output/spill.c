@@ -35,6 +35,7 @@ shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max, uint64_t t
     }
     d->file_max = file_max;
     d->total_max = total_max;
+    d->pid = (long)getpid();
     d->keep = keep;
     d->refs = 1;
     return d;
@@ -116,8 +117,10 @@ void shx_spill_init(shx_spill *sp, shx_spill_dir *d, uint64_t run_seq, const cha
         d->refs++;
     sp->fd = -1;
     sp->state = SHEXEC_SPILL_NONE;
-    (void)snprintf(sp->label, sizeof sp->label, "%ld-%llu-%s", (long)getpid(),
-             (unsigned long long)run_seq, stream);
+    /* named only where there is a directory to spill into */
+    if (d)
+        (void)snprintf(sp->label, sizeof sp->label, "%ld-%llu-%s", d->pid, (unsigned long long)run_seq,
+                       stream);
 }
 
 int shx_spill_started(const shx_spill *sp)
