@@ -1523,7 +1523,12 @@ SHEXEC_API int shexec_run_deadline(const shexec_run *run);
  *   PAGER, GIT_PAGER, GH_PAGER, MANPAGER, SYSTEMD_PAGER=cat;
  *   GIT_TERMINAL_PROMPT=0; GIT_EDITOR and EDITOR=false (an editor that
  *   fails rather than opens); DEBIAN_FRONTEND=noninteractive;
- *   PIP_NO_INPUT=1; LANG=C.UTF-8 when neither LANG nor LC_ALL is set;
+ *   PIP_NO_INPUT=1; COLORTERM removed (it describes the host's terminal,
+ *   which commands do not write to); a UTF-8 locale where commands would
+ *   run in the plain C one: LC_ALL or LC_CTYPE set to C or POSIX become
+ *   C.UTF-8, and LANG=C.UTF-8 when LANG is unset, empty, C or POSIX and
+ *   LC_ALL names no other locale (a locale the host or the session chose
+ *   is kept; the values are read when the call is made);
  * and, for pipe runs only (a pty run keeps its terminal's), NO_COLOR=1 and
  * TERM=dumb. The first are session variables like any: shexec_session_setenv()
  * after the call overrides each, a run's shexec_run_setenv() too. TERM and
