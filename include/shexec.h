@@ -1087,8 +1087,14 @@ SHEXEC_API int shexec_run_set_pty(shexec_run *run, int mode);
 
 /*
  * Set the terminal's size.
- * The default is 200 columns x 50 rows, so output is not hard-wrapped.
- * Errors: SHEXEC_EINVAL (0 or above 65535), SHEXEC_ESTATE.
+ * Before the start, the size it starts with; the default is 200 columns x
+ * 50 rows, so output is not hard-wrapped. While a pty run (or a task's)
+ * runs, the terminal is resized at once, as a window is: the kernel sends
+ * SIGWINCH to the command's foreground process group when the size
+ * changes, and `stty size` (TIOCGWINSZ) gives the new one.
+ * Errors: SHEXEC_EINVAL (run NULL, 0 or above 65535), SHEXEC_ESTATE (the
+ * run has ended, or runs on pipes, or its terminal is closed),
+ * SHEXEC_ESYS (the resize failed).
  */
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows);
 

@@ -481,6 +481,40 @@ func TestErrorsWrapTheLibraryCode(t *testing.T) {
 	}
 }
 
+// A running task's terminal resized: SIGWINCH, and the new size.
+func TestTaskSetPtySize(t *testing.T) {
+	s := newSession(t)
+	task, err := s.StartTask(`trap 'echo WINCH $(stty size)' WINCH; echo ready; sleep 20 & wait $!; kill $!`,
+		shexec.WithPTY())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close()
+	readUntil(t, task, "ready\n")
+	time.Sleep(100 * time.Millisecond) // `wait` is waiting
+	if err := task.SetPtySize(0, 30); !errors.Is(err, shexec.ErrInvalid) {
+		t.Fatalf("0 columns: %v", err)
+	}
+	if err := task.SetPtySize(100, 30); err != nil {
+		t.Fatal(err)
+	}
+	r, err := task.Wait(context.Background())
+	if err != nil || r.Stdout != "ready\nWINCH 30 100\n" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if err := task.SetPtySize(80, 24); !errors.Is(err, shexec.ErrState) {
+		t.Fatalf("after the end: %v", err)
+	}
+	pipes, err := s.StartTask("sleep 20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipes.Close()
+	if err := pipes.SetPtySize(80, 24); !errors.Is(err, shexec.ErrState) {
+		t.Fatalf("on pipes: %v", err)
+	}
+}
+
 func TestSettings(t *testing.T) {
 	s := newSession(t, shexec.Dir("/"), shexec.Timeouts(3*time.Second, 7*time.Second),
 		shexec.KillGrace(time.Second), shexec.OutputLimit(100, shexec.Bytes, shexec.KeepHeadTail),

@@ -92,6 +92,8 @@ export interface RunInput {
   write(data: string | Buffer | Uint8Array): void;
   /** End of input after what is queued (^D on a terminal). */
   closeStdin(): void;
+  /** Resize the command's terminal (a pty run): its foreground process group gets SIGWINCH. */
+  setPtySize(cols: number, rows: number): void;
 }
 
 /**
@@ -424,6 +426,8 @@ export class Task<T extends Output = string> extends EventEmitter {
    *  LimitError past the bound on input it has not read (nothing queued: write again). */
   write(data: string | Buffer | Uint8Array): void;
   closeStdin(): void;
+  /** Resize the task's terminal while it runs (a pty task): its foreground process group gets SIGWINCH. */
+  setPtySize(cols: number, rows: number): void;
   /** SIGTERM the tree now, SIGKILL after the grace; resolves with the result. */
   kill(): Promise<TaskResult<T>>;
   /** Keep the process alive until the task ends (the default). */

@@ -1163,9 +1163,10 @@ class Session {
    *   session's; 0 for none), idleTimeoutMs (in place of the session's; 0:
    *   none) with idleAction ('end' only here), onInput(wait, io) (found
    *   waiting for input: wait {state, prompt, echoOff}; io.write(),
-   *   io.closeStdin() answer), redactValues ({NAME: secret} hidden from
-   *   this run's output too), redactOwnEnv (true: the values of this run's
-   *   env variables whose names match the session's redactEnv globs, or
+   *   io.closeStdin() answer, io.setPtySize(cols, rows) resizes a pty),
+   *   redactValues ({NAME: secret} hidden from this run's output too),
+   *   redactOwnEnv (true: the values of this run's env variables whose
+   *   names match the session's redactEnv globs, or
    *   the default globs, are hidden), signal, encoding ('utf8' default, or
    *   'buffer'). The result also says yielded ('none' here), taskId,
    *   deadline ('none', 'timeout', 'idle'), inputWait, counts ({stdout,
@@ -1733,6 +1734,11 @@ class RunState {
           check(C.shexec_run_close_stdin(this.rp), this.session._ptr);
           pump.kick();
         },
+        setPtySize: (cols, rows) => {
+          if (this.ended) throw new PipeError(-10, 'the command has ended');
+          check(C.shexec_run_set_pty_size(this.rp, u32(cols, 'cols', { zeroOk: false }),
+            u32(rows, 'rows', { zeroOk: false })), this.session._ptr);
+        },
       };
     }
   }
@@ -2054,6 +2060,15 @@ class Task extends EventEmitter {
     if (!this._tp) throw new PipeError(-10, 'the task has ended');
     check(C.shexec_run_close_stdin(this._rp), this._session._ptr);
     pump.kick();
+  }
+
+  /** Resize the task's terminal while it runs (a pty task), as a window is
+   *  resized: its foreground process group gets SIGWINCH. StateError for a
+   *  task on pipes or one that has ended; PipeError once it is gone. */
+  setPtySize(cols, rows) {
+    if (!this._tp) throw new PipeError(-10, 'the task has ended');
+    check(C.shexec_run_set_pty_size(this._rp, u32(cols, 'cols', { zeroOk: false }),
+      u32(rows, 'rows', { zeroOk: false })), this._session._ptr);
   }
 
   /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result

@@ -229,6 +229,30 @@ class TestRuns(Base):
         self.assertEqual(r.stdout, b"a\x00b\x00\xff\n")
         self.assertEqual(r.text, "a\x00b\x00\ufffd\n")
 
+    def test_pty_resized_while_running(self):
+        s = self.session()
+        r = s.start_run("trap 'stty size' WINCH; echo ready; sleep 20 & wait $!; kill $!",
+                        pty=True)
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in r.stdout))
+        self.pump_until(s, lambda: False, timeout=0.1)     # `wait` is waiting
+        r.set_pty_size(100, 30)
+        self.assertTrue(r.wait(10000))
+        self.assertEqual(r.stdout, b"ready\n30 100\n")
+        with self.assertRaises(shexec.PipeError):
+            r.set_pty_size(80, 24)
+        t = s.start_task("echo ready; read x; stty size", pty=True)
+        self.addCleanup(t.free)
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in t.output()))
+        t.set_pty_size(132, 43)
+        t.write("\n")
+        self.assertTrue(t.wait(10000))
+        self.assertEqual(t.output(), b"ready\n43 132\n")
+        p = s.start_run("sleep 20")
+        with self.assertRaises(shexec.StateError):
+            p.set_pty_size(80, 24)
+        p.cancel()
+        p.wait(10000)
+
     def test_output_limit(self):
         s = self.session()
         s.set_output_limit(10, "bytes", "head")

@@ -2381,6 +2381,16 @@ class Run(object):
             raise PipeError(EPIPE, "the command has ended")
         self._live_call(_lib.shexec_run_close_stdin)
 
+    def set_pty_size(self, cols: int, rows: int) -> None:
+        """Resize the running command's terminal (a pty run), as a window
+        is resized: its foreground process group gets SIGWINCH. StateError
+        for a run on pipes; PipeError once it has ended."""
+        c = _uint(cols, "columns", _U32_MAX)
+        r = _uint(rows, "rows", _U32_MAX)
+        if self._core is None and self._sync():
+            raise PipeError(EPIPE, "the command has ended")
+        self._live_call(_lib.shexec_run_set_pty_size, c, r)
+
     def close(self) -> None:
         """Free the C run; a running command is terminated and reaped first
         (one moved to the background is only let go of: it goes on as its
@@ -2900,6 +2910,10 @@ class Task(object):
 
     def close_stdin(self) -> None:
         self._run.close_stdin()
+
+    def set_pty_size(self, cols: int, rows: int) -> None:
+        """Resize the task's terminal while it runs (Run.set_pty_size)."""
+        self._run.set_pty_size(cols, rows)
 
     def kill(self) -> None:
         """SIGTERM the task's process group now, SIGKILL after the grace;

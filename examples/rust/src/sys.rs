@@ -189,6 +189,7 @@ extern "C" {
     pub fn shexec_run_write(run: *mut shexec_run, data: *const c_void, len: usize) -> c_int;
     pub fn shexec_run_close_stdin(run: *mut shexec_run) -> c_int;
     pub fn shexec_run_set_pty(run: *mut shexec_run, mode: c_int) -> c_int;
+    pub fn shexec_run_set_pty_size(run: *mut shexec_run, cols: u32, rows: u32) -> c_int;
     pub fn shexec_run_set_ansi(run: *mut shexec_run, mode: c_int) -> c_int;
     pub fn shexec_run_cancel(run: *mut shexec_run) -> c_int;
 
