@@ -33,7 +33,8 @@ extern "C" {
  *                 (default 1000)}
  * Results are JSON objects:
  *   bash:        {"stdout","stderr","exit_code","timed_out",
- *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
+ *                 "truncated":{"stdout":bool,"stderr":bool},"cwd",
+ *                 "elapsed_ms" (how long it ran, shexec_run_duration_ms())} plus
  *                 "signal" when a signal ended the command and
  *                 "leftover_task_id" when it left processes running and
  *                 "notice" when shexec_run_notice() has something to say (a
@@ -42,6 +43,8 @@ extern "C" {
  *                 "omitted":{"stdout"/"stderr":{"characters","bytes"}} for
  *                 each truncated stream (what its limit left out;
  *                 shexec_run_output_counts()) and
+ *                 "lines":{"stdout"/"stderr": N} for each truncated stream
+ *                 (all its lines, kept or not; shexec_run_output_lines()) and
  *                 "full_output":{"stdout"/"stderr": path} for each stream
  *                 whose whole text is in a spill file (see OUTPUT FOR MODELS
  *                 in shexec.h; the notice in the text names it too) and
@@ -60,12 +63,12 @@ extern "C" {
  *                 "yield_reason":"yield_time"|"input"|"timeout"|
  *                 "idle_timeout","stdout","stderr" (so far),
  *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
- *                 "full_output", "redacted" as above); while it waits for
+ *                 "lines", "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
  *                 "password" (the terminal does not echo) too.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
- *                 "truncated":{...}} ("omitted", "full_output", "redacted"
- *                 as bash's)
+ *                 "truncated":{...}} ("omitted", "lines", "full_output",
+ *                 "redacted" as bash's)
  *                 plus "exit_code" and "state" once
  *                 completed; a completed task is then removed (its final
  *                 output is returned once). Background tasks count against

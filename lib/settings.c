@@ -318,7 +318,7 @@ int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep)
 {
     if (unit != SHEXEC_UNIT_CHARS && unit != SHEXEC_UNIT_BYTES)
         return shx_fail(s, SHEXEC_EINVAL, "unknown output limit unit %d", unit);
-    if (keep != SHEXEC_KEEP_HEAD && keep != SHEXEC_KEEP_HEAD_TAIL)
+    if (keep & ~(SHEXEC_KEEP_HEAD_TAIL | SHEXEC_KEEP_WITHIN_LIMIT)) /* HEAD is 0 */
         return shx_fail(s, SHEXEC_EINVAL, "unknown output keep mode %d", keep);
     if (limit > (1ull << 30))
         return shx_fail(s, SHEXEC_EINVAL, "output limit %llu is above 1 GiB",

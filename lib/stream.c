@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "notice.h"
 #include "platform.h"
 
 /* Big enough that a fast writer is read in few syscalls; lives on the stack. */
@@ -178,7 +179,7 @@ static int deliver(void *ctx, const char *data, size_t len)
 void shx_stream_enable_fresh(shx_stream *st)
 {
     st->fresh_on = 1;
-    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
+    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep_arg);
 }
 
 int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first)
@@ -190,7 +191,7 @@ int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first)
     shx_capture_finish(&st->fresh);
     int rc = shx_capture_render(&st->fresh, out, notice_first, NULL);
     shx_capture_free(&st->fresh);
-    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep);
+    shx_capture_init(&st->fresh, st->capture.limit, st->capture.unit, st->capture.keep_arg);
     return rc;
 }
 

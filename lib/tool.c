@@ -155,7 +155,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     if (shexec_run_cost(r, &user, &sys, &peak) != SHEXEC_COST_NONE)
         shx_buf_printf(&b, ",\"cost\":{\"cpu_ms\":%llu,\"peak_bytes\":%llu}",
                        (unsigned long long)((user + sys) / 1000), (unsigned long long)peak);
-    shx_buf_putc(&b, '}');
+    shx_buf_printf(&b, ",\"elapsed_ms\":%llu}", (unsigned long long)shexec_run_duration_ms(r));
     shx_buf_free(&err);
     return shx_tool_hand_out(s, &b, out);
 }

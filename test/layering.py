@@ -72,7 +72,7 @@ for f in ('tool.c', 'tooldef.c', 'toolargs.c', 'tooltask.c'):
         problems.append('lib/%s reads a handle\'s fields' % f)
 
 allowed_in_tests = {'testhook.h', 'testutil.h', 'buf.h', 'json.h', 'env.h', 'glob.h', 'ansi.h',
-                    'capture.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
+                    'capture.h', 'notice.h', 'sentinel.h', 'utf8.h', 'strindex.h', 'pty.h',
                     'spawn.h',  # spawn.h: the pure shx_pick_shell
                     'record.h', 'shstate.h',  # the pure parsers of what the shell reports
                     'cgroupfs.h', 'cgroup.h', 'cgtree.h',  # the cgroup v2 parsers; the modules, tested live

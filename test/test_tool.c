@@ -226,7 +226,7 @@ static void test_truncation_50kb_bytes(void **state)
     assert_false(flag(tr, "stderr"));
     const char *out = str(r, "stdout");
     assert_non_null(strstr(out, "[output truncated: kept the first 51200 characters (51200 bytes) "
-                                "of 80000 (80000 bytes); 28800 characters (28800 bytes) "
+                                "of 80000 (80000 bytes, 1 lines); 28800 characters (28800 bytes) "
                                 "omitted]"));
     /* what the limit left out, in numbers a program can read */
     const shx_json *om = shx_json_get(r, "omitted");
@@ -875,6 +875,17 @@ static void drop_cost(char *json)
     memmove(at, end + 1, strlen(end + 1) + 1);
 }
 
+/* The same for how long it ran: present in every completed result. */
+static void drop_elapsed(char *json)
+{
+    char *at = strstr(json, ",\"elapsed_ms\":");
+    assert_non_null(at);
+    char *end = at + strlen(",\"elapsed_ms\":");
+    while (*end >= '0' && *end <= '9')
+        end++;
+    memmove(at, end, strlen(end) + 1);
+}
+
 static void test_result_renders_like_call(void **state)
 {
     shexec_session *s = *state;
@@ -909,9 +920,11 @@ static void test_result_renders_like_call(void **state)
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
         char *got = NULL;
         assert_int_equal(shexec_tool_result(&got, r), SHEXEC_OK);
-        /* the same but for what each of the two runs cost */
+        /* the same but for what each of the two runs cost and took */
         drop_cost(got);
         drop_cost(want);
+        drop_elapsed(got);
+        drop_elapsed(want);
         assert_string_equal(got, want);
         shexec_free(got);
         shexec_free(want);
@@ -1111,6 +1124,66 @@ static void test_idle_and_background_results(void **state)
     assert_string_equal(str(r, "stdout"), "late\n");
 }
 
+/* A completed command's result says how long it ran, as a yielded one's
+ * does; a cut stream's, how many lines it had. */
+static void test_result_elapsed_and_lines(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 0.3; echo done\"}", SHEXEC_OK);
+    assert_int_equal(num(r, "exit_code"), 0);
+    int64_t ms = num(r, "elapsed_ms");
+    assert_true(ms >= 300 && ms < 10000);
+    assert_null(shx_json_get(r, "lines")); /* nothing cut: nothing to say */
+    r = call(s, "bash", "{\"command\":\"seq 1 20000; seq 1 5 >&2; printf 'a\\\\nb' >&2\"}",
+             SHEXEC_OK);
+    const shx_json *lines = shx_json_get(r, "lines");
+    assert_non_null(lines);
+    assert_int_equal(num(lines, "stdout"), 20000);
+    assert_null(shx_json_get(lines, "stderr"));
+    assert_non_null(strstr(str(r, "stdout"), "of 108894 (108894 bytes, 20000 lines)"));
+    assert_true(num(r, "elapsed_ms") >= 0);
+    /* a background task's result gives them too */
+    r = call(s, "bash", "{\"command\":\"seq 1 30000; printf x\",\"run_in_background\":true}",
+             SHEXEC_OK);
+    char args[96];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":10000}", str(r, "task_id"));
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_int_equal(num(shx_json_get(r, "lines"), "stdout"), 30001);
+}
+
+/* The session's output limit holding the notice holds it in the tool's
+ * results: 600 characters of stdout in all, the omitted counts those of
+ * the text shown. */
+static void test_result_within_limit(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS,
+                                                     SHEXEC_KEEP_HEAD_TAIL |
+                                                         SHEXEC_KEEP_WITHIN_LIMIT),
+                     SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"for i in $(seq 3000); do echo \\\"$i "
+                                        "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\\\"; done\"}",
+                             SHEXEC_OK);
+    size_t len;
+    const char *out = shx_json_string(shx_json_get(r, "stdout"), &len);
+    uint64_t chars = 0;
+    for (size_t i = 0; i < len; i++)
+        chars += ((unsigned char)out[i] & 0xC0) != 0x80;
+    assert_true(chars <= 600 && chars > 590);
+    assert_true(strncmp(out, "1 \xC3\xA9", 4) == 0);
+    assert_non_null(
+        strstr(out, "3000 \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\n\n[output truncated: "));
+    const shx_json *om = shx_json_get(shx_json_get(r, "omitted"), "stdout");
+    char said[96];
+    snprintf(said, sizeof said, "characters (%lld bytes) omitted in the middle]",
+             (long long)num(om, "bytes"));
+    assert_non_null(strstr(out, said));
+    assert_int_equal(num(shx_json_get(r, "lines"), "stdout"), 3000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1137,6 +1210,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_result_rendered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_elapsed_and_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_within_limit, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	shexec "github.com/shexec/shexec-go"
 )
@@ -478,6 +479,46 @@ func TestErrorsWrapTheLibraryCode(t *testing.T) {
 	}
 	if s.Cwd() != "" {
 		t.Fatalf("Cwd of a closed session %q", s.Cwd())
+	}
+}
+
+// A limit that holds the notice: 600 characters (or bytes) in all, the
+// notice and the head/tail marker included; the lines each stream had.
+func TestOutputLimitWithin(t *testing.T) {
+	s := newSession(t)
+	const cmd = `for i in $(seq 3000); do echo "$i é€😀"; done`
+	for _, unit := range []shexec.Unit{shexec.Chars, shexec.Bytes} {
+		for _, keep := range []shexec.Keep{shexec.KeepHead, shexec.KeepHeadTail} {
+			if err := s.SetOutputLimit(600, unit, keep|shexec.KeepWithinLimit); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, k := s.OutputLimit(); k != keep|shexec.KeepWithinLimit {
+				t.Fatalf("keep %v", k)
+			}
+			r := run(t, s, cmd)
+			size := utf8.RuneCountInString(r.Stdout)
+			if unit == shexec.Bytes {
+				size = len(r.Stdout)
+			}
+			if size > 600 || size <= 590 || !utf8.ValidString(r.Stdout) ||
+				!strings.Contains(r.Stdout, "[output truncated: kept the first ") {
+				t.Fatalf("%v %v: %d: %q", unit, keep, size, r.Stdout)
+			}
+			if r.Lines.Stdout != 3000 || r.Lines.Stderr != 0 {
+				t.Fatalf("lines %+v", r.Lines)
+			}
+		}
+	}
+	// per command, and the default: the notice on top
+	if err := s.SetOutputLimit(600, shexec.Chars, shexec.KeepHead); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, cmd, shexec.WithOutputLimit(600, shexec.Bytes, shexec.KeepHead|shexec.KeepWithinLimit))
+	if len(r.Stdout) > 600 {
+		t.Fatalf("%d bytes", len(r.Stdout))
+	}
+	if r = run(t, s, cmd); utf8.RuneCountInString(r.Stdout) <= 700 {
+		t.Fatalf("without the flag: %d characters", utf8.RuneCountInString(r.Stdout))
 	}
 }
 

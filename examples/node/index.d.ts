@@ -42,6 +42,8 @@ export interface OutputCounts {
   keptBytes: number;
   totalChars: number;
   totalBytes: number;
+  /** Lines the stream carried: its newlines, and one more when it does not end with one. */
+  totalLines: number;
 }
 
 /**
@@ -124,6 +126,12 @@ export interface SessionOptions {
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
   outputKeep?: 'head' | 'head_tail';
+  /**
+   * true: the limit holds the truncation notice and the head/tail marker
+   * too (the kept text is cut to leave them room), so a cut stream's text is
+   * at most outputLimit units in all; default: they come on top.
+   */
+  outputWithinLimit?: boolean;
   /** Variables for every command; null or undefined removes one. */
   env?: Record<string, string | null | undefined>;
   /** Inherit the host's environment (default true). */
@@ -234,6 +242,8 @@ export interface RunOptions {
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
   outputKeep?: 'head' | 'head_tail';
+  /** As SessionOptions.outputWithinLimit, for this run. */
+  outputWithinLimit?: boolean;
   /**
    * This run's limits in place of the session's (0: none for this run); a
    * name left out keeps the session's. Checked when the command starts.
@@ -449,6 +459,7 @@ export class Session {
   readonly settings: {
     timeoutMs: number; maxTimeoutMs: number; killGraceMs: number;
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
+    outputWithinLimit: boolean;
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;
     /** 'cgroup' and the session's cgroup directory, or 'group' and why not ('turned off', 'no cgroup2 mount', ...). */

@@ -262,7 +262,7 @@ class TestRuns(Base):
         self.assertFalse(r.stderr_truncated)
         self.assertEqual(r.stdout_total, 100)
         self.assertEqual(r.stdout, b"x" * 10 + b"\n[output truncated: kept the first 10 characters "
-                         b"(10 bytes) of 100 (100 bytes); 90 characters (90 bytes) omitted]\n")
+                         b"(10 bytes) of 100 (100 bytes, 1 lines); 90 characters (90 bytes) omitted]\n")
         r = s.run("echo short")
         self.assertFalse(r.truncated)
 
@@ -901,9 +901,11 @@ class TestTools(Base):
         self.assertTrue(run.wait(5000))
         expect = s.call_tool("bash", {"command": "echo $SHX_V; exit 3", "env": {"SHX_V": "v"}})
         got = run.tool_result()
-        # what each of the two runs cost differs; its form does not
+        # what each of the two runs cost and took differs; its form does not
         self.assertEqual(set(got.pop("cost")), {"cpu_ms", "peak_bytes"})
         self.assertEqual(set(expect.pop("cost")), {"cpu_ms", "peak_bytes"})
+        self.assertIsInstance(got.pop("elapsed_ms"), int)
+        self.assertIsInstance(expect.pop("elapsed_ms"), int)
         self.assertEqual(got, expect)
         # a timeout is data there too
         run, _ = s.tool_prepare("bash", {"command": "sleep 30", "timeout": 200})
