@@ -93,6 +93,11 @@ extern "C" {
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
  * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
  * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
+ * Its names are shell identifiers, [A-Za-z_][A-Za-z0-9_]* (the schema's
+ * propertyNames): any other is SHEXEC_EINVAL before anything is created,
+ * the error naming each ("invalid environment variable names \"A-B\",
+ * \"1X\" in \"env\": ..."). The host's own shexec_run_setenv() keeps
+ * POSIX's wider rule.
  * A task the tool layer started or adopted is freed by the tool layer
  * (read to completion, killed, or released for room), unless the host
  * holds it: once the host got a pointer to it from

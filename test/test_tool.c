@@ -1124,6 +1124,54 @@ static void test_idle_and_background_results(void **state)
     assert_string_equal(str(r, "stdout"), "late\n");
 }
 
+/* Names a model passes in `env` are shell identifiers; every other one is
+ * refused by name, before anything runs. The host's own API keeps POSIX's
+ * wider rule. */
+static void test_env_names_from_a_model(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const char *dir = tu_mkdtemp();
+    char *tmp = strdup(dir);
+    char args[1024];
+    snprintf(args, sizeof args, "{\"command\":\"touch '%s/ran'\",\"env\":{\"INVALID-NAME\":\"x\"}}",
+             tmp);
+    const shx_json *r = call(s, "bash", args, SHEXEC_EINVAL);
+    assert_non_null(strstr(str(r, "error"), "invalid environment variable name \"INVALID-NAME\""));
+    char ran[600];
+    snprintf(ran, sizeof ran, "%s/ran", tmp);
+    assert_int_equal(access(ran, F_OK), -1);
+    /* all of them named at once; the good one is not */
+    r = call(s, "bash", "{\"command\":\"true\",\"env\":{\"A-B\":\"1\",\"OK_1\":\"2\",\"1X\":\"3\","
+                        "\"\":\"4\",\"A B\":\"5\",\"\\u00e9\":\"6\",\"A.B\":\"7\"}}",
+             SHEXEC_EINVAL);
+    const char *e = str(r, "error");
+    assert_non_null(strstr(e, "invalid environment variable names \"A-B\", \"1X\", \"\", \"A B\", "
+                              "\"\xC3\xA9\", \"A.B\" in \"env\""));
+    assert_null(strstr(e, "OK_1"));
+    /* what passes does run, with its variables */
+    r = call(s, "bash", "{\"command\":\"echo $_A1 $b_2 $Z\",\"env\":{\"_A1\":\"x\",\"b_2\":\"y\","
+                        "\"Z\":\"z\"}}",
+             SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "x y z\n");
+    /* the same check for a host's own loop */
+    shexec_run *run = (shexec_run *)1;
+    int bg;
+    assert_int_equal(shexec_tool_prepare(&run, &bg, s, "bash",
+                                         "{\"command\":\"true\",\"env\":{\"X-Y\":\"1\"}}"),
+                     SHEXEC_EINVAL);
+    assert_null(run);
+    assert_non_null(strstr(shexec_session_errmsg(s), "\"X-Y\""));
+    /* the host may still pass such a name to its commands */
+    assert_int_equal(shexec_run_new(&run, s, "env | grep '^INVALID-NAME='"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(run, "INVALID-NAME", "x"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(run), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(run, SHEXEC_STDOUT, NULL), "INVALID-NAME=x\n");
+    shexec_run_free(run);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
 /* A completed command's result says how long it ran, as a yielded one's
  * does; a cut stream's, how many lines it had. */
 static void test_result_elapsed_and_lines(void **state)
@@ -1210,6 +1258,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idle_and_background_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_output_and_redacted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_result_rendered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_names_from_a_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_elapsed_and_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_within_limit, setup, teardown),
     };

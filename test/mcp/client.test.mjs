@@ -235,6 +235,11 @@ describe('bash (seed scenarios)', () => {
       [{ cmd: 'ls' }, /unknown argument "cmd" \(the arguments are: command, /],
       [{ command: 42 }, /must be a string/],
       [{ command: 'true', cwd: '/nonexistent-dir' }, /nonexistent-dir/],
+      // a model's variable names are shell identifiers, each bad one named
+      [{ command: 'true', env: { 'INVALID-NAME': 'x' } },
+        /invalid environment variable name "INVALID-NAME"/],
+      [{ command: 'true', env: { OK: '1', '1X': '2', 'A B': '3' } },
+        /invalid environment variable names "1X", "A B" in "env"/],
     ]) {
       const r = await bash(client, args);
       assert.equal(r.isError, true, JSON.stringify(args));

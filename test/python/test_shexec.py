@@ -990,11 +990,19 @@ class TestTools(Base):
         with self.assertRaises(shexec.ToolNotAvailableError):
             s.tool_prepare("task_kill", {"task_id": "t000000000000"})
         for args in ({}, {"command": ""}, {"command": "ls", "extra": 1}, "{not json",
-                     {"command": "ls", "timeout": 0}):
+                     {"command": "ls", "timeout": 0},
+                     {"command": "ls", "env": {"INVALID-NAME": "x", "OK": "y"}}):
             with self.assertRaises(shexec.InvalidArgumentError, msg=args) as ctx:
                 s.tool_prepare("bash", args)
             self.assertTrue(ctx.exception.message, args)
             self.assertEqual(s.call_tool("bash", args), {"error": ctx.exception.message})
+        # a model's variable names are shell identifiers, named when not
+        self.assertEqual(s.call_tool("bash", {"command": "true", "env": {"A-B": "1", "1X": "2"}}),
+                         {"error": 'invalid environment variable names "A-B", "1X" in "env": a '
+                                   'name is letters, digits and _, not starting with a digit'})
+        # a finished command's result says how long it ran
+        res = s.call_tool("bash", {"command": "sleep 0.2"})
+        self.assertGreaterEqual(res["elapsed_ms"], 200)
         # the directory is checked when the run starts; it then stays 'new'
         run, _ = s.tool_prepare("bash", {"command": "true", "cwd": "/nonexistent/dir"})
         with self.assertRaises(shexec.NoCwdError) as ctx:
