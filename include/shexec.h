@@ -373,24 +373,40 @@ enum {
     SHEXEC_KEEP_HEAD = 0,     /* keep the first `limit` units */
     SHEXEC_KEEP_HEAD_TAIL = 1 /* keep the first and the last limit/2 units */
 };
+/* Or'ed into `keep`: the limit holds the whole text, notice included. */
+enum {
+    SHEXEC_KEEP_WITHIN_LIMIT = 0x100
+};
 
 /*
  * Set how much of each output stream a run keeps (stdout and stderr apart):
  * `limit` in `unit` (SHEXEC_UNIT_*; 0 keeps nothing, output only reaches
  * the callback), `keep` SHEXEC_KEEP_*. A UTF-8 sequence is never split;
  * memory per stream is bounded by the limit. What is left out is counted
- * whatever its size, in characters and in bytes (whichever the unit), and
- * truncated output carries exactly this notice, after the kept text or,
- * with shexec_session_set_notice_position(), before it:
+ * whatever its size, in characters and in bytes (whichever the unit), the
+ * stream's lines too (its newlines, and one more when its last byte is
+ * not one; shexec_run_output_lines()), and truncated output carries
+ * exactly this notice, after the kept text or, with
+ * shexec_session_set_notice_position(), before it:
  *   HEAD:      "[output truncated: kept the first K characters (KB bytes) of
- *               N (NB bytes); D characters (DB bytes) omitted]"
+ *               N (NB bytes, L lines); D characters (DB bytes) omitted]"
  *   HEAD_TAIL: "[output truncated: kept the first K1 and the last K2
- *               characters (K1B + K2B bytes) of N (NB bytes); D characters
- *               (DB bytes) omitted in the middle]"
+ *               characters (K1B + K2B bytes) of N (NB bytes, L lines); D
+ *               characters (DB bytes) omitted in the middle]"
  * (one line each; "\n" before and after it when last, after it when
- * first; the plural is kept for 1: "1 characters"). With
+ * first; the plural is kept for 1: "1 characters", "1 lines"). With
  * HEAD_TAIL the kept head and tail are also parted by the line
  *   "\n[... D characters (DB bytes) omitted ...]\n".
+ * The limit counts the kept text only: notice and marker come on top. With
+ * SHEXEC_KEEP_WITHIN_LIMIT or'ed into `keep` it holds them too: a
+ * truncated stream's text, marker, notice and their newlines take at most
+ * `limit` units together (the notice's own characters or bytes counted as
+ * the unit says), the kept text being cut (head and tail sharing what is
+ * left as they share the limit) to leave the notice room; K, K1, K2 and D
+ * then say what is shown. A limit too small for that notice with no text
+ * at all takes "[output truncated]" as the notice and "\n[...]\n" as
+ * the marker instead, and one too small even for those keeps text alone.
+ * Output within the limit is never cut either way.
  * With a spill directory (shexec_session_set_spill_dir()) the notice ends
  * with "; " and where the whole text is, before its "]":
  *   "full output (NB bytes) in PATH", "the first FB bytes in PATH (XB more
@@ -399,17 +415,18 @@ enum {
  *   "full output not saved: the spill failed (REASON)", or "full output
  *   was in PATH, since removed (spill budget)" ("full output so far (FB
  *   bytes) in PATH" while the command runs).
- * Errors: SHEXEC_EINVAL (s NULL, unknown unit or keep, limit above 1 GiB;
- * nothing changes).
+ * Errors: SHEXEC_EINVAL (s NULL, unknown unit, keep or flag, limit above
+ * 1 GiB; nothing changes).
  */
 SHEXEC_API int shexec_session_set_output_limit(shexec_session *s, uint64_t limit, int unit,
                                                int keep);
 
 /*
  * Read the session's output limit.
- * Into *limit, *unit (SHEXEC_UNIT_*) and *keep (SHEXEC_KEEP_*); any may be
- * NULL. Errors: SHEXEC_EINVAL (s NULL; the outputs then get
- * SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD).
+ * Into *limit, *unit (SHEXEC_UNIT_*) and *keep (SHEXEC_KEEP_*, with
+ * SHEXEC_KEEP_WITHIN_LIMIT when it was set so); any may be NULL. Errors:
+ * SHEXEC_EINVAL (s NULL; the outputs then get SHEXEC_DEFAULT_OUTPUT_LIMIT,
+ * SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD).
  */
 SHEXEC_API int shexec_session_output_limit(const shexec_session *s, uint64_t *limit, int *unit,
                                            int *keep);
@@ -1156,8 +1173,14 @@ SHEXEC_API int shexec_run_pty(const shexec_run *run);
 
 /*
  * Set the terminal's size.
- * The default is 200 columns x 50 rows, so output is not hard-wrapped.
- * Errors: SHEXEC_EINVAL (0 or above 65535), SHEXEC_ESTATE.
+ * Before the start, the size it starts with; the default is 200 columns x
+ * 50 rows, so output is not hard-wrapped. While a pty run (or a task's)
+ * runs, the terminal is resized at once, as a window is: the kernel sends
+ * SIGWINCH to the command's foreground process group when the size
+ * changes, and `stty size` (TIOCGWINSZ) gives the new one.
+ * Errors: SHEXEC_EINVAL (run NULL, 0 or above 65535), SHEXEC_ESTATE (the
+ * run has ended, or runs on pipes, or its terminal is closed),
+ * SHEXEC_ESYS (the resize failed).
  */
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows);
 
@@ -1290,12 +1313,24 @@ SHEXEC_API int shexec_run_truncated(const shexec_run *run, int stream);
  * invalid byte) and bytes, into any of the four that are not NULL. The
  * counts are of the output as captured: after ANSI stripping and
  * redaction, when they are on. While the command runs they are so far.
+ * The kept counts are of the text shexec_run_output() shows (with
+ * SHEXEC_KEEP_WITHIN_LIMIT, what the notice's room leaves of it).
  * Errors: SHEXEC_EINVAL (run NULL, not started, unknown stream; the
- * outputs are then 0).
+ * outputs are then 0), SHEXEC_ENOMEM (with SHEXEC_KEEP_WITHIN_LIMIT: the
+ * notice could not be measured; the kept counts are then 0).
  */
 SHEXEC_API int shexec_run_output_counts(const shexec_run *run, int stream, uint64_t *kept_chars,
                                         uint64_t *kept_bytes, uint64_t *total_chars,
                                         uint64_t *total_bytes);
+
+/*
+ * How many lines a stream carried, as the notice counts them: its newline
+ * bytes, and one more when it does not end with one ("a\nb" is 2 lines,
+ * "a\n" 1, "" 0). Of the output as captured, kept or not (after ANSI
+ * stripping and redaction, when they are on); so far while the command
+ * runs. 0 for a NULL run, one not started, an unknown stream.
+ */
+SHEXEC_API uint64_t shexec_run_output_lines(const shexec_run *run, int stream);
 
 /* Wall time from start to end (or until now, while running), in ms. */
 SHEXEC_API uint64_t shexec_run_duration_ms(const shexec_run *run);
@@ -1717,7 +1752,12 @@ SHEXEC_API int shexec_task_watch(shexec_task *t, uint32_t quiet_ms, uint32_t max
  *   PAGER, GIT_PAGER, GH_PAGER, MANPAGER, SYSTEMD_PAGER=cat;
  *   GIT_TERMINAL_PROMPT=0; GIT_EDITOR and EDITOR=false (an editor that
  *   fails rather than opens); DEBIAN_FRONTEND=noninteractive;
- *   PIP_NO_INPUT=1; LANG=C.UTF-8 when neither LANG nor LC_ALL is set;
+ *   PIP_NO_INPUT=1; COLORTERM removed (it describes the host's terminal,
+ *   which commands do not write to); a UTF-8 locale where commands would
+ *   run in the plain C one: LC_ALL or LC_CTYPE set to C or POSIX become
+ *   C.UTF-8, and LANG=C.UTF-8 when LANG is unset, empty, C or POSIX and
+ *   LC_ALL names no other locale (a locale the host or the session chose
+ *   is kept; the values are read when the call is made);
  * and, for pipe runs only (a pty run keeps its terminal's), NO_COLOR=1 and
  * TERM=dumb. The first are session variables like any: shexec_session_setenv()
  * after the call overrides each, a run's shexec_run_setenv() too. TERM and

@@ -37,7 +37,8 @@ extern "C" {
  *                 (with quiet_ms, yield_time_ms defaults to 300000)
  * Results are JSON objects:
  *   bash:        {"stdout","stderr","exit_code","timed_out",
- *                 "truncated":{"stdout":bool,"stderr":bool},"cwd"} plus
+ *                 "truncated":{"stdout":bool,"stderr":bool},"cwd",
+ *                 "elapsed_ms" (how long it ran, shexec_run_duration_ms())} plus
  *                 "signal" when a signal ended the command (not its
  *                 timeout) and "interrupted": true once a SIGINT reached
  *                 it (shexec_run_interrupted()) and
@@ -48,6 +49,8 @@ extern "C" {
  *                 "omitted":{"stdout"/"stderr":{"characters","bytes"}} for
  *                 each truncated stream (what its limit left out;
  *                 shexec_run_output_counts()) and
+ *                 "lines":{"stdout"/"stderr": N} for each truncated stream
+ *                 (all its lines, kept or not; shexec_run_output_lines()) and
  *                 "full_output":{"stdout"/"stderr": path} for each stream
  *                 whose whole text is in a spill file (see OUTPUT FOR MODELS
  *                 in shexec.h; the notice in the text names it too) and
@@ -66,7 +69,7 @@ extern "C" {
  *                 "yield_reason":"yield_time"|"input"|"timeout"|
  *                 "idle_timeout","stdout","stderr" (so far),
  *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
- *                 "full_output", "redacted" as above); while it waits for
+ *                 "lines", "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
  *                 "password" (the terminal does not echo) too, and, for a
  *                 command on pipes that printed no question ("prompt"
@@ -79,8 +82,8 @@ extern "C" {
  *                 with yield_time_ms keeps a slot from its start until it
  *                 yields or ends, so its yield is never held up.
  *   task_output: {"task_id","status":"running"|"completed","stdout","stderr",
- *                 "truncated":{...}} ("omitted", "full_output", "redacted"
- *                 as bash's)
+ *                 "truncated":{...}} ("omitted", "lines", "full_output",
+ *                 "redacted" as bash's)
  *                 plus "exit_code" and "state" once
  *                 completed ("signal" when a signal ended it, not its
  *                 timeout, as bash's); "interrupted": true once a SIGINT
@@ -126,6 +129,11 @@ extern "C" {
  * Strings are valid UTF-8 JSON: invalid bytes become U+FFFD.
  * `env` takes at most SHEXEC_MAX_ENV_VARS variables (the schema says so
  * with maxProperties); more is SHEXEC_ELIMIT before anything is created.
+ * Its names are shell identifiers, [A-Za-z_][A-Za-z0-9_]* (the schema's
+ * propertyNames): any other is SHEXEC_EINVAL before anything is created,
+ * the error naming each ("invalid environment variable names \"A-B\",
+ * \"1X\" in \"env\": ..."). The host's own shexec_run_setenv() keeps
+ * POSIX's wider rule.
  * A task the tool layer started or adopted is freed by the tool layer
  * (read to completion, killed, or released for room), unless the host
  * holds it: once the host got a pointer to it from

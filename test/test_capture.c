@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "stream/capture.h"
+#include "stream/notice.h"
 #include "shexec.h"
 
 #include <stdio.h>
@@ -46,6 +47,16 @@ static uint64_t rng_next(void)
 static size_t rng_below(size_t n)
 {
     return n ? (size_t)(rng_next() % n) : 0;
+}
+
+/* Lines as the notice counts them: newlines, and a last line without one. */
+static uint64_t ref_count_lines(const void *text, size_t len)
+{
+    const unsigned char *p = text;
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += p[i] == '\n';
+    return n + (len > 0 && p[len - 1] != '\n');
 }
 
 /*
@@ -131,6 +142,7 @@ typedef struct model {
     uint64_t total_units;
     uint64_t head_chars, tail_chars, total_chars, dropped_chars;
     uint64_t head_bytes, tail_bytes, total_bytes, dropped_bytes;
+    uint64_t total_lines;
     int truncated;
 } model;
 
@@ -141,11 +153,12 @@ static void model_notice(const model *m, shx_buf *out, const char *full)
         assert_int_equal(
             shx_buf_printf(out,
                            "[output truncated: kept the first %llu and the last %llu characters "
-                           "(%llu + %llu bytes) of %llu (%llu bytes); %llu characters (%llu bytes) "
-                           "omitted in the middle",
+                           "(%llu + %llu bytes) of %llu (%llu bytes, %llu lines); %llu characters "
+                           "(%llu bytes) omitted in the middle",
                            (unsigned long long)m->head_chars, (unsigned long long)m->tail_chars,
                            (unsigned long long)m->head_bytes, (unsigned long long)m->tail_bytes,
                            (unsigned long long)m->total_chars, (unsigned long long)m->total_bytes,
+                           (unsigned long long)m->total_lines,
                            (unsigned long long)m->dropped_chars,
                            (unsigned long long)m->dropped_bytes),
             0);
@@ -153,9 +166,10 @@ static void model_notice(const model *m, shx_buf *out, const char *full)
         assert_int_equal(
             shx_buf_printf(out,
                            "[output truncated: kept the first %llu characters (%llu bytes) of %llu "
-                           "(%llu bytes); %llu characters (%llu bytes) omitted",
+                           "(%llu bytes, %llu lines); %llu characters (%llu bytes) omitted",
                            (unsigned long long)m->head_chars, (unsigned long long)m->head_bytes,
                            (unsigned long long)m->total_chars, (unsigned long long)m->total_bytes,
+                           (unsigned long long)m->total_lines,
                            (unsigned long long)m->dropped_chars,
                            (unsigned long long)m->dropped_bytes),
             0);
@@ -236,6 +250,7 @@ static void model_run(model *m, const unsigned char *in, size_t len, uint64_t li
     m->head_bytes = off[h];
     m->tail_bytes = len - off[t];
     m->total_bytes = len;
+    m->total_lines = ref_count_lines(in, len);
     m->dropped_bytes = off[t] - off[h];
     m->truncated = total - head_units - tail_units > 0;
     assert_int_equal(m->truncated, m->dropped_chars > 0);
@@ -255,6 +270,7 @@ typedef struct result {
     uint64_t total_units, total_bytes;
     uint64_t head_chars, tail_chars, total_chars, dropped_chars;
     uint64_t head_bytes, tail_bytes, dropped_bytes;
+    uint64_t total_lines;
     int truncated;
 } result;
 
@@ -300,6 +316,7 @@ static void capture_run(result *r, const void *in, size_t len, uint64_t limit, i
     r->head_bytes = c.head.len;
     r->tail_bytes = c.ring_len;
     r->dropped_bytes = shx_capture_dropped_bytes(&c);
+    r->total_lines = shx_capture_lines(&c);
     r->truncated = shx_capture_truncated(&c);
     shx_capture_free(&c);
 }
@@ -362,6 +379,8 @@ static const char *result_mismatch(const result *r, const model *m)
         return "tail bytes";
     if (r->dropped_bytes != m->dropped_bytes)
         return "shx_capture_dropped_bytes()";
+    if (r->total_lines != m->total_lines)
+        return "shx_capture_lines()";
     if (!buf_is(&r->out, &m->out))
         return "render(notice last)";
     const char *what = NULL;
@@ -391,7 +410,8 @@ static char *ascii_text(size_t len)
 }
 
 /* Expected kept + notice (HEAD, notice last): the first kept_chars
- * characters (kept_len bytes) of total_chars (total_bytes). */
+ * characters (kept_len bytes) of total_chars (total_bytes), `kept` the
+ * start of the whole input (its lines are counted). */
 static void expect_head(shx_buf *want, const void *kept, size_t kept_len,
                         unsigned long long kept_chars, unsigned long long total_chars,
                         unsigned long long total_bytes)
@@ -400,10 +420,12 @@ static void expect_head(shx_buf *want, const void *kept, size_t kept_len,
     assert_int_equal(shx_buf_append(want, kept, kept_len), 0);
     assert_int_equal(shx_buf_printf(want,
                                     "\n[output truncated: kept the first %llu characters (%llu "
-                                    "bytes) of %llu (%llu bytes); %llu characters (%llu bytes) "
-                                    "omitted]\n",
+                                    "bytes) of %llu (%llu bytes, %llu lines); %llu characters "
+                                    "(%llu bytes) omitted]\n",
                                     kept_chars, (unsigned long long)kept_len, total_chars,
-                                    total_bytes, total_chars - kept_chars,
+                                    total_bytes,
+                                    (unsigned long long)ref_count_lines(kept, (size_t)total_bytes),
+                                    total_chars - kept_chars,
                                     total_bytes - kept_len),
                      0);
 }
@@ -463,7 +485,8 @@ static void test_head_chars_50000_exact_notice(void **state)
         assert_true(r.out.len > 30000);
         assert_memory_equal(r.out.data, in, 30000);
         const char *notice = "\n[output truncated: kept the first 30000 characters (30000 bytes) "
-                             "of 50000 (50000 bytes); 20000 characters (20000 bytes) omitted]\n";
+                             "of 50000 (50000 bytes, 1 lines); 20000 characters (20000 bytes) "
+                             "omitted]\n";
         assert_int_equal(r.out.len, 30000 + strlen(notice));
         assert_memory_equal(r.out.data + 30000, notice, strlen(notice));
         assert_true(r.truncated);
@@ -637,7 +660,7 @@ static void test_head_bytes_ascii(void **state)
         /* in the BYTES unit the notice still counts characters too */
         assert_non_null(strstr(r.out.data + 51200,
                                "kept the first 51200 characters (51200 bytes) of 100000 (100000 "
-                               "bytes); 48800 characters (48800 bytes) omitted]"));
+                               "bytes, 1 lines); 48800 characters (48800 bytes) omitted]"));
         assert_true(r.truncated);
         assert_int_equal(r.total_units, 100000);
         assert_int_equal(r.total_bytes, 100000);
@@ -729,7 +752,8 @@ static void test_head_tail_chars_exact(void **state)
         assert_int_equal(shx_buf_puts(&want,
                                       "\n[output truncated: kept the first 15000 and the last "
                                       "15000 characters (15000 + 15000 bytes) of 50000 (50000 "
-                                      "bytes); 20000 characters (20000 bytes) omitted in the "
+                                      "bytes, 1 lines); 20000 characters (20000 bytes) omitted in "
+                                      "the "
                                       "middle]\n"),
                          0);
         assert_result_is(&r, want.data, want.len);
@@ -754,7 +778,8 @@ static void test_head_tail_chars_exact(void **state)
                            "\n[... 9 characters (9 bytes) omitted ...]\n"
                            "nop"
                            "\n[output truncated: kept the first 4 and the last 3 characters "
-                           "(4 + 3 bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                           "(4 + 3 bytes) of 16 (16 bytes, 1 lines); 9 characters (9 bytes) "
+                           "omitted in the "
                            "middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
@@ -767,7 +792,8 @@ static void test_head_tail_chars_exact(void **state)
     const char *w1 = "a"
                      "\n[... 2 characters (2 bytes) omitted ...]\n"
                      "\n[output truncated: kept the first 1 and the last 0 characters (1 + 0 "
-                     "bytes) of 3 (3 bytes); 2 characters (2 bytes) omitted in the middle]\n";
+                     "bytes) of 3 (3 bytes, 1 lines); 2 characters (2 bytes) omitted in the "
+                     "middle]\n";
     assert_result_is(&r, w1, strlen(w1));
     result_free(&r);
 }
@@ -785,7 +811,8 @@ static void test_head_tail_multibyte(void **state)
                            "\n[... 5 characters (11 bytes) omitted ...]\n"
                            "\xE2\x82\xAC\xC3\xA9"
                            "\n[output truncated: kept the first 2 and the last 2 characters "
-                           "(5 + 5 bytes) of 9 (21 bytes); 5 characters (11 bytes) omitted in the "
+                           "(5 + 5 bytes) of 9 (21 bytes, 1 lines); 5 characters (11 bytes) "
+                           "omitted in the "
                            "middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
@@ -797,7 +824,8 @@ static void test_head_tail_multibyte(void **state)
                              "\n[... 6 characters (14 bytes) omitted ...]\n"
                              "\xC3\xA9"
                              "\n[output truncated: kept the first 2 and the last 1 characters "
-                             "(5 + 2 bytes) of 9 (21 bytes); 6 characters (14 bytes) omitted in "
+                             "(5 + 2 bytes) of 9 (21 bytes, 1 lines); 6 characters (14 bytes) "
+                             "omitted in "
                              "the middle]\n";
         assert_result_is(&r, want_b, strlen(want_b));
         assert_int_equal(r.total_units, 21);
@@ -905,7 +933,8 @@ static void test_head_tail_bytes_unused_head_room_to_tail(void **state)
                            "\n[... 3 characters (5 bytes) omitted ...]\n"
                            "def"
                            "\n[output truncated: kept the first 1 and the last 3 characters (1 + 3 "
-                           "bytes) of 7 (9 bytes); 3 characters (5 bytes) omitted in the middle]\n";
+                           "bytes) of 7 (9 bytes, 1 lines); 3 characters (5 bytes) omitted in the "
+                           "middle]\n";
         assert_result_is(&r, want, strlen(want));
         result_free(&r);
         /* the tail still never splits a character: "😀" (4 bytes) > 3 */
@@ -914,7 +943,8 @@ static void test_head_tail_bytes_unused_head_room_to_tail(void **state)
         const char *want2 = "a"
                             "\n[... 3 characters (8 bytes) omitted ...]\n"
                             "\n[output truncated: kept the first 1 and the last 0 characters (1 + "
-                            "0 bytes) of 4 (9 bytes); 3 characters (8 bytes) omitted in the "
+                            "0 bytes) of 4 (9 bytes, 1 lines); 3 characters (8 bytes) omitted in "
+                            "the "
                             "middle]\n";
         assert_result_is(&r, want2, strlen(want2));
         result_free(&r);
@@ -999,7 +1029,7 @@ static void test_totals_and_render_replaces(void **state)
     assert_int_equal(shx_buf_puts(&out, "previous content that must go"), 0);
     assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     const char *want = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
-                       "bytes); 3 characters (3 bytes) omitted]\n";
+                       "bytes, 1 lines); 3 characters (3 bytes) omitted]\n";
     assert_bytes_equal("render()", out.data, out.len, want, strlen(want));
     assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     assert_bytes_equal("second render()", out.data, out.len, want, strlen(want));
@@ -1031,7 +1061,7 @@ static void test_notice_first_head(void **state)
         capture_run(&r, "abcdef", 6, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, chunk, 0);
         /* the notice is the first line, the kept text follows it as it was */
         const char *want = "[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
-                           "bytes); 3 characters (3 bytes) omitted]\n"
+                           "bytes, 1 lines); 3 characters (3 bytes) omitted]\n"
                            "abc";
         assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, want,
                            strlen(want));
@@ -1040,7 +1070,7 @@ static void test_notice_first_head(void **state)
         /* BYTES: the limit counts bytes, the notice still gives both */
         capture_run(&r, "h\xC3\xA9llo", 6, 3, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, chunk, 0);
         const char *want_b = "[output truncated: kept the first 2 characters (3 bytes) of 5 (6 "
-                             "bytes); 3 characters (3 bytes) omitted]\n"
+                             "bytes, 1 lines); 3 characters (3 bytes) omitted]\n"
                              "h\xC3\xA9";
         assert_bytes_equal("render(notice first)", r.out_first.data, r.out_first.len, want_b,
                            strlen(want_b));
@@ -1064,7 +1094,8 @@ static void test_notice_first_head_tail(void **state)
                     chunk, 0);
         /* the notice moves to the front; the marker stays between head and tail */
         const char *want = "[output truncated: kept the first 4 and the last 3 characters (4 + 3 "
-                           "bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                           "bytes) of 16 (16 bytes, 1 lines); 9 characters (9 bytes) omitted in "
+                           "the "
                            "middle]\n"
                            "abcd"
                            "\n[... 9 characters (9 bytes) omitted ...]\n"
@@ -1087,11 +1118,11 @@ static void test_notice_full_clause(void **state)
     result r;
     capture_run(&r, "abcdef", 6, 3, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 1, 0);
     const char *want = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
-                       "bytes); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n";
+                       "bytes, 1 lines); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n";
     assert_bytes_equal("render(notice last, full)", r.out_full.data, r.out_full.len, want,
                        strlen(want));
     const char *want_first = "[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
-                             "bytes); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n"
+                             "bytes, 1 lines); 3 characters (3 bytes) omitted; " FULL_CLAUSE "]\n"
                              "abc";
     assert_bytes_equal("render(notice first, full)", r.out_both.data, r.out_both.len, want_first,
                        strlen(want_first));
@@ -1102,7 +1133,8 @@ static void test_notice_full_clause(void **state)
                           "\n[... 9 characters (9 bytes) omitted ...]\n"
                           "nop"
                           "\n[output truncated: kept the first 4 and the last 3 characters (4 + "
-                          "3 bytes) of 16 (16 bytes); 9 characters (9 bytes) omitted in the "
+                          "3 bytes) of 16 (16 bytes, 1 lines); 9 characters (9 bytes) omitted in "
+                          "the "
                           "middle; " FULL_CLAUSE "]\n";
     assert_bytes_equal("render(notice last, full)", r.out_full.data, r.out_full.len, want_ht,
                        strlen(want_ht));
@@ -1122,7 +1154,8 @@ static void test_notice_full_clause(void **state)
     const char *full_pct = "full output (6 bytes) in /tmp/%s%n%%d.txt";
     assert_int_equal(shx_capture_render(&c, &out, 0, full_pct), 0);
     const char *want_pct = "abc\n[output truncated: kept the first 3 characters (3 bytes) of 6 (6 "
-                           "bytes); 3 characters (3 bytes) omitted; full output (6 bytes) in "
+                           "bytes, 1 lines); 3 characters (3 bytes) omitted; full output (6 "
+                           "bytes) in "
                            "/tmp/%s%n%%d.txt]\n";
     assert_bytes_equal("render(full with '%')", out.data, out.len, want_pct, strlen(want_pct));
     shx_buf_free(&out);
@@ -1179,17 +1212,17 @@ static void test_notice_counts_mixed_width(void **state)
     check_exact_render(s, len, 5, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
                        "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xFF"
                        "\n[output truncated: kept the first 5 characters (11 bytes) of 13 (23 "
-                       "bytes); 8 characters (12 bytes) omitted]\n");
+                       "bytes, 1 lines); 8 characters (12 bytes) omitted]\n");
     /* bytes, 12: a é € 😀 FF E2 (6 characters), the lone lead byte kept */
     check_exact_render(s, len, 12, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD,
                        "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xFF\xE2"
                        "\n[output truncated: kept the first 6 characters (12 bytes) of 13 (23 "
-                       "bytes); 7 characters (11 bytes) omitted]\n");
+                       "bytes, 1 lines); 7 characters (11 bytes) omitted]\n");
     /* bytes, 8: a é € (6 bytes): 😀 would split */
     check_exact_render(s, len, 8, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD,
                        "a\xC3\xA9\xE2\x82\xAC"
                        "\n[output truncated: kept the first 3 characters (6 bytes) of 13 (23 "
-                       "bytes); 10 characters (17 bytes) omitted]\n");
+                       "bytes, 1 lines); 10 characters (17 bytes) omitted]\n");
     /* characters, 4 + 4: a é € 😀 | 😀 C0 AF c; FF E2 82 b é left out */
     check_exact_render(s, len, 8, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL,
                        "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"
@@ -1197,7 +1230,7 @@ static void test_notice_counts_mixed_width(void **state)
                        "\xF0\x9F\x98\x80\xC0\xAF"
                        "c"
                        "\n[output truncated: kept the first 4 and the last 4 characters (10 + 7 "
-                       "bytes) of 13 (23 bytes); 5 characters (6 bytes) omitted in the "
+                       "bytes) of 13 (23 bytes, 1 lines); 5 characters (6 bytes) omitted in the "
                        "middle]\n");
     /* bytes, 16: head a é € (6 of its 8 bytes: 😀 would split), the tail
      * gets the 10 left: b é 😀 C0 AF c; 😀 FF E2 82 left out */
@@ -1207,7 +1240,7 @@ static void test_notice_counts_mixed_width(void **state)
                        "b\xC3\xA9\xF0\x9F\x98\x80\xC0\xAF"
                        "c"
                        "\n[output truncated: kept the first 3 and the last 6 characters (6 + 10 "
-                       "bytes) of 13 (23 bytes); 4 characters (7 bytes) omitted in the "
+                       "bytes) of 13 (23 bytes, 1 lines); 4 characters (7 bytes) omitted in the "
                        "middle]\n");
 
     /* a sequence cut by the end of the stream is three invalid bytes */
@@ -1215,14 +1248,15 @@ static void test_notice_counts_mixed_width(void **state)
     check_exact_render(cut, 5, 1, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
                        "a"
                        "\n[output truncated: kept the first 1 characters (1 bytes) of 5 (5 "
-                       "bytes); 4 characters (4 bytes) omitted]\n");
+                       "bytes, 1 lines); 4 characters (4 bytes) omitted]\n");
     /* ... which the tail may keep in part */
     check_exact_render(cut, 5, 4, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL,
                        "ab"
                        "\n[... 1 characters (1 bytes) omitted ...]\n"
                        "\x9F\x98"
                        "\n[output truncated: kept the first 2 and the last 2 characters (2 + 2 "
-                       "bytes) of 5 (5 bytes); 1 characters (1 bytes) omitted in the middle]\n");
+                       "bytes) of 5 (5 bytes, 1 lines); 1 characters (1 bytes) omitted in the "
+                       "middle]\n");
 }
 
 /* Bytes of a sequence still cut short by the end of a feed are neither kept
@@ -1251,7 +1285,7 @@ static void test_dropped_bytes_while_pending(void **state)
     shx_buf out = SHX_BUF_INIT;
     assert_int_equal(shx_capture_render(&c, &out, 0, NULL), 0);
     const char *want = "a\n[output truncated: kept the first 1 characters (1 bytes) of 4 (7 "
-                       "bytes); 3 characters (6 bytes) omitted]\n";
+                       "bytes, 1 lines); 3 characters (6 bytes) omitted]\n";
     assert_bytes_equal("render()", out.data, out.len, want, strlen(want));
     shx_buf_free(&out);
     shx_capture_free(&c);
@@ -1573,6 +1607,294 @@ static void test_memory_bound_head_tail(void **state)
     feed_100mb(SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 16);
 }
 
+/* ------------------------------------------------------------------------
+ * Lines
+ * ------------------------------------------------------------------------ */
+
+/* Lines of a big stream, however it is cut: runs without a newline, a
+ * newline every byte, every few bytes, every few thousand (the counting
+ * steps 4 KiB from each newline it finds). */
+static void test_lines_any_chunking(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t len;
+        uint64_t lines;
+    } small[] = {{"", 0, 0}, {"\n", 1, 1}, {"a", 1, 1}, {"a\n", 2, 1}, {"a\nb", 3, 2},
+                 {"\n\n\n", 3, 3}, {"a\n\nb\n", 5, 3}};
+    for (size_t k = 0; k < sizeof small / sizeof small[0]; k++)
+        for (int chunk = 0; chunk <= 1; chunk++) {
+            result r;
+            capture_run(&r, small[k].in, small[k].len, 2, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD,
+                        chunk, 0);
+            assert_int_equal(r.total_lines, small[k].lines);
+            result_free(&r);
+        }
+    size_t len = 3u << 20;
+    unsigned char *in = malloc(len);
+    assert_non_null(in);
+    rng_seed(7);
+    for (size_t i = 0; i < len;) {
+        size_t run = 1 + rng_below(20000), gap = 1 + rng_below(6000);
+        int kind = (int)rng_below(4);
+        for (size_t j = 0; j < run && i < len; j++, i++)
+            in[i] = kind == 0 ? 'x' : kind == 1 ? '\n' : kind == 2 ? (j % 3 ? 'y' : '\n')
+                                                                  : (j % gap ? 'z' : '\n');
+    }
+    uint64_t want = ref_count_lines(in, len);
+    assert_true(want > 100000);
+    static const int chunks[] = {0, 1, 63, 4095, 4097, 65536, -1};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        result r;
+        capture_run(&r, in, len, 1000, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, chunks[k], 9000);
+        assert_int_equal(r.total_lines, want);
+        char num[64];
+        snprintf(num, sizeof num, "bytes, %llu lines); ", (unsigned long long)want);
+        assert_non_null(strstr(r.out.data, num));
+        result_free(&r);
+    }
+    in[len - 1] = '\n'; /* a last newline ends the last line: no line more */
+    result r;
+    capture_run(&r, in, len, 1000, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 65536, 0);
+    assert_int_equal(r.total_lines, ref_count_lines(in, len));
+    result_free(&r);
+    free(in);
+}
+
+/* ------------------------------------------------------------------------
+ * The notice within the limit (SHEXEC_KEEP_WITHIN_LIMIT)
+ * ------------------------------------------------------------------------ */
+
+/* Numbered lines of characters of every width: the kept head and tail can
+ * only be the input's start and end. */
+static char *mixed_text(size_t lines, size_t *len)
+{
+    shx_buf b = SHX_BUF_INIT;
+    for (size_t i = 0; i < lines; i++)
+        assert_int_equal(shx_buf_printf(&b, "%zu: a \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\n", i),
+                         0);
+    *len = b.len;
+    return shx_buf_steal(&b, NULL);
+}
+
+static uint64_t units_in(int unit, const char *p, size_t n)
+{
+    return unit == SHEXEC_UNIT_BYTES ? n : ref_count_chars((const unsigned char *)p, n);
+}
+
+/*
+ * Capture `in` with the notice within `limit`, render, and check: the whole
+ * text, notice and marker included, is at most `limit` units and at
+ * least limit - 8 (the room is used), valid UTF-8, the kept text is the
+ * input's start (and end), and the notice counts exactly what is shown.
+ */
+static void check_within(const char *in, size_t len, uint64_t limit, int unit, int keep,
+                         int first, const char *full, int chunk)
+{
+    shx_capture c;
+    shx_capture_init(&c, limit, unit, keep | SHEXEC_KEEP_WITHIN_LIMIT);
+    for (size_t i = 0; i < len;) {
+        size_t n = chunk == 0 ? len - i : 1 + rng_below((size_t)chunk);
+        if (n > len - i)
+            n = len - i;
+        assert_int_equal(shx_capture_feed(&c, in + i, n), 0);
+        i += n;
+    }
+    assert_int_equal(shx_capture_finish(&c), 0);
+    shx_buf out = SHX_BUF_INIT;
+    assert_int_equal(shx_capture_render(&c, &out, first, full), 0);
+    assert_non_null(out.data);
+    uint64_t units = units_in(unit, out.data, out.len);
+    if (units > limit || units + 8 < limit)
+        fail_msg("limit %llu, unit %d, keep %d, first %d, full %d: %llu units: %s",
+                 (unsigned long long)limit, unit, keep, first, full != NULL,
+                 (unsigned long long)units, out.data);
+    assert_true(is_valid_utf8((const unsigned char *)out.data, out.len));
+    /* the notice and the text around it */
+    const char *notice = strstr(out.data, "[output truncated: ");
+    if (!notice)
+        fail_msg("limit %llu, unit %d, keep %d, first %d, full %d: no notice: %s",
+                 (unsigned long long)limit, unit, keep, first, full != NULL, out.data);
+    const char *end = strchr(notice, '\n');
+    assert_non_null(end);
+    const char *text = first ? end + 1 : out.data;
+    const char *text_end = first ? out.data + out.len : notice - 1;
+    assert_true(first ? notice == out.data
+                      : out.data[out.len - 1] == '\n' && end == out.data + out.len - 1);
+    unsigned long long k1, k2 = 0, b1, b2 = 0, n, nb, lines, d, db;
+    const char *head_end = text_end, *tail = text_end;
+    if (keep == SHEXEC_KEEP_HEAD_TAIL) {
+        assert_int_equal(sscanf(notice, "[output truncated: kept the first %llu and the last %llu "
+                                "characters (%llu + %llu bytes) of %llu (%llu bytes, %llu lines); "
+                                "%llu characters (%llu bytes) omitted in the middle",
+                                &k1, &k2, &b1, &b2, &n, &nb, &lines, &d, &db),
+                         9);
+        char marker[128];
+        snprintf(marker, sizeof marker, "\n[... %llu characters (%llu bytes) omitted ...]\n", d,
+                 db);
+        head_end = strstr(text, marker);
+        assert_non_null(head_end);
+        tail = head_end + strlen(marker);
+    } else {
+        assert_int_equal(sscanf(notice, "[output truncated: kept the first %llu characters (%llu "
+                                "bytes) of %llu (%llu bytes, %llu lines); %llu characters (%llu "
+                                "bytes) omitted",
+                                &k1, &b1, &n, &nb, &lines, &d, &db),
+                         7);
+    }
+    size_t head_len = (size_t)(head_end - text), tail_len = (size_t)(text_end - tail);
+    assert_int_equal(head_len, b1);
+    assert_int_equal(tail_len, b2);
+    assert_memory_equal(text, in, head_len);
+    assert_memory_equal(tail, in + len - tail_len, tail_len);
+    assert_int_equal(ref_count_chars((const unsigned char *)text, head_len), k1);
+    assert_int_equal(ref_count_chars((const unsigned char *)tail, tail_len), k2);
+    uint64_t chars = ref_count_chars((const unsigned char *)in, len);
+    assert_int_equal(n, chars);
+    assert_int_equal(nb, len);
+    assert_int_equal(lines, ref_count_lines(in, len));
+    assert_int_equal(d, chars - k1 - k2);
+    assert_int_equal(db, len - b1 - b2);
+    if (full)
+        assert_non_null(strstr(notice, full));
+    shx_buf_free(&out);
+    shx_capture_free(&c);
+}
+
+static void test_within_limit_holds_notice(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = mixed_text(3000, &len);
+    static const uint64_t limits[] = {600, 999, 1000, 1001, 330, 30000};
+    rng_seed(11);
+    for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++)
+        for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++)
+            for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++)
+                for (int first = 0; first <= 1; first++) {
+                    check_within(in, len, limits[l], unit, keep, first, NULL, 0);
+                    check_within(in, len, limits[l], unit, keep, first, FULL_CLAUSE, 4099);
+                    /* a path of multi-byte characters: its characters count */
+                    check_within(in, len, limits[l], unit, keep, first,
+                                 "full output (9 bytes) in /tmp/\xC3\xA9\xE2\x82\xAC.txt", 7);
+                }
+    /* every limit over a range: each cut of a character, each count of digits */
+    for (uint64_t limit = 230; limit <= 480; limit++)
+        for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++)
+            for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++)
+                check_within(in, len, limit, unit, keep, (int)(limit & 1), NULL, 0);
+    free(in);
+}
+
+/* The same limit without the flag: the notice on top, as before. */
+static void test_within_limit_off_by_default(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = mixed_text(3000, &len);
+    result r;
+    capture_run(&r, in, len, 600, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, 0);
+    assert_true(ref_count_chars((const unsigned char *)r.out.data, r.out.len) > 700);
+    assert_memory_equal(r.out.data, in, 600 + 0 * len);
+    result_free(&r);
+    free(in);
+}
+
+static void render_within(const char *in, size_t len, uint64_t limit, int unit, int keep,
+                          int first, shx_buf *out)
+{
+    shx_capture c;
+    shx_capture_init(&c, limit, unit, keep | SHEXEC_KEEP_WITHIN_LIMIT);
+    assert_int_equal(shx_capture_feed(&c, in, len), 0);
+    assert_int_equal(shx_capture_finish(&c), 0);
+    assert_int_equal(shx_capture_render(&c, out, first, NULL), 0);
+    shx_capture_free(&c);
+}
+
+
+/* A sequence cut short at the end of a feed and taken back (a read of
+ * what is new hands it to the next capture) is no part of the lines: the
+ * stream ends where it was before it, and the next capture's line holds
+ * the whole character. A sequence the end leaves cut short is a last line. */
+static void test_lines_of_a_sequence_taken_back(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        uint64_t before, lines;
+    } cases[] = {{"abc\n\xE2\x82", 2, 1}, {"abc\xE2", 1, 1}, {"\xE2\x82", 1, 0},
+                 {"a\n\n\xF0", 3, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int split = 0; split <= 1; split++) {
+            shx_capture c;
+            shx_capture_init(&c, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+            size_t len = strlen(cases[k].in), half = split ? len - 1 : len;
+            assert_int_equal(shx_capture_feed(&c, cases[k].in, half), 0);
+            assert_int_equal(shx_capture_feed(&c, cases[k].in + half, len - half), 0);
+            /* while it is cut short, it is the last line */
+            assert_int_equal(shx_capture_lines(&c), cases[k].before);
+            unsigned char seq[4];
+            size_t n = shx_capture_take_pending(&c, seq);
+            assert_true(n > 0);
+            assert_int_equal(shx_capture_lines(&c), cases[k].lines);
+            shx_capture_finish(&c);
+            assert_int_equal(shx_capture_lines(&c), cases[k].lines);
+            shx_capture_free(&c);
+        }
+    /* the next capture: the character whole, on the line it ends */
+    shx_capture c;
+    shx_capture_init(&c, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "\xE2", 1), 0);
+    assert_int_equal(shx_capture_lines(&c), 1);
+    assert_int_equal(shx_capture_feed(&c, "\x82\xAC\n", 3), 0);
+    assert_int_equal(shx_capture_lines(&c), 1);
+    shx_capture_finish(&c);
+    assert_int_equal(shx_capture_lines(&c), 1);
+    assert_int_equal(c.total_chars, 2);
+    shx_capture_free(&c);
+    /* cut short at the end: its bytes are the last line, after a newline too */
+    shx_capture_init(&c, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD);
+    assert_int_equal(shx_capture_feed(&c, "a\n\xE2", 3), 0);
+    assert_int_equal(shx_capture_feed(&c, "\xE2", 1), 0);
+    shx_capture_finish(&c);
+    assert_int_equal(shx_capture_lines(&c), 2);
+    shx_capture_free(&c);
+}
+/* Limits too small for the notice: the short one, then text alone; output
+ * within the limit is never cut. */
+static void test_within_limit_small(void **state)
+{
+    (void)state;
+    const char *in = "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"
+                     "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij";
+    shx_buf out = SHX_BUF_INIT;
+    render_within(in, 100, 30, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, &out);
+    assert_bytes_equal("short, last", out.data, out.len, "abcdefghij\n[output truncated]\n", 30);
+    render_within(in, 100, 30, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD, 1, &out);
+    assert_bytes_equal("short, first", out.data, out.len, "[output truncated]\nabcdefghija", 30);
+    render_within(in, 100, 40, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD_TAIL, 0, &out);
+    const char *ht = "abcdefg\n[...]\nefghij\n[output truncated]\n";
+    assert_bytes_equal("short, head and tail", out.data, out.len, ht, strlen(ht));
+    render_within(in, 100, 20, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, &out);
+    assert_bytes_equal("short, no text", out.data, out.len, "\n[output truncated]\n", 20);
+    render_within(in, 100, 15, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, &out);
+    assert_bytes_equal("text alone", out.data, out.len, "abcdefghijabcde", 15);
+    render_within(in, 100, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, &out);
+    assert_bytes_equal("within the limit", out.data, out.len, in, 100);
+    render_within(in, 100, 100, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 1, &out);
+    assert_bytes_equal("within the limit", out.data, out.len, in, 100);
+    /* room for the whole notice and a little text */
+    char in3[301];
+    for (int i = 0; i < 3; i++)
+        memcpy(in3 + 100 * i, in, 100);
+    render_within(in3, 300, 140, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD, 0, &out);
+    assert_true(out.len <= 140 && out.len >= 132);
+    assert_true(out.len > 0 && out.data[0] == 'a');
+    assert_non_null(strstr(out.data, "\n[output truncated: kept the first "));
+    shx_buf_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1601,6 +1923,11 @@ int main(void)
         cmocka_unit_test(test_memory_bound_head_chars),
         cmocka_unit_test(test_memory_bound_head_bytes),
         cmocka_unit_test(test_memory_bound_head_tail),
+        cmocka_unit_test(test_lines_any_chunking),
+        cmocka_unit_test(test_lines_of_a_sequence_taken_back),
+        cmocka_unit_test(test_within_limit_holds_notice),
+        cmocka_unit_test(test_within_limit_off_by_default),
+        cmocka_unit_test(test_within_limit_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -942,6 +942,69 @@ static void test_agent_env_preset(void **state)
     assert_int_equal(shexec_session_apply_agent_env(NULL), SHEXEC_EINVAL);
 }
 
+/* The preset's locale and COLORTERM: a command that would run in the plain
+ * C locale gets C.UTF-8 in the variable that decides; a locale chosen is
+ * kept; COLORTERM, the host's terminal's, is gone. Host and session alike. */
+static void test_agent_env_locale_and_colorterm(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lc_all, *lc_ctype, *lang; /* NULL: unset */
+        const char *want;
+    } cases[] = {
+        {NULL, NULL, NULL, "LC_ALL=unset LC_CTYPE=unset LANG=C.UTF-8 COLORTERM=unset\n"},
+        {NULL, NULL, "C", "LC_ALL=unset LC_CTYPE=unset LANG=C.UTF-8 COLORTERM=unset\n"},
+        {NULL, NULL, "POSIX", "LC_ALL=unset LC_CTYPE=unset LANG=C.UTF-8 COLORTERM=unset\n"},
+        {NULL, NULL, "", "LC_ALL=unset LC_CTYPE=unset LANG=C.UTF-8 COLORTERM=unset\n"},
+        {"C", NULL, NULL, "LC_ALL=C.UTF-8 LC_CTYPE=unset LANG=C.UTF-8 COLORTERM=unset\n"},
+        {"POSIX", NULL, "de_DE.UTF-8",
+         "LC_ALL=C.UTF-8 LC_CTYPE=unset LANG=de_DE.UTF-8 COLORTERM=unset\n"},
+        {NULL, "C", "de_DE.UTF-8",
+         "LC_ALL=unset LC_CTYPE=C.UTF-8 LANG=de_DE.UTF-8 COLORTERM=unset\n"},
+        {"en_US.UTF-8", NULL, NULL,
+         "LC_ALL=en_US.UTF-8 LC_CTYPE=unset LANG=unset COLORTERM=unset\n"},
+        {NULL, "en_US.ISO-8859-1", "C",
+         "LC_ALL=unset LC_CTYPE=en_US.ISO-8859-1 LANG=C.UTF-8 COLORTERM=unset\n"},
+        {NULL, NULL, "de_DE.UTF-8",
+         "LC_ALL=unset LC_CTYPE=unset LANG=de_DE.UTF-8 COLORTERM=unset\n"},
+    };
+    static const char *const names[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (int host = 0; host <= 1; host++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            const char *values[] = {cases[k].lc_all, cases[k].lc_ctype, cases[k].lang};
+            shexec_session *s;
+            assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+            /* from the host's environment, or set on the session over it */
+            setenv("COLORTERM", "truecolor", 1);
+            for (int i = 0; i < 3; i++) {
+                if (host && values[i])
+                    setenv(names[i], values[i], 1);
+                else
+                    unsetenv(names[i]);
+                if (!host)
+                    assert_int_equal(shexec_session_setenv(s, names[i], values[i]), SHEXEC_OK);
+            }
+            assert_int_equal(shexec_session_apply_agent_env(s), SHEXEC_OK);
+            shexec_run *r;
+            assert_int_equal(shexec_run_new(&r, s, "echo LC_ALL=${LC_ALL-unset} "
+                                                   "LC_CTYPE=${LC_CTYPE-unset} LANG=${LANG-unset} "
+                                                   "COLORTERM=${COLORTERM-unset}"),
+                             SHEXEC_OK);
+            assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+            const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+            if (strcmp(out, cases[k].want) != 0)
+                fail_msg("host %d, case %zu: %s, want %s", host, k, out, cases[k].want);
+            shexec_run_free(r);
+            /* removed on the session: a pty run has it no more than a pipe run */
+            assert_null(shexec_session_getenv(s, "COLORTERM"));
+            shexec_session_free(s);
+        }
+    unsetenv("COLORTERM");
+    unsetenv("LC_ALL");
+    unsetenv("LC_CTYPE");
+    unsetenv("LANG");
+}
+
 static void test_setters_refuse_bad_calls(void **state)
 {
     shexec_session *s = *state;
@@ -990,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_parse_syscall_text),
         cmocka_unit_test(test_password_flags),
         cmocka_unit_test_setup_teardown(test_agent_env_preset, setup, teardown),
+        cmocka_unit_test(test_agent_env_locale_and_colorterm),
         cmocka_unit_test_setup_teardown(test_setters_refuse_bad_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_returns_when_quiet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_returns_at_the_end_and_at_input, setup,

@@ -126,6 +126,10 @@ static void test_spill_holds_everything_and_the_notice_counts(void **state)
     char *want = slurp(src, &srclen);
     assert_int_equal(srclen, total);
     uint64_t chars = count_chars((const unsigned char *)want, total);
+    uint64_t lines = 0; /* newlines, and the last line when it has none */
+    for (size_t i = 0; i < total; i++)
+        lines += want[i] == '\n';
+    lines += want[total - 1] != '\n';
 
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_set_spill_dir(s, sub, 0, 0, 0), SHEXEC_OK);
@@ -174,13 +178,17 @@ static void test_spill_holds_everything_and_the_notice_counts(void **state)
     assert_int_equal(kept_chars, 0);
     assert_int_equal(shexec_run_output_counts(NULL, SHEXEC_STDOUT, NULL, NULL, NULL, NULL),
                      SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_output_lines(r, SHEXEC_STDOUT), lines);
+    assert_int_equal(shexec_run_output_lines(r, SHEXEC_STDERR), 0);
+    assert_int_equal(shexec_run_output_lines(r, 7), 0);
+    assert_int_equal(shexec_run_output_lines(NULL, SHEXEC_STDOUT), 0);
     char notice[1024];
     shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL);
     snprintf(notice, sizeof notice,
-             "\n[output truncated: kept the first 30000 characters (%zu bytes) of %llu (%zu bytes); "
-             "%llu characters (%zu bytes) omitted; full output (%zu bytes) in %s]\n",
-             head_bytes, (unsigned long long)chars, total, (unsigned long long)(chars - 30000),
-             total - head_bytes, total, path);
+             "\n[output truncated: kept the first 30000 characters (%zu bytes) of %llu (%zu bytes, "
+             "%llu lines); %llu characters (%zu bytes) omitted; full output (%zu bytes) in %s]\n",
+             head_bytes, (unsigned long long)chars, total, (unsigned long long)lines,
+             (unsigned long long)(chars - 30000), total - head_bytes, total, path);
     assert_int_equal(n, head_bytes + strlen(notice));
     assert_string_equal(out + head_bytes, notice);
     shexec_run_free(r);
@@ -702,6 +710,177 @@ static void test_redact_errors(void **state)
     shexec_session_free(s);
 }
 
+/* Well-formed UTF-8 (no overlongs, surrogates, or cut sequences). */
+static int utf8_valid(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                                  : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (!len || len > n - i)
+            return 0;
+        for (size_t k = 1; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+        if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
+            (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/*
+ * One stream's text under a 600-unit limit that holds the notice: at most
+ * 600 units in all (and not far below: the room is used), valid UTF-8, the
+ * kept text the stream's start (head) or end (tail), the counts
+ * shexec_run_output_counts() gives those of the text shown.
+ */
+static void check_within_600(shexec_run *r, int stream, const char *want, size_t total,
+                             int unit, int keep, int first, const char *path)
+{
+    size_t n;
+    const char *out = shexec_run_output(r, stream, &n);
+    uint64_t units = unit == SHEXEC_UNIT_BYTES ? n : count_chars((const unsigned char *)out, n);
+    if (units > 600 || units < 590)
+        fail_msg("unit %d, keep %d, first %d: %llu units: %s", unit, keep, first,
+                 (unsigned long long)units, out);
+    assert_true(utf8_valid((const unsigned char *)out, n));
+    assert_true(shexec_run_truncated(r, stream));
+    uint64_t kept_chars, kept_bytes, chars, bytes;
+    assert_int_equal(shexec_run_output_counts(r, stream, &kept_chars, &kept_bytes, &chars, &bytes),
+                     SHEXEC_OK);
+    assert_int_equal(bytes, total);
+    uint64_t kept_units = unit == SHEXEC_UNIT_BYTES ? kept_bytes : kept_chars;
+    assert_true(kept_units > 200 && kept_units < 600 && kept_bytes >= kept_chars);
+    const char *notice = strstr(out, "[output truncated: kept the first ");
+    assert_non_null(notice);
+    const char *text = first ? strchr(out, '\n') + 1 : out;
+    assert_true(first ? notice == out : notice[-1] == '\n');
+    char counts[160];
+    if (keep == SHEXEC_KEEP_HEAD) {
+        snprintf(counts, sizeof counts, "kept the first %llu characters (%llu bytes) of %llu",
+                 (unsigned long long)kept_chars, (unsigned long long)kept_bytes,
+                 (unsigned long long)chars);
+        assert_memory_equal(text, want, (size_t)kept_bytes);
+        assert_int_equal(count_chars((const unsigned char *)text, (size_t)kept_bytes), kept_chars);
+    } else {
+        const char *marker = strstr(text, "\n[... ");
+        assert_non_null(marker);
+        size_t head = (size_t)(marker - text);
+        const char *tail = strstr(marker, " omitted ...]\n") + 14;
+        size_t tail_len = (size_t)(kept_bytes - head);
+        assert_memory_equal(text, want, head);
+        assert_memory_equal(tail, want + total - tail_len, tail_len);
+        snprintf(counts, sizeof counts, "characters (%zu + %zu bytes) of %llu", head, tail_len,
+                 (unsigned long long)chars);
+    }
+    assert_non_null(strstr(notice, counts));
+    assert_non_null(strstr(notice, path));
+}
+
+/* SHEXEC_KEEP_WITHIN_LIMIT through real commands: 600 characters (or
+ * bytes) in all, notice with its spill path included, for stdout and
+ * stderr, the head or both ends, the notice first or last; per run and for
+ * a task; and off by default. */
+static void test_output_limit_holds_the_notice(void **state)
+{
+    (void)state;
+    tu_leak_begin();
+    const char *dir = tu_mkdtemp();
+    char *tmp = strdup(dir);
+    char src[512];
+    snprintf(src, sizeof src, "%s/src.txt", tmp);
+    size_t total = write_mixed(src, 200000);
+    size_t srclen;
+    char *want = slurp(src, &srclen);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "cat '%s'; cat '%s' >&2", src, src);
+
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_spill_dir(s, tmp, 0, 0, 0), SHEXEC_OK);
+    /* the default: the notice on top of 600 characters */
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    shexec_run *r = exec_cmd(s, cmd);
+    size_t n;
+    const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
+    assert_true(count_chars((const unsigned char *)out, n) > 700);
+    shexec_run_free(r);
+
+    for (int unit = SHEXEC_UNIT_CHARS; unit <= SHEXEC_UNIT_BYTES; unit++)
+        for (int keep = SHEXEC_KEEP_HEAD; keep <= SHEXEC_KEEP_HEAD_TAIL; keep++)
+            for (int first = 0; first <= 1; first++) {
+                assert_int_equal(shexec_session_set_output_limit(s, 600, unit,
+                                                                 keep | SHEXEC_KEEP_WITHIN_LIMIT),
+                                 SHEXEC_OK);
+                int got_keep;
+                assert_int_equal(shexec_session_output_limit(s, NULL, NULL, &got_keep), SHEXEC_OK);
+                assert_int_equal(got_keep, keep | SHEXEC_KEEP_WITHIN_LIMIT);
+                assert_int_equal(shexec_session_set_notice_position(s, first), SHEXEC_OK);
+                r = exec_cmd(s, cmd);
+                check_within_600(r, SHEXEC_STDOUT, want, total, unit, keep, first, tmp);
+                check_within_600(r, SHEXEC_STDERR, want, total, unit, keep, first, tmp);
+                shexec_run_free(r);
+            }
+
+    /* per run, in a session that keeps the notice on top */
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_session_set_notice_position(s, SHEXEC_NOTICE_LAST), SHEXEC_OK);
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_limit(r, 600, SHEXEC_UNIT_BYTES,
+                                                 SHEXEC_KEEP_HEAD_TAIL | SHEXEC_KEEP_WITHIN_LIMIT),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    check_within_600(r, SHEXEC_STDOUT, want, total, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD_TAIL, 0,
+                     tmp);
+    shexec_run_free(r);
+
+    /* a task: its output and what is new since its last read */
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_output_limit(r, 600, SHEXEC_UNIT_CHARS,
+                                                 SHEXEC_KEEP_HEAD | SHEXEC_KEEP_WITHIN_LIMIT),
+                     SHEXEC_OK);
+    shexec_task *t;
+    assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    int64_t until = tu_now_ms() + 20000;
+    while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING && tu_now_ms() < until)
+        assert_true(shexec_session_wait(s, 100) >= 0);
+    check_within_600(shexec_task_run(t), SHEXEC_STDOUT, want, total, SHEXEC_UNIT_CHARS,
+                     SHEXEC_KEEP_HEAD, 0, tmp);
+    out = shexec_task_read(t, SHEXEC_STDERR, &n);
+    assert_true(count_chars((const unsigned char *)out, n) <= 600);
+    assert_non_null(strstr(out, "[output truncated: kept the first "));
+    /* the read's counts are of the text it shows, as its notice's are */
+    uint64_t kept_chars, kept_bytes, chars, bytes;
+    assert_int_equal(shexec_task_read_counts(t, SHEXEC_STDERR, &kept_chars, &kept_bytes, &chars,
+                                             &bytes),
+                     SHEXEC_OK);
+    const char *cut = strstr(out, "\n[output truncated: kept the first ");
+    assert_non_null(cut);
+    assert_int_equal(kept_bytes, (uint64_t)(cut - out));
+    assert_int_equal(kept_chars, count_chars((const unsigned char *)out, (size_t)(cut - out)));
+    assert_int_equal(bytes, total);
+    char said[96];
+    snprintf(said, sizeof said, "kept the first %llu characters (%llu bytes) of ",
+             (unsigned long long)kept_chars, (unsigned long long)kept_bytes);
+    assert_non_null(strstr(cut, said));
+    shexec_task_free(t);
+
+    /* unknown flags are refused */
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS, 0x200),
+                     SHEXEC_EINVAL);
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS,
+                                                     2 | SHEXEC_KEEP_WITHIN_LIMIT),
+                     SHEXEC_EINVAL);
+    shexec_session_free(s);
+    free(want);
+    tu_rmtree(tmp);
+    free(tmp);
+    tu_leak_end();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_redact_in_a_task),
         cmocka_unit_test(test_redact_across_leftover_adoption),
         cmocka_unit_test(test_redact_errors),
+        cmocka_unit_test(test_output_limit_holds_the_notice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,6 +296,36 @@ static void test_special_variables(void **state)
     assert_string_equal(out_of(f->s, "echo \"$PWD\"; cd - >/dev/null; pwd"), want);
 }
 
+/* The prelude, replayed state and all, leaves no trace in $_ and
+ * PIPESTATUS at the command's first line: $_ is what bash started with (the
+ * environment's _ here, as the host's shell exported it), never the last
+ * word of the previous command nor of the prelude, and PIPESTATUS is unset,
+ * as in `bash -c`; the command's own pipelines set it as ever. */
+static void test_first_line_state(void **state)
+{
+    fixture *f = *state;
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    assert_int_equal(shexec_session_setenv(f->s, "_", "/usr/bin/agent-host"), SHEXEC_OK);
+    const char *probe = "echo \"[${PIPESTATUS[@]-unset}] $_ $?\"; false | true; "
+                        "echo \"${PIPESTATUS[@]}\"";
+    for (int k = 0; k < 3; k++) {
+        assert_string_equal(out_of(f->s, probe), "[unset] /usr/bin/agent-host 0\n1 0\n");
+        out_of(f->s, "export KEPT=1; f() { :; }; true last words; false | true");
+    }
+    /* kept state and functions were replayed before it: still no trace */
+    assert_string_equal(out_of(f->s, "echo \"$KEPT $(declare -F | wc -l)\""),
+                        functions_kept() ? "1 1\n" : "1 0\n");
+    assert_string_equal(out_of(f->s, probe), "[unset] /usr/bin/agent-host 0\n1 0\n");
+    assert_string_equal(out_of(f->s, "declare -p __shexec_u 2>/dev/null; declare -F __shexec_r; "
+                                     "echo end"),
+                        "end\n");
+    /* an _ that names a set variable: given back all the same, the variable
+     * untouched */
+    assert_int_equal(shexec_session_setenv(f->s, "_", "KEPT"), SHEXEC_OK);
+    assert_string_equal(out_of(f->s, "echo \"$_ $KEPT\""), "KEPT 1\n");
+}
+
 /* bash: shell variables and functions persist; the replay is silent and
  * leaves the command's line numbers as they were */
 static void test_bash_variables_and_functions(void **state)
@@ -613,6 +643,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_denied_names_do_not_persist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_special_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_line_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bash_variables_and_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unfinished_runs_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_variables, setup, teardown),

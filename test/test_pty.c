@@ -169,7 +169,7 @@ static void test_engine_guarantees_on_a_pty(void **state)
     r = run_mode(s, "head -c 50000 /dev/zero | tr '\\0' x", 1, 0);
     assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
     assert_non_null(strstr(out_of(r), "kept the first 30000 characters (30000 bytes) of 50000 "
-                                      "(50000 bytes)"));
+                                      "(50000 bytes, 1 lines)"));
     shexec_run_free(r);
 
     /* a timeout kills the group; waiting for input that never comes ends too */
@@ -447,11 +447,64 @@ static void test_output_read_while_running_then_final(void **state)
     shexec_run_free(r);
 }
 
+/* A running terminal resized: a task's reads the new size; pipes and
+ * ended runs cannot be; where the command has a controlling terminal, its
+ * foreground group gets SIGWINCH. */
+static void test_resize_while_running(void **state)
+{
+    shexec_session *s = *state;
+    shexec_run *r = NULL;
+    /* a task's terminal, from its run */
+    shexec_task *t = pty_task(s, "echo ready; read line; stty size");
+    wait_for(s, t, "ready\n");
+    assert_int_equal(shexec_run_set_pty_size(shexec_task_run(t), 0, 30), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_pty_size(shexec_task_run(t), 132, 43), SHEXEC_OK);
+    assert_int_equal(shexec_run_write(shexec_task_run(t), "\n", 1), SHEXEC_OK);
+    wait_done(s, t);
+    assert_string_equal(out_of(shexec_task_run(t)), "ready\n43 132\n");
+    /* ended: nothing to resize */
+    assert_int_equal(shexec_run_set_pty_size(shexec_task_run(t), 80, 24), SHEXEC_ESTATE);
+    shexec_task_free(t);
+
+    /* a pipe run has no terminal */
+    assert_int_equal(shexec_run_new(&r, s, "sleep 20"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty_size(r, 80, 24), SHEXEC_ESTATE);
+    assert_non_null(strstr(shexec_session_errmsg(s), "pipes"));
+    shexec_run_free(r);
+    assert_int_equal(shexec_run_set_pty_size(NULL, 80, 24), SHEXEC_EINVAL);
+
+    /* the command hears of it: SIGWINCH goes to the foreground process
+     * group of its controlling terminal */
+    if (!tu_platform_has(SHX_PLATFORM_SETSID, "POSIX_SPAWN_SETSID, for a controlling terminal"))
+        return;
+    assert_int_equal(shexec_run_new(&r, s, "trap 'echo WINCH $(stty size)' WINCH; stty size; "
+                                           "echo ready; sleep 20 & wait $!; kill $!; stty size"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, 1), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int64_t end = tu_now_ms() + 10000;
+    while (!strstr(out_of(r), "ready\n") && tu_now_ms() < end)
+        shexec_session_wait(s, 50);
+    assert_string_equal(out_of(r), "50 200\nready\n");
+    shexec_session_wait(s, 100); /* `wait` is waiting */
+    assert_int_equal(shexec_run_set_pty_size(r, 0, 30), SHEXEC_EINVAL);
+    assert_int_equal(shexec_run_set_pty_size(r, 100, 30), SHEXEC_OK);
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING && tu_now_ms() < end)
+        shexec_session_wait(s, 100);
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    assert_string_equal(out_of(r), "50 200\nready\nWINCH 30 100\n30 100\n");
+    /* ended: nothing to resize */
+    assert_int_equal(shexec_run_set_pty_size(r, 80, 24), SHEXEC_ESTATE);
+    shexec_run_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tty_or_not, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resize_while_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_colours_only_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strip_equals_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_guarantees_on_a_pty, setup, teardown),

@@ -1144,7 +1144,7 @@ static void test_capture_limits(void **state)
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
     assert_true(shexec_run_truncated(r, SHEXEC_STDOUT));
     const char *notice = "\n[output truncated: kept the first 30000 characters (30000 bytes) of "
-                         "50000 (50000 bytes); 20000 characters (20000 bytes) omitted]\n";
+                         "50000 (50000 bytes, 1 lines); 20000 characters (20000 bytes) omitted]\n";
     assert_int_equal(n, 30000 + strlen(notice));
     assert_string_equal(out + 30000, notice);
     assert_int_equal(shexec_run_output_total(r, SHEXEC_STDOUT), 50000);
@@ -1158,8 +1158,8 @@ static void test_capture_limits(void **state)
     out = shexec_run_output(r, SHEXEC_STDERR, &n);
     assert_true(shexec_run_truncated(r, SHEXEC_STDERR));
     assert_non_null(strstr(out, "\n[output truncated: kept the first 30000 characters (30000 "
-                                "bytes) of 40000 (40000 bytes); 10000 characters (10000 bytes) "
-                                "omitted]\n"));
+                                "bytes) of 40000 (40000 bytes, 1 lines); 10000 characters (10000 "
+                                "bytes) omitted]\n"));
     shexec_run_free(r);
 
     /* characters, not bytes: 40,000 two-byte characters keep 30,000 whole
@@ -1167,7 +1167,7 @@ static void test_capture_limits(void **state)
     r = run_cmd(s, "for i in $(seq 400); do printf '%0100d' 0; done | sed 's/0/\xc3\xa9/g'");
     out = shexec_run_output(r, SHEXEC_STDOUT, &n);
     notice = "\n[output truncated: kept the first 30000 characters (60000 bytes) of 40000 (80000 "
-             "bytes); 10000 characters (20000 bytes) omitted]\n";
+             "bytes, 1 lines); 10000 characters (20000 bytes) omitted]\n";
     const char *cut = strstr(out, notice);
     assert_non_null(cut);
     assert_int_equal(cut - out, 60000);

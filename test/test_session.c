@@ -366,8 +366,8 @@ static void test_sentinel_before_truncation(void **state)
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
     /* the sentinel is not counted: 50000 characters exactly */
     assert_non_null(strstr(out, "\n[output truncated: kept the first 30000 characters (30000 "
-                                "bytes) of 50000 (50000 bytes); 20000 characters (20000 bytes) "
-                                "omitted]\n"));
+                                "bytes) of 50000 (50000 bytes, 1 lines); 20000 characters (20000 "
+                                "bytes) omitted]\n"));
     assert_null(strstr(out, "SHEXEC"));
     shexec_run_free(r);
 }
@@ -385,7 +385,8 @@ static void test_output_policies(void **state)
     const char *out = shexec_run_output(r, SHEXEC_STDOUT, &n);
     /* the limit counts bytes; the notice gives characters and bytes */
     const char *notice = "\n[output truncated: kept the first 51200 characters (51200 bytes) of "
-                         "100000 (100000 bytes); 48800 characters (48800 bytes) omitted]\n";
+                         "100000 (100000 bytes, 1 lines); 48800 characters (48800 bytes) "
+                         "omitted]\n";
     assert_int_equal(n, 51200 + strlen(notice));
     assert_string_equal(out + 51200, notice);
     shexec_run_free(r);
@@ -399,8 +400,8 @@ static void test_output_policies(void **state)
     /* 108894 characters: the first 500, the marker, the last 500, the notice */
     const char *marker = "\n[... 107894 characters (107894 bytes) omitted ...]\n";
     notice = "\n[output truncated: kept the first 500 and the last 500 characters (500 + 500 "
-             "bytes) of 108894 (108894 bytes); 107894 characters (107894 bytes) omitted in the "
-             "middle]\n";
+             "bytes) of 108894 (108894 bytes, 20000 lines); 107894 characters (107894 bytes) "
+             "omitted in the middle]\n";
     assert_int_equal(n, 500 + strlen(marker) + 500 + strlen(notice));
     assert_true(strncmp(out, "1\n2\n3\n", 6) == 0);
     assert_memory_equal(out + 500, marker, strlen(marker));
@@ -418,7 +419,7 @@ static void test_output_policies(void **state)
     out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
     assert_string_equal(out, "1\n2\n3\n4\n5\n"
                              "\n[output truncated: kept the first 10 characters (10 bytes) of 3893 "
-                             "(3893 bytes); 3883 characters (3883 bytes) omitted]\n");
+                             "(3893 bytes, 1000 lines); 3883 characters (3883 bytes) omitted]\n");
     assert_int_equal(shexec_run_set_output_limit(r, 10, SHEXEC_UNIT_BYTES, SHEXEC_KEEP_HEAD),
                      SHEXEC_ESTATE);
     shexec_run_free(r);

@@ -226,7 +226,7 @@ static void test_truncation_50kb_bytes(void **state)
     assert_false(flag(tr, "stderr"));
     const char *out = str(r, "stdout");
     assert_non_null(strstr(out, "[output truncated: kept the first 51200 characters (51200 bytes) "
-                                "of 80000 (80000 bytes); 28800 characters (28800 bytes) "
+                                "of 80000 (80000 bytes, 1 lines); 28800 characters (28800 bytes) "
                                 "omitted]"));
     /* what the limit left out, in numbers a program can read */
     const shx_json *om = shx_json_get(r, "omitted");
@@ -904,6 +904,17 @@ static void drop_cost(char *json)
     memmove(at, end + 1, strlen(end + 1) + 1);
 }
 
+/* The same for how long it ran: present in every completed result. */
+static void drop_elapsed(char *json)
+{
+    char *at = strstr(json, ",\"elapsed_ms\":");
+    assert_non_null(at);
+    char *end = at + strlen(",\"elapsed_ms\":");
+    while (*end >= '0' && *end <= '9')
+        end++;
+    memmove(at, end, strlen(end) + 1);
+}
+
 static void test_result_renders_like_call(void **state)
 {
     shexec_session *s = *state;
@@ -938,9 +949,11 @@ static void test_result_renders_like_call(void **state)
         assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
         char *got = NULL;
         assert_int_equal(shexec_tool_result(&got, r), SHEXEC_OK);
-        /* the same but for what each of the two runs cost */
+        /* the same but for what each of the two runs cost and took */
         drop_cost(got);
         drop_cost(want);
+        drop_elapsed(got);
+        drop_elapsed(want);
         assert_string_equal(got, want);
         shexec_free(got);
         shexec_free(want);
@@ -1485,7 +1498,7 @@ static void test_new_only_counts_its_chunk(void **state)
     usleep(1000 * 1000);
     snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"new_only\":true}", id);
     r = call(s, "task_output", args, SHEXEC_OK);
-    assert_non_null(strstr(str(r, "stdout"), "of 3000 (3000 bytes); 2000 characters "
+    assert_non_null(strstr(str(r, "stdout"), "of 3000 (3000 bytes, 1 lines); 2000 characters "
                                              "(2000 bytes) omitted"));
     assert_int_equal(num(shx_json_get(shx_json_get(r, "omitted"), "stdout"), "bytes"), 2000);
     assert_true(flag(shx_json_get(r, "truncated"), "stdout"));
@@ -1596,6 +1609,116 @@ static void test_yield_keeps_its_slot(void **state)
     assert_string_equal(str(r, "stdout"), "quick\n");
 }
 
+/* Names a model passes in `env` are shell identifiers; every other one is
+ * refused by name, before anything runs. The host's own API keeps POSIX's
+ * wider rule. */
+static void test_env_names_from_a_model(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const char *dir = tu_mkdtemp();
+    char *tmp = strdup(dir);
+    char args[1024];
+    snprintf(args, sizeof args, "{\"command\":\"touch '%s/ran'\",\"env\":{\"INVALID-NAME\":\"x\"}}",
+             tmp);
+    const shx_json *r = call(s, "bash", args, SHEXEC_EINVAL);
+    assert_non_null(strstr(str(r, "error"), "invalid environment variable name \"INVALID-NAME\""));
+    char ran[600];
+    snprintf(ran, sizeof ran, "%s/ran", tmp);
+    assert_int_equal(access(ran, F_OK), -1);
+    /* all of them named at once; the good one is not */
+    r = call(s, "bash", "{\"command\":\"true\",\"env\":{\"A-B\":\"1\",\"OK_1\":\"2\",\"1X\":\"3\","
+                        "\"\":\"4\",\"A B\":\"5\",\"\\u00e9\":\"6\",\"A.B\":\"7\"}}",
+             SHEXEC_EINVAL);
+    const char *e = str(r, "error");
+    assert_non_null(strstr(e, "invalid environment variable names \"A-B\", \"1X\", \"\", \"A B\", "
+                              "\"\xC3\xA9\", \"A.B\" in \"env\""));
+    assert_null(strstr(e, "OK_1"));
+    /* what passes does run, with its variables */
+    r = call(s, "bash", "{\"command\":\"echo $_A1 $b_2 $Z\",\"env\":{\"_A1\":\"x\",\"b_2\":\"y\","
+                        "\"Z\":\"z\"}}",
+             SHEXEC_OK);
+    assert_string_equal(str(r, "stdout"), "x y z\n");
+    /* the same check for a host's own loop */
+    shexec_run *run = (shexec_run *)1;
+    int bg;
+    assert_int_equal(shexec_tool_prepare(&run, &bg, s, "bash",
+                                         "{\"command\":\"true\",\"env\":{\"X-Y\":\"1\"}}"),
+                     SHEXEC_EINVAL);
+    assert_null(run);
+    assert_non_null(strstr(shexec_session_errmsg(s), "\"X-Y\""));
+    /* the host may still pass such a name to its commands (where no /bin/sh
+     * trampoline, which dash may be, drops it: posix_spawn changes directory) */
+    assert_int_equal(shexec_run_new(&run, s, "env | grep '^INVALID-NAME='"), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(run, "INVALID-NAME", "x"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(run), SHEXEC_OK);
+    if (shx_test_platform() & SHX_PLATFORM_CHDIR_NP)
+        assert_string_equal(shexec_run_output(run, SHEXEC_STDOUT, NULL), "INVALID-NAME=x\n");
+    shexec_run_free(run);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+/* A completed command's result says how long it ran, as a yielded one's
+ * does; a cut stream's, how many lines it had. */
+static void test_result_elapsed_and_lines(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    const shx_json *r = call(s, "bash", "{\"command\":\"sleep 0.3; echo done\"}", SHEXEC_OK);
+    assert_int_equal(num(r, "exit_code"), 0);
+    int64_t ms = num(r, "elapsed_ms");
+    assert_true(ms >= 300 && ms < 10000);
+    assert_null(shx_json_get(r, "lines")); /* nothing cut: nothing to say */
+    r = call(s, "bash", "{\"command\":\"seq 1 20000; seq 1 5 >&2; printf 'a\\\\nb' >&2\"}",
+             SHEXEC_OK);
+    const shx_json *lines = shx_json_get(r, "lines");
+    assert_non_null(lines);
+    assert_int_equal(num(lines, "stdout"), 20000);
+    assert_null(shx_json_get(lines, "stderr"));
+    assert_non_null(strstr(str(r, "stdout"), "of 108894 (108894 bytes, 20000 lines)"));
+    assert_true(num(r, "elapsed_ms") >= 0);
+    /* a background task's result gives them too */
+    r = call(s, "bash", "{\"command\":\"seq 1 30000; printf x\",\"run_in_background\":true}",
+             SHEXEC_OK);
+    char args[96];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"yield_time_ms\":10000}", str(r, "task_id"));
+    r = call(s, "task_output", args, SHEXEC_OK);
+    assert_string_equal(str(r, "status"), "completed");
+    assert_int_equal(num(shx_json_get(r, "lines"), "stdout"), 30001);
+}
+
+/* The session's output limit holding the notice holds it in the tool's
+ * results: 600 characters of stdout in all, the omitted counts those of
+ * the text shown. */
+static void test_result_within_limit(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    assert_int_equal(shexec_session_set_output_limit(s, 600, SHEXEC_UNIT_CHARS,
+                                                     SHEXEC_KEEP_HEAD_TAIL |
+                                                         SHEXEC_KEEP_WITHIN_LIMIT),
+                     SHEXEC_OK);
+    const shx_json *r = call(s, "bash", "{\"command\":\"for i in $(seq 3000); do echo \\\"$i "
+                                        "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\\\"; done\"}",
+                             SHEXEC_OK);
+    size_t len;
+    const char *out = shx_json_string(shx_json_get(r, "stdout"), &len);
+    uint64_t chars = 0;
+    for (size_t i = 0; i < len; i++)
+        chars += ((unsigned char)out[i] & 0xC0) != 0x80;
+    assert_true(chars <= 600 && chars > 590);
+    assert_true(strncmp(out, "1 \xC3\xA9", 4) == 0);
+    assert_non_null(
+        strstr(out, "3000 \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\n\n[output truncated: "));
+    const shx_json *om = shx_json_get(shx_json_get(r, "omitted"), "stdout");
+    char said[96];
+    snprintf(said, sizeof said, "characters (%lld bytes) omitted in the middle]",
+             (long long)num(om, "bytes"));
+    assert_non_null(strstr(out, said));
+    assert_int_equal(num(shx_json_get(r, "lines"), "stdout"), 3000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1632,6 +1755,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_only_counts_its_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_task_table_refused_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield_keeps_its_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_names_from_a_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_elapsed_and_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_within_limit, setup, teardown),
     };
     return cmocka_run_group_tests_name("tool", tests, NULL, NULL);
 }

@@ -159,7 +159,7 @@ func TestSeedSigtermTrapCleanup(t *testing.T) {
 	}
 }
 
-const notice50k = "\n[output truncated: kept the first 30000 characters (%d bytes) of 50000 (%d bytes); " +
+const notice50k = "\n[output truncated: kept the first 30000 characters (%d bytes) of 50000 (%d bytes, 1 lines); " +
 	"20000 characters (%d bytes) omitted]\n"
 
 // 50,000 characters against the default limit of 30,000: the first 30,000

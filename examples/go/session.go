@@ -396,15 +396,17 @@ func (s *Session) LeftoversDrain() time.Duration {
 }
 
 // SetOutputLimit sets how much of each stream a command keeps (stdout and
-// stderr apart): limit in unit, keep KeepHead or KeepHeadTail. What is left
-// out is named by a notice in the text (see shexec.h).
+// stderr apart): limit in unit, keep KeepHead or KeepHeadTail, with
+// KeepWithinLimit or'ed in for a limit that holds the notice too. What is
+// left out is named by a notice in the text (see shexec.h).
 func (s *Session) SetOutputLimit(limit uint64, unit Unit, keep Keep) error {
 	return s.call("set output limit", func(p *C.shexec_session) C.int {
 		return C.shexec_session_set_output_limit(p, C.uint64_t(limit), C.int(unit), C.int(keep))
 	})
 }
 
-// OutputLimit reads the session's output limit.
+// OutputLimit reads the session's output limit (keep with KeepWithinLimit
+// when it was set so).
 func (s *Session) OutputLimit() (limit uint64, unit Unit, keep Keep) {
 	var l C.uint64_t
 	var u, k C.int
@@ -644,6 +646,10 @@ func (s *Session) resultOf(r *C.shexec_run) *Result {
 		Truncated: Truncation{
 			Stdout: C.shexec_run_truncated(r, C.SHEXEC_STDOUT) != 0,
 			Stderr: C.shexec_run_truncated(r, C.SHEXEC_STDERR) != 0,
+		},
+		Lines: Lines{
+			Stdout: uint64(C.shexec_run_output_lines(r, C.SHEXEC_STDOUT)),
+			Stderr: uint64(C.shexec_run_output_lines(r, C.SHEXEC_STDERR)),
 		},
 		Notice:   C.GoString(C.shexec_run_notice(r)),
 		Duration: time.Duration(C.shexec_run_duration_ms(r)) * time.Millisecond,

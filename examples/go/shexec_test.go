@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	shexec "github.com/shexec/shexec-go"
 )
@@ -487,6 +488,80 @@ func TestErrorsWrapTheLibraryCode(t *testing.T) {
 	}
 	if s.Cwd() != "" {
 		t.Fatalf("Cwd of a closed session %q", s.Cwd())
+	}
+}
+
+// A limit that holds the notice: 600 characters (or bytes) in all, the
+// notice and the head/tail marker included; the lines each stream had.
+func TestOutputLimitWithin(t *testing.T) {
+	s := newSession(t)
+	const cmd = `for i in $(seq 3000); do echo "$i é€😀"; done`
+	for _, unit := range []shexec.Unit{shexec.Chars, shexec.Bytes} {
+		for _, keep := range []shexec.Keep{shexec.KeepHead, shexec.KeepHeadTail} {
+			if err := s.SetOutputLimit(600, unit, keep|shexec.KeepWithinLimit); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, k := s.OutputLimit(); k != keep|shexec.KeepWithinLimit {
+				t.Fatalf("keep %v", k)
+			}
+			r := run(t, s, cmd)
+			size := utf8.RuneCountInString(r.Stdout)
+			if unit == shexec.Bytes {
+				size = len(r.Stdout)
+			}
+			if size > 600 || size <= 590 || !utf8.ValidString(r.Stdout) ||
+				!strings.Contains(r.Stdout, "[output truncated: kept the first ") {
+				t.Fatalf("%v %v: %d: %q", unit, keep, size, r.Stdout)
+			}
+			if r.Lines.Stdout != 3000 || r.Lines.Stderr != 0 {
+				t.Fatalf("lines %+v", r.Lines)
+			}
+		}
+	}
+	// per command, and the default: the notice on top
+	if err := s.SetOutputLimit(600, shexec.Chars, shexec.KeepHead); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, cmd, shexec.WithOutputLimit(600, shexec.Bytes, shexec.KeepHead|shexec.KeepWithinLimit))
+	if len(r.Stdout) > 600 {
+		t.Fatalf("%d bytes", len(r.Stdout))
+	}
+	if r = run(t, s, cmd); utf8.RuneCountInString(r.Stdout) <= 700 {
+		t.Fatalf("without the flag: %d characters", utf8.RuneCountInString(r.Stdout))
+	}
+}
+
+// A running task's terminal resized: SIGWINCH, and the new size.
+func TestTaskSetPtySize(t *testing.T) {
+	s := newSession(t)
+	task, err := s.StartTask(`trap 'echo WINCH $(stty size)' WINCH; echo ready; sleep 20 & wait $!; kill $!`,
+		shexec.WithPTY())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close()
+	readUntil(t, task, "ready\n")
+	time.Sleep(100 * time.Millisecond) // `wait` is waiting
+	if err := task.SetPtySize(0, 30); !errors.Is(err, shexec.ErrInvalid) {
+		t.Fatalf("0 columns: %v", err)
+	}
+	if err := task.SetPtySize(100, 30); err != nil {
+		t.Fatal(err)
+	}
+	r, err := task.Wait(context.Background())
+	if err != nil || r.Stdout != "ready\nWINCH 30 100\n" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if err := task.SetPtySize(80, 24); !errors.Is(err, shexec.ErrState) {
+		t.Fatalf("after the end: %v", err)
+	}
+	pipes, err := s.StartTask("sleep 20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipes.Close()
+	if err := pipes.SetPtySize(80, 24); !errors.Is(err, shexec.ErrState) {
+		t.Fatalf("on pipes: %v", err)
 	}
 }
 

@@ -188,6 +188,15 @@ func (t *Task) CloseStdin() error {
 	return t.runCall("close task stdin", func(run *C.shexec_run) C.int { return C.shexec_run_close_stdin(run) })
 }
 
+// SetPtySize resizes the task's terminal while it runs (a task started
+// WithPty), as a window is resized: its foreground process group gets
+// SIGWINCH. ErrState for a task on pipes or one that has ended.
+func (t *Task) SetPtySize(cols, rows uint32) error {
+	return t.runCall("resize task terminal", func(run *C.shexec_run) C.int {
+		return C.shexec_run_set_pty_size(run, C.uint32_t(cols), C.uint32_t(rows))
+	})
+}
+
 // Kill ends the task's process tree: SIGTERM now, SIGKILL after the kill
 // grace. It returns at once; the task ends (StateKilled) as the loop is
 // pumped: Wait for it. A finished task is left as it is.

@@ -96,6 +96,11 @@ type Keep int
 const (
 	KeepHead     Keep = C.SHEXEC_KEEP_HEAD      // the first `limit` units
 	KeepHeadTail Keep = C.SHEXEC_KEEP_HEAD_TAIL // the first and the last limit/2 units
+
+	// KeepWithinLimit, or'ed into KeepHead or KeepHeadTail, makes the limit
+	// hold the truncation notice and the head/tail marker too (the kept
+	// text is cut to leave them room); without it they come on top.
+	KeepWithinLimit Keep = C.SHEXEC_KEEP_WITHIN_LIMIT
 )
 
 // LeftoverPolicy is what happens to processes a command leaves running
@@ -154,6 +159,12 @@ type Truncation struct {
 // Any reports whether either stream was cut.
 func (t Truncation) Any() bool { return t.Stdout || t.Stderr }
 
+// Lines says how many lines each stream carried in all, kept or not: its
+// newlines, and one more when it does not end with one.
+type Lines struct {
+	Stdout, Stderr uint64
+}
+
 // Result is a finished command (or, from Task.Wait, a finished task).
 // A non-zero exit, a timeout or a signal is data here, not an error.
 type Result struct {
@@ -169,6 +180,7 @@ type Result struct {
 	Interrupted bool
 
 	Truncated Truncation // which streams the output limit cut
+	Lines     Lines      // how many lines each stream carried
 	Cwd       string     // the session's working directory after the command
 	Notice    string     // what the library declined to do (a cwd report not taken, ...), or ""
 

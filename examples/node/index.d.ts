@@ -42,6 +42,8 @@ export interface OutputCounts {
   keptBytes: number;
   totalChars: number;
   totalBytes: number;
+  /** Lines the stream carried: its newlines, and one more when it does not end with one. */
+  totalLines: number;
 }
 
 /**
@@ -96,6 +98,8 @@ export interface RunInput {
   typeInput(data: string | Buffer | Uint8Array): void;
   /** Send a signal to the command's processes (see Task.sendSignal()). */
   sendSignal(sig: SignalName | number): void;
+  /** Resize the command's terminal (a pty run): its foreground process group gets SIGWINCH. */
+  setPtySize(cols: number, rows: number): void;
 }
 
 /**
@@ -142,6 +146,12 @@ export interface SessionOptions {
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
   outputKeep?: 'head' | 'head_tail';
+  /**
+   * true: the limit holds the truncation notice and the head/tail marker
+   * too (the kept text is cut to leave them room), so a cut stream's text is
+   * at most outputLimit units in all; default: they come on top.
+   */
+  outputWithinLimit?: boolean;
   /** Variables for every command; null or undefined removes one. */
   env?: Record<string, string | null | undefined>;
   /** Inherit the host's environment (default true). */
@@ -252,6 +262,8 @@ export interface RunOptions {
   outputLimit?: number;
   outputUnit?: 'chars' | 'bytes';
   outputKeep?: 'head' | 'head_tail';
+  /** As SessionOptions.outputWithinLimit, for this run. */
+  outputWithinLimit?: boolean;
   /**
    * This run's limits in place of the session's (0: none for this run); a
    * name left out keeps the session's. Checked when the command starts.
@@ -472,6 +484,8 @@ export class Task<T extends Output = string> extends EventEmitter {
   sendSignal(sig: SignalName | number): void;
   /** A SIGINT reached the task (sendSignal('SIGINT'), or ^C typed), however it ended. */
   readonly interrupted: boolean;
+  /** Resize the task's terminal while it runs (a pty task): its foreground process group gets SIGWINCH. */
+  setPtySize(cols: number, rows: number): void;
   /** SIGTERM the tree now, SIGKILL after the grace; resolves with the result. */
   kill(): Promise<TaskResult<T>>;
   /** Keep the process alive until the task ends (the default). */
@@ -493,6 +507,7 @@ export class Session {
   readonly settings: {
     timeoutMs: number; maxTimeoutMs: number; killGraceMs: number; leftoversDrainMs: number;
     outputLimit: number; outputUnit: 'chars' | 'bytes'; outputKeep: 'head' | 'head_tail';
+    outputWithinLimit: boolean;
     envInherit: boolean; maxTasks: number; onLeftovers: 'adopt' | 'kill';
     watchdog: boolean; persistEnv: boolean;
     /** 'cgroup' and the session's cgroup directory, or 'group' and why not ('turned off', 'no cgroup2 mount', ...). */

@@ -123,7 +123,7 @@ const READ_ONLY = new Set([
   'shexec_run_notice', 'shexec_run_yielded', 'shexec_run_deadline', 'shexec_run_input_wait',
   'shexec_session_idle_timeout_ms', 'shexec_session_background_on_timeout',
   'shexec_session_input_look_ms', 'shexec_session_notice_position', 'shexec_session_spill_dir',
-  'shexec_run_spill', 'shexec_run_redactions', 'shexec_run_output_counts',
+  'shexec_run_spill', 'shexec_run_redactions', 'shexec_run_output_counts', 'shexec_run_output_lines',
   'shexec_run_quiet_ms', 'shexec_task_read_counts',
   'shexec_task_id', 'shexec_task_run', 'shexec_tool_is_enabled', 'shexec_tool_list',
   'shexec_tool_task_result',
@@ -237,6 +237,7 @@ for (const decl of [
   'uint64_t shexec_run_output_total(void *r, int stream)',
   'int shexec_run_truncated(void *r, int stream)',
   'int shexec_run_output_counts(void *r, int stream, _Out_ uint64_t *kept_chars, _Out_ uint64_t *kept_bytes, _Out_ uint64_t *total_chars, _Out_ uint64_t *total_bytes)',
+  'uint64_t shexec_run_output_lines(void *r, int stream)',
   'uint64_t shexec_run_duration_ms(void *r)',
   'int64_t shexec_run_pid(void *r)',
   'uint32_t shexec_run_timeout_ms(void *r)',
@@ -281,6 +282,15 @@ const finished = (rp) => C.shexec_run_state(rp) > STATE_RUNNING;
 const LEFTOVER_NAMES = ['none', 'adopted', 'killed'];
 const UNITS = { chars: 0, bytes: 1 };
 const KEEPS = { head: 0, head_tail: 1 };
+const KEEP_WITHIN_LIMIT = 0x100; // SHEXEC_KEEP_WITHIN_LIMIT, or'ed into keep
+
+/* The keep argument of an output limit from the options outputKeep and
+ * outputWithinLimit. */
+function keepOf(o) {
+  return pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep') | (o.outputWithinLimit ? KEEP_WITHIN_LIMIT : 0);
+}
+const LIMIT_OPTS = (o) => o.outputLimit !== undefined || o.outputUnit !== undefined ||
+  o.outputKeep !== undefined || o.outputWithinLimit !== undefined;
 const ON_LEFTOVERS = { adopt: 0, kill: 1 };
 const CONTAIN_NAMES = ['group', 'cgroup'];
 const COST_SOURCES = ['none', 'cgroup', 'rusage'];
@@ -497,10 +507,11 @@ function spillOf(rp, stream) {
 
 /**
  * What the output limit kept of a stream and what the stream carried
- * (shexec_run_output_counts()): {keptChars, keptBytes, totalChars,
- * totalBytes}, characters counted as the notice counts them (a UTF-8
- * sequence, or an invalid byte). All 0 before the start, as the library
- * reports them then.
+ * (shexec_run_output_counts(), shexec_run_output_lines()): {keptChars,
+ * keptBytes, totalChars, totalBytes, totalLines}, characters counted as the
+ * notice counts them (a UTF-8 sequence, or an invalid byte), lines as its
+ * newlines and one more when it does not end with one. All 0 before the
+ * start, as the library reports them then.
  */
 function countsOf(rp, stream) {
   const keptChars = [0], keptBytes = [0], totalChars = [0], totalBytes = [0];
@@ -510,6 +521,7 @@ function countsOf(rp, stream) {
     keptBytes: Number(keptBytes[0]),
     totalChars: Number(totalChars[0]),
     totalBytes: Number(totalBytes[0]),
+    totalLines: Number(C.shexec_run_output_lines(rp, stream)),
   };
 }
 
@@ -786,6 +798,9 @@ class Session {
   /**
    * @param {object} [opts] cwd, timeoutMs, maxTimeoutMs, killGraceMs, leftoversDrainMs,
    *   outputLimit, outputUnit ('chars'|'bytes'), outputKeep ('head'|'head_tail'),
+   *   outputWithinLimit (true: the limit holds the truncation notice and
+   *   the head/tail marker too, the kept text cut to leave them room;
+   *   default: they come on top),
    *   env (object; null/undefined removes), envInherit, envDeny, envAllow (globs),
    *   shell (path or argv array), maxTasks, onLeftovers ('adopt'|'kill'),
    *   watchdog (true: the session's processes end when this process dies),
@@ -852,9 +867,9 @@ class Session {
     if (o.leftoversDrainMs !== undefined) {
       check(C.shexec_session_set_leftovers_drain_ms(sp, u32(o.leftoversDrainMs, 'leftoversDrainMs')), sp);
     }
-    if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
+    if (LIMIT_OPTS(o)) {
       check(C.shexec_session_set_output_limit(sp, o.outputLimit ?? 30000,
-        pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
+        pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), keepOf(o)), sp);
     }
     if (o.envInherit !== undefined) check(C.shexec_session_set_env_inherit(sp, o.envInherit ? 1 : 0), sp);
     // before env: the variables given there override the preset's
@@ -912,7 +927,7 @@ class Session {
   /**
    * The session's settings as they are now, named as the constructor's
    * options: timeoutMs, maxTimeoutMs, killGraceMs, leftoversDrainMs, outputLimit, outputUnit,
-   * outputKeep, envInherit, maxTasks, onLeftovers, watchdog, persistEnv,
+   * outputKeep, outputWithinLimit, envInherit, maxTasks, onLeftovers, watchdog, persistEnv,
    * containment ({kind: 'cgroup', detail: the session's cgroup directory},
    * or {kind: 'group', detail: why not}), limits ({memory, swap, pids,
    * cpu}, 0 for none), shell (its argv as given, or null for the
@@ -937,7 +952,8 @@ class Session {
       leftoversDrainMs: C.shexec_session_leftovers_drain_ms(sp),
       outputLimit: Number(limit[0]),
       outputUnit: nameOf(UNITS, unit[0]),
-      outputKeep: nameOf(KEEPS, keep[0]),
+      outputKeep: nameOf(KEEPS, keep[0] & ~KEEP_WITHIN_LIMIT),
+      outputWithinLimit: (keep[0] & KEEP_WITHIN_LIMIT) !== 0,
       envInherit: C.shexec_session_env_inherit(sp) === 1,
       maxTasks: C.shexec_session_max_tasks(sp),
       onLeftovers: nameOf(ON_LEFTOVERS, C.shexec_session_on_leftovers(sp)),
@@ -1147,9 +1163,9 @@ class Session {
         check(C.shexec_run_redact_value(rp, String(name), value, value.length), sp);
       }
       if (o.redactOwnEnv) check(C.shexec_run_redact_own_env(rp, 1), sp);
-      if (o.outputLimit !== undefined || o.outputUnit !== undefined || o.outputKeep !== undefined) {
+      if (LIMIT_OPTS(o)) {
         check(C.shexec_run_set_output_limit(rp, o.outputLimit ?? 30000,
-          pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), pick(KEEPS, o.outputKeep ?? 'head', 'outputKeep')), sp);
+          pick(UNITS, o.outputUnit ?? 'chars', 'outputUnit'), keepOf(o)), sp);
       }
       if (o.pty) {
         check(C.shexec_run_set_pty(rp, o.pty === 'echo' ? 2 : 1), sp);
@@ -1186,19 +1202,20 @@ class Session {
    * @param {string|Buffer} command
    * @param {object} [opts] timeoutMs, cwd, env, onOutput(data, stream),
    *   stdin (string|Buffer|true), pty (true|'echo'), ptySize {cols, rows},
-   *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep,
+   *   ansi ('keep'|'strip'), outputLimit/outputUnit/outputKeep/outputWithinLimit,
    *   limits ({memory, swap, pids, cpu} for this run, in place of the
    *   session's; 0 for none), idleTimeoutMs (in place of the session's; 0:
    *   none) with idleAction ('end' only here), onInput(wait, io) (found
    *   waiting for input: wait {state, prompt, echoOff}; io.write(),
-   *   io.closeStdin() answer), redactValues ({NAME: secret} hidden from
-   *   this run's output too), redactOwnEnv (true: the values of this run's
-   *   env variables whose names match the session's redactEnv globs, or
+   *   io.closeStdin() answer, io.setPtySize(cols, rows) resizes a pty),
+   *   redactValues ({NAME: secret} hidden from this run's output too),
+   *   redactOwnEnv (true: the values of this run's env variables whose
+   *   names match the session's redactEnv globs, or
    *   the default globs, are hidden), signal, encoding ('utf8' default, or
    *   'buffer'). The result also says yielded ('none' here), taskId,
    *   deadline ('none', 'timeout', 'idle'), inputWait, counts ({stdout,
-   *   stderr}: {keptChars, keptBytes, totalChars, totalBytes}, what the
-   *   output limit kept of each stream and what it carried), spill
+   *   stderr}: {keptChars, keptBytes, totalChars, totalBytes, totalLines},
+   *   what the output limit kept of each stream and what it carried), spill
    *   ({stdout, stderr}: {state, path, bytes, error} of each stream's
    *   spill file) and redactions ({stdout, stderr}: how many secrets were
    *   hidden).
@@ -1773,6 +1790,11 @@ class RunState {
           check(C.shexec_run_send_signal(this.rp, n), this.session._ptr);
           pump.kick();
         },
+        setPtySize: (cols, rows) => {
+          if (this.ended) throw new PipeError(-10, 'the command has ended');
+          check(C.shexec_run_set_pty_size(this.rp, u32(cols, 'cols', { zeroOk: false }),
+            u32(rows, 'rows', { zeroOk: false })), this.session._ptr);
+        },
       };
     }
   }
@@ -2088,7 +2110,7 @@ class Task extends EventEmitter {
     const st = STREAMS[stream];
     if (!st) throw new InvalidArgumentError(-1, 'stream must be "stdout" or "stderr"');
     if (this._result) return { ...this._result.counts[STREAM_NAMES[st]] };
-    if (!this._rp) return { keptChars: 0, keptBytes: 0, totalChars: 0, totalBytes: 0 };
+    if (!this._rp) return { keptChars: 0, keptBytes: 0, totalChars: 0, totalBytes: 0, totalLines: 0 };
     return countsOf(this._rp, st);
   }
 
@@ -2193,6 +2215,15 @@ class Task extends EventEmitter {
   get interrupted() {
     if (this._result) return this._result.interrupted;
     return !!this._rp && C.shexec_run_interrupted(this._rp) === 1;
+  }
+
+  /** Resize the task's terminal while it runs (a pty task), as a window is
+   *  resized: its foreground process group gets SIGWINCH. StateError for a
+   *  task on pipes or one that has ended; PipeError once it is gone. */
+  setPtySize(cols, rows) {
+    if (!this._tp) throw new PipeError(-10, 'the task has ended');
+    check(C.shexec_run_set_pty_size(this._rp, u32(cols, 'cols', { zeroOk: false }),
+      u32(rows, 'rows', { zeroOk: false })), this._session._ptr);
   }
 
   /** SIGTERM the task's tree now, SIGKILL after the grace; resolves with its result

@@ -569,7 +569,7 @@ static void format_run(server *sv, const call *c, shx_buf *t, int *is_error)
     put_ending(t, r);
     shx_buf_puts(t, "cwd: ");
     shx_buf_puts(t, shexec_session_cwd(sv->s));
-    shx_buf_puts(t, "\n");
+    shx_buf_printf(t, "\nelapsed_ms: %llu\n", (unsigned long long)shexec_run_duration_ms(r));
     const char *left;
     int leftovers = shexec_run_leftovers(r, &left);
     if (left)
@@ -1887,10 +1887,13 @@ static void method_initialize(server *sv, const char *id, const shx_json *params
     SCHEMA_PROP("characters", "integer", "Characters left out (a UTF-8 character or an "           \
                 "invalid byte counts one)") ","                                                    \
     SCHEMA_PROP("bytes", "integer", "Bytes left out") "}}"
-/* omitted, full_output, redacted: each only when there is one */
+/* omitted, lines, full_output, redacted: each only when there is one */
 #define SCHEMA_KEPT                                                                                \
     SCHEMA_OBJECT("omitted", "For each truncated stream, what its output limit left out",          \
                   SCHEMA_OMITTED_STREAM("stdout") "," SCHEMA_OMITTED_STREAM("stderr")) ","         \
+    SCHEMA_OBJECT("lines", "For each truncated stream, how many lines it had in all",              \
+                  SCHEMA_PROP("stdout", "integer", "Lines of stdout") ","                          \
+                  SCHEMA_PROP("stderr", "integer", "Lines of stderr")) ","                         \
     SCHEMA_OBJECT("full_output", "For each stream cut at its limit whose whole text is kept "      \
                   "in a spill file, the file's path (read the parts needed with grep, sed -n, "    \
                   "head or tail)",                                                                 \
@@ -1951,7 +1954,8 @@ static const char bash_output_schema[] =
                 "yield_time, input (it waits for input), timeout or idle_timeout (moved to "
                 "the background)") ","
     SCHEMA_INPUT_WAIT ","
-    SCHEMA_PROP("elapsed_ms", "integer", "How long the command has run, in ms")
+    SCHEMA_PROP("elapsed_ms", "integer", "How long the command ran (while it runs: so far), in "
+                "ms")
     "},\"anyOf\":["
     "{\"description\":\"The command finished\",\"required\":[\"stdout\",\"stderr\","
     "\"exit_code\",\"timed_out\",\"truncated\",\"cwd\"]},"
@@ -2414,6 +2418,10 @@ static void usage(FILE *f)
             "                                   (default: after it)\n"
             "  --keep-tail                      of a stream cut at its limit keep the first and the\n"
             "                                   last 15000 characters (default: the first 30000)\n"
+            "  --output-budget CHARS            each stream's text in a result is at most CHARS\n"
+            "                                   characters, the truncation notice included (the\n"
+            "                                   kept text gives it room; default: 30000\n"
+            "                                   characters of text, the notice on top)\n"
             "  --redact-glob GLOB               hide the values (8 bytes or more) of the variables\n"
             "                                   whose names match GLOB, as [REDACTED:NAME]\n"
             "                                   (repeatable; replaces the defaults *KEY* *SECRET*\n"
@@ -2584,6 +2592,7 @@ typedef struct {
     int spill_keep;
     int notice_first;
     int keep_tail;
+    const char *output_budget; /* --output-budget as given, or NULL */
     int no_redact;
     const char **redact_globs; /* --redact-glob values (room for argc) */
     size_t n_redact_globs;
@@ -2679,10 +2688,22 @@ static int configure_output(shexec_session *s, const output_flags *o)
         log_msg("--notice-first: %s", shexec_session_errmsg(s));
         return -1;
     }
-    /* a build's or a test run's verdict is at its end */
-    if (o->keep_tail && shexec_session_set_output_limit(s, SHEXEC_DEFAULT_OUTPUT_LIMIT, SHEXEC_UNIT_CHARS,
-                                                        SHEXEC_KEEP_HEAD_TAIL) != SHEXEC_OK) {
-        log_msg("--keep-tail: %s", shexec_session_errmsg(s));
+    /* a build's or a test run's verdict is at its end; a client that
+     * bounds what it reads gets a budget the notice fits in */
+    uint32_t budget = 0;
+    if (o->output_budget &&
+        (parse_whole("--output-budget", o->output_budget, 1u << 30, "characters", &budget) != 0 ||
+         !budget)) {
+        if (!budget)
+            log_msg("--output-budget must be at least 1 character");
+        return -1;
+    }
+    int keep = (o->keep_tail ? SHEXEC_KEEP_HEAD_TAIL : SHEXEC_KEEP_HEAD) |
+               (budget ? SHEXEC_KEEP_WITHIN_LIMIT : 0);
+    if ((o->keep_tail || budget) &&
+        shexec_session_set_output_limit(s, budget ? budget : SHEXEC_DEFAULT_OUTPUT_LIMIT,
+                                        SHEXEC_UNIT_CHARS, keep) != SHEXEC_OK) {
+        log_msg("%s: %s", budget ? "--output-budget" : "--keep-tail", shexec_session_errmsg(s));
         return -1;
     }
     if (o->no_redact) {
@@ -2934,6 +2955,8 @@ static int serve_main(int argc, char **argv, output_flags out)
             out.spill_dir = v;
         } else if ((v = flag_value(argc, argv, &i, "--spill-max"))) {
             out.spill_max = v;
+        } else if ((v = flag_value(argc, argv, &i, "--output-budget"))) {
+            out.output_budget = v;
         } else if ((v = flag_value(argc, argv, &i, "--redact-glob"))) {
             out.redact_globs[out.n_redact_globs++] = v;
         } else if ((v = flag_value(argc, argv, &i, "--redact-file"))) {

@@ -9,6 +9,7 @@
 #include "run/run.h"
 #include "stream/stream.h"
 #include "stream/capture.h"
+#include "stream/notice.h"
 #include "output/output_hook.h"
 #include "shx/base.h"
 
@@ -83,21 +84,43 @@ SHEXEC_API uint64_t shexec_run_output_total(const shexec_run *run, int stream)
     return st ? st->capture.total_bytes : 0;
 }
 
+/* What the rendered output shows of a stream: with the notice inside the
+ * limit, less than the capture kept (the notice, spill clause included,
+ * decides how much less). */
+static int shown(const shexec_run *run, shx_stream *st, shx_capture_view *v)
+{
+    shx_buf full = SHX_BUF_INIT;
+    if (st->capture.within)
+        shx_spill_describe(&st->spill, &full);
+    int rc = shx_capture_view_of(&st->capture, run->notice_first, full.len ? full.data : NULL, v);
+    shx_buf_free(&full);
+    return rc;
+}
+
 SHEXEC_API int shexec_run_output_counts(const shexec_run *run, int stream, uint64_t *kept_chars,
                                         uint64_t *kept_bytes, uint64_t *total_chars,
                                         uint64_t *total_bytes)
 {
     shx_stream *st = stream_of((shexec_run *)run, stream);
     const shx_capture *c = st ? &st->capture : NULL;
+    shx_capture_view v = {0};
+    if (c && shown(run, st, &v) != 0)
+        return SHEXEC_ENOMEM;
     if (kept_chars)
-        *kept_chars = c ? c->head_chars + c->tail_chars : 0;
+        *kept_chars = c ? v.head_chars + v.tail_chars : 0;
     if (kept_bytes)
-        *kept_bytes = c ? c->head.len + c->ring_len : 0;
+        *kept_bytes = c ? v.head_len + v.tail_len : 0;
     if (total_chars)
         *total_chars = c ? c->total_chars : 0;
     if (total_bytes)
         *total_bytes = c ? c->total_bytes : 0;
     return c ? SHEXEC_OK : SHEXEC_EINVAL;
+}
+
+SHEXEC_API uint64_t shexec_run_output_lines(const shexec_run *run, int stream)
+{
+    shx_stream *st = stream_of((shexec_run *)run, stream);
+    return st ? shx_capture_lines(&st->capture) : 0;
 }
 
 SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **path,

@@ -13,6 +13,7 @@
 
 #include "persist/persist_hook.h"
 #include "shx/platform.h"
+#include "spawn/pty.h"
 #include "session/session.h"
 #include "session/settings.h"
 #include "shell/channels.h"
@@ -380,14 +381,35 @@ SHEXEC_API int shexec_run_pty(const shexec_run *run)
     return run ? run->pty : SHEXEC_PTY_OFF;
 }
 
+/* A running command's terminal resized, as a person resizes a window: the
+ * master is either of the run's two descriptors of it (stdin's, or the
+ * output's once input is closed). */
+static int resize_running(shexec_run *run, uint16_t cols, uint16_t rows)
+{
+    if (!run->pty)
+        return shx_fail(run->s, SHEXEC_ESTATE, "the command runs on pipes, not on a terminal");
+    int fd = run->job.stdin_fd >= 0 ? run->job.stdin_fd : run->job.out.fd;
+    if (fd < 0)
+        return shx_fail(run->s, SHEXEC_ESTATE, "the command's terminal is closed");
+    if (shx_pty_resize(fd, cols, rows) != 0)
+        return shx_fail(run->s, SHEXEC_ESYS, "cannot resize the terminal: %s", strerror(errno));
+    run->cols = cols;
+    run->rows = rows;
+    return SHEXEC_OK;
+}
+
 SHEXEC_API int shexec_run_set_pty_size(shexec_run *run, uint32_t cols, uint32_t rows)
 {
-    int rc = shx_run_configurable(run);
-    if (rc != SHEXEC_OK)
-        return rc;
+    if (!run)
+        return SHEXEC_EINVAL;
+    shx_ok(run->s);
+    if (run->state != SHEXEC_STATE_NEW && run->state != SHEXEC_STATE_RUNNING)
+        return shx_fail(run->s, SHEXEC_ESTATE, "the command has ended");
     if (cols == 0 || rows == 0 || cols > 65535 || rows > 65535)
         return shx_fail(run->s, SHEXEC_EINVAL, "window size %ux%u out of range 1-65535",
                         cols, rows);
+    if (run->state == SHEXEC_STATE_RUNNING)
+        return resize_running(run, (uint16_t)cols, (uint16_t)rows);
     run->cols = (uint16_t)cols;
     run->rows = (uint16_t)rows;
     return SHEXEC_OK;

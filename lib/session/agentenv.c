@@ -5,6 +5,7 @@
  */
 #include "session/agentenv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "shexec.h"
@@ -20,6 +21,10 @@ static const char *const preset[][2] = {
     {"EDITOR", "false"},
     {"DEBIAN_FRONTEND", "noninteractive"},
     {"PIP_NO_INPUT", "1"},
+    /* removed: it tells programs the host's terminal shows 24-bit colour,
+     * which no command of an agent writes to (a pty run's terminal is
+     * read by the library, not shown) */
+    {"COLORTERM", NULL},
 };
 
 /* The pipe-only ones, by bit. */
@@ -33,6 +38,45 @@ int shx_agent_env_preset(size_t i, const char **name, const char **value)
     *name = preset[i][0];
     *value = preset[i][1];
     return 1;
+}
+
+/* In the order that decides a command's character set: LC_ALL over
+ * LC_CTYPE over LANG. */
+static const char *const locale_vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+
+const char *shx_agent_env_locale_var(size_t i)
+{
+    return i < sizeof locale_vars / sizeof *locale_vars ? locale_vars[i] : NULL;
+}
+
+/* Unset (or empty, which POSIX reads as unset), C or POSIX: ASCII only. */
+static int plain(const char *v)
+{
+    return !v || !*v || strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0;
+}
+
+/* Whether the i-th locale variable is set to SHX_AGENT_UTF8_LOCALE, given
+ * their values as a command would get them. */
+static int locale_fix(size_t i, const char *const *values)
+{
+    const char *v = values[i];
+    if (i < 2) /* LC_ALL, LC_CTYPE: only one set to C or POSIX, which would win */
+        return v && *v && plain(v);
+    /* LANG: unset or plain, and LC_ALL not naming another locale over it */
+    return plain(v) && plain(values[0]);
+}
+
+unsigned shx_agent_env_locale(const shx_envlist *session_env, int inherit)
+{
+    const char *values[3];
+    for (size_t i = 0; i < 3; i++)
+        if (!shx_envlist_find(session_env, locale_vars[i], strlen(locale_vars[i]), &values[i]))
+            values[i] = inherit ? getenv(locale_vars[i]) : NULL;
+    /* all decided before any is set: setting one frees the value read for it */
+    unsigned fix = 0;
+    for (size_t i = 0; i < 3; i++)
+        fix |= (unsigned)locale_fix(i, values) << i;
+    return fix;
 }
 
 unsigned shx_agent_env_pipe_bits(void)

@@ -3,7 +3,8 @@
  * settings.c): the session variables it sets, and the two it adds to pipe
  * runs only (TERM=dumb, NO_COLOR=1: a pty run keeps its terminal's), each
  * given up where the host sets that name itself, on the session or the run.
- * Pure: lists in, lists out.
+ * Pure, lists in, lists out, but for the locale, which reads the host's
+ * environment for the names the session does not set.
  */
 #ifndef SHX_AGENTENV_H
 #define SHX_AGENTENV_H
@@ -12,9 +13,28 @@
 
 #include "shx/env.h"
 
-/* The i-th variable the preset sets on the session (name, value), or 0
- * past the last. LANG is not among them: set only where no locale is. */
+/* The i-th variable the preset sets on the session (name, value; value
+ * NULL: removed), or 0 past the last. The locale is not among them: set
+ * only where none is, or the plain C one (below). */
 int shx_agent_env_preset(size_t i, const char **name, const char **value);
+
+/* The UTF-8 locale the preset gives commands that would run in C. */
+#define SHX_AGENT_UTF8_LOCALE "C.UTF-8"
+
+/* The locale variables the preset looks at: the i-th name (LC_ALL,
+ * LC_CTYPE, LANG), or NULL past the last. */
+const char *shx_agent_env_locale_var(size_t i);
+
+/*
+ * Which locale variables the preset sets to SHX_AGENT_UTF8_LOCALE (bit i
+ * for the i-th name), given their values as a command would get them: the
+ * session's list (a removal: unset), else the host's environment when
+ * `inherit`. LC_ALL or LC_CTYPE when set to C or POSIX; LANG when unset,
+ * empty, C or POSIX and LC_ALL names no other locale. Output stays UTF-8
+ * where the host has no locale of its own, as in a container; a locale the
+ * host chose (de_DE.UTF-8, en_US.ISO-8859-1) is kept.
+ */
+unsigned shx_agent_env_locale(const shx_envlist *session_env, int inherit);
 
 /* The bits of a session's pipe-only variables, all of them in force. */
 unsigned shx_agent_env_pipe_bits(void);

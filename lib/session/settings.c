@@ -318,15 +318,11 @@ SHEXEC_API int shexec_session_apply_agent_env(shexec_session *s)
     for (size_t i = 0; shx_agent_env_preset(i, &name, &value); i++)
         if (shexec_session_setenv(s, name, value) != SHEXEC_OK)
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    /* a locale only where none is chosen, by the session or the host */
-    static const char *const locale[] = {"LANG", "LC_ALL"};
-    int chosen = 0;
-    for (size_t i = 0; i < 2; i++) {
-        int set = shx_envlist_find(&s->env, locale[i], strlen(locale[i]), &value);
-        chosen |= set ? value != NULL : s->env_inherit && getenv(locale[i]);
-    }
-    if (!chosen && shexec_session_setenv(s, "LANG", "C.UTF-8") != SHEXEC_OK)
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* a UTF-8 locale where commands would run in the plain C one */
+    unsigned fix = shx_agent_env_locale(&s->env, s->env_inherit);
+    for (size_t i = 0; (name = shx_agent_env_locale_var(i)); i++)
+        if ((fix >> i & 1) && shexec_session_setenv(s, name, SHX_AGENT_UTF8_LOCALE) != SHEXEC_OK)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     s->agent_env = shx_agent_env_pipe_bits();
     return SHEXEC_OK;
 }
@@ -335,7 +331,7 @@ int shx_check_limit(shexec_session *s, uint64_t limit, int unit, int keep)
 {
     if (unit != SHEXEC_UNIT_CHARS && unit != SHEXEC_UNIT_BYTES)
         return shx_fail(s, SHEXEC_EINVAL, "unknown output limit unit %d", unit);
-    if (keep != SHEXEC_KEEP_HEAD && keep != SHEXEC_KEEP_HEAD_TAIL)
+    if (keep & ~(SHEXEC_KEEP_HEAD_TAIL | SHEXEC_KEEP_WITHIN_LIMIT)) /* HEAD is 0 */
         return shx_fail(s, SHEXEC_EINVAL, "unknown output keep mode %d", keep);
     if (limit > (1ull << 30))
         return shx_fail(s, SHEXEC_EINVAL, "output limit %llu is above 1 GiB",

@@ -209,9 +209,9 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
     /* the pipes move to the task: later output is the leftovers' */
     shx_stream_init(&r->job.out, SHEXEC_STDOUT, from->job.out.fd, NULL, from->job.out.capture.limit,
-                    from->job.out.capture.unit, from->job.out.capture.keep, NULL, NULL);
+                    from->job.out.capture.unit, from->job.out.capture.keep_arg, NULL, NULL);
     shx_stream_init(&r->job.err, SHEXEC_STDERR, from->job.err.fd, NULL, from->job.err.capture.limit,
-                    from->job.err.capture.unit, from->job.err.capture.keep, NULL, NULL);
+                    from->job.err.capture.unit, from->job.err.capture.keep_arg, NULL, NULL);
     shx_stream_enable_fresh(&r->job.out);
     shx_stream_enable_fresh(&r->job.err);
     /* the leftovers' output is the command's: hidden as its was */

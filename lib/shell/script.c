@@ -23,7 +23,12 @@
  *
  * Each prelude runs out of sight: its commands' errors go nowhere, and it
  * sets no variable the command can see (the loader's one is unset before
- * the command starts).
+ * the command starts). Nor does it leave $_ changed: bash sets it to the
+ * last word of each command, so the value bash started with (the
+ * environment's _, else its argv[0]) is kept first and given back as the
+ * last word of the last command the shell runs before the command's own,
+ * and PIPESTATUS, which every command sets, is left unset as bash starts
+ * (RESTORE_LAST_WORD).
  */
 #include "shell/script.h"
 
@@ -37,6 +42,29 @@
     "builtin unset BASH_EXECUTION_STRING; builtin printf \"\\0decl=\"; builtin declare -p; "      \
     "builtin printf \"\\0funcs=\"; builtin declare -f; "
 #define BASH_REPORT_TAIL "builtin printf \"\\0\"; } 2>&- >&%d 3<<<\"$?\""
+
+/* bash: $_ as the shell started, kept before anything ran (a loader keeps it
+ * before the prelude: then the prelude's own line keeps that one) */
+#define KEEP_LAST_WORD "__shexec_u=${__shexec_u-$_}"
+/* ... and given back as the last word of the last command, and PIPESTATUS
+ * left unset, as bash starts. Every command that completes sets
+ * PIPESTATUS, `unset PIPESTATUS` too, unless a PIPESTATUS that is no
+ * array is found then: the temporary one each of these commands is given,
+ * gone with the command, so that the real one, once unset, stays unset.
+ * The value kept is removed in the command that gives it back: `unset`
+ * takes it as a name too, which an absolute path (the environment's _, a
+ * shell's path) never is; where it could name a variable that is set
+ * (`bash` as argv[0]), a function that removes itself is called instead
+ * (PIPESTATUS then stays (0)). Traced by no `set -x` the prelude's last
+ * lines may have turned on; no status that `set -e` would end the shell
+ * on. No '%': it is part of printf formats too. */
+#define RESTORE_LAST_WORD                                                                         \
+    "{ if [[ $__shexec_u == [A-Za-z_]* ]] && builtin declare -p -- \"${__shexec_u/[[]*}\" "     \
+    ">/dev/null; then __shexec_r() { builtin unset -v __shexec_u; builtin unset -f "              \
+    "__shexec_r; }; __shexec_r \"$__shexec_u\"; else PIPESTATUS= builtin unset -v PIPESTATUS; "   \
+    "PIPESTATUS= builtin unset -v __shexec_u \"$__shexec_u\" || PIPESTATUS= builtin : \"$_\"; "   \
+    "fi; } 2>&-"
+
 
 #define POSIX_REPORT_HEAD                                                                         \
     "{ command printf \"\\0status=%s\\0cwd=\" \"$?\"; command set +e +u; command pwd; "
@@ -74,6 +102,7 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     }
     if (o->mode != SHX_LAUNCH_BASH_ENV && o->mode != SHX_LAUNCH_BASH_LOAD)
         return 0;
+    shx_buf_puts(out, KEEP_LAST_WORD "\n");
     /* BASH_ENV must not reach the command's own bash scripts; the trap
      * comes first, so that the report works whatever follows */
     if (o->mode == SHX_LAUNCH_BASH_ENV)
@@ -110,6 +139,8 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     shx_buf_printf(out, "command exec %d<&-\n", o->prelude_fd);
     if (o->guard)
         shx_buf_puts(out, "__shexec_in=1\n");
+    else if (o->mode == SHX_LAUNCH_BASH_ENV) /* a loader's line gives it back after itself */
+        shx_buf_puts(out, RESTORE_LAST_WORD "\n");
     return out->failed ? -1 : 0;
 }
 
@@ -119,9 +150,11 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
  * `command` and `|| :` keep that from ending the trap under `set -e`),
  * with what that DEBUG trap prints, once, thrown away; and it reports the
  * directory without a newline (a terminal on the way would turn it into
- * CRLF) */
+ * CRLF); $_ is kept first and given back last, and in bash PIPESTATUS
+ * left unset, as the prelude does (RESTORE_LAST_WORD: a POSIX shell parses
+ * it, and takes the other branch) */
 static const char remote_line_fmt[] =
-    "exec 9>&1; __shexec_d=$1; shift; for __shexec_v do case $__shexec_v in *=*) "
+    "__shexec_u=$_; exec 9>&1; __shexec_d=$1; shift; for __shexec_v do case $__shexec_v in *=*) "
     "command export \"$__shexec_v\";; *) command unset \"$__shexec_v\";; esac 2>&-; done; set --; "
     "__shexec_x=${OLDPWD+x}; __shexec_p=${OLDPWD-}; "
     "case $__shexec_d in '') ;; *) command cd -- \"$__shexec_d\" 2>/dev/null || { "
@@ -132,7 +165,9 @@ static const char remote_line_fmt[] =
     "\"$PWD\" >&2; }; case $__shexec_x in x) OLDPWD=$__shexec_p;; *) unset OLDPWD;; esac;; esac; "
     "unset __shexec_d __shexec_v __shexec_o __shexec_x __shexec_p; "
     "trap '{ { command trap - DEBUG || :; } >/dev/null; __shexec_p=$(command pwd) && "
-    "command printf \"__SHEXEC_CWD_%%s__%%s\\0\" %s \"$__shexec_p\"; } 2>&- >&9' EXIT; ";
+    "command printf \"__SHEXEC_CWD_%%s__%%s\\0\" %s \"$__shexec_p\"; } 2>&- >&9' EXIT; "
+    "case ${BASH_VERSION-} in '') __shexec_r() { unset __shexec_u; unset -f __shexec_r; }; "
+    "__shexec_r \"$__shexec_u\";; *) " RESTORE_LAST_WORD ";; esac; ";
 
 int shx_script_line(shx_buf *out, const shx_script_opts *o)
 {
@@ -143,16 +178,17 @@ int shx_script_line(shx_buf *out, const shx_script_opts *o)
         /* the prelude ran from BASH_ENV (and set __shexec_in), or it is
          * loaded here, and the report says it was */
         shx_buf_printf(out,
-                       "builtin test -n \"${__shexec_in-}\" || { IFS= builtin read -r -d '' -u %d "
-                       "__shexec_p; builtin eval \"$__shexec_p\"; builtin unset __shexec_p; "
-                       "builtin printf '\\0loaded=1\\0' >&%d; } 2>&-; builtin unset __shexec_in; ",
+                       KEEP_LAST_WORD "; builtin test -n \"${__shexec_in-}\" || { IFS= builtin "
+                       "read -r -d '' -u %d __shexec_p; builtin eval \"$__shexec_p\"; builtin "
+                       "unset __shexec_p; builtin printf '\\0loaded=1\\0' >&%d; } 2>&-; builtin "
+                       "unset __shexec_in; " RESTORE_LAST_WORD "; ",
                        o->prelude_fd, o->channel_fd);
         break;
     case SHX_LAUNCH_BASH_LOAD:
         /* the prelude closes its own descriptor (its last line) */
         shx_buf_printf(out,
-                       "IFS= builtin read -r -d '' -u %d __shexec_p; builtin eval \"$__shexec_p\"; "
-                       "builtin unset __shexec_p; ",
+                       KEEP_LAST_WORD "; IFS= builtin read -r -d '' -u %d __shexec_p; builtin eval "
+                       "\"$__shexec_p\"; builtin unset __shexec_p; " RESTORE_LAST_WORD "; ",
                        o->prelude_fd);
         break;
     case SHX_LAUNCH_POSIX:

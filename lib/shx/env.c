@@ -20,6 +20,23 @@ int shx_env_name_valid(const char *name)
     return name != NULL && name[0] != '\0' && strchr(name, '=') == NULL;
 }
 
+/* Spelled out, not isalpha(): the locale must not widen what passes. */
+static int ident_char(char c, int first)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+int shx_env_name_is_identifier(const char *name, size_t len)
+{
+    if (!name || len == 0)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!ident_char(name[i], i == 0))
+            return 0;
+    return 1;
+}
+
 /* ------------------------------------------------------------------------
  * Override list
  * ------------------------------------------------------------------------ */

@@ -34,6 +34,10 @@ typedef struct shx_envlist {
 /* 1 when name is non-NULL, non-empty and contains no '=', else 0. */
 int shx_env_name_valid(const char *name);
 
+/* 1 when the len bytes at name are a shell identifier, [A-Za-z_][A-Za-z0-9_]*:
+ * a name the shell can expand and `export` can take; else 0. */
+int shx_env_name_is_identifier(const char *name, size_t len);
+
 /*
  * Set name to a copy of value (NULL: the removal marker). An existing entry
  * of that name is replaced in place, keeping its position. Amortized O(1).

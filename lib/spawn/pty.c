@@ -55,6 +55,12 @@ static int open_master(void)
 #endif
 }
 
+int shx_pty_resize(int master, uint16_t cols, uint16_t rows)
+{
+    struct winsize ws = {.ws_row = rows, .ws_col = cols};
+    return ioctl(master, TIOCSWINSZ, &ws);
+}
+
 int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
                  shx_buf *err)
 {

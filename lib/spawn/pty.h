@@ -25,4 +25,9 @@
 int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
                  shx_buf *err);
 
+/* Give the terminal of `master` a new window size; the kernel sends
+ * SIGWINCH to its foreground process group when the size changes. 0, or
+ * -1 with errno. */
+int shx_pty_resize(int master, uint16_t cols, uint16_t rows);
+
 #endif

@@ -1,8 +1,9 @@
 /*
  * capture.h - bounded capture of one output stream: keeps the head (or the
  * head and the tail) up to a limit in characters or bytes, never splitting
- * a UTF-8 sequence, counts the total, and renders the kept text with the
- * truncation notice. Memory is bounded by the limit whatever is fed.
+ * a UTF-8 sequence, and counts the total (characters, bytes, lines).
+ * Memory is bounded by the limit whatever is fed. How it is shown, with
+ * its notice, is notice.h's.
  */
 #ifndef SHX_CAPTURE_H
 #define SHX_CAPTURE_H
@@ -14,7 +15,9 @@
 typedef struct shx_capture {
     uint64_t limit;
     int unit; /* SHEXEC_UNIT_* */
-    int keep; /* SHEXEC_KEEP_* */
+    int keep; /* SHEXEC_KEEP_HEAD or SHEXEC_KEEP_HEAD_TAIL */
+    int keep_arg; /* keep as given, flags included: what a copy is made with */
+    int within; /* SHEXEC_KEEP_WITHIN_LIMIT: the notice counts toward the limit */
     uint64_t head_cap, tail_cap; /* in units */
     shx_buf head;
     uint64_t head_units;
@@ -26,6 +29,11 @@ typedef struct shx_capture {
     uint64_t total_units, total_bytes;
     /* characters, whatever the unit: kept in the head, in the tail, in all, left out */
     uint64_t head_chars, tail_chars, total_chars, dropped_chars;
+    /* newlines fed, and whether the last byte fed before a sequence still
+     * cut short (pend) was one: the lines count the same however the
+     * stream is cut into feeds, and a sequence taken back is not counted */
+    uint64_t newlines;
+    int ends_in_newline;
     unsigned char pend[4]; /* a sequence cut by the end of a feed */
     size_t pend_len;
     int finished;
@@ -36,9 +44,12 @@ typedef struct shx_capture_counts {
     uint64_t kept_chars, kept_bytes, total_chars, total_bytes;
 } shx_capture_counts;
 
-/* Set up for `limit` units (0: keep nothing); unit/keep are SHEXEC_UNIT_/KEEP_. */
+/* Set up for `limit` units (0: keep nothing); unit/keep are SHEXEC_UNIT_/KEEP_
+ * (keep with SHEXEC_KEEP_WITHIN_LIMIT or'ed in, or not). */
 void shx_capture_init(shx_capture *c, uint64_t limit, int unit, int keep);
-/* Its counts so far (a sequence still cut short is in total_bytes only). */
+/* Its counts so far (a sequence still cut short is in total_bytes only);
+ * what it kept, which with SHEXEC_KEEP_WITHIN_LIMIT may be more than a
+ * render shows (notice.h: shx_capture_view_of()). */
 static inline void shx_capture_counts_of(const shx_capture *c, shx_capture_counts *out)
 {
     *out = (shx_capture_counts){c->head_chars + c->tail_chars, c->head.len + c->ring_len,
@@ -60,13 +71,15 @@ void shx_capture_tail_pieces(const shx_capture *c, const unsigned char **a, size
                              const unsigned char **b, size_t *b_len);
 /* Bytes fed and not kept (a sequence still cut short is neither). */
 uint64_t shx_capture_dropped_bytes(const shx_capture *c);
-/*
- * Replace `out` with the kept text and, when some was left out, the notice
- * (see shexec.h for its wording): first or last, with `full` (NULL: none)
- * as its last clause (where the whole text is); with head and tail, the
- * marker between them says what was left out there. 0 or -1.
- */
-int shx_capture_render(const shx_capture *c, shx_buf *out, int notice_first, const char *full);
+/* Lines fed: the newlines, and one more when the last byte is not one
+ * (a sequence taken back with shx_capture_take_pending() is not fed). */
+uint64_t shx_capture_lines(const shx_capture *c);
+/* Step over whole characters from p while fewer than `target` units are
+ * behind (UINT64_MAX: all of them), fast over ASCII; stops before a
+ * sequence cut by the end. Returns the bytes stepped over; the characters
+ * go to *chars. */
+size_t shx_capture_skip(const shx_capture *c, const unsigned char *p, size_t n, uint64_t target,
+                        uint64_t *chars);
 void shx_capture_free(shx_capture *c);
 
 #endif

@@ -15,7 +15,7 @@
  * (from now on: a character the capture has begun is the new one's). */
 void shx_stream_enable_fresh(shx_stream *st);
 /* Render what is new into out, its counts into *counts (NULL: not
- * wanted), and start a new "fresh" capture. A character cut short by the
+ * wanted; kept: what the render shows), and start a new "fresh" capture. A character cut short by the
  * last read is not cut here: while the stream goes on its bytes are the
  * next take's. 0 or -1. */
 int shx_stream_take_fresh(shx_stream *st, shx_buf *out, int notice_first,

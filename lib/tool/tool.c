@@ -92,17 +92,39 @@ static int bash_prepare(shexec_session *s, const shx_json *args, shexec_run **ru
         return shx_tool_error(s, SHEXEC_ELIMIT, out,
                             "argument \"env\" has %zu variables: at most %u are allowed",
                             shx_json_count(env), SHEXEC_MAX_ENV_VARS);
+    /* A model's names are the shell's: an identifier. POSIX's wider rule
+     * (anything but '=') is for the host, whose programs may read such
+     * names; from a model "A-B" is a mistake, and the shell cannot expand
+     * it. Every bad name is named, so one answer corrects them all. */
+    shx_buf bad = SHX_BUF_INIT;
+    size_t nbad = 0;
     for (size_t i = 0; env && i < shx_json_count(env); i++) {
         size_t klen;
         const char *key = shx_json_key(env, i, &klen);
         const char *val;
         if (!shx_json_is(shx_json_item(env, i), SHX_JSON_STRING))
-            return shx_tool_error(s, SHEXEC_EINVAL, out, "env values must be strings");
-        if ((rc = shx_tool_string_arg(s, shx_json_item(env, i), "env", &val, out)) != SHEXEC_OK)
+            rc = shx_tool_error(s, SHEXEC_EINVAL, out, "env values must be strings");
+        else
+            rc = shx_tool_string_arg(s, shx_json_item(env, i), "env", &val, out);
+        if (rc != SHEXEC_OK) {
+            shx_buf_free(&bad);
             return rc;
-        if (memchr(key, '\0', klen) || !shx_env_name_valid(key))
-            return shx_tool_error(s, SHEXEC_EINVAL, out, "invalid environment variable name \"%.*s\"",
-                                (int)(klen > 64 ? 64 : klen), key);
+        }
+        if (shx_env_name_is_identifier(key, klen))
+            continue;
+        if (nbad++ < 8)
+            shx_buf_printf(&bad, "%s\"%.*s\"", nbad > 1 ? ", " : "", (int)(klen > 64 ? 64 : klen),
+                           key);
+    }
+    if (nbad) {
+        if (nbad > 8)
+            shx_buf_printf(&bad, " and %zu more", nbad - 8);
+        rc = shx_tool_error(s, SHEXEC_EINVAL, out,
+                            "invalid environment variable name%s %s in \"env\": a name is "
+                            "letters, digits and _, not starting with a digit",
+                            nbad > 1 ? "s" : "", bad.data);
+        shx_buf_free(&bad);
+        return rc;
     }
 
     /* with a yield time, refused now when it could not yield (a host's
@@ -184,7 +206,7 @@ static int bash_result(shexec_session *s, shexec_run *r, char **out)
     if (shexec_run_cost(r, &user, &sys, &peak) != SHEXEC_COST_NONE)
         shx_buf_printf(&b, ",\"cost\":{\"cpu_ms\":%llu,\"peak_bytes\":%llu}",
                        (unsigned long long)((user + sys) / 1000), (unsigned long long)peak);
-    shx_buf_putc(&b, '}');
+    shx_buf_printf(&b, ",\"elapsed_ms\":%llu}", (unsigned long long)shexec_run_duration_ms(r));
     shx_buf_free(&err);
     return shx_tool_hand_out(s, &b, out);
 }

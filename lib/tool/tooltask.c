@@ -98,6 +98,18 @@ static void put_kept(shx_buf *b, const shexec_run *r, const shexec_task *t, cons
     }
     if (any)
         shx_buf_putc(b, '}');
+    /* how long a cut stream is in lines: what a model pages through */
+    any = 0;
+    for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
+        if (!shexec_run_truncated(r, stream))
+            continue;
+        shx_buf_puts(b, any ? "," : ",\"lines\":{");
+        shx_tool_put_key(b, stream == SHEXEC_STDOUT ? "stdout" : "stderr");
+        shx_buf_printf(b, "%llu", (unsigned long long)shexec_run_output_lines(r, stream));
+        any = 1;
+    }
+    if (any)
+        shx_buf_putc(b, '}');
     any = 0;
     for (int stream = SHEXEC_STDOUT; stream <= SHEXEC_STDERR; stream++) {
         const char *path;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "stream/capture.h"
+#include "stream/notice.h"
 #include "fuzzutil.h"
 #include "shexec.h"
 #include "shx/utf8.h"
@@ -147,6 +148,14 @@ static void check(const shx_capture *c, const unsigned char *s, size_t n, uint64
         FZ_CHECK(fz_utf8_valid(c->head.data, c->head.len) && fz_utf8_valid(tail.data, tail.len),
                  "kept text of valid input is not valid UTF-8");
 
+    /* lines: the newlines, and a last one without */
+    uint64_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += s[i] == '\n';
+    lines += n > 0 && s[n - 1] != '\n';
+    FZ_CHECK(shx_capture_lines(c) == lines, "%" PRIu64 " lines, want %" PRIu64,
+             shx_capture_lines(c), lines);
+
     /* every placement of the notice, with and without a `full` clause */
     static const char *const fulls[] = {NULL, "full output (99 bytes) in /tmp/x%s.txt"};
     for (int first = 0; first <= 1; first++) {
@@ -160,17 +169,17 @@ static void check(const shx_capture *c, const unsigned char *s, size_t n, uint64
                     shx_buf_printf(&notice,
                                    "[output truncated: kept the first %" PRIu64 " and the last %"
                                    PRIu64 " characters (%zu + %zu bytes) of %" PRIu64 " (%zu "
-                                   "bytes); %" PRIu64 " characters (%" PRIu64 " bytes) omitted "
-                                   "in the middle",
+                                   "bytes, %" PRIu64 " lines); %" PRIu64 " characters (%" PRIu64
+                                   " bytes) omitted in the middle",
                                    e->head_chars, e->tail_chars, e->head_bytes, n - e->tail_from,
-                                   e->total_chars, n, dropped_chars, dropped_bytes);
+                                   e->total_chars, n, lines, dropped_chars, dropped_bytes);
                 else
                     shx_buf_printf(&notice,
                                    "[output truncated: kept the first %" PRIu64 " characters (%zu "
-                                   "bytes) of %" PRIu64 " (%zu bytes); %" PRIu64 " characters (%"
-                                   PRIu64 " bytes) omitted",
-                                   e->head_chars, e->head_bytes, e->total_chars, n, dropped_chars,
-                                   dropped_bytes);
+                                   "bytes) of %" PRIu64 " (%zu bytes, %" PRIu64 " lines); %" PRIu64
+                                   " characters (%" PRIu64 " bytes) omitted",
+                                   e->head_chars, e->head_bytes, e->total_chars, n, lines,
+                                   dropped_chars, dropped_bytes);
                 if (fulls[f])
                     shx_buf_printf(&notice, "; %s", fulls[f]);
                 shx_buf_putc(&notice, ']');
@@ -198,6 +207,39 @@ static void check(const shx_capture *c, const unsigned char *s, size_t n, uint64
         }
     }
     shx_buf_free(&tail);
+}
+
+/* With the notice within the limit: whatever the input and its chunks,
+ * the text, marker and notice take at most `limit` units together, the
+ * same for both feeds, and valid input stays valid. */
+static void check_within(const unsigned char *s, size_t n, uint64_t limit, int unit, int keep,
+                         uint32_t seed)
+{
+    shx_capture whole, chunked;
+    shx_capture_init(&whole, limit, unit, keep | SHEXEC_KEEP_WITHIN_LIMIT);
+    shx_capture_init(&chunked, limit, unit, keep | SHEXEC_KEEP_WITHIN_LIMIT);
+    feed(&whole, s, n, seed, 1);
+    feed(&chunked, s, n, seed, 0);
+    static const char *const fulls[] = {NULL, "full output (99 bytes) in /tmp/x\xC3\xA9.txt"};
+    for (int first = 0; first <= 1; first++)
+        for (size_t f = 0; f < sizeof fulls / sizeof fulls[0]; f++) {
+            shx_buf a = SHX_BUF_INIT, b = SHX_BUF_INIT;
+            FZ_CHECK(shx_capture_render(&whole, &a, first, fulls[f]) == 0, "render");
+            FZ_CHECK(shx_capture_render(&chunked, &b, first, fulls[f]) == 0, "render");
+            FZ_CHECK(fz_mem_eq(a.data, a.len, b.data, b.len), "chunking changed the render");
+            uint64_t units = 0;
+            for (size_t i = 0; i < a.len; units++)
+                i += unit == SHEXEC_UNIT_BYTES ? 1 : fz_char_len((const unsigned char *)a.data + i,
+                                                                 a.len - i);
+            FZ_CHECK(units <= limit,
+                     "%" PRIu64 " units within a limit of %" PRIu64, units, limit);
+            if (fz_utf8_valid(s, n))
+                FZ_CHECK(fz_utf8_valid(a.data, a.len), "render of valid input is not valid");
+            shx_buf_free(&a);
+            shx_buf_free(&b);
+        }
+    shx_capture_free(&whole);
+    shx_capture_free(&chunked);
 }
 
 /* utf8.h's own promise, checked at every offset: the character length
@@ -244,6 +286,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(&chunked, s, n, limit, unit, keep, &e);
     shx_capture_free(&whole);
     shx_capture_free(&chunked);
+    if (limit < ((uint64_t)1 << 20))
+        check_within(s, n, limit, unit, keep, seed);
 
     check_utf8_rule(s, n);
     return 0;

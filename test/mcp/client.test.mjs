@@ -202,7 +202,7 @@ describe('bash (seed scenarios)', () => {
     assert.ok(t.includes('x'.repeat(30000)));
     assert.ok(!t.includes('x'.repeat(30001)));
     assert.ok(t.includes('[output truncated: kept the first 30000 characters (30000 bytes) of ' +
-      '50000 (50000 bytes); 20000 characters (20000 bytes) omitted]'));
+      '50000 (50000 bytes, 1 lines); 20000 characters (20000 bytes) omitted]'));
     r = await bash(client, {
       command: "head -c 40000 /dev/zero | tr '\\0' e >&2; head -c 5000 /dev/zero | tr '\\0' o",
     });
@@ -210,7 +210,7 @@ describe('bash (seed scenarios)', () => {
     assert.ok(t.includes('o'.repeat(5000)) && !t.includes('o'.repeat(5001)));
     assert.ok(t.includes('e'.repeat(30000)) && !t.includes('e'.repeat(30001)));
     assert.ok(t.includes('[output truncated: kept the first 30000 characters (30000 bytes) of ' +
-      '40000 (40000 bytes); 10000 characters (10000 bytes) omitted]'));
+      '40000 (40000 bytes, 1 lines); 10000 characters (10000 bytes) omitted]'));
     assert.equal((t.match(/output truncated/g) || []).length, 1, 'stdout is not truncated');
     // multi-byte characters count as one and are never split
     r = await bash(client, { command: "for i in $(seq 31000); do printf 'é'; done" });
@@ -235,6 +235,11 @@ describe('bash (seed scenarios)', () => {
       [{ cmd: 'ls' }, /unknown argument "cmd" \(the arguments are: command, /],
       [{ command: 42 }, /must be a string/],
       [{ command: 'true', cwd: '/nonexistent-dir' }, /nonexistent-dir/],
+      // a model's variable names are shell identifiers, each bad one named
+      [{ command: 'true', env: { 'INVALID-NAME': 'x' } },
+        /invalid environment variable name "INVALID-NAME"/],
+      [{ command: 'true', env: { OK: '1', '1X': '2', 'A B': '3' } },
+        /invalid environment variable names "1X", "A B" in "env"/],
     ]) {
       const r = await bash(client, args);
       assert.equal(r.isError, true, JSON.stringify(args));
@@ -367,8 +372,8 @@ describe('background tasks', () => {
     const id = taskId(await bash(client, { command: 'cd /; pwd', run_in_background: true }));
     await sleep(300);
     assert.match(text(await output(id)), /stdout:\n\/\n/);
-    // the same but for what each command cost
-    const noCost = (t) => t.replace(/^cost: .*\n/m, '');
+    // the same but for what each command cost and took
+    const noCost = (t) => t.replace(/^cost: .*\n/m, '').replace(/^elapsed_ms: \d+\n/m, '');
     assert.equal(noCost(text(await bash(client, { command: 'pwd' }))), noCost(before));
   });
 

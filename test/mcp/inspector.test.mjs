@@ -32,5 +32,5 @@ test('inspector-cli: tools/call bash, with a server flag', async () => {
     '--tool-arg', 'command=pwd; echo from-inspector']);
   assert.equal(r.isError, false);
   assert.match(r.content[0].text,
-    /^stdout:\n\/usr\nfrom-inspector\nexit_code: 0\ncwd: \/usr\ncost: cpu [0-9.]+ s \(user [0-9.]+, system [0-9.]+; [a-z ]+\)(, peak memory [0-9.]+ MiB)?\n$/);
+    /^stdout:\n\/usr\nfrom-inspector\nexit_code: 0\ncwd: \/usr\nelapsed_ms: \d+\ncost: cpu [0-9.]+ s \(user [0-9.]+, system [0-9.]+; [a-z ]+\)(, peak memory [0-9.]+ MiB)?\n$/);
 });

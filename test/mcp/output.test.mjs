@@ -3,8 +3,9 @@
 // (--no-redact, --redact-glob, --redact-file), the whole text of a stream
 // cut at its limit kept in a spill file (--spill-dir, --spill-keep,
 // --spill-max), the truncation notice first (--notice-first), the first and
-// the last part of a cut stream kept (--keep-tail), and the
-// startup errors of bad output flags.
+// the last part of a cut stream kept (--keep-tail), a limit that holds the
+// truncation notice (--output-budget), and the startup errors of bad output
+// flags.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -189,7 +190,7 @@ describe('spill files (--spill-dir)', () => {
   test('without --spill-dir nothing is written and the text names no file', async () => {
     await withServer([], {}, async (client) => {
       const t = text(await bash(client, { command }));
-      assert.match(t, /\[output truncated: kept the first 30000 characters \(30000 bytes\) of 100001 \(100001 bytes\); 70001 characters \(70001 bytes\) omitted\]\n/);
+      assert.match(t, /\[output truncated: kept the first 30000 characters \(30000 bytes\) of 100001 \(100001 bytes, 1 lines\); 70001 characters \(70001 bytes\) omitted\]\n/);
       assert.doesNotMatch(t, /full_output|full output/);
     });
   });
@@ -200,7 +201,7 @@ describe('--notice-first', () => {
     await withServer(['--notice-first'], {}, async (client) => {
       const t = text(await bash(client, { command: "head -c 50000 /dev/zero | tr '\\0' x" }));
       const notice = '[output truncated: kept the first 30000 characters (30000 bytes) of 50000 ' +
-        '(50000 bytes); 20000 characters (20000 bytes) omitted]\n';
+        '(50000 bytes, 1 lines); 20000 characters (20000 bytes) omitted]\n';
       assert.ok(t.startsWith('stdout:\n' + notice + 'x'.repeat(30000) + '\n'), t.slice(0, 200));
       assert.equal((t.match(/output truncated/g) || []).length, 1);
     });
@@ -214,11 +215,52 @@ describe('--keep-tail', () => {
       const t = text(await bash(client, { command }));
       const tail = 'x'.repeat(15000 - 17) + '\nFAILED: 3 tests\n';
       assert.ok(t.startsWith('stdout:\n' + 'x'.repeat(15000) + '\n[... 20017 characters (20017 bytes) omitted ...]\n' + tail), t.slice(0, 200));
-      assert.match(t, /\[output truncated: kept the first 15000 and the last 15000 characters \(15000 \+ 15000 bytes\) of 50017 \(50017 bytes\); 20017 characters \(20017 bytes\) omitted in the middle\]/);
+      assert.match(t, /\[output truncated: kept the first 15000 and the last 15000 characters \(15000 \+ 15000 bytes\) of 50017 \(50017 bytes, 2 lines\); 20017 characters \(20017 bytes\) omitted in the middle\]/);
       // within the limit nothing changes
       const short = text(await bash(client, { command: 'echo short' }));
       assert.ok(short.startsWith('stdout:\nshort\nexit_code: 0\n'), short);
       assert.doesNotMatch(short, /omitted|truncated/);
+    });
+  });
+});
+
+describe('--output-budget', () => {
+  // Characters as the library counts them: each code point once.
+  const chars = (s) => [...s].length;
+  // The text of a result's stream section (what follows "stdout:\n" up to
+  // the notice's end).
+  function section(t, name) {
+    const at = t.indexOf(name + ':\n') + name.length + 2;
+    const notice = t.indexOf('[output truncated', at);
+    return t.slice(at, t.indexOf(']\n', notice) + 2);
+  }
+
+  test('each stream, notice and spill path included, is at most CHARS characters', async () => {
+    const dir = scratch();
+    await withServer(['--output-budget', '600', '--spill-dir', dir], {}, async (client) => {
+      const command = "for i in $(seq 5000); do echo \"$i é€😀\"; done; seq 1 9000 >&2";
+      const r = await bash(client, { command });
+      const t = text(r);
+      for (const name of ['stdout', 'stderr']) {
+        const s = section(t, name);
+        assert.ok(chars(s) <= 600 && chars(s) > 590, `${name}: ${chars(s)}: ${s}`);
+        assert.match(s, /\n\[output truncated: kept the first \d+ characters \(\d+ bytes\) of \d+ \(\d+ bytes, (5000|9000) lines\); .* omitted; full output \(\d+ bytes\) in \//);
+        assert.ok(!s.includes('\ufffd'));
+      }
+      assert.ok(section(t, 'stdout').startsWith('1 é€😀\n2 é€😀\n'));
+      // within the budget nothing changes
+      assert.ok(text(await bash(client, { command: 'echo short' })).startsWith('stdout:\nshort\nexit_code: 0\n'));
+    });
+  });
+
+  test('with --keep-tail: head and tail, marker and notice within the budget', async () => {
+    await withServer(['--output-budget', '600', '--keep-tail'], {}, async (client) => {
+      const t = text(await bash(client, { command: 'seq 1 20000' }));
+      const s = section(t, 'stdout');
+      assert.ok(chars(s) <= 600 && chars(s) > 590, `${chars(s)}: ${s}`);
+      assert.ok(s.startsWith('1\n2\n3\n'), s);
+      assert.match(s, /\n\[\.\.\. \d+ characters \(\d+ bytes\) omitted \.\.\.\]\n/);
+      assert.match(s, /\n20000\n\n\[output truncated: kept the first \d+ and the last \d+ characters .* omitted in the middle\]\n$/);
     });
   });
 });
@@ -264,6 +306,11 @@ describe('bad output flags stop the server at startup', () => {
     assert.ok(!err.includes('q7z'), err);
   });
 
+  test('--output-budget wants a whole number of characters', () => {
+    refused(['--output-budget', 'lots'], /--output-budget wants a whole number of characters/);
+    refused(['--output-budget', '0'], /--output-budget must be at least 1 character/);
+  });
+
   test('--no-redact with --redact-glob or --redact-file is a contradiction', () => {
     refused(['--no-redact', '--redact-glob', 'X_*'], /--no-redact contradicts --redact-glob/);
     const file = join(scratch(), 'secrets');
@@ -275,7 +322,8 @@ describe('bad output flags stop the server at startup', () => {
     const r = spawnSync(SERVER, ['--help'], { encoding: 'utf8' });
     assert.equal(r.status, 0);
     for (const flag of ['--spill-dir DIR', '--spill-keep', '--spill-max BYTES', '--notice-first',
-      '--keep-tail', '--redact-glob GLOB', '--redact-file FILE', '--no-redact']) {
+      '--keep-tail', '--output-budget CHARS', '--redact-glob GLOB', '--redact-file FILE',
+      '--no-redact']) {
       assert.ok(r.stdout.includes(flag), flag);
     }
   });

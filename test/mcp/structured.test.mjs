@@ -108,7 +108,7 @@ describe('outputSchema and structuredContent (SDK client, protocol 2025-11-25)',
     }
     const bash = schemas.bash;
     for (const p of ['stdout', 'stderr', 'exit_code', 'timed_out', 'truncated', 'cwd', 'signal',
-      'leftover_task_id', 'notice', 'cost', 'omitted', 'full_output', 'redacted', 'task_id',
+      'leftover_task_id', 'notice', 'cost', 'omitted', 'lines', 'full_output', 'redacted', 'task_id',
       'status', 'yield_reason', 'waiting_for_input', 'prompt', 'password', 'elapsed_ms'])
       assert.ok(bash.properties[p], `bash.${p}`);
     assert.equal(bash.properties.exit_code.type, 'integer');
@@ -130,14 +130,14 @@ describe('outputSchema and structuredContent (SDK client, protocol 2025-11-25)',
     for (const name of ['task_output', 'task_write', 'task_kill']) {
       assert.deepEqual(schemas[name].required, ['task_id', 'status', 'stdout', 'stderr', 'truncated'], name);
       for (const p of ['exit_code', 'state', 'waiting_for_input', 'prompt', 'password', 'omitted',
-        'full_output', 'redacted'])
+        'lines', 'full_output', 'redacted'])
         assert.ok(schemas[name].properties[p], `${name}.${p}`);
     }
   });
 
   test('echo: the result object, as the text says it', async () => {
     const { sc, t } = await call('bash', { command: 'echo hello' });
-    const { cost, ...rest } = sc;
+    const { cost, elapsed_ms, ...rest } = sc;
     assert.deepEqual(rest, {
       stdout: 'hello\n', stderr: '', exit_code: 0, timed_out: false,
       truncated: { stdout: false, stderr: false }, cwd,
@@ -149,6 +149,11 @@ describe('outputSchema and structuredContent (SDK client, protocol 2025-11-25)',
     assert.ok(t.startsWith('stdout:\n' + sc.stdout));
     assert.equal(Number(field(t, 'exit_code')), sc.exit_code);
     assert.equal(field(t, 'cwd'), sc.cwd);
+    // how long it ran, as a yielded command's result says it
+    assert.ok(Number.isInteger(elapsed_ms) && elapsed_ms >= 0 && elapsed_ms < 10000, `${elapsed_ms}`);
+    assert.match(field(t, 'elapsed_ms'), /^\d+$/);
+    const slow = await call('bash', { command: 'sleep 0.3' });
+    assert.ok(slow.sc.elapsed_ms >= 300, `${slow.sc.elapsed_ms}`);
   });
 
   test('exit 42: data, not an error', async () => {
@@ -191,7 +196,8 @@ describe('outputSchema and structuredContent (SDK client, protocol 2025-11-25)',
     const { sc, t } = await call('bash', { command: "head -c 50000 /dev/zero | tr '\\0' x" });
     assert.deepEqual(sc.truncated, { stdout: true, stderr: false });
     assert.deepEqual(sc.omitted, { stdout: { characters: 20000, bytes: 20000 } });
-    assert.match(sc.stdout, /20000 characters \(20000 bytes\) omitted/);
+    assert.deepEqual(sc.lines, { stdout: 1 });
+    assert.match(sc.stdout, /of 50000 \(50000 bytes, 1 lines\); 20000 characters \(20000 bytes\) omitted/);
     assert.ok(t.startsWith('stdout:\n' + sc.stdout));
   });
 
@@ -371,8 +377,9 @@ async function session(version) {
   return { tools, echo, start, output, id };
 }
 
-// the text without what differs from run to run (cost, task ids)
-const stable = (r, id) => r.content[0].text.replace(/^cost: .*\n/m, '').replaceAll(id, 'ID');
+// the text without what differs from run to run (cost, time taken, task ids)
+const stable = (r, id) => r.content[0].text.replace(/^cost: .*\n/m, '')
+  .replace(/^elapsed_ms: \d+\n/m, '').replaceAll(id, 'ID');
 
 test('structuredContent and outputSchema by protocol version (raw JSON-RPC)', { timeout: 60000 }, async () => {
   const latest = await session('2025-06-18');

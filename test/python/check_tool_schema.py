@@ -53,11 +53,14 @@ class ToolSchemas(unittest.TestCase):
         good = [{"command": "ls"},
                 {"command": "ls", "timeout": 5000, "run_in_background": False,
                  "cwd": "/tmp", "env": {"A": "b"}, "pty": True},
-                {"command": "true", "env": {"V%d" % i: "x" for i in range(4096)}}]
+                {"command": "true", "env": {"V%d" % i: "x" for i in range(4096)}},
+                {"command": "true", "env": {"_a1": "x", "Z": "y"}}]
         bad = [{}, {"command": ""}, {"command": 1}, {"command": "ls", "timeout": 0},
                {"command": "ls", "timeout": 900000}, {"command": "ls", "env": {"A": 1}},
                {"command": "ls", "extra": 1}, {"command": "ls", "timeout": 1.5},
-               {"command": "ls", "env": {"V%d" % i: "x" for i in range(4097)}}]
+               {"command": "ls", "env": {"V%d" % i: "x" for i in range(4097)}},
+               {"command": "ls", "env": {"INVALID-NAME": "x"}},
+               {"command": "ls", "env": {"1X": "x"}}, {"command": "ls", "env": {"": "x"}}]
         for args in good:
             self.assertEqual(list(bash.iter_errors(args)), [], args)
             # what the schema accepts, the tool accepts, and so does

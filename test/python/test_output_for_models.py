@@ -40,13 +40,13 @@ class TestNotice(Base):
         s.set_output_limit(30000)
         r = s.run(xs(50000))
         self.assertEqual(r.stdout, b"x" * 30000 + b"\n[output truncated: kept the first 30000 "
-                         b"characters (30000 bytes) of 50000 (50000 bytes); 20000 characters "
+                         b"characters (30000 bytes) of 50000 (50000 bytes, 1 lines); 20000 characters "
                          b"(20000 bytes) omitted]\n")
         self.assertEqual(r.stdout_total, 50000)
         # two-byte characters: the units and the bytes part
         r = s.run("for i in $(seq 100); do printf '\\303\\251'; done", output_limit=10)
         self.assertEqual(r.stdout, "\u00e9".encode() * 10 + b"\n[output truncated: kept the "
-                         b"first 10 characters (20 bytes) of 100 (200 bytes); 90 characters "
+                         b"first 10 characters (20 bytes) of 100 (200 bytes, 1 lines); 90 characters "
                          b"(180 bytes) omitted]\n")
 
     def test_head_tail_notice_and_marker(self):
@@ -55,7 +55,7 @@ class TestNotice(Base):
                   output_limit=(4, "chars", "head_tail"))
         self.assertEqual(r.stdout, b"ab\n[... 96 characters (96 bytes) omitted ...]\nyz\n"
                          b"[output truncated: kept the first 2 and the last 2 characters "
-                         b"(2 + 2 bytes) of 100 (100 bytes); 96 characters (96 bytes) omitted "
+                         b"(2 + 2 bytes) of 100 (100 bytes, 1 lines); 96 characters (96 bytes) omitted "
                          b"in the middle]\n")
 
     def test_notice_first(self):
@@ -65,7 +65,7 @@ class TestNotice(Base):
         self.assertEqual(s.notice_position, "first")
         r = s.run(xs(100), output_limit=(10, "bytes", "head"))
         self.assertEqual(r.stdout, b"[output truncated: kept the first 10 characters (10 bytes) "
-                         b"of 100 (100 bytes); 90 characters (90 bytes) omitted]\n" + b"x" * 10)
+                         b"of 100 (100 bytes, 1 lines); 90 characters (90 bytes) omitted]\n" + b"x" * 10)
         self.assertTrue(r.stdout_truncated)
         # output within the limit carries no notice wherever it would go
         self.assertEqual(s.run("echo short").stdout, b"short\n")
@@ -76,9 +76,13 @@ class TestNotice(Base):
         self.assertEqual(s.notice_position, "last")
 
 
-def counts(kept_chars, kept_bytes, total_chars, total_bytes):
+def counts(kept_chars, kept_bytes, total_chars, total_bytes, total_lines=None):
+    """The counts of a stream: by default of one line, or none when empty."""
+    if total_lines is None:
+        total_lines = 1 if total_bytes else 0
     return {"kept_chars": kept_chars, "kept_bytes": kept_bytes,
-            "total_chars": total_chars, "total_bytes": total_bytes}
+            "total_chars": total_chars, "total_bytes": total_bytes,
+            "total_lines": total_lines}
 
 
 class TestCounts(Base):
@@ -119,6 +123,11 @@ class TestCounts(Base):
         self.assertTrue(self.pump_until(s, lambda: r.stdout_total >= 4000))
         self.assertEqual(r.stdout_counts, counts(1000, 1000, 4000, 4000))
         r.cancel()
+        # lines: the newlines, and a last line without one
+        r = s.run("seq 1 5; printf 'six'; printf 'e\\n\\n' >&2", output_limit=2)
+        self.assertEqual(r.stdout_counts["total_lines"], 6)
+        self.assertEqual(r.stderr_counts["total_lines"], 2)
+        self.assertIn(b"of 13 (13 bytes, 6 lines)", r.stdout)
         self.assertTrue(r.wait(5000))
         t = s.start_task(xs(3000, "t"), output_limit=100)
         self.addCleanup(t.free)
@@ -137,6 +146,54 @@ class TestCounts(Base):
         self.assertEqual(run.stderr_counts, counts(0, 0, 0, 0))
         run.exec()
         self.assertEqual(run.stdout_counts, counts(3, 3, 3, 3))
+
+
+class TestWithinLimit(Base, TempDir):
+    """set_output_limit(..., within_limit=True): the whole text of a cut
+    stream, notice (spill path included) and marker, fits the limit."""
+
+    COMMAND = 'for i in $(seq 3000); do echo "$i \u00e9\u20ac\U0001F600"; done'
+
+    def check(self, data, limit, unit):
+        text = data.decode("utf-8")             # never a split character
+        size = len(data) if unit == "bytes" else len(text)
+        self.assertLessEqual(size, limit, text)
+        self.assertGreater(size, limit - 10, text)
+        self.assertIn("[output truncated: kept the first ", text)
+        return text
+
+    def test_a_600_character_budget(self):
+        d = self.temp_dir()
+        s = self.session()
+        s.set_spill_dir(d)
+        self.assertFalse(s.output_within_limit)
+        for unit in ("chars", "bytes"):
+            for keep in ("head", "head_tail"):
+                s.set_output_limit(600, unit, keep, within_limit=True)
+                self.assertEqual(s.output_limit, (600, unit, keep))
+                self.assertTrue(s.output_within_limit)
+                r = s.run(self.COMMAND + "; seq 1 9000 >&2")
+                out = self.check(r.stdout, 600, unit)
+                self.check(r.stderr, 600, unit)
+                self.assertIn("full output (", out)
+                self.assertTrue(out.startswith("1 \u00e9\u20ac\U0001F600\n"))
+                if keep == "head_tail":
+                    self.assertIn("\n3000 \u00e9\u20ac\U0001F600\n\n[output truncated", out)
+                # the counts are of the text shown
+                kept = r.stdout_counts["kept_bytes"]
+                self.assertEqual(r.stdout_counts["total_lines"], 3000)
+                self.assertIn("(%d bytes) omitted" % (r.stdout_counts["total_bytes"] - kept), out)
+        # off again: 600 characters of text, the notice on top
+        s.set_output_limit(600)
+        self.assertFalse(s.output_within_limit)
+        self.assertGreater(len(s.run(self.COMMAND).text), 700)
+
+    def test_per_run(self):
+        s = self.session()
+        r = s.run(self.COMMAND, output_limit=(600, "bytes", "head_tail", True))
+        self.check(r.stdout, 600, "bytes")
+        r = s.run(self.COMMAND, output_limit=(600, "chars", "head"))
+        self.assertGreater(len(r.text), 700)
 
 
 class TestSpill(Base, TempDir):
@@ -161,7 +218,7 @@ class TestSpill(Base, TempDir):
             self.assertEqual(f.read(), data)                  # byte for byte
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         self.assertEqual(r.stdout, data[:1000] + b"\n[output truncated: kept the first 1000 "
-                         b"characters (1000 bytes) of 200000 (200000 bytes); 199000 characters "
+                         b"characters (1000 bytes) of 200000 (200000 bytes, 1 lines); 199000 characters "
                          b"(199000 bytes) omitted; full output (200000 bytes) in "
                          + path.encode() + b"]\n")
         # a stream within its limit leaves no file

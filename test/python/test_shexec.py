@@ -230,6 +230,30 @@ class TestRuns(Base):
         self.assertEqual(r.stdout, b"a\x00b\x00\xff\n")
         self.assertEqual(r.text, "a\x00b\x00\ufffd\n")
 
+    def test_pty_resized_while_running(self):
+        s = self.session()
+        r = s.start_run("trap 'stty size' WINCH; echo ready; sleep 20 & wait $!; kill $!",
+                        pty=True)
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in r.stdout))
+        self.pump_until(s, lambda: False, timeout=0.1)     # `wait` is waiting
+        r.set_pty_size(100, 30)
+        self.assertTrue(r.wait(10000))
+        self.assertEqual(r.stdout, b"ready\n30 100\n")
+        with self.assertRaises(shexec.PipeError):
+            r.set_pty_size(80, 24)
+        t = s.start_task("echo ready; read x; stty size", pty=True)
+        self.addCleanup(t.free)
+        self.assertTrue(self.pump_until(s, lambda: b"ready" in t.output()))
+        t.set_pty_size(132, 43)
+        t.write("\n")
+        self.assertTrue(t.wait(10000))
+        self.assertEqual(t.output(), b"ready\n43 132\n")
+        p = s.start_run("sleep 20")
+        with self.assertRaises(shexec.StateError):
+            p.set_pty_size(80, 24)
+        p.cancel()
+        p.wait(10000)
+
     def test_output_limit(self):
         s = self.session()
         s.set_output_limit(10, "bytes", "head")
@@ -239,7 +263,7 @@ class TestRuns(Base):
         self.assertFalse(r.stderr_truncated)
         self.assertEqual(r.stdout_total, 100)
         self.assertEqual(r.stdout, b"x" * 10 + b"\n[output truncated: kept the first 10 characters "
-                         b"(10 bytes) of 100 (100 bytes); 90 characters (90 bytes) omitted]\n")
+                         b"(10 bytes) of 100 (100 bytes, 1 lines); 90 characters (90 bytes) omitted]\n")
         r = s.run("echo short")
         self.assertFalse(r.truncated)
 
@@ -896,9 +920,11 @@ class TestTools(Base):
         self.assertTrue(run.wait(5000))
         expect = s.call_tool("bash", {"command": "echo $SHX_V; exit 3", "env": {"SHX_V": "v"}})
         got = run.tool_result()
-        # what each of the two runs cost differs; its form does not
+        # what each of the two runs cost and took differs; its form does not
         self.assertEqual(set(got.pop("cost")), {"cpu_ms", "peak_bytes"})
         self.assertEqual(set(expect.pop("cost")), {"cpu_ms", "peak_bytes"})
+        self.assertIsInstance(got.pop("elapsed_ms"), int)
+        self.assertIsInstance(expect.pop("elapsed_ms"), int)
         self.assertEqual(got, expect)
         # a timeout is data there too
         run, _ = s.tool_prepare("bash", {"command": "sleep 30", "timeout": 200})
@@ -983,11 +1009,19 @@ class TestTools(Base):
         with self.assertRaises(shexec.ToolNotAvailableError):
             s.tool_prepare("task_kill", {"task_id": "t000000000000"})
         for args in ({}, {"command": ""}, {"command": "ls", "extra": 1}, "{not json",
-                     {"command": "ls", "timeout": 0}):
+                     {"command": "ls", "timeout": 0},
+                     {"command": "ls", "env": {"INVALID-NAME": "x", "OK": "y"}}):
             with self.assertRaises(shexec.InvalidArgumentError, msg=args) as ctx:
                 s.tool_prepare("bash", args)
             self.assertTrue(ctx.exception.message, args)
             self.assertEqual(s.call_tool("bash", args), {"error": ctx.exception.message})
+        # a model's variable names are shell identifiers, named when not
+        self.assertEqual(s.call_tool("bash", {"command": "true", "env": {"A-B": "1", "1X": "2"}}),
+                         {"error": 'invalid environment variable names "A-B", "1X" in "env": a '
+                                   'name is letters, digits and _, not starting with a digit'})
+        # a finished command's result says how long it ran
+        res = s.call_tool("bash", {"command": "sleep 0.2"})
+        self.assertGreaterEqual(res["elapsed_ms"], 200)
         # the directory is checked when the run starts; it then stays 'new'
         run, _ = s.tool_prepare("bash", {"command": "true", "cwd": "/nonexistent/dir"})
         with self.assertRaises(shexec.NoCwdError) as ctx:

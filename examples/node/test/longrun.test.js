@@ -282,6 +282,26 @@ test('a task emits input with the prompt and reports inputWait; write() answers'
     await s.close();
   });
 
+test("setPtySize resizes a running task's terminal: SIGWINCH, and the new size", { timeout: 20000 }, async () => {
+  const s = newSession();
+  try {
+    const t = s.start("trap 'echo WINCH $(stty size)' WINCH; echo ready; sleep 20 & wait $!; kill $!", { pty: true });
+    await new Promise((resolve) => t.on('output', () => { if (t.output().includes('ready')) resolve(); }));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // `wait` is waiting
+    assert.throws(() => t.setPtySize(0, 30), InvalidArgumentError);
+    t.setPtySize(100, 30);
+    const done = await t.done;
+    assert.equal(done.stdout, 'ready\nWINCH 30 100\n');
+    assert.throws(() => t.setPtySize(80, 24), shexec.PipeError);
+    // a task on pipes has no terminal
+    const p = s.start('sleep 20');
+    assert.throws(() => p.setPtySize(80, 24), shexec.StateError);
+    await p.kill();
+  } finally {
+    await s.close();
+  }
+});
+
 test('a sleeping command is not taken for a wait for input; inputLookMs 0 never looks',
   { timeout: 20000, skip: NO_PROCFS }, async () => {
     const s = newSession();

@@ -32,18 +32,51 @@ test('notice: what was kept and what was left out, in characters and bytes', asy
   try {
     const r = await s.run("for i in $(seq 100); do printf '\\303\\251'; done", { outputLimit: 10 });
     assert.equal(r.stdout, 'é'.repeat(10) + '\n[output truncated: kept the first 10 characters (20 bytes) '
-      + 'of 100 (200 bytes); 90 characters (180 bytes) omitted]\n');
+      + 'of 100 (200 bytes, 1 lines); 90 characters (180 bytes) omitted]\n');
     const r2 = await s.run(`printf ab; ${xs(96)}; printf yz`, { outputLimit: 4, outputKeep: 'head_tail' });
     assert.equal(r2.stdout, 'ab\n[... 96 characters (96 bytes) omitted ...]\nyz\n'
       + '[output truncated: kept the first 2 and the last 2 characters (2 + 2 bytes) of 100 '
-      + '(100 bytes); 96 characters (96 bytes) omitted in the middle]\n');
+      + '(100 bytes, 1 lines); 96 characters (96 bytes) omitted in the middle]\n');
   } finally {
     await s.close();
   }
 });
 
-/** {keptChars, keptBytes, totalChars, totalBytes} in the order the counts are read. */
-const counts = (keptChars, keptBytes, totalChars, totalBytes) => ({ keptChars, keptBytes, totalChars, totalBytes });
+/** {keptChars, keptBytes, totalChars, totalBytes, totalLines} in the order the counts are read
+ * (by default one line, none when empty). */
+const counts = (keptChars, keptBytes, totalChars, totalBytes, totalLines = totalBytes ? 1 : 0) =>
+  ({ keptChars, keptBytes, totalChars, totalBytes, totalLines });
+
+test('outputWithinLimit: a 600-character limit holds the notice, its spill path, the marker', async (t) => {
+  const d = tempDir(t);
+  const s = new Session({ spillDir: d });
+  try {
+    assert.equal(s.settings.outputWithinLimit, false);
+    const cmd = 'for i in $(seq 3000); do echo "$i é€😀"; done; seq 1 9000 >&2';
+    for (const outputUnit of ['chars', 'bytes']) {
+      for (const outputKeep of ['head', 'head_tail']) {
+        const r = await s.run(cmd, { outputLimit: 600, outputUnit, outputKeep, outputWithinLimit: true });
+        for (const text of [r.stdout, r.stderr]) {
+          const size = outputUnit === 'bytes' ? Buffer.byteLength(text) : [...text].length;
+          assert.ok(size <= 600 && size > 590, `${outputUnit} ${outputKeep}: ${size}: ${text}`);
+          assert.ok(!text.includes('\ufffd'), text); // never a split character
+          assert.match(text, /\[output truncated: kept the first .*; full output \(\d+ bytes\) in \//);
+        }
+        assert.ok(r.stdout.startsWith('1 é€😀\n2 '), r.stdout);
+        assert.equal(r.counts.stdout.totalLines, 3000);
+        assert.equal(r.counts.stderr.totalLines, 9000);
+      }
+    }
+    // the session's setting, and off: the notice on top of 600 characters
+    const s2 = new Session({ outputLimit: 600, outputWithinLimit: true, outputKeep: 'head_tail' });
+    assert.deepEqual([s2.settings.outputKeep, s2.settings.outputWithinLimit], ['head_tail', true]);
+    assert.ok([...(await s2.run(cmd)).stdout].length <= 600);
+    await s2.close();
+    assert.ok([...(await s.run(cmd, { outputLimit: 600 })).stdout].length > 700);
+  } finally {
+    await s.close();
+  }
+});
 
 test('counts: what the output limit kept and what the stream carried, as numbers', async () => {
   const s = new Session({ outputLimit: 30000 });
@@ -99,7 +132,7 @@ test('notice first: before the kept text', async () => {
   try {
     assert.equal(s.settings.noticePosition, 'first');
     const r = await s.run(xs(100), { outputLimit: 10, outputUnit: 'bytes' });
-    assert.equal(r.stdout, '[output truncated: kept the first 10 characters (10 bytes) of 100 (100 bytes); '
+    assert.equal(r.stdout, '[output truncated: kept the first 10 characters (10 bytes) of 100 (100 bytes, 1 lines); '
       + '90 characters (90 bytes) omitted]\n' + 'x'.repeat(10));
     assert.equal((await s.run('echo short')).stdout, 'short\n');
     s.setNoticePosition('last');
@@ -127,7 +160,7 @@ test('spill: the whole output byte for byte in a file the notice names, removed 
   assert.equal(fs.readFileSync(file, 'latin1'), data);
   assert.equal(fs.statSync(file).mode & 0o777, 0o600);
   assert.equal(r.stdout, data.slice(0, 1000) + '\n[output truncated: kept the first 1000 characters (1000 bytes) '
-    + 'of 200000 (200000 bytes); 199000 characters (199000 bytes) omitted; full output (200000 bytes) in '
+    + 'of 200000 (200000 bytes, 1 lines); 199000 characters (199000 bytes) omitted; full output (200000 bytes) in '
     + `${file}]\n`);
   assert.deepEqual(r.spill.stderr, { state: 'none', path: null, bytes: 0, error: 0 });
   assert.deepEqual(fs.readdirSync(d).sort(), [path.basename(file), 'source.txt'].sort());

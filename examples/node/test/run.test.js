@@ -48,7 +48,7 @@ test('settings read back: the defaults, then what the options set', async () => 
     : d.settings.containment.detail !== 'turned off');
   assert.deepEqual(d.settings, {
     timeoutMs: 120000, maxTimeoutMs: 600000, killGraceMs: 5000, leftoversDrainMs: 100, outputLimit: 30000,
-    outputUnit: 'chars', outputKeep: 'head', envInherit: true, maxTasks: 10,
+    outputUnit: 'chars', outputKeep: 'head', outputWithinLimit: false, envInherit: true, maxTasks: 10,
     onLeftovers: 'adopt', watchdog: false, persistEnv: false,
     containment: d.settings.containment,
     limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: null,
@@ -58,12 +58,12 @@ test('settings read back: the defaults, then what the options set', async () => 
   await d.close();
   const s = new Session({
     timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, leftoversDrainMs: 0, outputLimit: 100, outputUnit: 'bytes',
-    outputKeep: 'head_tail', envInherit: false, maxTasks: 3, onLeftovers: 'kill', persistEnv: true,
-    containment: 'off', shell: ['/bin/sh'], noticePosition: 'first', spillDir: os.tmpdir(),
+    outputKeep: 'head_tail', outputWithinLimit: true, envInherit: false, maxTasks: 3, onLeftovers: 'kill',
+    persistEnv: true, containment: 'off', shell: ['/bin/sh'], noticePosition: 'first', spillDir: os.tmpdir(),
   });
   assert.deepEqual(s.settings, {
     timeoutMs: 4000, maxTimeoutMs: 8000, killGraceMs: 250, leftoversDrainMs: 0, outputLimit: 100,
-    outputUnit: 'bytes', outputKeep: 'head_tail', envInherit: false, maxTasks: 3,
+    outputUnit: 'bytes', outputKeep: 'head_tail', outputWithinLimit: true, envInherit: false, maxTasks: 3,
     onLeftovers: 'kill', watchdog: false, persistEnv: true,
     containment: { kind: 'group', detail: 'turned off' },
     limits: { memory: 0, swap: 0, pids: 0, cpu: 0 }, shell: ['/bin/sh'],
@@ -182,7 +182,7 @@ test('output limit: 50000 characters keep the first 30000 and a notice; streams 
   const r = await s.run("head -c 50000 /dev/zero | tr '\\0' x; head -c 5000 /dev/zero | tr '\\0' y >&2");
   assert.deepEqual(r.truncated, { stdout: true, stderr: false });
   assert.equal(r.stdout, 'x'.repeat(30000) + '\n[output truncated: kept the first 30000 characters (30000 bytes) '
-    + 'of 50000 (50000 bytes); 20000 characters (20000 bytes) omitted]\n');
+    + 'of 50000 (50000 bytes, 1 lines); 20000 characters (20000 bytes) omitted]\n');
   assert.equal(r.stderr, 'y'.repeat(5000));
   assert.equal(r.totalBytes.stdout, 50000);
   const r2 = await s.run("head -c 40000 /dev/zero | tr '\\0' e >&2; head -c 10000 /dev/zero | tr '\\0' o");
@@ -192,7 +192,7 @@ test('output limit: 50000 characters keep the first 30000 and a notice; streams 
   const s2 = new Session({ outputLimit: 100, outputUnit: 'bytes' });
   const r3 = await s2.run("head -c 1000 /dev/zero | tr '\\0' z");
   assert.equal(r3.stdout, 'z'.repeat(100) + '\n[output truncated: kept the first 100 characters (100 bytes) '
-    + 'of 1000 (1000 bytes); 900 characters (900 bytes) omitted]\n');
+    + 'of 1000 (1000 bytes, 1 lines); 900 characters (900 bytes) omitted]\n');
   await s.close();
   await s2.close();
 });

@@ -143,9 +143,9 @@ Env = Mapping[str, Optional[str]]
 OutputCallback = Callable[[str, bytes], Any]
 #: on_input(run): the Run of a command found waiting for input
 InputCallback = Callable[["Run"], Any]
-#: characters kept of a stream, or (limit, unit, keep) as set_output_limit()
-#: takes them
-OutputLimit = Union[int, Tuple[int, str], Tuple[int, str, str]]
+#: characters kept of a stream, or (limit, unit, keep[, within_limit]) as
+#: set_output_limit() takes them
+OutputLimit = Union[int, Tuple[int, str], Tuple[int, str, str], Tuple[int, str, str, bool]]
 #: {limit name: value} as set_limit() takes them, or such pairs
 Limits = Union[Mapping[str, int], Iterable[Tuple[str, int]]]
 #: {name: secret} as redact_value() takes them, or such pairs
@@ -200,6 +200,7 @@ _WRAPPER_KINDS = {"local": 0, "remote": 1, "remote_shell": 2}
 _WRAPPER_KIND_NAMES = {v: k for k, v in _WRAPPER_KINDS.items()}
 _UNITS = {"chars": 0, "characters": 0, "bytes": 1}
 _KEEPS = {"head": 0, "head_tail": 1}
+_KEEP_WITHIN_LIMIT = 0x100   # SHEXEC_KEEP_WITHIN_LIMIT, or'ed into keep
 _PTY_MODES = {False: 0, None: 0, True: 1, "off": 0, "on": 1, "echo": 2}
 _STATE_RUNNING = 1  # every state after it is final
 
@@ -418,6 +419,7 @@ _PROTOTYPES = {
     "shexec_run_truncated": (_int, [_vp, _int]),
     "shexec_run_output_counts": (_int, [_vp, _int, ctypes.POINTER(_u64), ctypes.POINTER(_u64),
                                         ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
+    "shexec_run_output_lines": (_u64, [_vp, _int]),
     "shexec_run_duration_ms": (_u64, [_vp]),
     "shexec_run_pid": (_i64, [_vp]),
     "shexec_run_timeout_ms": (_u32, [_vp]),
@@ -709,12 +711,13 @@ def _stream(stream):
     return _lookup(_STREAMS, stream, "stream")
 
 
-def _limit_args(limit, unit="chars", keep="head"):
+def _limit_args(limit, unit="chars", keep="head", within_limit=False):
     if isinstance(limit, tuple):
         return _limit_args(*limit)
+    keep = _lookup(_KEEPS, keep, "keep") if isinstance(keep, str) else int(keep)
     return (_uint(limit, "output limit", _U64_MAX),
             _lookup(_UNITS, unit, "unit") if isinstance(unit, str) else int(unit),
-            _lookup(_KEEPS, keep, "keep") if isinstance(keep, str) else int(keep))
+            keep | (_KEEP_WITHIN_LIMIT if within_limit else 0))
 
 
 def _limit_items(limits):
@@ -1189,18 +1192,28 @@ class Session(object):
         with self._guard():
             return _lib.shexec_session_leftovers_drain_ms(self._live())
 
-    @property
-    def output_limit(self) -> Tuple[int, str, str]:
-        """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
-        'head_tail'."""
+    def _output_limit(self):
         limit, unit, keep = _u64(), _int(), _int()
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_output_limit(p, ctypes.byref(limit), ctypes.byref(unit),
                                                     ctypes.byref(keep)), p)
+        return limit.value, unit.value, keep.value
+
+    @property
+    def output_limit(self) -> Tuple[int, str, str]:
+        """(limit, unit, keep): unit 'chars' or 'bytes', keep 'head' or
+        'head_tail' (whether the limit holds the notice: output_within_limit)."""
+        limit, unit, keep = self._output_limit()
         units = {0: "chars", 1: "bytes"}
         keeps = {v: k for k, v in _KEEPS.items()}
-        return (limit.value, units[unit.value], keeps[keep.value])
+        return (limit, units[unit], keeps[keep & ~_KEEP_WITHIN_LIMIT])
+
+    @property
+    def output_within_limit(self) -> bool:
+        """True when the output limit holds the truncation notice too
+        (set_output_limit(..., within_limit=True))."""
+        return bool(self._output_limit()[2] & _KEEP_WITHIN_LIMIT)
 
     @property
     def inherits_env(self) -> bool:
@@ -1259,10 +1272,14 @@ class Session(object):
             _check(_lib.shexec_session_set_leftovers_drain_ms(p, v), p)
 
     def set_output_limit(self, limit: int, unit: Union[str, int] = "chars",
-                         keep: Union[str, int] = "head") -> None:
+                         keep: Union[str, int] = "head", within_limit: bool = False) -> None:
         """How much of each stream a run keeps: `limit` in unit 'chars' or
-        'bytes'; keep 'head' or 'head_tail'."""
-        args = _limit_args(limit, unit, keep)
+        'bytes'; keep 'head' or 'head_tail'. The notice a cut stream carries
+        (and the marker between head and tail) come on top of the limit;
+        within_limit=True makes the limit hold them too: the kept text is
+        cut to leave them room, and the whole text of a cut stream is at
+        most `limit` units."""
+        args = _limit_args(limit, unit, keep, within_limit)
         with self._guard():
             p = self._live()
             _check(_lib.shexec_session_set_output_limit(p, *args), p)
@@ -1603,7 +1620,8 @@ class Session(object):
         ansi_strip: remove escape sequences, resolve \\r overwrites.
         stdin: bytes/str fed to the command, then EOF (default /dev/null);
           True: a pipe left open, for on_input or a yielded Run to write to.
-        output_limit: int (characters, head) or (limit, unit, keep).
+        output_limit: int (characters, head) or (limit, unit, keep) or
+          (limit, unit, keep, within_limit), as set_output_limit().
         limits: {name: value} for this run only, in place of the session's
           (set_limit: 'memory', 'swap', 'pids', 'cpu'; 0 for none), e.g.
           {'memory': 512 << 20, 'pids': 100}. Checked when it starts.
@@ -1972,14 +1990,17 @@ def _spill(p, stream):
 
 def _output_counts(p, stream):
     """What the output limit kept of a stream and what it carried:
-    {"kept_chars", "kept_bytes", "total_chars", "total_bytes"}, characters
-    counted as the notice counts them (a UTF-8 sequence, or an invalid
-    byte). All 0 before the start, as the library reports them then."""
+    {"kept_chars", "kept_bytes", "total_chars", "total_bytes",
+    "total_lines"}, characters counted as the notice counts them (a UTF-8
+    sequence, or an invalid byte), lines as its newlines and one more when
+    it does not end with one. All 0 before the start, as the library
+    reports them then."""
     kc, kb, tc, tb = _u64(), _u64(), _u64(), _u64()
     _lib.shexec_run_output_counts(p, stream, ctypes.byref(kc), ctypes.byref(kb),
                                   ctypes.byref(tc), ctypes.byref(tb))
     return {"kept_chars": kc.value, "kept_bytes": kb.value,
-            "total_chars": tc.value, "total_bytes": tb.value}
+            "total_chars": tc.value, "total_bytes": tb.value,
+            "total_lines": _lib.shexec_run_output_lines(p, stream)}
 
 
 # What a Run reports, each read from a C run by one function: live while the
@@ -2475,6 +2496,16 @@ class Run(object):
         if self._core is None and self._sync():
             raise PipeError(EPIPE, "the command has ended")
         self._live_call(_lib.shexec_run_close_stdin)
+
+    def set_pty_size(self, cols: int, rows: int) -> None:
+        """Resize the running command's terminal (a pty run), as a window
+        is resized: its foreground process group gets SIGWINCH. StateError
+        for a run on pipes; PipeError once it has ended."""
+        c = _uint(cols, "columns", _U32_MAX)
+        r = _uint(rows, "rows", _U32_MAX)
+        if self._core is None and self._sync():
+            raise PipeError(EPIPE, "the command has ended")
+        self._live_call(_lib.shexec_run_set_pty_size, c, r)
 
     def close(self) -> None:
         """Free the C run; a running command is terminated and reaped first
@@ -3116,6 +3147,10 @@ class Task(object):
         """Send a signal to the task's processes: "SIGINT" (Ctrl+C),
         "SIGTERM", ... (Run.send_signal). StateError once it has ended."""
         self._run.send_signal(sig)
+
+    def set_pty_size(self, cols: int, rows: int) -> None:
+        """Resize the task's terminal while it runs (Run.set_pty_size)."""
+        self._run.set_pty_size(cols, rows)
 
     def kill(self) -> None:
         """SIGTERM the task's process group now, SIGKILL after the grace;

@@ -44,7 +44,7 @@ enum Setting {
     Pty(bool),
     Stdin(bool),
     AnsiStrip(bool),
-    OutputLimit(u64, Unit, Keep),
+    OutputLimit(u64, Unit, Keep, bool),
 }
 
 /// A C string, or the error that making it gave (reported at the start).
@@ -107,7 +107,14 @@ impl<'s, F> Command<'s, F> {
 
     /// This command's output limit, in place of the session's.
     pub fn output_limit(mut self, limit: u64, unit: Unit, keep: Keep) -> Self {
-        self.settings.push(Setting::OutputLimit(limit, unit, keep));
+        self.settings.push(Setting::OutputLimit(limit, unit, keep, false));
+        self
+    }
+
+    /// This command's output limit, holding the truncation notice too
+    /// ([`Session::set_output_limit_within`](crate::Session::set_output_limit_within)).
+    pub fn output_limit_within(mut self, limit: u64, unit: Unit, keep: Keep) -> Self {
+        self.settings.push(Setting::OutputLimit(limit, unit, keep, true));
         self
     }
 
@@ -165,11 +172,11 @@ impl<'s, F> Command<'s, F> {
                         raw,
                         if *on { sys::SHEXEC_ANSI_STRIP } else { sys::SHEXEC_ANSI_KEEP },
                     ),
-                    Setting::OutputLimit(limit, unit, keep) => sys::shexec_run_set_output_limit(
+                    Setting::OutputLimit(limit, unit, keep, within) => sys::shexec_run_set_output_limit(
                         raw,
                         *limit,
                         unit_raw(*unit),
-                        keep_raw(*keep),
+                        keep_raw(*keep) | if *within { sys::SHEXEC_KEEP_WITHIN_LIMIT } else { 0 },
                     ),
                 }
             };

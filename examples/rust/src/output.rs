@@ -111,6 +111,9 @@ pub struct Output {
     pub stderr_truncated: bool,
     /// How many bytes stdout and stderr carried in all, truncated or not.
     pub total_bytes: (u64, u64),
+    /// How many lines stdout and stderr carried in all: their newlines, and
+    /// one more for a last line without one.
+    pub total_lines: (u64, u64),
     /// The session's working directory once the command ended: where the
     /// command `cd`ed to, when the library took its report.
     pub cwd: PathBuf,
@@ -180,6 +183,10 @@ pub(crate) fn collect(g: &Guard<'_>, run: *mut sys::shexec_run) -> Output {
             total_bytes: (
                 sys::shexec_run_output_total(run, sys::SHEXEC_STDOUT),
                 sys::shexec_run_output_total(run, sys::SHEXEC_STDERR),
+            ),
+            total_lines: (
+                sys::shexec_run_output_lines(run, sys::SHEXEC_STDOUT),
+                sys::shexec_run_output_lines(run, sys::SHEXEC_STDERR),
             ),
             cwd: session_cwd(g),
             notice: cstr_string(sys::shexec_run_notice(run)),

@@ -307,14 +307,37 @@ impl Session {
     }
 
     /// Set how much of each stream a command keeps (default 30000
-    /// characters, the head); what is cut is replaced by a notice.
+    /// characters, the head); what is cut is replaced by a notice (and,
+    /// with `Keep::HeadTail`, a marker between head and tail), on top of
+    /// the limit.
     pub fn set_output_limit(&mut self, limit: u64, unit: Unit, keep: Keep) -> Result<()> {
+        self.output_limit_raw(limit, unit, keep_raw(keep))
+    }
+
+    /// As [`set_output_limit`](Session::set_output_limit), but the limit
+    /// holds the notice and the marker too: the kept text is cut to leave
+    /// them room, so a cut stream's text is at most `limit` units in all.
+    pub fn set_output_limit_within(&mut self, limit: u64, unit: Unit, keep: Keep) -> Result<()> {
+        self.output_limit_raw(limit, unit, keep_raw(keep) | sys::SHEXEC_KEEP_WITHIN_LIMIT)
+    }
+
+    fn output_limit_raw(&mut self, limit: u64, unit: Unit, keep: c_int) -> Result<()> {
         let g = self.shared.lock();
         // SAFETY: live session
-        g.check(unsafe {
-            sys::shexec_session_set_output_limit(g.raw(), limit, unit_raw(unit), keep_raw(keep))
-        })
-        .map(drop)
+        g.check(unsafe { sys::shexec_session_set_output_limit(g.raw(), limit, unit_raw(unit), keep) })
+            .map(drop)
+    }
+
+    /// Whether the output limit holds the notice
+    /// ([`set_output_limit_within`](Session::set_output_limit_within)).
+    pub fn output_within_limit(&self) -> bool {
+        let mut keep = 0 as c_int;
+        let g = self.shared.lock();
+        // SAFETY: an out-parameter to a local
+        unsafe {
+            sys::shexec_session_output_limit(g.raw(), std::ptr::null_mut(), std::ptr::null_mut(), &mut keep)
+        };
+        keep & sys::SHEXEC_KEEP_WITHIN_LIMIT != 0
     }
 
     pub fn output_limit(&self) -> (u64, Unit, Keep) {
@@ -323,7 +346,11 @@ impl Session {
         // SAFETY: out-parameters to locals
         unsafe { sys::shexec_session_output_limit(g.raw(), &mut limit, &mut unit, &mut keep) };
         let unit = if unit == sys::SHEXEC_UNIT_BYTES { Unit::Bytes } else { Unit::Chars };
-        let keep = if keep == sys::SHEXEC_KEEP_HEAD_TAIL { Keep::HeadTail } else { Keep::Head };
+        let keep = if keep & !sys::SHEXEC_KEEP_WITHIN_LIMIT == sys::SHEXEC_KEEP_HEAD_TAIL {
+            Keep::HeadTail
+        } else {
+            Keep::Head
+        };
         (limit, unit, keep)
     }
 

@@ -75,6 +75,8 @@ pub const SHEXEC_UNIT_CHARS: c_int = 0;
 pub const SHEXEC_UNIT_BYTES: c_int = 1;
 pub const SHEXEC_KEEP_HEAD: c_int = 0;
 pub const SHEXEC_KEEP_HEAD_TAIL: c_int = 1;
+// or'ed into keep (0x100)
+pub const SHEXEC_KEEP_WITHIN_LIMIT: c_int = 256;
 
 // Wrapper kinds (only LOCAL is used: a plain shell).
 pub const SHEXEC_WRAPPER_LOCAL: c_int = 0;
@@ -197,6 +199,7 @@ extern "C" {
     pub fn shexec_run_write(run: *mut shexec_run, data: *const c_void, len: usize) -> c_int;
     pub fn shexec_run_close_stdin(run: *mut shexec_run) -> c_int;
     pub fn shexec_run_set_pty(run: *mut shexec_run, mode: c_int) -> c_int;
+    pub fn shexec_run_set_pty_size(run: *mut shexec_run, cols: u32, rows: u32) -> c_int;
     pub fn shexec_run_set_ansi(run: *mut shexec_run, mode: c_int) -> c_int;
     pub fn shexec_run_cancel(run: *mut shexec_run) -> c_int;
     pub fn shexec_run_send_signal(run: *mut shexec_run, sig: c_int) -> c_int;
@@ -211,6 +214,7 @@ extern "C" {
         -> *const c_char;
     pub fn shexec_run_output_total(run: *const shexec_run, stream: c_int) -> u64;
     pub fn shexec_run_truncated(run: *const shexec_run, stream: c_int) -> c_int;
+    pub fn shexec_run_output_lines(run: *const shexec_run, stream: c_int) -> u64;
     pub fn shexec_run_duration_ms(run: *const shexec_run) -> u64;
     pub fn shexec_run_pid(run: *const shexec_run) -> i64;
     pub fn shexec_run_leftovers(run: *const shexec_run, task_id: *mut *const c_char) -> c_int;

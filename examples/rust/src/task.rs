@@ -195,6 +195,17 @@ impl Task {
         unsafe { sys::shexec_run_interrupted(self.run) != 0 }
     }
 
+    /// Resize the terminal of a task started with
+    /// [`Command::pty`](crate::Command::pty) while it runs, as a window is
+    /// resized: its foreground process group gets SIGWINCH.
+    /// [`ErrorKind::State`] for a task on pipes or one that has ended,
+    /// [`ErrorKind::InvalidArgument`] for 0 or a size above 65535.
+    pub fn set_pty_size(&self, cols: u32, rows: u32) -> Result<()> {
+        let g = self.shared.lock();
+        // SAFETY: a live run
+        g.check(unsafe { sys::shexec_run_set_pty_size(self.run, cols, rows) }).map(drop)
+    }
+
     /// End the command: SIGTERM to its processes now, SIGKILL after the
     /// kill grace. Returns at once; the task finishes (state `Killed`) as the
     /// loop is pumped: [`wait`](Task::wait) for it. A finished task is left

@@ -125,6 +125,34 @@ fn signal_and_pty_and_limit() {
     assert!(out.stdout_truncated && out.truncated());
     assert!(out.stdout.starts_with(b"0000000000\n[output truncated"), "{}", out.stdout_str());
     assert_eq!(out.total_bytes.0, 100);
+    assert_eq!(out.total_lines, (1, 0));
+}
+
+#[test]
+fn a_limit_that_holds_the_notice() {
+    let mut s = Session::new().unwrap();
+    let cmd = "for i in $(seq 3000); do echo \"$i \u{e9}\u{20ac}\u{1f600}\"; done";
+    assert!(!s.output_within_limit());
+    for unit in [Unit::Chars, Unit::Bytes] {
+        for keep in [Keep::Head, Keep::HeadTail] {
+            s.set_output_limit_within(600, unit, keep).unwrap();
+            assert_eq!(s.output_limit(), (600, unit, keep));
+            assert!(s.output_within_limit());
+            let out = s.command(cmd).exec().unwrap();
+            // valid UTF-8: no character split
+            let text = String::from_utf8(out.stdout.clone()).unwrap();
+            let size = if unit == Unit::Bytes { text.len() } else { text.chars().count() };
+            assert!(size <= 600 && size > 590, "{:?} {:?}: {}: {}", unit, keep, size, text);
+            assert!(text.contains("[output truncated: kept the first "), "{}", text);
+            assert_eq!(out.total_lines.0, 3000);
+        }
+    }
+    // per command, and the default: the notice on top of the limit
+    s.set_output_limit(600, Unit::Chars, Keep::Head).unwrap();
+    assert!(!s.output_within_limit());
+    let out = s.command(cmd).output_limit_within(600, Unit::Bytes, Keep::Head).exec().unwrap();
+    assert!(out.stdout.len() <= 600);
+    assert!(s.command(cmd).exec().unwrap().stdout_str().chars().count() > 700);
 }
 
 #[test]

@@ -129,7 +129,12 @@ fn header_constants(h: &str) -> HashMap<String, i64> {
         if !name.starts_with("SHEXEC_") {
             continue;
         }
-        if let Ok(v) = value.trim_end_matches('u').parse::<i64>() {
+        let value = value.trim_end_matches('u');
+        let parsed = match value.strip_prefix("0x") {
+            Some(hex) => i64::from_str_radix(hex, 16),
+            None => value.parse::<i64>(),
+        };
+        if let Ok(v) = parsed {
             out.insert(name.trim().to_string(), v);
         }
     }

@@ -52,6 +52,29 @@ fn write_to_stdin_then_close_it() {
 }
 
 #[test]
+fn resize_a_running_terminal() {
+    let s = Session::new().unwrap();
+    let task = s
+        .command("trap 'echo WINCH $(stty size)' WINCH; echo ready; sleep 20 & wait $!; kill $!")
+        .pty(true)
+        .start_task()
+        .unwrap();
+    let t0 = Instant::now();
+    while !task.output().stdout_str().contains("ready") && t0.elapsed() < Duration::from_secs(10) {
+        task.wait(Some(Duration::from_millis(50))).unwrap();
+    }
+    task.wait(Some(Duration::from_millis(100))).unwrap(); // `wait` is waiting
+    assert_eq!(task.set_pty_size(0, 30).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    task.set_pty_size(100, 30).unwrap();
+    assert!(task.wait(Some(Duration::from_secs(10))).unwrap());
+    assert_eq!(task.output().stdout_str(), "ready\nWINCH 30 100\n");
+    assert_eq!(task.set_pty_size(80, 24).unwrap_err().kind(), ErrorKind::State);
+    // a task on pipes has no terminal
+    let pipes = s.command("sleep 20").start_task().unwrap();
+    assert_eq!(pipes.set_pty_size(80, 24).unwrap_err().kind(), ErrorKind::State);
+}
+
+#[test]
 fn kill_then_wait() {
     let s = Session::new().unwrap();
     let task = s.command("sleep 300").start_task().unwrap();
