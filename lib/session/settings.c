@@ -298,18 +298,6 @@ SHEXEC_API int shexec_session_set_kill_grace_ms(shexec_session *s, uint32_t ms)
     return SHEXEC_OK;
 }
 
-SHEXEC_API int shexec_session_set_leftovers_drain_ms(shexec_session *s, uint32_t ms)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (ms > SHEXEC_MAX_LEFTOVERS_DRAIN_MS)
-        return shx_fail(s, SHEXEC_EINVAL, "the drain of leftovers' output is at most %u ms, not %u",
-                        SHEXEC_MAX_LEFTOVERS_DRAIN_MS, ms);
-    s->loop.jobs.drain_ms = ms;
-    return SHEXEC_OK;
-}
-
 SHEXEC_API int shexec_session_apply_agent_env(shexec_session *s)
 {
     if (!s)
@@ -415,17 +403,6 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
         return SHEXEC_EINVAL;
     shx_ok(s);
     s->max_tasks = max;
-    return SHEXEC_OK;
-}
-
-SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
-{
-    if (!s)
-        return SHEXEC_EINVAL;
-    shx_ok(s);
-    if (policy != SHEXEC_ON_LEFTOVERS_ADOPT && policy != SHEXEC_ON_LEFTOVERS_KILL)
-        return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
-    s->leftovers_policy = policy;
     return SHEXEC_OK;
 }
 

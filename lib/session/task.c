@@ -3,7 +3,9 @@
  * addressed by a random id. A task is a run in background mode (no cwd
  * tracking, no timeout unless set, a "new since the last read" capture)
  * that stays running while its process group has members. Leftovers of a
- * foreground run are adopted into a task here.
+ * foreground run are adopted into a task here, and the session's policy
+ * for them (adopted or killed, after how long a drain of their output) is
+ * set here.
  *
  * What a session retains is bounded: every task from its start until it is
  * freed, running or finished, holds one of max_tasks slots. Tasks the host
@@ -410,4 +412,29 @@ void shx_task_release(shexec_task *t)
     shx_buf_free(&t->read_out[0]);
     shx_buf_free(&t->read_out[1]);
     free(t);
+}
+
+/* ---- what becomes of the processes a command leaves ---------------------- */
+
+SHEXEC_API int shexec_session_set_on_leftovers(shexec_session *s, int policy)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (policy != SHEXEC_ON_LEFTOVERS_ADOPT && policy != SHEXEC_ON_LEFTOVERS_KILL)
+        return shx_fail(s, SHEXEC_EINVAL, "unknown leftovers policy %d", policy);
+    s->leftovers_policy = policy;
+    return SHEXEC_OK;
+}
+
+SHEXEC_API int shexec_session_set_leftovers_drain_ms(shexec_session *s, uint32_t ms)
+{
+    if (!s)
+        return SHEXEC_EINVAL;
+    shx_ok(s);
+    if (ms > SHEXEC_MAX_LEFTOVERS_DRAIN_MS)
+        return shx_fail(s, SHEXEC_EINVAL, "the drain of leftovers' output is at most %u ms, not %u",
+                        SHEXEC_MAX_LEFTOVERS_DRAIN_MS, ms);
+    s->loop.jobs.drain_ms = ms;
+    return SHEXEC_OK;
 }
