@@ -1615,7 +1615,11 @@ SHEXEC_API int shexec_run_set_input_fn(shexec_run *run, shexec_input_fn fn, void
  * unfinished (usually the question it asks; at most 256 bytes, not
  * NUL-safe: its length in *prompt_len when not NULL), owned by the run and
  * valid until the next loop round; *echo_off (not NULL) gets 1 when the
- * terminal does not echo (a password prompt). SHEXEC_INPUT_NO for NULL.
+ * terminal does not echo (a password prompt). A terminal opened with
+ * SHEXEC_PTY_ON never echoes: there a password reader is seen only by
+ * another flag it clears (bash's `read -s`, glibc's getpass()), and one
+ * that turns off echo alone or with ECHONL (sudo, ssh, Python's getpass)
+ * gives 0 (docs/long-running.md). SHEXEC_INPUT_NO for NULL.
  */
 SHEXEC_API int shexec_run_input_wait(const shexec_run *run, const char **prompt,
                                      size_t *prompt_len, int *echo_off);

@@ -68,7 +68,11 @@ extern "C" {
  *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
  *                 "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
- *                 "password" (the terminal does not echo) too, and, for a
+ *                 "password" (the terminal does not echo, as
+ *                 shexec_run_input_wait() judges it: with pty, whose
+ *                 terminal never echoes, bash's `read -s` and getpass()
+ *                 are seen, while sudo, ssh and Python's getpass, which
+ *                 turn off only echo, give false) too, and, for a
  *                 command on pipes that printed no question ("prompt"
  *                 empty), "hint": many programs ask only on a terminal;
  *                 answer with task_write, or run it again with pty. A call

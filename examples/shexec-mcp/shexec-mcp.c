@@ -1497,7 +1497,7 @@ static int names_secret(const char *s, size_t n)
  * 1 when the task's command waits for a password or another secret: the
  * terminal does not echo (the library's judgement), or the prompt names
  * one. The prompt is needed as well, since the bash tool's terminal never
- * echoes: a reader that turns echo off (read -s, ssh) changes nothing
+ * echoes: a reader that turns off only echo (sudo, ssh) changes nothing
  * the library can see there, and a pipe has no echo at all. MCP 2026-07-28
  * forbids a server to ask for such a thing with a form, and its URL mode
  * would need a page this stdio server does not serve: such a wait is
