@@ -161,7 +161,13 @@ SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const cha
 /*
  * List the enabled tools as JSON.
  * A JSON array of {"name","description","inputSchema"} (JSON Schema, draft
- * 2020-12 compatible), ready for MCP tools/list or an LLM API. *out_json is
+ * 2020-12 compatible), ready for MCP tools/list or an LLM API. The bash
+ * tool's description is made from the session as it is now: its timeouts,
+ * output limit and task slots, the other tools' names, and its shell
+ * ("bash -c", or the POSIX shell's name and that it is not bash) with what
+ * persists between calls (shexec_session_set_persist_env(): bash keeps
+ * shell variables and functions too, a POSIX shell exported variables
+ * only); list the tools again after changing them. *out_json is
  * malloc'd: free it with shexec_free(). Errors: SHEXEC_EINVAL,
  * SHEXEC_ENOMEM.
  */
