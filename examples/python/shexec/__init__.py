@@ -22,11 +22,13 @@ this module follows it closely.
         if r.yielded != YIELD_NONE:                # still running, as a task
             t = sh.take_task(r.task_id)            # go on with it: write, wait, read
 
-The shared library is found through $SHEXEC_LIB (a path), else, when this
-package is the one in the source tree (examples/python/shexec), that tree's
-build/libshexec.so.1, else the system's libshexec (ctypes.util.find_library,
-then libshexec.so.1). Installed with pip (docs/python.md), the package is
-the same module: it finds the library through $SHEXEC_LIB or the system's.
+The shared library is found through $SHEXEC_LIB (the library's file, or a
+directory holding libshexec.so.1, such as the source tree's build/), else,
+when this package is the one in the source tree (examples/python/shexec),
+that tree's build/libshexec.so.1, else the system's libshexec
+(ctypes.util.find_library, then libshexec.so.1). Installed with pip
+(docs/python.md), the package is the same module: it finds the library
+through $SHEXEC_LIB or the system's, never through a tree's build/.
 
 Ownership and lifetime (mirrors the C rules, made safe for Python):
 
@@ -282,6 +284,10 @@ class _PollFd(ctypes.Structure):
 def _candidates():
     env = os.environ.get("SHEXEC_LIB")
     if env:
+        # a directory (the tree's build/, PREFIX/lib) holds the library by
+        # its soname: what a user who built it is likely to name
+        if os.path.isdir(env):
+            return [os.path.join(env, "libshexec.so.1")]
         return [env]
     out = []
     # the source tree's build, when it exists, and only for the source tree's
@@ -308,7 +314,8 @@ def _load():
             errors.append("%s: %s" % (path, e))
             if os.environ.get("SHEXEC_LIB"):
                 break
-    raise ImportError("libshexec not found (set SHEXEC_LIB to its path): " + "; ".join(errors))
+    raise ImportError("libshexec not found (set SHEXEC_LIB to libshexec.so.1 or the directory "
+                      "holding it, e.g. the source tree's build/ after make): " + "; ".join(errors))
 
 
 _lib, LIBRARY_PATH = _load()
