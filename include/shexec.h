@@ -446,7 +446,11 @@ enum {
  * spill files, and those made so far are removed unless kept). The file is
  * made with mode 0600 and O_EXCL, named
  *   DIR/shexec-<host pid>-<run number>-<stdout|stderr>.txt
- * and holds what the capture would have held without a limit (after ANSI
+ * or, when that name is taken (a file another session of the process, or
+ * a kept one of an earlier process with the same pid, left there),
+ *   DIR/shexec-<host pid>-<run number>-<stdout|stderr>-<N>.txt
+ * with N the first of 1 to 15 that is free (none free: the spill fails,
+ * EEXIST); shexec_run_spill() and the notice give the name used. It holds what the capture would have held without a limit (after ANSI
  * stripping and redaction), up to `file_max` bytes (0: the default,
  * SHEXEC_DEFAULT_SPILL_FILE_MAX); past that it ends with a line saying how
  * many more bytes were not written. The process's soft file-size limit

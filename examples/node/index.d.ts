@@ -529,7 +529,8 @@ export class Session {
    * Keep the whole text of every stream that outgrows its output limit in a
    * file of `dir` (an absolute path to an existing directory; null: off, and
    * the files made so far are removed unless kept), named
-   * shexec-<pid>-<run number>-<stdout|stderr>.txt, mode 0600; the notice
+   * shexec-<pid>-<run number>-<stdout|stderr>.txt (-1 to -15 before .txt
+   * when that name is taken), mode 0600; the notice
    * says where, result.spill too. fileMax: one file's cap (0:
    * DEFAULT_SPILL_FILE_MAX); totalMax: the session's files together (0:
    * DEFAULT_SPILL_TOTAL_MAX; the oldest are removed to make room). Removed

@@ -1450,9 +1450,9 @@ class Session(object):
                       keep_files: bool = False) -> None:
         """Keep the whole text of every stream that outgrows its output
         limit in a file of `dir` (an absolute path to an existing
-        directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt,
-        mode 0600; the notice then says where (Run.stdout_spill says it
-        too). A file holds at most file_max bytes (0: DEFAULT_SPILL_FILE_MAX),
+        directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt
+        (-1 to -15 before .txt when that name is taken), mode 0600; the
+        notice then says where (Run.stdout_spill says it too). A file holds at most file_max bytes (0: DEFAULT_SPILL_FILE_MAX),
         the session's files together total_max (0: DEFAULT_SPILL_TOTAL_MAX;
         the oldest are removed to make room). The files are removed when the
         session is closed, or the spill turned off (dir None), unless
