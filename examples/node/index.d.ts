@@ -311,7 +311,11 @@ export interface RunResult<T extends Output = string> {
   stderr: T;
   /** 0-255 when the state is 'exited', else -1. */
   exitCode: number;
-  /** The signal that ended the shell (15 after a timeout SIGTERM ended), else 0. */
+  /**
+   * The signal that ended the shell, else 0: after a timeout 15 (SIGTERM)
+   * when it died of it, 9 when it outlived the grace, 0 when it handled
+   * SIGTERM and exited by itself (state says 'timed_out' all the same).
+   */
   signal: number;
   /** A SIGINT reached the command (sendSignal('SIGINT'), or ^C typed), however it ended. */
   interrupted: boolean;
