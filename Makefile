@@ -240,9 +240,10 @@ endif
 check-musl:
 	$(MAKE) check CC=musl-gcc
 
-# the shell-level tests (ABI surface, install, the poll-host example) run in the plain variant
+# the shell-level tests (ABI surface, install, the docs' C snippets, the poll-host example) run
+# in the plain variant
 SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh test/test_makefile.sh test/test_install.sh \
-  test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh \
+  test/test_doc_snippets.sh test/test_poll_host.sh test/python/run.sh test/test_tool_schema.sh test/mcp/run.sh test/node/run.sh \
   test/rust/run.sh test/go/run.sh test/test_differential.sh
 
 # what make check runs, built (without running it)

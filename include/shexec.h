@@ -30,9 +30,16 @@
  *
  * CONVENTIONS
  *   - A fallible call returns SHEXEC_OK (0) or a negative SHEXEC_E* code;
- *     shexec_strerror() names it, shexec_session_errmsg() has the detail.
- *   - Out-parameters come first; a constructor sets *out to NULL when it
- *     fails; every free function accepts NULL.
+ *     shexec_strerror() names it, shexec_session_errmsg() has the detail,
+ *     until the session's next call that succeeds, which clears it: read
+ *     it right after the failure.
+ *   - A call that makes or hands over something (shexec_session_new(),
+ *     shexec_run_new(), shexec_run_start_task(), shexec_session_take_task(),
+ *     shexec_session_environ(), the tool layer's JSON) takes where it goes
+ *     first, and sets *out to NULL when it fails; shexec_session_pollfds()
+ *     takes the array it fills first too. Every other call takes its handle
+ *     first and any out-parameters after it (shexec_run_output(run,
+ *     stream, &len)). Every free function accepts NULL.
  *   - Input strings are NUL-terminated UTF-8. Output is bytes with a
  *     length, exactly as the command wrote it (NUL-terminated for
  *     convenience; it may hold NUL bytes and invalid UTF-8).
@@ -143,8 +150,10 @@ SHEXEC_API int shexec_session_new(shexec_session **out);
  */
 SHEXEC_API void shexec_session_free(shexec_session *s);
 
-/* The detail of the session's last failed call, or "".
- * Owned by the session; valid until its next call. Never NULL. */
+/* The detail of the session's last failed call, or "": a call on the
+ * session that succeeds clears it (and one that fails replaces it), so read
+ * it right after the failure. Owned by the session; valid until its next
+ * call. Never NULL. */
 SHEXEC_API const char *shexec_session_errmsg(const shexec_session *s);
 
 /* The session's working directory (absolute), NULL for s NULL.
@@ -179,8 +188,13 @@ SHEXEC_API int shexec_run_state(const shexec_run *run);
  */
 SHEXEC_API int shexec_run_exit_code(const shexec_run *run);
 
-/* The signal that ended the shell (15 after a timeout), else 0.
- * 0 also when it has not finished, or its status was lost. */
+/*
+ * The signal that ended the shell, else 0. After a timeout, cancel or kill
+ * that is SIGTERM (15) when the shell died of it, SIGKILL (9) when it
+ * outlived the grace, and 0 when it handled SIGTERM and exited by itself
+ * (the state still says TIMED_OUT, CANCELLED or KILLED). 0 also when it has
+ * not finished, or its status was lost.
+ */
 SHEXEC_API int shexec_run_signal(const shexec_run *run);
 
 /*
@@ -221,7 +235,11 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * shexec_session_set_shell()). Each command leads a session of its own
  * (its own process group, and no controlling terminal: it cannot open the
  * host's /dev/tty; a pty command gets its pty), with stdin from /dev/null,
- * default signal dispositions, an empty signal mask, and no descriptor but
+ * default signal dispositions (on Linux every signal's, reset by the
+ * library's own spawn; on the plain POSIX path, where posix_spawn resets
+ * them, all but the libc's internal signals, which no signal set can name:
+ * glibc leaves its 32 and 33 ignored, musl its 32 to 34; see
+ * docs/platforms.md), an empty signal mask, and no descriptor but
  * 0, 1, 2 and its report channel (descriptor 173: a socket for bash, on
  * which only the shell's own messages are heard; a pipe for a POSIX shell).
  * Its stdout and stderr carry exactly what the command wrote. With
@@ -244,7 +262,10 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * other process of the user can forge a run's report). It becomes the
  * session cwd when the shell exited by itself (not a timeout, cancel or
  * signal) and it names an existing directory by an absolute path;
- * otherwise the cwd stays and shexec_run_notice() says why. A command that
+ * otherwise the cwd stays. shexec_run_notice() says why when the report was
+ * refused (not absolute, no such directory); after a timeout, cancel, kill
+ * or signal the run's state is the reason, and the notice says nothing of
+ * the cwd. A command that
  * replaces the EXIT trap, or ends in `exec`, reports nothing. A session cwd
  * removed since does not lock the session: the command starts in its
  * nearest existing ancestor, and the session moves there.
@@ -466,7 +487,11 @@ enum {
  * spill files, and those made so far are removed unless kept). The file is
  * made with mode 0600 and O_EXCL, named
  *   DIR/shexec-<host pid>-<run number>-<stdout|stderr>.txt
- * and holds what the capture would have held without a limit (after ANSI
+ * or, when that name is taken (a file another session of the process, or
+ * a kept one of an earlier process with the same pid, left there),
+ *   DIR/shexec-<host pid>-<run number>-<stdout|stderr>-<N>.txt
+ * with N the first of 1 to 15 that is free (none free: the spill fails,
+ * EEXIST); shexec_run_spill() and the notice give the name used. It holds what the capture would have held without a limit (after ANSI
  * stripping and redaction), up to `file_max` bytes (0: the default,
  * SHEXEC_DEFAULT_SPILL_FILE_MAX); past that it ends with a line saying how
  * many more bytes were not written. The process's soft file-size limit
@@ -1682,7 +1707,11 @@ SHEXEC_API int shexec_run_set_input_fn(shexec_run *run, shexec_input_fn fn, void
  * unfinished (usually the question it asks; at most 256 bytes, not
  * NUL-safe: its length in *prompt_len when not NULL), owned by the run and
  * valid until the next loop round; *echo_off (not NULL) gets 1 when the
- * terminal does not echo (a password prompt). SHEXEC_INPUT_NO for NULL.
+ * terminal does not echo (a password prompt). A terminal opened with
+ * SHEXEC_PTY_ON never echoes: there a password reader is seen only by
+ * another flag it clears (bash's `read -s`, glibc's getpass()), and one
+ * that turns off echo alone or with ECHONL (sudo, ssh, Python's getpass)
+ * gives 0 (docs/long-running.md). SHEXEC_INPUT_NO for NULL.
  */
 SHEXEC_API int shexec_run_input_wait(const shexec_run *run, const char **prompt,
                                      size_t *prompt_len, int *echo_off);

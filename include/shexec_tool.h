@@ -71,7 +71,11 @@ extern "C" {
  *                 "waiting_for_input", "elapsed_ms"} (and "omitted",
  *                 "lines", "full_output", "redacted" as above); while it waits for
  *                 input, "prompt" (its last line, unfinished) and
- *                 "password" (the terminal does not echo) too, and, for a
+ *                 "password" (the terminal does not echo, as
+ *                 shexec_run_input_wait() judges it: with pty, whose
+ *                 terminal never echoes, bash's `read -s` and getpass()
+ *                 are seen, while sudo, ssh and Python's getpass, which
+ *                 turn off only echo, give false) too, and, for a
  *                 command on pipes that printed no question ("prompt"
  *                 empty), "hint": many programs ask only on a terminal;
  *                 answer with task_write, or run it again with pty. A call
@@ -165,7 +169,13 @@ SHEXEC_API int shexec_tool_rename(shexec_session *s, const char *name, const cha
 /*
  * List the enabled tools as JSON.
  * A JSON array of {"name","description","inputSchema"} (JSON Schema, draft
- * 2020-12 compatible), ready for MCP tools/list or an LLM API. *out_json is
+ * 2020-12 compatible), ready for MCP tools/list or an LLM API. The bash
+ * tool's description is made from the session as it is now: its timeouts,
+ * output limit and task slots, the other tools' names, and its shell
+ * ("bash -c", or the POSIX shell's name and that it is not bash) with what
+ * persists between calls (shexec_session_set_persist_env(): bash keeps
+ * shell variables and functions too, a POSIX shell exported variables
+ * only); list the tools again after changing them. *out_json is
  * malloc'd: free it with shexec_free(). Errors: SHEXEC_EINVAL,
  * SHEXEC_ENOMEM.
  */

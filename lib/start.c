@@ -204,6 +204,10 @@ int shx_run_begin(shexec_run *r)
     if (r->pty)
         r->want_stdin = 1; /* the terminal is the input too */
     r->job.pty = r->pty != SHEXEC_PTY_OFF;
+    /* the terminal's flags as the spawn set them: read after the start, a
+     * command quick to turn echo off (`read -s`) would be in them already */
+    r->job.quiet.pty_lflag_known = r->job.pty;
+    r->job.quiet.pty_lflag = child.pty_lflag;
     r->job.stdin_fd = child.in_fd;
     r->effective_timeout_ms = l.timeout_ms;
     r->job.proc.no_timeout = l.timeout_ms == 0;

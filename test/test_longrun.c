@@ -697,6 +697,40 @@ static void test_python_input_and_repl(void **state)
     shexec_run_free(r);
 }
 
+/* On a terminal that never echoes (SHEXEC_PTY_ON) a password reader is
+ * told by the echo details it clears: bash's `read -s` clears ECHOK, at
+ * once, before the library could have read the flags after the start;
+ * a plain question is not a password. */
+static void test_silent_read_on_quiet_pty(void **state)
+{
+    shexec_session *s = *state;
+    if (!has_procfs())
+        skip();
+    for (int i = 0; i < 3; i++) {
+        input_seen seen = {0};
+        shexec_run *r = expect_waiting(s, "read -s -p 'Password: ' x", SHEXEC_PTY_ON, "Password: ",
+                                       &seen);
+        int echo_off = 0;
+        assert_int_equal(shexec_run_input_wait(r, NULL, NULL, &echo_off), SHEXEC_INPUT_WAITING);
+        assert_int_equal(echo_off, 1);
+        shexec_task *t = task_of(s, r);
+        shexec_run_cancel(r);
+        wait_end(s, r);
+        shexec_task_free(t);
+        shexec_run_free(r);
+    }
+    input_seen seen = {0};
+    shexec_run *r = expect_waiting(s, "read -p 'Name: ' x", SHEXEC_PTY_ON, "Name: ", &seen);
+    int echo_off = 1;
+    shexec_run_input_wait(r, NULL, NULL, &echo_off);
+    assert_int_equal(echo_off, 0);
+    shexec_task *t = task_of(s, r);
+    shexec_run_cancel(r);
+    wait_end(s, r);
+    shexec_task_free(t);
+    shexec_run_free(r);
+}
+
 static void test_sudo_password_prompt(void **state)
 {
     shexec_session *s = *state;
@@ -878,10 +912,15 @@ static void test_password_flags(void **state)
     assert_false(shx_inputwait_password(canon, 1, canon));
     /* a line editor turns off both */
     assert_false(shx_inputwait_password(canon & ~(unsigned long)(ECHO | ICANON), 1, canon));
-    /* a terminal opened without echo: only another change tells */
+    /* a terminal opened without echo (its echo details stay set): only
+     * another change tells */
     unsigned long quiet = canon & ~(unsigned long)ECHO;
     assert_false(shx_inputwait_password(quiet, 1, quiet));
     assert_true(shx_inputwait_password(quiet & ~(unsigned long)(ECHOE | ECHOK), 1, quiet));
+    assert_true(shx_inputwait_password(quiet & ~(unsigned long)ECHOK, 1, quiet)); /* read -s */
+    assert_true(shx_inputwait_password(quiet & ~(unsigned long)ISIG, 1, quiet));  /* getpass() */
+    /* clearing what is off already (ECHO, ECHONL: sudo, ssh) cannot tell */
+    assert_false(shx_inputwait_password(quiet & ~(unsigned long)ECHONL, 1, quiet));
 #else
     skip();
 #endif
@@ -1045,6 +1084,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_prompt_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prompt_after_bulk_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_python_input_and_repl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_silent_read_on_quiet_pty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sudo_password_prompt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_credential_prompt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_less_in_a_terminal, setup, teardown),

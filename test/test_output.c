@@ -258,6 +258,37 @@ static void test_spill_only_when_truncated_and_kept_on_request(void **state)
     tu_leak_end();
 }
 
+/* A name already taken (a kept file of an earlier setting of the same
+ * directory, whose runs count from 1 again) gets "-1" before ".txt", and
+ * the run and its notice name the file made. */
+static void test_spill_name_taken_gets_a_suffix(void **state)
+{
+    (void)state;
+    char *dir = strdup(tu_mkdtemp());
+    shexec_session *s = new_session();
+    assert_int_equal(shexec_session_set_output_limit(s, 100, SHEXEC_UNIT_CHARS, SHEXEC_KEEP_HEAD),
+                     SHEXEC_OK);
+    char first[600], second[600];
+    snprintf(first, sizeof first, "%s/shexec-%ld-1-stdout.txt", dir, (long)getpid());
+    snprintf(second, sizeof second, "%s/shexec-%ld-1-stdout-1.txt", dir, (long)getpid());
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(shexec_session_set_spill_dir(s, dir, 0, 0, SHEXEC_SPILL_KEEP_FILES),
+                         SHEXEC_OK);
+        shexec_run *r = exec_cmd(s, "seq 1 1000");
+        const char *path;
+        assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, &path, NULL, NULL),
+                         SHEXEC_SPILL_WHOLE);
+        assert_string_equal(path, round ? second : first);
+        assert_non_null(strstr(shexec_run_output(r, SHEXEC_STDOUT, NULL), path));
+        shexec_run_free(r);
+    }
+    shexec_session_free(s);
+    assert_true(file_exists(first));
+    assert_true(file_exists(second));
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_spill_caps_and_budget(void **state)
 {
     (void)state;
@@ -438,13 +469,28 @@ static void test_spill_dir_errors(void **state)
 {
     (void)state;
     shexec_session *s = new_session();
-    assert_int_equal(shexec_session_set_spill_dir(s, "relative/dir", 0, 0, 0), SHEXEC_EINVAL);
-    assert_non_null(strstr(shexec_session_errmsg(s), "absolute"));
-    assert_int_equal(shexec_session_set_spill_dir(s, "/nonexistent/spill", 0, 0, 0),
-                     SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_spill_dir(s, "/etc/passwd", 0, 0, 0), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 0, 0, 0x10), SHEXEC_EINVAL);
-    assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 100, 10, 0), SHEXEC_EINVAL);
+    /* each refusal says why */
+    static const struct {
+        const char *dir;
+        uint64_t file_max, total_max;
+        unsigned flags;
+        const char *why;
+    } bad[] = {
+        {"relative/dir", 0, 0, 0, "must be an absolute path"},
+        {"spill", 0, 0, 0, "must be an absolute path"},
+        {"", 0, 0, 0, "must be an absolute path"},
+        {"/nonexistent/spill", 0, 0, 0, "is not a directory"},
+        {"/etc/passwd", 0, 0, 0, "is not a directory"},
+        {"/tmp", 0, 0, 0x10, "unknown spill flags"},
+        {"/tmp", 100, 10, 0, "above the total"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(shexec_session_set_spill_dir(s, bad[i].dir, bad[i].file_max,
+                                                      bad[i].total_max, bad[i].flags),
+                         SHEXEC_EINVAL);
+        if (!strstr(shexec_session_errmsg(s), bad[i].why))
+            fail_msg("\"%s\": the message is \"%s\"", bad[i].dir, shexec_session_errmsg(s));
+    }
     assert_null(shexec_session_spill_dir(s)); /* nothing changed */
     assert_int_equal(shexec_session_set_spill_dir(NULL, "/tmp", 0, 0, 0), SHEXEC_EINVAL);
     assert_int_equal(shexec_session_set_notice_position(s, 7), SHEXEC_EINVAL);
@@ -886,6 +932,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spill_holds_everything_and_the_notice_counts),
         cmocka_unit_test(test_spill_only_when_truncated_and_kept_on_request),
+        cmocka_unit_test(test_spill_name_taken_gets_a_suffix),
         cmocka_unit_test(test_spill_caps_and_budget),
         cmocka_unit_test(test_spill_dir_changed_while_running),
         cmocka_unit_test(test_spill_into_a_full_disk),

@@ -321,8 +321,11 @@ static void test_key_shapes(void **state)
          "risk-taking task-oriented desk-abcdefghijklmnopqrstuvwxyz"},
         {"ghp_short sk-tooshort AKIA123", "ghp_short sk-tooshort AKIA123"},
         {"git status; grep -r something .", "git status; grep -r something ."},
-        /* sk-ant- too short for itself is still long enough for sk- */
-        {"sk-ant-abcdefghijklmnopqrstu", "[REDACTED:OPENAI_API_KEY]"},
+        /* sk-ant- too short for itself is still long enough for sk-, and
+         * named as what it is, not as an OpenAI key */
+        {"sk-ant-abcdefghijklmnopqrstu", "[REDACTED:ANTHROPIC_API_KEY]"},
+        {"key=sk-ant-abcdefghijklmnopqrstuvwx.", "key=[REDACTED:ANTHROPIC_API_KEY]."},
+        {"sk-ant-abcdefghijklmno sk-ant-x", "sk-ant-abcdefghijklmno sk-ant-x"}, /* too short */
         {"", ""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

@@ -283,15 +283,23 @@ static void test_child_signals_default(void **state)
     sigaddset(&block, SIGUSR1);
     sigprocmask(SIG_BLOCK, &block, &old_mask);
 
-    /* an exec-ed child reports its own masks; bits 32+ are glibc's internal
-     * real-time signals, which no program can change */
+    /* an exec-ed child reports its own masks. The library's own spawn
+     * (Linux) resets every signal by system call, glibc's internal 32 and
+     * 33 too; posix_spawn (the plain POSIX path) cannot name those, and
+     * glibc leaves them ignored (musl its 32 to 34), as the header says */
+    struct sigaction host_rt, rt = {.sa_handler = SIG_IGN};
+    sigaction(SIGRTMIN, &rt, &host_rt); /* ignored in the host: the child's default */
     shexec_run *r = run_cmd(*state, "grep -E '^Sig(Blk|Ign)' /proc/self/status");
+    sigaction(SIGRTMIN, &host_rt, NULL);
     unsigned long long blk = ~0ull, ign = ~0ull;
     const char *o = out_of(r);
     assert_int_equal(sscanf(strstr(o, "SigBlk:"), "SigBlk: %llx", &blk), 1);
     assert_int_equal(sscanf(strstr(o, "SigIgn:"), "SigIgn: %llx", &ign), 1);
-    assert_int_equal(blk & 0x7fffffffull, 0); /* signals 1-31 */
-    assert_int_equal(ign & 0x7fffffffull, 0);
+    assert_int_equal(blk, 0);
+    if (shx_test_platform() & SHX_PLATFORM_OWN_SPAWN)
+        assert_int_equal(ign, 0); /* every signal, 32 and 33 included */
+    else
+        assert_int_equal(ign & ~(7ull << 31), 0); /* all but the libc's internal ones */
     shexec_run_free(r);
 
     /* with SIGPIPE ignored in the child, `yes` would spin forever */

@@ -165,6 +165,62 @@ static void test_rename_and_list(void **state)
     shexec_free(list);
 }
 
+/* The bash tool's description names the shell the model writes for and
+ * what persists with it: bash keeps shell variables and functions, a POSIX
+ * shell (dash) only exported variables. */
+static void test_description_follows_shell(void **state)
+{
+    shexec_session *s = *state;
+    enable_all(s);
+    static const struct {
+        const char *shell;
+        int persist;
+        const char *has[3], *lacks[2];
+    } cases[] = {
+        {"/bin/bash", 0, {"(bash -c)", "exports do not persist between calls"}, {"POSIX"}},
+        {"/bin/bash", 1, {"(bash -c)", "Exported variables persist between calls",
+                          "and so do shell variables and functions"}, {"POSIX", "not exported"}},
+        {"/bin/dash", 0, {"(dash -c: a POSIX shell, not bash", "exports do not persist"},
+         {"bash -c", "functions;"}},
+        {"/bin/dash", 1, {"(dash -c: a POSIX shell, not bash", "Exported variables persist",
+                          "shell variables that are not exported, functions, aliases"},
+         {"bash -c", "and so do shell variables"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (access(cases[i].shell, X_OK) != 0) {
+            print_message("%s is not installed: its case skipped\n", cases[i].shell);
+            continue;
+        }
+        const char *argv[] = {cases[i].shell, NULL};
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+        int rc = shexec_session_set_persist_env(s, cases[i].persist);
+        if (rc == SHEXEC_ESYS) {
+            print_message("built without persisted state (PERSIST=0): a case skipped\n");
+            continue;
+        }
+        assert_int_equal(rc, SHEXEC_OK);
+        char *list = NULL;
+        assert_int_equal(shexec_tool_list(&list, s), SHEXEC_OK);
+        shx_json *tools = NULL;
+        assert_int_equal(shx_json_parse(&tools, list, strlen(list), NULL, NULL), SHEXEC_OK);
+        const char *text = shx_json_string(shx_json_get(shx_json_item(tools, 0), "description"),
+                                           NULL);
+        assert_non_null(text);
+        for (size_t k = 0; k < 3 && cases[i].has[k]; k++)
+            if (!strstr(text, cases[i].has[k]))
+                fail_msg("%s, persist %d: no \"%s\" in: %s", cases[i].shell, cases[i].persist,
+                         cases[i].has[k], text);
+        for (size_t k = 0; k < 2 && cases[i].lacks[k]; k++)
+            if (strstr(text, cases[i].lacks[k]))
+                fail_msg("%s, persist %d: \"%s\" in: %s", cases[i].shell, cases[i].persist,
+                         cases[i].lacks[k], text);
+        shx_json_free(tools);
+        shexec_free(list);
+    }
+    (void)shexec_session_set_persist_env(s, 0); /* ESYS without it: off all the same */
+    assert_int_equal(shexec_session_set_shell(s, NULL, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+}
+
 static void test_bash_results(void **state)
 {
     shexec_session *s = *state;
@@ -1724,6 +1780,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registered_disabled_then_enabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_and_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_description_follows_shell, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bash_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_result, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncation_50kb_bytes, setup, teardown),

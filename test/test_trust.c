@@ -137,6 +137,17 @@ static const char forged[] =
     "evil () \n{ \n    :\n}; touch PWNED6\n}\n"
     "\0";
 
+/* None of the forged listing's code ran: no PWNED1 to PWNED6 in dir. */
+static void assert_nothing_ran(const char *dir)
+{
+    for (int i = 1; i <= 6; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "PWNED%d", i);
+        if (exists(dir, name))
+            fail_msg("%s/%s: the forged listing's code ran", dir, name);
+    }
+}
+
 /* Item: a command the library does not ask to list its state (a
  * background task) writes a listing into its channel: nothing of it is
  * taken, in bash or dash. */
@@ -169,11 +180,7 @@ static void test_state_read_only_when_asked(void **state)
         expect_out(f->s, "echo \"[$A][$LD_PRELOAD][${EVIL-}]\"; command -v ok || echo none",
                    "[1][][]\nnone\n");
         assert_string_equal(shexec_session_cwd(f->s), f->dir);
-        for (int i = 1; i <= 6; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "PWNED%d", i);
-            assert_false(exists(f->dir, name));
-        }
+        assert_nothing_ran(f->dir);
         assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
     }
 }
@@ -218,12 +225,8 @@ static void test_forged_listing_runs_nothing(void **state)
     assert_string_equal(shexec_run_output(r, SHEXEC_STDERR, NULL), "");
     assert_string_equal(shexec_session_cwd(f->s), "/usr");
     shexec_run_free(r);
-    for (int i = 1; i <= 6; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "PWNED%d", i);
-        assert_false(exists(f->dir, name));
-        assert_false(exists("/usr", name));
-    }
+    assert_nothing_ran(f->dir);
+    assert_nothing_ran("/usr");
 }
 
 /* Item: a function a command defines under a builtin's name is not kept: it
@@ -401,49 +404,6 @@ static void test_dash_chdir_is_listed(void **state)
     assert_string_equal(shexec_session_getenv(f->s, "OLDPWD"), f->dir);
 }
 
-/* Item: the grace is every process's. A program that handles SIGTERM (the
- * usual shape: node or python under the shell, not a shell trap) gets its
- * grace: its cleanup output is captured and it is not SIGKILLed when its
- * shell dies of the SIGTERM; the run ends when it is done. */
-static void test_grace_for_programs_that_handle_term(void **state)
-{
-    fixture *f = *state;
-    if (access("/usr/bin/python3", X_OK) != 0)
-        skip();
-    const char *cmd = "/usr/bin/python3 -c 'import signal, sys, time\n"
-                      "def h(*a):\n"
-                      "    time.sleep(0.5); print(\"cleaned\", flush=True); sys.exit(0)\n"
-                      "signal.signal(signal.SIGTERM, h)\n"
-                      "print(\"ready\", flush=True); time.sleep(30)'";
-    for (int sh = 0; sh < 2; sh++) {
-        use_shell(f->s, g_shells[sh]);
-        shexec_run *r = NULL;
-        assert_int_equal(shexec_run_new(&r, f->s, cmd), SHEXEC_OK);
-        assert_int_equal(shexec_run_set_timeout_ms(r, 1500), SHEXEC_OK);
-        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
-        assert_string_equal(out_of(r), "ready\ncleaned\n");
-        shexec_run_free(r);
-        /* one that ignores SIGTERM still ends at the grace's end */
-        assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 300), SHEXEC_OK);
-        r = NULL;
-        assert_int_equal(shexec_run_new(&r, f->s,
-                                        "/usr/bin/python3 -c 'import signal, time\n"
-                                        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                        "print(\"ready\", flush=True); time.sleep(30)'; echo never"),
-                         SHEXEC_OK);
-        assert_int_equal(shexec_run_set_timeout_ms(r, 1500), SHEXEC_OK);
-        int64_t t0 = tu_now_ms();
-        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
-        assert_true(tu_now_ms() - t0 < 10000);
-        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_TIMED_OUT);
-        assert_string_equal(out_of(r), "ready\n");
-        shexec_run_free(r);
-        assert_int_equal(shexec_session_set_kill_grace_ms(f->s, SHEXEC_DEFAULT_KILL_GRACE_MS),
-                         SHEXEC_OK);
-    }
-}
-
 /* Output gathered as it comes. */
 typedef struct sink {
     char buf[4096];
@@ -553,35 +513,75 @@ static void test_cancel_as_bash_forks(void **state)
     }
 }
 
-/* Item: a program that handled the SIGTERM is never sent another. Its
- * handler sets SIGTERM back to its default (node's `process.once`) and
- * runs a cleanup child (started after the SIGTERM, in the command's group)
- * past every look for processes that missed it: both finish. */
-static void test_handled_term_is_not_sent_again(void **state)
+/* Item: the grace is every process's, and a handled SIGTERM is the only
+ * one. A program that handles SIGTERM (the usual shape: node or python
+ * under the shell, not a shell trap), in bash and in sh:
+ * - cleaning up in its handler gets its grace: its cleanup output is
+ *   captured and it is not SIGKILLed when its shell dies of the SIGTERM;
+ *   the run ends when it is done;
+ * - ignoring SIGTERM, it still ends at the grace's end;
+ * - setting SIGTERM back to its default in its handler (node's
+ *   `process.once`) and running a cleanup child (started after the
+ *   SIGTERM, in the command's group) past every look for processes that
+ *   missed it, it is never sent another: both finish. */
+static void test_programs_that_handle_term(void **state)
 {
     fixture *f = *state;
     if (access("/usr/bin/python3", X_OK) != 0)
         skip();
-    /* ready a while after its start, as a program that handles SIGTERM is by
-     * the time it is ended (one born in the ticks just before the SIGTERM
-     * may have been forked as it came) */
-    const char *cmd = "/usr/bin/python3 -c 'import signal, subprocess, sys, time\n"
-                      "def h(*a):\n"
-                      "    signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
-                      "    print(\"term\", flush=True)\n"
-                      "    subprocess.run([\"/bin/sh\", \"-c\", \"sleep 0.6; echo cleanup-done\"])\n"
-                      "    print(\"cleaned\", flush=True); sys.exit(0)\n"
-                      "signal.signal(signal.SIGTERM, h)\n"
-                      "time.sleep(0.2); print(\"ready\", flush=True); time.sleep(30)'";
-    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, 30000), SHEXEC_OK);
-    for (int sh = 0; sh < 2; sh++) {
-        use_shell(f->s, g_shells[sh]);
-        sink k = {{0}, 0};
-        shexec_run *r = cancelled(f->s, cmd, &k, -1);
-        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
-        assert_string_equal(k.buf, "ready\nterm\ncleanup-done\ncleaned\n");
-        shexec_run_free(r);
+    static const struct {
+        const char *cmd;
+        uint32_t grace_ms;
+        uint32_t timeout_ms; /* 0: cancelled once "ready" is out */
+        int end_state;
+        const char *out;
+    } cases[] = {
+        {"/usr/bin/python3 -c 'import signal, sys, time\n"
+         "def h(*a):\n"
+         "    time.sleep(0.5); print(\"cleaned\", flush=True); sys.exit(0)\n"
+         "signal.signal(signal.SIGTERM, h)\n"
+         "print(\"ready\", flush=True); time.sleep(30)'",
+         SHEXEC_DEFAULT_KILL_GRACE_MS, 1500, SHEXEC_STATE_TIMED_OUT, "ready\ncleaned\n"},
+        {"/usr/bin/python3 -c 'import signal, time\n"
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+         "print(\"ready\", flush=True); time.sleep(30)'; echo never",
+         300, 1500, SHEXEC_STATE_TIMED_OUT, "ready\n"},
+        /* ready a while after its start, as a program that handles SIGTERM
+         * is by the time it is ended (one born in the ticks just before the
+         * SIGTERM may have been forked as it came) */
+        {"/usr/bin/python3 -c 'import signal, subprocess, sys, time\n"
+         "def h(*a):\n"
+         "    signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+         "    print(\"term\", flush=True)\n"
+         "    subprocess.run([\"/bin/sh\", \"-c\", \"sleep 0.6; echo cleanup-done\"])\n"
+         "    print(\"cleaned\", flush=True); sys.exit(0)\n"
+         "signal.signal(signal.SIGTERM, h)\n"
+         "time.sleep(0.2); print(\"ready\", flush=True); time.sleep(30)'",
+         30000, 0, SHEXEC_STATE_CANCELLED, "ready\nterm\ncleanup-done\ncleaned\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        assert_int_equal(shexec_session_set_kill_grace_ms(f->s, cases[c].grace_ms), SHEXEC_OK);
+        for (int sh = 0; sh < 2; sh++) {
+            use_shell(f->s, g_shells[sh]);
+            shexec_run *r = NULL;
+            sink k = {{0}, 0};
+            if (cases[c].timeout_ms) {
+                assert_int_equal(shexec_run_new(&r, f->s, cases[c].cmd), SHEXEC_OK);
+                assert_int_equal(shexec_run_set_timeout_ms(r, cases[c].timeout_ms), SHEXEC_OK);
+                int64_t t0 = tu_now_ms();
+                assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+                assert_true(tu_now_ms() - t0 < ENDED_WITHIN_MS);
+                assert_string_equal(out_of(r), cases[c].out);
+            } else {
+                r = cancelled(f->s, cases[c].cmd, &k, -1); /* within ENDED_WITHIN_MS */
+                assert_string_equal(k.buf, cases[c].out);
+            }
+            assert_int_equal(shexec_run_state(r), cases[c].end_state);
+            shexec_run_free(r);
+        }
     }
+    assert_int_equal(shexec_session_set_kill_grace_ms(f->s, SHEXEC_DEFAULT_KILL_GRACE_MS),
+                     SHEXEC_OK);
 }
 
 
@@ -685,83 +685,81 @@ static void test_posix_mode_keeps_containment_and_report(void **state)
     }
 }
 
-/* A report only the run's own shell makes: a process the command started
- * holds the report channel's descriptor (it inherited it), but what it
- * writes there is not the shell's and is not heard. */
-static void test_children_are_not_heard(void **state)
+/* A report only the run's own shell makes. A process other than the run's
+ * shell that writes a record where the report is read is not heard:
+ * - a child of the command, which inherited the channel's descriptor,
+ *   while the shell reports nothing of its own (no trap; not the last
+ *   command, which bash would exec as the shell itself);
+ * - a leftover that writes after its shell's report;
+ * - a leftover of an earlier command, or any process of the same user,
+ *   that opens /proc/HOSTPID/fd/N: it finds no report channel there (a
+ *   socket cannot be reopened; the prelude is sealed and the host closed
+ *   its copy).
+ * Meanwhile the later commands' `cd` all land, and with kept state no
+ * forged variable reaches a later command. */
+static void test_forged_reports_not_heard(void **state)
 {
     fixture *f = *state;
     if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
         skip();
-    /* the shell reports nothing of its own (no trap), a child forges (not
-     * the last command: bash would exec it, and it would be the shell) */
-    shexec_run *r = run(f->s, "trap - EXIT; cd /usr; "
-                              "bash -c 'printf \"\\0status=0\\0cwd=/etc\\n\\0\" >&173'; :");
-    assert_string_equal(shexec_session_cwd(f->s), f->dir);
-    assert_non_null(strstr(shexec_run_notice(r), "reported no working directory"));
-    shexec_run_free(r);
-    /* a leftover forging after its shell's report: also not heard */
-    r = run(f->s, "(sleep 0.2; printf '\\0status=0\\0cwd=/etc\\n\\0' >&173) & cd /tmp");
-    assert_string_equal(shexec_session_cwd(f->s), "/tmp");
-    shexec_task *left = NULL;
-    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
-        assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)), SHEXEC_OK);
-    shexec_run_free(r);
-    for (int i = 0; i < 3; i++) {
-        r = run(f->s, i % 2 ? "sleep 0.15; cd /" : "sleep 0.15; cd /usr");
-        assert_string_equal(shexec_session_cwd(f->s), i % 2 ? "/" : "/usr");
-        shexec_run_free(r);
-    }
-    shexec_task_free(left);
-}
-
-/* A leftover of an earlier command, or any process of the same user, that
- * opens /proc/HOSTPID/fd/N and writes a forged record finds no report
- * channel there (a socket cannot be reopened; the prelude is sealed and
- * the host closed its copy): 24 later `cd` commands all land, and with
- * kept state no forged variable reaches a later command. */
-static void test_forged_through_proc_fd(void **state)
-{
-    fixture *f = *state;
-    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
-        skip();
-    if (tu_under_valgrind()) {
-        /* the writes would reach valgrind's own descriptors in this
-         * process (its scheduler's lock pipe), and end valgrind */
-        fprintf(stderr, "test_trust: under valgrind: skipped\n");
-        skip();
-    }
-    if (tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+    static const struct {
+        const char *forger; /* %d: the host's pid */
+        int through_proc;   /* it writes to every /proc/HOSTPID/fd/N */
+        const char *cwd;    /* where its run leaves the session (NULL: where it was) */
+        const char *notice; /* in its run's notice (NULL: not looked at) */
+        const char *pause;  /* before each later `cd`, while it writes */
+        int later;          /* later `cd` commands */
+    } cases[] = {
+        {"trap - EXIT; cd /usr; bash -c 'printf \"\\0status=0\\0cwd=/etc\\n\\0\" >&173'; :", 0,
+         NULL, "reported no working directory", "", 0},
+        {"(sleep 0.2; printf '\\0status=0\\0cwd=/etc\\n\\0' >&173) & cd /tmp", 0, "/tmp", NULL,
+         "sleep 0.15; ", 3},
+        {"(for i in $(seq 400); do for fd in /proc/%d/fd/*; do "
+         "printf '\\0status=0\\0cwd=/etc\\n\\0env=export INJECTED=yes\\n\\0"
+         "decl=declare -x INJECTED=\"yes\"\\n\\0' 2>/dev/null >>\"$fd\"; done; "
+         "sleep 0.01; done) >/dev/null 2>&1 </dev/null & echo started",
+         1, NULL, NULL, "", 24},
+    };
+    int persist = tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state");
+    if (persist)
         assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
-    char cmd[PATH_MAX + 1024];
-    snprintf(cmd, sizeof cmd,
-             "(for i in $(seq 400); do for fd in /proc/%d/fd/*; do "
-             "printf '\\0status=0\\0cwd=/etc\\n\\0env=export INJECTED=yes\\n\\0"
-             "decl=declare -x INJECTED=\"yes\"\\n\\0' 2>/dev/null >>\"$fd\"; done; "
-             "sleep 0.01; done) >/dev/null 2>&1 </dev/null & echo started",
-             (int)getpid());
-    shexec_run *r = run(f->s, cmd);
-    shexec_task *left = NULL;
-    if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
-        assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)), SHEXEC_OK);
-    shexec_run_free(r);
-    for (int i = 0; i < 24; i++) {
-        const char *dir = i % 2 ? "/" : f->dir;
-        snprintf(cmd, sizeof cmd, "cd '%s'; echo \"[${INJECTED-}]\"", dir);
-        r = run(f->s, cmd);
-        assert_string_equal(shexec_session_cwd(f->s), dir);
-        /* the host's ends of the output pipes are still reachable there
-         * (what a host makes non-dumpable closes: docs/hostile-host.md),
-         * so the forged bytes may show in the output; never as state */
-        size_t n = 0;
-        const char *o = shexec_run_output(r, SHEXEC_STDOUT, &n);
-        assert_non_null(memmem(o, n, "[]", 2));
-        assert_null(memmem(o, n, "[yes]", 5));
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (cases[c].through_proc && tu_under_valgrind()) {
+            /* the writes would reach valgrind's own descriptors in this
+             * process (its scheduler's lock pipe), and end valgrind */
+            fprintf(stderr, "test_trust: /proc/HOSTPID/fd under valgrind: skipped\n");
+            continue;
+        }
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        char cmd[PATH_MAX + 1024];
+        snprintf(cmd, sizeof cmd, cases[c].forger, (int)getpid());
+        shexec_run *r = run(f->s, cmd);
+        assert_string_equal(shexec_session_cwd(f->s), cases[c].cwd ? cases[c].cwd : f->dir);
+        if (cases[c].notice)
+            assert_non_null(strstr(shexec_run_notice(r), cases[c].notice));
+        shexec_task *left = NULL;
+        if (shexec_run_leftovers(r, NULL) == SHEXEC_LEFTOVERS_ADOPTED)
+            assert_int_equal(shexec_session_take_task(&left, f->s, tu_leftover_id(r)), SHEXEC_OK);
         shexec_run_free(r);
+        for (int i = 0; i < cases[c].later; i++) {
+            const char *dir = i % 2 ? "/" : "/usr";
+            snprintf(cmd, sizeof cmd, "%scd '%s'; echo \"[${INJECTED-}]\"", cases[c].pause, dir);
+            r = run(f->s, cmd);
+            assert_string_equal(shexec_session_cwd(f->s), dir);
+            /* the host's ends of the output pipes are still reachable
+             * through /proc (what a host made non-dumpable closes:
+             * docs/hostile-host.md), so forged bytes may show in the
+             * output; never as state */
+            size_t n = 0;
+            const char *o = shexec_run_output(r, SHEXEC_STDOUT, &n);
+            assert_non_null(memmem(o, n, "[]", 2));
+            assert_null(memmem(o, n, "[yes]", 5));
+            shexec_run_free(r);
+        }
+        assert_null(shexec_session_getenv(f->s, "INJECTED"));
+        shexec_task_free(left); /* a running task is ended */
     }
-    assert_null(shexec_session_getenv(f->s, "INJECTED"));
-    shexec_task_free(left); /* a running task is ended */
-    if (tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+    if (persist)
         assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
 }
 
@@ -885,13 +883,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_function_does_not_wipe_the_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_closes_our_descriptors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dash_chdir_is_listed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_grace_for_programs_that_handle_term, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_forked_as_term_comes_gets_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_as_bash_forks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_handled_term_is_not_sent_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_programs_that_handle_term, setup, teardown),
         cmocka_unit_test_setup_teardown(test_posix_mode_keeps_containment_and_report, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_children_are_not_heard, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_forged_through_proc_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_reports_not_heard, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_size_limit_in_the_command, setup, teardown),
         cmocka_unit_test(test_no_host_terminal),
     };

@@ -173,7 +173,7 @@ type Result struct {
 
 	State    State          // how it ended
 	ExitCode int            // 0-255 when State is StateExited, else -1
-	Signal   syscall.Signal // the signal that ended the shell (SIGTERM after a timeout), else 0
+	Signal   syscall.Signal // the signal that ended the shell, else 0 (after a timeout: see shexec_run_signal)
 	TimedOut bool           // State == StateTimedOut
 	// Interrupted: a SIGINT reached the command (Task.SendSignal, a ^C
 	// typed), however it ended: State, ExitCode and Signal say how.

@@ -331,7 +331,11 @@ export interface RunResult<T extends Output = string> {
   stderr: T;
   /** 0-255 when the state is 'exited', else -1. */
   exitCode: number;
-  /** The signal that ended the shell (15 after a timeout SIGTERM ended), else 0. */
+  /**
+   * The signal that ended the shell, else 0: after a timeout 15 (SIGTERM)
+   * when it died of it, 9 when it outlived the grace, 0 when it handled
+   * SIGTERM and exited by itself (state says 'timed_out' all the same).
+   */
   signal: number;
   /** A SIGINT reached the command (sendSignal('SIGINT'), or ^C typed), however it ended. */
   interrupted: boolean;
@@ -552,7 +556,8 @@ export class Session {
    * Keep the whole text of every stream that outgrows its output limit in a
    * file of `dir` (an absolute path to an existing directory; null: off, and
    * the files made so far are removed unless kept), named
-   * shexec-<pid>-<run number>-<stdout|stderr>.txt, mode 0600; the notice
+   * shexec-<pid>-<run number>-<stdout|stderr>.txt (-1 to -15 before .txt
+   * when that name is taken), mode 0600; the notice
    * says where, result.spill too. fileMax: one file's cap (0:
    * DEFAULT_SPILL_FILE_MAX); totalMax: the session's files together (0:
    * DEFAULT_SPILL_TOTAL_MAX; the oldest are removed to make room). Removed

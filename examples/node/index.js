@@ -1018,7 +1018,8 @@ class Session {
   /**
    * Keep the whole text of every stream that outgrows its output limit in a
    * file of `dir` (an absolute path to an existing directory), named
-   * shexec-<pid>-<run number>-<stdout|stderr>.txt, mode 0600; the notice
+   * shexec-<pid>-<run number>-<stdout|stderr>.txt (-1 to -15 before .txt
+   * when that name is taken), mode 0600; the notice
    * then ends with where it is, and result.spill says so too. fileMax: the
    * most one file holds (0: DEFAULT_SPILL_FILE_MAX); totalMax: the most the
    * session's files hold together (0: DEFAULT_SPILL_TOTAL_MAX; the oldest

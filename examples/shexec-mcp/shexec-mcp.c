@@ -663,7 +663,7 @@ static void format_task(shexec_task *t, int new_only, const char *status,
     put_section(text, "stderr", err, elen);
     if (!olen && !elen)
         shx_buf_puts(text, "(no output)\n");
-    if (!done)
+    if (!done && !status) /* a cancelled one waits for nothing any more */
         put_input_wait(text, r);
     /* only where it says more than the status and the wait for input do
      * (as the tool layer's): whether a watch for quiet ended in quiet or
@@ -1497,7 +1497,7 @@ static int names_secret(const char *s, size_t n)
  * 1 when the task's command waits for a password or another secret: the
  * terminal does not echo (the library's judgement), or the prompt names
  * one. The prompt is needed as well, since the bash tool's terminal never
- * echoes: a reader that turns echo off (read -s, ssh) changes nothing
+ * echoes: a reader that turns off only echo (sudo, ssh) changes nothing
  * the library can see there, and a pipe has no echo at all. MCP 2026-07-28
  * forbids a server to ask for such a thing with a form, and its URL mode
  * would need a page this stdio server does not serve: such a wait is
@@ -1699,7 +1699,12 @@ static void method_tasks_get(server *sv, const char *id, const shx_json *params)
     put_task_base(&b, m);
     if (m->task) {
         shx_buf text = {0};
-        if (strcmp(m->status, "input_required") == 0 && mtask_wants_secret(m)) {
+        if (m->cancel_asked) {
+            /* tasks/cancel answers before the command has ended: its
+             * status is cancelled at once, and so is what it says */
+            shx_buf_puts(&text, "Cancelled: the command is being ended (SIGTERM to its "
+                                "processes, SIGKILL after the grace).\n");
+        } else if (strcmp(m->status, "input_required") == 0 && mtask_wants_secret(m)) {
             /* what the client is not asked: said first, where a person or
              * a model reading the status sees it */
             const char *prompt;
@@ -1711,7 +1716,7 @@ static void method_tasks_get(server *sv, const char *id, const shx_json *params)
             shx_buf_puts(&text, ". MCP allows no form for one, so the client is not asked for "
                                 "it: end the command with tasks/cancel.\n");
         }
-        format_task(m->task, 0, NULL, NULL, 0, &text, NULL);
+        format_task(m->task, 0, m->cancel_asked ? "cancelled" : NULL, NULL, 0, &text, NULL);
         shx_buf_puts(&b, ",\"statusMessage\":");
         (void)shx_json_put_string(&b, text.data ? text.data : "", text.len);
         if (text.failed)
@@ -2500,24 +2505,27 @@ static int parse_limit(int limit, const char *text, uint64_t *out)
     return 0;
 }
 
-/* A flag's whole number of `unit` (seconds, milliseconds) from 0 to max. */
-static int parse_whole(const char *flag, const char *text, uint32_t max, const char *unit,
-                       uint32_t *out)
+/* A flag's whole number of `unit` (seconds, milliseconds) from min to
+ * max; out of range, one message that gives the range. */
+static int parse_whole(const char *flag, const char *text, uint32_t min, uint32_t max,
+                       const char *unit, uint32_t *out)
 {
     char *end;
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
-    if (!*text || *end || errno || v > max || text[0] == '-') {
-        log_msg("%s wants a whole number of %s from 0 to %u, not \"%s\"", flag, unit, max, text);
+    if (!*text || *end || errno || v < min || v > max || text[0] == '-') {
+        log_msg("%s wants a whole number of %s from %u to %u, not \"%s\"", flag, unit, min, max,
+                text);
         return -1;
     }
     *out = (uint32_t)v;
     return 0;
 }
 
-static int parse_seconds(const char *flag, const char *text, uint32_t max, uint32_t *out)
+static int parse_seconds(const char *flag, const char *text, uint32_t min, uint32_t max,
+                         uint32_t *out)
 {
-    return parse_whole(flag, text, max, "seconds", out);
+    return parse_whole(flag, text, min, max, "seconds", out);
 }
 
 /* --idle-timeout's value: SECONDS, SECONDS:end or SECONDS:yield. */
@@ -2540,7 +2548,7 @@ static int parse_idle(const char *text, uint32_t *ms, int *action)
     }
     memcpy(secs, text, n);
     secs[n] = '\0';
-    if (parse_seconds("--idle-timeout", secs, UINT32_MAX / 1000, &v) != 0)
+    if (parse_seconds("--idle-timeout", secs, 0, UINT32_MAX / 1000, &v) != 0)
         return -1;
     *ms = v * 1000;
     return 0;
@@ -2964,25 +2972,22 @@ static int serve_main(int argc, char **argv, output_flags out)
         } else if ((v = flag_value(argc, argv, &i, "--workdir"))) {
             workdir = v;
         } else if ((v = flag_value(argc, argv, &i, "--timeout"))) {
-            if (parse_seconds("--timeout", v, MAX_TIMEOUT_MS / 1000, &secs) != 0 || !secs) {
-                if (!secs)
-                    log_msg("--timeout must be at least 1 second");
+            if (parse_seconds("--timeout", v, 1, MAX_TIMEOUT_MS / 1000, &secs) != 0)
                 return 2;
-            }
             sv.default_timeout_ms = secs * 1000;
         } else if ((v = flag_value(argc, argv, &i, "--background-task-timeout"))) {
-            if (parse_seconds("--background-task-timeout", v, UINT32_MAX / 1000, &secs) != 0)
+            if (parse_seconds("--background-task-timeout", v, 0, UINT32_MAX / 1000, &secs) != 0)
                 return 2;
             sv.task_timeout_ms = secs * 1000;
         } else if ((v = flag_value(argc, argv, &i, "--idle-timeout"))) {
             if (parse_idle(v, &idle_ms, &idle_action) != 0)
                 return 2;
         } else if ((v = flag_value(argc, argv, &i, "--background-on-timeout"))) {
-            if (parse_seconds("--background-on-timeout", v, UINT32_MAX / 1000, &secs) != 0)
+            if (parse_seconds("--background-on-timeout", v, 0, UINT32_MAX / 1000, &secs) != 0)
                 return 2;
             background_cap_ms = secs * 1000;
         } else if ((v = flag_value(argc, argv, &i, "--input-look-ms"))) {
-            if (parse_whole("--input-look-ms", v, 3600000, "milliseconds", &input_look_ms) != 0)
+            if (parse_whole("--input-look-ms", v, 0, 3600000, "milliseconds", &input_look_ms) != 0)
                 return 2;
         } else if ((v = flag_value(argc, argv, &i, "--leftovers-drain-ms"))) {
             if (parse_whole("--leftovers-drain-ms", v, SHEXEC_MAX_LEFTOVERS_DRAIN_MS, "milliseconds",

@@ -116,13 +116,22 @@ int shx_inputwait_parse(const char *text, size_t len, int *fd, uint64_t *addr)
 #if SHX_HAVE_PROCFS || defined(__linux__)
 #include <termios.h>
 
+/* The flags a password reader may clear besides ECHO: the echo details
+ * (pty.c leaves them set on a terminal without echo, where they do
+ * nothing) and ISIG (glibc's getpass()). */
+#if defined(ECHOCTL) && defined(ECHOKE)
+#define READER_FLAGS (ECHOE | ECHOK | ECHONL | ISIG | ECHOCTL | ECHOKE)
+#else
+#define READER_FLAGS (ECHOE | ECHOK | ECHONL | ISIG)
+#endif
+
 int shx_inputwait_password(unsigned long lflag, int start_known, unsigned long start_lflag)
 {
     if ((lflag & ECHO) || !(lflag & ICANON))
         return 0;
     if (!start_known || (start_lflag & ECHO))
         return 1;
-    return ((lflag ^ start_lflag) & (ECHOE | ECHOK | ECHONL | ISIG)) != 0;
+    return ((lflag ^ start_lflag) & READER_FLAGS) != 0;
 }
 #endif
 

@@ -42,7 +42,8 @@ typedef struct shx_inputwait_target {
  * line by line (a line editor such as readline turns both off and echoes
  * itself). A terminal the library opened without echo (SHEXEC_PTY_ON)
  * tells only when the program changed another of the flags a password
- * reader clears (sudo, glibc's getpass()). Pure.
+ * reader clears (bash's `read -s`: ECHOK; glibc's getpass(): ISIG); one
+ * that clears ECHO alone, or ECHO and ECHONL, changes nothing there. Pure.
  */
 int shx_inputwait_password(unsigned long lflag, int start_known, unsigned long start_lflag);
 

@@ -70,10 +70,14 @@ void shx_keyscan_init(shx_keyscan *k, unsigned which)
 
 enum { DECIDE_WAIT = -1, DECIDE_PLAIN = -2 };
 
-/* Which shape the held token is (its index), or wait, or plain. At the
- * token's end (`ended`) there is no waiting. */
+/* Which shape the held token is (its index: the one whose marker names
+ * it), or wait, or plain. At the token's end (`ended`) there is no
+ * waiting. A token too short for its own prefix's rule but long enough for
+ * a shorter prefix's (an sk-ant- word of 20 bytes after "sk-") is hidden
+ * by that rule and still named by its own prefix: it is no OpenAI key. */
 static int decide(const shx_keyscan *k, int ended)
 {
+    int named = -1; /* the longest prefix the token has whole */
     for (size_t i = 0; i < SHAPES; i++) {
         if (shapes[i].prefix[0] != k->hold[0])
             continue; /* most tokens: one comparison each */
@@ -81,8 +85,10 @@ static int decide(const shx_keyscan *k, int ended)
         size_t common = k->hold_len < plen ? k->hold_len : plen;
         if (memcmp(k->hold, shapes[i].prefix, common) != 0)
             continue;
+        if (k->hold_len >= plen && named < 0)
+            named = (int)i;
         if (k->hold_len >= plen && k->hold_len - plen >= shapes[i].min_tail)
-            return (int)i;
+            return named;
         if (!ended)
             return DECIDE_WAIT; /* this one, or a longer prefix, may still come */
     }

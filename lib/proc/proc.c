@@ -167,6 +167,14 @@ void shx_proc_hangup(shx_proc *p)
  * SIGTERM: a bound on the stack. */
 #define MEMBERS_LOOK_MAX 256
 
+/* The cgroup's members into pids (room for MEMBERS_LOOK_MAX): how many, the
+ * first MEMBERS_LOOK_MAX of more, or 0 when they cannot be listed. */
+static long cgroup_members(const shx_proc *p, pid_t *pids)
+{
+    long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
+    return n >= 0 ? n : errno == ENOBUFS ? MEMBERS_LOOK_MAX : 0;
+}
+
 void shx_proc_hangup_missed(shx_proc *p)
 {
     if (!p->cgroup) {
@@ -175,10 +183,7 @@ void shx_proc_hangup_missed(shx_proc *p)
     }
     /* the members still in the terminal's group, each just listed alive */
     pid_t pids[MEMBERS_LOOK_MAX];
-    long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
-    if (n < 0 && errno == ENOBUFS)
-        n = MEMBERS_LOOK_MAX;
-    for (long i = 0; i < n; i++)
+    for (long i = 0, n = cgroup_members(p, pids); i < n; i++)
         if (shx_procfs_signal_default(pids[i], p->pid, SIGHUP))
             (void)kill(pids[i], SIGHUP);
 }
@@ -286,8 +291,8 @@ static void term_if_missed(shx_proc *p, pid_t pid, int use_pidfd)
         return;
     shx_pstat st, parent;
     if (shx_procfs_stat(pid, &st) == 0 && st.pgrp == p->pid && born_near_term(st.start, p->term_tick) &&
-        (st.ppid == p->pid || shx_procfs_stat(st.ppid, &parent) != 0 || parent.pgrp != p->pid) &&
-        shx_procfs_signal_default(pid, p->pid, SIGTERM))
+        shx_pstat_signal_default(&st, SIGTERM) &&
+        (st.ppid == p->pid || shx_procfs_stat(st.ppid, &parent) != 0 || parent.pgrp != p->pid))
         (void)(fd >= 0 ? shx_pidfd_send_signal(fd, SIGTERM) : kill(pid, SIGTERM));
     if (fd >= 0)
         close(fd);
@@ -310,10 +315,7 @@ static void signal_missed_term(shx_proc *p, int use_pidfd)
         free(kids);
     } else if (p->phase == SHX_PROC_ANCHORED && p->cgroup) {
         pid_t pids[MEMBERS_LOOK_MAX];
-        long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
-        if (n < 0 && errno == ENOBUFS)
-            n = MEMBERS_LOOK_MAX;
-        for (long i = 0; i < n; i++)
+        for (long i = 0, n = cgroup_members(p, pids); i < n; i++)
             term_if_missed(p, pids[i], use_pidfd);
     } else if (p->phase == SHX_PROC_ANCHORED) {
         for (int i = 0; i < p->group.n; i++)

@@ -6,8 +6,6 @@
  */
 #include "run/longrun.h"
 
-#include <termios.h>
-
 #include "run/run.h"
 #include "session/session.h"
 #include "session/task.h"
@@ -132,11 +130,6 @@ void shx_longrun_start(shexec_run *r)
     q->yield_at_ns = r->yield_ms ? r->start_ns + (int64_t)r->yield_ms * MS : 0;
     q->look_after_ns = s->input_look_ms * MS;
     q->on_input = input_found;
-    struct termios tio;
-    if (r->job.pty && tcgetattr(r->job.out.fd, &tio) == 0) {
-        q->pty_lflag_known = 1;
-        q->pty_lflag = tio.c_lflag;
-    }
     shx_quiet_start(&r->job, r->start_ns);
 }
 

@@ -24,17 +24,10 @@
 _Static_assert(offsetof(struct shexec_session, base) == 0,
                "base.c reaches its part of a session through the session pointer");
 
-/* Release runs and tasks freed from a callback that have ended and that no
+/* Release the tasks freed from a callback that have ended and that no
  * frame holds any more. */
-void shx_release_deferred(shexec_session *s)
+static void release_deferred_tasks(shexec_session *s)
 {
-    for (shexec_run *r = s->runs, *next; r; r = next) {
-        next = r->next;
-        if (r->free_pending && r->state != SHEXEC_STATE_RUNNING && !r->held) {
-            shx_run_unlink(s, r);
-            shx_run_release(r);
-        }
-    }
     /* releasing a finished task runs no loop: `next` stays valid */
     for (shexec_task *t = s->tasks, *next; t; t = next) {
         next = t->next;
@@ -43,16 +36,42 @@ void shx_release_deferred(shexec_session *s)
     }
 }
 
-/* The loop's end of a round: nothing holds run or task pointers. Runs the
- * host started whose yield came this round go to the background (a frame
- * waiting on its run, shexec_run_exec(), hands it over itself). */
+/* Release r if it was freed from a callback, has ended and no frame holds
+ * it any more: 1 when it was. */
+static int release_if_deferred(shexec_session *s, shexec_run *r)
+{
+    if (!r->free_pending || r->state == SHEXEC_STATE_RUNNING || r->held)
+        return 0;
+    shx_run_unlink(s, r);
+    shx_run_release(r);
+    return 1;
+}
+
+void shx_release_deferred(shexec_session *s)
+{
+    release_deferred_tasks(s);
+    for (shexec_run *r = s->runs, *next; r; r = next) {
+        next = r->next;
+        (void)release_if_deferred(s, r);
+    }
+}
+
+/* The loop's end of a round: nothing holds run or task pointers. Runs and
+ * tasks freed from a callback are released, and runs the host started whose
+ * yield came this round go to the background (a frame waiting on its run,
+ * shexec_run_exec(), hands it over itself), in one walk of the runs:
+ * releasing a run frees no task slot (only a running run reserves one), so
+ * no yield depends on the releases after it. The tasks go first: a yield
+ * that makes room marks finished ones to release, at the next round's end,
+ * as before. */
 static void round_end(void *ctx)
 {
     shexec_session *s = ctx;
-    shx_release_deferred(s);
+    release_deferred_tasks(s);
     for (shexec_run *r = s->runs, *next; r; r = next) {
         next = r->next;
-        if (r->job.quiet.yield && !r->held && !r->free_pending && r->state == SHEXEC_STATE_RUNNING)
+        if (!release_if_deferred(s, r) && r->job.quiet.yield && !r->held && !r->free_pending &&
+            r->state == SHEXEC_STATE_RUNNING)
             (void)shx_task_from_yield(s, r);
     }
 }

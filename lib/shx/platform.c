@@ -363,6 +363,8 @@ unsigned shx_platform_features(void)
         f |= SHX_PLATFORM_BIG_PIPES;
     if (SHX_HAVE_PPOLL)
         f |= SHX_PLATFORM_PPOLL;
+    if (SHX_HAVE_CLONE_VFORK)
+        f |= SHX_PLATFORM_OWN_SPAWN;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) == 0) {
         if (shx_fa_closefrom(&fa, 3) == 0)

@@ -122,6 +122,8 @@ enum {
     SHX_PLATFORM_PPOLL = 1 << 6,     /* deadlines waited for to the nanosecond */
     SHX_PLATFORM_WATCHDOG = 1 << 7,  /* the host-death watchdog (WATCHDOG=0 leaves it out) */
     SHX_PLATFORM_PERSIST = 1 << 8,   /* persisted shell state (PERSIST=0 leaves it out) */
+    SHX_PLATFORM_OWN_SPAWN = 1 << 9, /* the library's own spawn (forkexec.c), which resets every
+                                        signal, a libc's internal ones too; else posix_spawn */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */

@@ -29,6 +29,11 @@ void shx_procfs_test_children(int on)
     atomic_store_explicit(&children_on, on, memory_order_relaxed);
 }
 
+int shx_pstat_signal_default(const shx_pstat *st, int sig)
+{
+    return sig >= 1 && sig <= 31 && !(st->held & (1ull << (sig - 1)));
+}
+
 #if SHX_HAVE_PROCFS
 
 #include <ctype.h>
@@ -121,6 +126,15 @@ int shx_procfs_stat(pid_t pid, shx_pstat *out)
     out->pgrp = (pid_t)pgrp;
     out->start = start;
     out->threads = threads > 0 && threads <= INT_MAX ? (int)threads : 1;
+    /* fields 32 to 34: the blocked, ignored and caught signals, as decimal
+     * masks of the first 32 signals; any missing, none is taken for default */
+    unsigned long long held = 0;
+    f = skip_fields(f, 10);
+    for (int i = 0; i < 3 && f; i++) {
+        held |= strtoull(f, &end, 10);
+        f = end == f ? NULL : skip_fields(f, 1);
+    }
+    out->held = f ? held : ~0ull;
     return 0;
 }
 
@@ -138,25 +152,8 @@ unsigned long long shx_procfs_ticks_now(void)
 
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig)
 {
-    char buf[512];
-    const char *p = read_stat(pid, buf, sizeof buf);
-    const char *state = p ? skip_fields(p, 1) : NULL;
-    if (!state)
-        return 0;
-    const char *group = skip_fields(state, 2);
-    if (!group || *state == 'Z' || *state == 'X' || strtol(group, NULL, 10) != (long)pgid ||
-        sig < 1 || sig > 31)
-        return 0;
-    /* fields 32 to 34: the blocked, ignored and caught signals, as decimal
-     * masks with signal n at bit n - 1 (only the first 32 signals) */
-    const char *f = skip_fields(group, 27);
-    unsigned long long bit = 1ull << (sig - 1), any = 0;
-    for (int i = 0; i < 3 && f; i++) {
-        char *end;
-        any |= strtoull(f, &end, 10);
-        f = end == f ? NULL : skip_fields(f, 1);
-    }
-    return f != NULL && !(any & bit);
+    shx_pstat st;
+    return shx_procfs_stat(pid, &st) == 0 && st.pgrp == pgid && shx_pstat_signal_default(&st, sig);
 }
 
 int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start)

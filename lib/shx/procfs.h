@@ -15,6 +15,8 @@ typedef struct shx_pstat {
     pid_t pid, ppid, pgrp;
     int threads;              /* how many threads it has */
     unsigned long long start; /* start time in clock ticks after boot */
+    unsigned long long held;  /* signals 1 to 32 blocked, ignored or caught (signal n at
+                                 bit n - 1); all ones when the line did not say */
 } shx_pstat;
 
 /* 1 when /proc lists processes. */
@@ -27,6 +29,9 @@ int shx_procfs_in_group(pid_t pid, pid_t pgid, unsigned long long *start);
 /* 1 when pid lives in process group pgid and signal sig (1 to 31) would
  * take its default action there: neither blocked, ignored nor caught. */
 int shx_procfs_signal_default(pid_t pid, pid_t pgid, int sig);
+/* The same of a process already read (shx_procfs_stat), for a caller that
+ * checks its other fields too: one read of its stat line. Pure. */
+int shx_pstat_signal_default(const shx_pstat *st, int sig);
 
 /* Now, in the clock ticks after boot that shx_pstat.start counts in (0
  * where /proc is not compiled in). */

@@ -62,7 +62,7 @@ int shx_pty_resize(int master, uint16_t cols, uint16_t rows)
 }
 
 int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
-                 shx_buf *err)
+                 unsigned long *lflag, shx_buf *err)
 {
     int m = open_master();
     if (m < 0)
@@ -84,10 +84,14 @@ int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_
         close(sl);
         return fail(err, "tcgetattr", m);
     }
-    t.c_lflag &= ~(tcflag_t)(ECHO | ECHOE | ECHOK | ECHONL | ECHO_EXTRA);
+    /* without echo too the echo details stay set: they do nothing while
+     * ECHO is off, and a password reader clears some of them (bash's `read
+     * -s` ECHOK), which is how a terminal that never echoes still tells a
+     * password prompt (inputwait.h) */
+    t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+    t.c_lflag |= ECHOE | ECHOK | ECHO_EXTRA | ICANON | ISIG;
     if (echo)
-        t.c_lflag |= ECHO | ECHOE | ECHOK | ECHO_EXTRA;
-    t.c_lflag |= ICANON | ISIG;
+        t.c_lflag |= ECHO;
     t.c_oflag &= ~(tcflag_t)OPOST;
     t.c_iflag &= ~(tcflag_t)(IXON | IXOFF); /* ^S in output must not freeze the command */
     if (tcsetattr(sl, TCSANOW, &t) != 0) {
@@ -95,6 +99,7 @@ int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_
         return fail(err, "tcsetattr", m);
     }
     close(sl);
+    *lflag = t.c_lflag;
     struct winsize ws = {.ws_row = rows, .ws_col = cols};
     if (ioctl(m, TIOCSWINSZ, &ws) != 0)
         return fail(err, "TIOCSWINSZ", m);

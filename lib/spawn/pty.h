@@ -19,11 +19,12 @@
  * Open a master (close-on-exec, non-blocking) and prepare its slave: no
  * echo (unless `echo`), no output post-processing (a "\n" stays "\n", so output reads the
  * same as from a pipe), canonical input with signals (so ^C and ^D work),
- * the given window size. The slave's path goes to slave_path.
+ * the given window size. The slave's path goes to slave_path, the local
+ * flags it was given (c_lflag) to *lflag.
  * Returns the master descriptor, or -1 with a message in err.
  */
 int shx_pty_open(uint16_t cols, uint16_t rows, int echo, char *slave_path, size_t cap,
-                 shx_buf *err);
+                 unsigned long *lflag, shx_buf *err);
 
 /* Give the terminal of `master` a new window size; the kernel sends
  * SIGWINCH to its foreground process group when the size changes. 0, or

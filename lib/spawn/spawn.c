@@ -298,12 +298,11 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     int master = -1, master_in = -1;
     char slave[128];
-    out->pid = -1;
-    out->pidfd = -1;
-    out->out_fd = out->err_fd = out->in_fd = -1;
+    *out = (shx_child){.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1, .in_fd = -1};
 
     if (req->pty) {
-        master = shx_pty_open(req->cols, req->rows, req->echo, slave, sizeof slave, err);
+        master = shx_pty_open(req->cols, req->rows, req->echo, slave, sizeof slave,
+                              &out->pty_lflag, err);
         if (master < 0)
             return errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS;
         master_in = fcntl(master, F_DUPFD_CLOEXEC, 3);

@@ -39,6 +39,8 @@ typedef struct shx_child {
                                 out_fd is its master and err_fd is -1 */
     int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe;
                                 with a pty, a second handle on the master */
+    unsigned long pty_lflag; /* with a pty, the local flags it started with: set before
+                                the child existed, so no change of the command's is in it */
 } shx_child;
 
 /*

@@ -148,13 +148,33 @@ static void put_str(shx_buf *b, const char *key, const char *value)
     shx_json_put_string(b, value, strlen(value));
 }
 
-/* What the model is told persists between calls, by the session's setting. */
+/* What the model is told persists between calls, by the session's setting
+ * and its shell: bash gives back its shell variables and functions too, a
+ * POSIX shell only its exported variables (shexec_session_set_persist_env()). */
 static const char persist_off[] =
     "Shell variables, aliases and exports do not persist between calls. ";
-static const char persist_on[] =
+static const char persist_bash[] =
     "Exported variables persist between calls too (`export`, `unset`, `source "
     ".venv/bin/activate`, `nvm use` carry over), and so do shell variables and functions; "
     "aliases and `set` options do not. A call's own `env` is for that call only. ";
+static const char persist_posix[] =
+    "Exported variables persist between calls too (`export`, `unset`, `. "
+    ".venv/bin/activate` carry over); shell variables that are not exported, functions, "
+    "aliases and `set` options do not. A call's own `env` is for that call only. ";
+
+/* The shell the model writes for: bash, or the POSIX shell it is (by the
+ * name it runs as), which has no bash syntax to offer. */
+static void describe_shell(const shx_tool_settings *set, char *out, size_t cap)
+{
+    if (set->shell_bash) {
+        (void)snprintf(out, cap, "bash -c");
+        return;
+    }
+    const char *slash = strrchr(set->shell, '/');
+    const char *name = slash && slash[1] ? slash + 1 : set->shell;
+    (void)snprintf(out, cap, "%.64s -c: a POSIX shell, not bash, so no `[[ ]]`, arrays or "
+                   "`source`", name);
+}
 
 static void describe(shexec_session *s, int i, shx_buf *b)
 {
@@ -164,10 +184,12 @@ static void describe(shexec_session *s, int i, shx_buf *b)
     if (i == SHX_TOOL_BASH) {
         shx_tool_settings set;
         shx_hook_settings(s, &set);
-        /* Tool names are at most 64 characters: the text always fits. */
+        char shell[160];
+        describe_shell(&set, shell, sizeof shell);
+        /* Tool names are at most 64 characters, the shell's 64: the text always fits. */
         char text[3072];
         (void)snprintf(text, sizeof text,
-                       "Run a shell command (bash -c) and return its stdout, stderr and exit code. "
+                       "Run a shell command (%s) and return its stdout, stderr and exit code. "
                        "The shell session persists the working directory: a `cd` in one call is "
                        "where the next call starts (the result's `cwd` says where you are). %s"
                        "Commands get no input (stdin is empty) unless `pty` or yield_time_ms is set. "
@@ -191,7 +213,8 @@ static void describe(shexec_session *s, int i, shx_buf *b)
                        "returned as leftover_task_id. At most %u background tasks are kept: when "
                        "a new one needs room, the one that finished first without its final "
                        "output being read is discarded.",
-                       set.persist_env ? persist_on : persist_off,
+                       shell,
+                       !set.persist_env ? persist_off : set.shell_bash ? persist_bash : persist_posix,
                        set.default_timeout_ms, set.max_timeout_ms, (unsigned long long)set.limit,
                        set.unit == SHEXEC_UNIT_BYTES ? "bytes" : "characters",
                        shx_tool_exposed_name(s, SHX_TOOL_TASK_OUTPUT), shx_tool_exposed_name(s, SHX_TOOL_TASK_KILL),

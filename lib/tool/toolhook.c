@@ -20,6 +20,11 @@ void shx_hook_settings(const shexec_session *s, shx_tool_settings *out)
     out->unit = s->unit;
     out->max_tasks = s->max_tasks;
     out->persist_env = s->persist != NULL;
+    size_t n = 0;
+    while (s->shell_argv && s->shell_argv[n])
+        n++;
+    out->shell = n ? s->shell_argv[n - 1] : s->default_shell;
+    out->shell_bash = s->shell_bash;
     out->in_callback = s->loop.in_loop;
 }
 

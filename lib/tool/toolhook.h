@@ -31,6 +31,10 @@ typedef struct shx_tool_settings {
     int unit;
     uint32_t max_tasks;
     int persist_env; /* exports persist between commands (the description says so) */
+    const char *shell; /* the word the shell runs by (its $0's path: the last word of the
+                          program's argv, or the default shell), owned by the session */
+    int shell_bash;  /* it is bash, not in POSIX mode: shell variables and functions
+                        persist too, and the model may write bash */
     int in_callback; /* called from an output or done callback */
 } shx_tool_settings;
 

@@ -9,18 +9,10 @@
 #   [  FAILED  ] go: NAME
 # No arguments; works from any directory. Go's module and build caches go
 # to build/go of the repository: nothing is written to $HOME or the sources.
-repo=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
-cd "$repo" || exit 1
+SUITE=go
+. "$(dirname "$0")/../suite-lib.sh"
 
-fail() {
-    echo "$1"
-    echo "[  FAILED  ] 1 test(s), listed below:"
-    echo "[  FAILED  ] go: $1"
-    exit 1
-}
-
-# Debian's go first (the toolchain the module is written for), else PATH's;
-# like cmocka, it is installed from Debian when missing and root
+# Debian's go first (the toolchain the module is written for), else PATH's
 pick_go() {
     if [ -x /usr/bin/go ]; then
         echo /usr/bin/go
@@ -30,14 +22,11 @@ pick_go() {
 }
 GO=$(pick_go)
 if [ -z "$GO" ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "go missing: installing golang-go"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
-    fi
+    debian_install go golang-go
     GO=$(pick_go)
     [ -n "$GO" ] || fail "go not found (sudo apt-get install -y golang-go)"
 fi
-[ -e build/libshexec.so.1 ] || fail "build/libshexec.so.1 not found: build the library first (make)"
+need_library
 command -v "${CC:-gcc}" >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 ||
     fail "no C compiler: cgo needs gcc (apt-get install -y gcc)"
 
@@ -52,14 +41,6 @@ mkdir -p "$GOPATH" "$GOCACHE" || fail "cannot create build/go"
 
 log=$(mktemp -d) || exit 1
 trap 'rm -rf "$log"' EXIT
-passed=0
-failures=""
-failed=0
-add_failure() {
-    failures="$failures
-[  FAILED  ] go: $1"
-    failed=$((failed + 1))
-}
 
 cd "$repo/examples/go" || exit 1
 
@@ -124,10 +105,4 @@ if [ "$peer_ok" = 1 ]; then
 else
     add_failure "bench peer (bench/peers/go)"
 fi
-
-echo "[  PASSED  ] $passed test(s)."
-if [ "$failed" != 0 ]; then
-    echo "[  FAILED  ] $failed test(s), listed below:$failures"
-    exit 1
-fi
-exit 0
+finish

@@ -639,6 +639,21 @@ describe('--persist-env', () => {
     }
   });
 
+  test('with a POSIX shell the description says so, and that only exports persist', async () => {
+    const { client } = await connect(['--persist-env', '--', '/bin/dash']);
+    try {
+      const b = (await client.listTools()).tools.find((t) => t.name === 'bash');
+      assert.match(b.description, /^Run a shell command \(dash -c: a POSIX shell, not bash/);
+      assert.match(b.description, /Exported variables persist between calls too/);
+      assert.match(b.description, /shell variables that are not exported, functions, aliases/);
+      await bash(client, { command: 'export KEPT=1; LOCAL=2' });
+      const t = text(await bash(client, { command: 'echo "${KEPT-unset} ${LOCAL-unset}"' }));
+      assert.match(t, /^stdout:\n1 unset\n/);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('--persist-env with a remote wrapper kind is refused at start', async () => {
     await assert.rejects(connect(['--persist-env', '--wrapper-kind', 'remote', '--', 'sh']));
   });

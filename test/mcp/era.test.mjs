@@ -176,7 +176,7 @@ test('the Tasks extension: only when declared; tasks/get, tasks/update, tasks/ca
   assert.equal(r.structuredContent.status, 'running');
   // declared: a task of the extension
   const created = modernResult(await ask(s, req(2, 'tools/call',
-    { name: 'bash', arguments: { command: `echo $$ > ${dir}/pid; printf 'go? '; read a; echo "got $a"; sleep 60`, pty: true, run_in_background: true } },
+    { name: 'bash', arguments: { command: `echo $$ > ${dir}/pid; trap 'sleep 1; exit 0' TERM; printf 'go? '; read a; echo "got $a"; sleep 60`, pty: true, run_in_background: true } },
     { tasks: true })), 'task');
   const id = created.taskId;
   assert.match(id, /^t[0-9a-f]{12}$/);
@@ -230,7 +230,21 @@ test('the Tasks extension: only when declared; tasks/get, tasks/update, tasks/ca
   task = modernResult(await ask(s, req('g-end', 'tasks/get', { taskId: id }, { tasks: true })));
   assert.equal(task.status, 'cancelled');
   assert.equal(task.result, undefined);
+  // its TERM trap takes a second: meanwhile the status message says
+  // cancelled too, never running, and asks for nothing
+  assert.ok(task.statusMessage.startsWith('Cancelled: the command is being ended'), task.statusMessage);
+  assert.match(task.statusMessage, /\nstatus: cancelled\n/);
+  assert.match(task.statusMessage, /got yes/);
+  assert.doesNotMatch(task.statusMessage, /running|waiting_for_input/);
+  assert.equal(task.inputRequests, undefined);
   assert.deepEqual(await waitGone(pids), []);
+  for (let i = 0; i < 100; i++) {
+    task = modernResult(await ask(s, req(`e${i}`, 'tasks/get', { taskId: id }, { tasks: true })));
+    if (task.statusMessage.startsWith('ended: ')) break;
+    await sleep(100);
+  }
+  assert.equal(task.status, 'cancelled');
+  assert.match(task.statusMessage, /^ended: (cancelled|killed)$/);
   // a finished task keeps its result
   const done = modernResult(await ask(s, req(3, 'tools/call',
     { name: 'bash', arguments: { command: 'echo fin; exit 3', run_in_background: true } }, { tasks: true })), 'task');

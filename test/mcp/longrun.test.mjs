@@ -39,6 +39,16 @@ describe('bash with yield_time_ms, task_write, task_output waiting', () => {
     assert.doesNotMatch(wt, /Name:/, 'new output only');
   });
 
+  test('read -s on the terminal, which never echoes: password true', async () => {
+    const t = text(await bash(client, { command: "read -s -p 'Password: ' p; echo got ${#p}",
+      pty: true, yield_time_ms: 10000 }));
+    assert.match(t, /yield_reason: input /);
+    assert.match(t, /\nwaiting_for_input: true\nprompt: "Password: "\npassword: true\n/);
+    const w = text(await call(client, 'task_write', { task_id: taskId(t), input: 'hunter2\n' }));
+    assert.match(w, /status: completed\n/);
+    assert.match(w, /got 7/);
+  });
+
   test('a prompt on a stdin pipe (yield_time_ms gives the command one)', async () => {
     const t = text(await bash(client, { command: "printf 'Name: '; read n; echo hi $n",
       yield_time_ms: 10000 }));

@@ -260,8 +260,9 @@ describe('the Tasks extension with @modelcontextprotocol/ext-tasks', () => {
   // one is input_required with no input request, and its status message
   // says what the command asks for; the client is asked nothing, and
   // nothing is typed at the prompt. Such a prompt is known by its text
-  // (read -s turns off an echo the tool's terminal never had) or by the
-  // terminal the library finds changed (getpass() turns off signals too).
+  // (sudo or ssh turn off only an echo the tool's terminal never had) or
+  // by the terminal the library finds changed (read -s clears ECHOK,
+  // getpass() turns off signals too).
   async function askedNothing(command, prompt) {
     const before = sent.length;
     const ex = await session.callTool('bash', { command, pty: true, yield_time_ms: 20000 });

@@ -111,3 +111,15 @@ test('no other process of its user opens /proc/PID/fd of the server', async () =
   s.child.stdin.end();
   assert.equal((await s.exited).code, 0);
 });
+
+// A number flag out of its range stops the server with one message that
+// gives the range, never two that contradict each other.
+test('--timeout out of range: one message, with the range', () => {
+  for (const v of ['700', '0', '-1', 'abc', '']) {
+    const r = spawnSync(SERVER, ['--timeout', v], { input: '', encoding: 'utf8', timeout: 10000 });
+    assert.equal(r.status, 2, `--timeout "${v}": exit status ${r.status}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr,
+      `shexec-mcp: --timeout wants a whole number of seconds from 1 to 600, not "${v}"\n`);
+  }
+});

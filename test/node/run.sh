@@ -6,25 +6,12 @@
 # node:test, where require('shexec') is the installed package. Ends with
 # cmocka-style summary lines so test/run-tests.sh can count them.
 # No arguments; works from any directory. SHEXEC_LIB overrides the library.
-cd "$(dirname "$0")/../.." || exit 1
-root=$(pwd)
+SUITE=node
+. "$(dirname "$0")/../suite-lib.sh"
+root=$repo
 
-fail() {
-    echo "$1"
-    echo "[  FAILED  ] 1 test(s), listed below:"
-    echo "[  FAILED  ] node: $1"
-    exit 1
-}
-
-# like cmocka, node and npm are installed from Debian when missing and root
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "node/npm missing: installing nodejs npm"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-    fi
-    command -v node >/dev/null 2>&1 || fail "node not found (sudo apt-get install -y nodejs npm)"
-    command -v npm >/dev/null 2>&1 || fail "npm not found (sudo apt-get install -y npm)"
-fi
+need_node
+command -v npm >/dev/null 2>&1 || fail "npm not found (sudo apt-get install -y npm)"
 if [ -z "$SHEXEC_LIB" ]; then
     SHEXEC_LIB="$root/build/libshexec.so.1"
 fi
@@ -70,22 +57,8 @@ SHEXEC_NODE_TARBALL="$tarball"
 export SHEXEC_SOURCE_DIR SHEXEC_NODE_PROJECT SHEXEC_NODE_TARBALL
 
 out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 (cd "$project" && node --test --test-concurrency=1 --test-reporter=tap test/*.test.js) >"$out" 2>&1
 rc=$?
 cat "$out"
-pass=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$out" | tail -n 1)
-failed=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$out" | tail -n 1)
-cancelled=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$out" | tail -n 1)
-# node:test says "# skipped N"; "# skip N" is the other TAP spelling
-skipped=$(sed -n -e 's/^# skip \([0-9]*\)$/\1/p' -e 's/^# skipped \([0-9]*\)$/\1/p' "$out" | tail -n 1)
-rm -f "$out"
-failed=$((${failed:-0} + ${cancelled:-0}))
-echo "[  PASSED  ] ${pass:-0} test(s)."
-[ "${skipped:-0}" != 0 ] && echo "[  SKIPPED ] $skipped test(s)."
-if [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
-    [ "$failed" = 0 ] && failed=1
-    echo "[  FAILED  ] $failed test(s), listed below:"
-    echo "[  FAILED  ] node (see the 'not ok' lines above)"
-    exit 1
-fi
-exit 0
+tap_finish "$out" "$rc"

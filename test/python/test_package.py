@@ -93,6 +93,35 @@ class TestPackage(unittest.TestCase):
         # and it loads the library run.sh names, not one of its own finding
         self.assertEqual(shexec.LIBRARY_PATH, os.environ.get("SHEXEC_LIB"))
 
+    def test_shexec_lib_may_name_a_directory(self):
+        # SHEXEC_LIB as a file or as the directory holding libshexec.so.1 (the
+        # tree's build/ after make): the package loads the same library;
+        # a directory without it is an ImportError that says what to set
+        lib = os.path.abspath(os.environ.get("SHEXEC_LIB") or shexec.LIBRARY_PATH)
+        if not os.path.isfile(lib) or os.path.basename(lib) != "libshexec.so.1":
+            self.skipTest("the library tested is not a libshexec.so.1 file: %s" % lib)
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        code = ("import os, shexec; print(os.path.realpath(shexec.LIBRARY_PATH)); "
+                "print(shexec.version())")
+        for value in (lib, os.path.dirname(lib), os.path.dirname(lib) + os.sep):
+            env = child_env()
+            env["SHEXEC_LIB"] = value
+            p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=d, env=env, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.decode().splitlines(),
+                             [os.path.realpath(lib), shexec.version()], value)
+        env = child_env()
+        env["SHEXEC_LIB"] = d
+        p = subprocess.run([sys.executable, "-c", "import shexec"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, cwd=d, env=env, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        err = p.stderr.decode()
+        self.assertIn("ImportError", err)
+        self.assertIn(os.path.join(d, "libshexec.so.1"), err)
+        self.assertIn("or the directory holding it", err)
+
     def test_py_typed_is_installed(self):
         here = os.path.dirname(os.path.abspath(shexec.__file__))
         self.assertTrue(os.path.isfile(os.path.join(here, "py.typed")))

@@ -9,18 +9,10 @@
 #   [  FAILED  ] rust: NAME
 # No arguments; works from any directory. Cargo builds in build/rust of the
 # repository: nothing is written to the sources.
-repo=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
-cd "$repo" || exit 1
+SUITE=rust
+. "$(dirname "$0")/../suite-lib.sh"
 
-fail() {
-    echo "$1"
-    echo "[  FAILED  ] 1 test(s), listed below:"
-    echo "[  FAILED  ] rust: $1"
-    exit 1
-}
-
-# Debian's cargo first, else PATH's; like cmocka, installed from Debian when
-# missing and root
+# Debian's cargo first, else PATH's
 pick_cargo() {
     if [ -x /usr/bin/cargo ]; then
         echo /usr/bin/cargo
@@ -30,10 +22,7 @@ pick_cargo() {
 }
 CARGO=$(pick_cargo)
 if [ -z "$CARGO" ] || { [ ! -x /usr/bin/rustc ] && ! command -v rustc >/dev/null 2>&1; }; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "cargo/rustc missing: installing rustc cargo"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc cargo >/dev/null
-    fi
+    debian_install cargo/rustc rustc cargo
     CARGO=$(pick_cargo)
     [ -n "$CARGO" ] || fail "cargo not found (sudo apt-get install -y rustc cargo)"
 fi
@@ -47,7 +36,7 @@ if [ "$CARGO" = /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
         export RUSTDOC
     fi
 fi
-[ -e build/libshexec.so.1 ] || fail "build/libshexec.so.1 not found: build the library first (make)"
+need_library
 
 SHEXEC_LIB_DIR="$repo/build"     # this tree's library, before any installed one
 CARGO_TARGET_DIR="$repo/build/rust"
@@ -59,15 +48,6 @@ export SHEXEC_LIB_DIR CARGO_TARGET_DIR RUSTFLAGS CARGO_TERM_COLOR
 
 log=$(mktemp -d) || exit 1
 trap 'rm -rf "$log"' EXIT
-passed=0
-skipped=0
-failed=0
-failures=""
-add_failure() {
-    failures="$failures
-[  FAILED  ] rust: $1"
-    failed=$((failed + 1))
-}
 
 echo "== cargo test --offline (examples/rust)"
 # --no-fail-fast: every test binary runs, so every failure is listed
@@ -110,11 +90,4 @@ if [ "$peer_ok" = 1 ]; then
 else
     add_failure "bench peer"
 fi
-
-echo "[  PASSED  ] $passed test(s)."
-[ "$skipped" != 0 ] && echo "[  SKIPPED ] $skipped test(s)."
-if [ "$failed" != 0 ]; then
-    echo "[  FAILED  ] $failed test(s), listed below:$failures"
-    exit 1
-fi
-exit 0
+finish

@@ -22,11 +22,13 @@ this module follows it closely.
         if r.yielded != YIELD_NONE:                # still running, as a task
             t = sh.take_task(r.task_id)            # go on with it: write, wait, read
 
-The shared library is found through $SHEXEC_LIB (a path), else, when this
-package is the one in the source tree (examples/python/shexec), that tree's
-build/libshexec.so.1, else the system's libshexec (ctypes.util.find_library,
-then libshexec.so.1). Installed with pip (docs/python.md), the package is
-the same module: it finds the library through $SHEXEC_LIB or the system's.
+The shared library is found through $SHEXEC_LIB (the library's file, or a
+directory holding libshexec.so.1, such as the source tree's build/), else,
+when this package is the one in the source tree (examples/python/shexec),
+that tree's build/libshexec.so.1, else the system's libshexec
+(ctypes.util.find_library, then libshexec.so.1). Installed with pip
+(docs/python.md), the package is the same module: it finds the library
+through $SHEXEC_LIB or the system's, never through a tree's build/.
 
 Ownership and lifetime (mirrors the C rules, made safe for Python):
 
@@ -283,6 +285,10 @@ class _PollFd(ctypes.Structure):
 def _candidates():
     env = os.environ.get("SHEXEC_LIB")
     if env:
+        # a directory (the tree's build/, PREFIX/lib) holds the library by
+        # its soname: what a user who built it is likely to name
+        if os.path.isdir(env):
+            return [os.path.join(env, "libshexec.so.1")]
         return [env]
     out = []
     # the source tree's build, when it exists, and only for the source tree's
@@ -309,7 +315,8 @@ def _load():
             errors.append("%s: %s" % (path, e))
             if os.environ.get("SHEXEC_LIB"):
                 break
-    raise ImportError("libshexec not found (set SHEXEC_LIB to its path): " + "; ".join(errors))
+    raise ImportError("libshexec not found (set SHEXEC_LIB to libshexec.so.1 or the directory "
+                      "holding it, e.g. the source tree's build/ after make): " + "; ".join(errors))
 
 
 _lib, LIBRARY_PATH = _load()
@@ -1481,9 +1488,9 @@ class Session(object):
                       keep_files: bool = False) -> None:
         """Keep the whole text of every stream that outgrows its output
         limit in a file of `dir` (an absolute path to an existing
-        directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt,
-        mode 0600; the notice then says where (Run.stdout_spill says it
-        too). A file holds at most file_max bytes (0: DEFAULT_SPILL_FILE_MAX),
+        directory), named shexec-<pid>-<run number>-<stdout|stderr>.txt
+        (-1 to -15 before .txt when that name is taken), mode 0600; the
+        notice then says where (Run.stdout_spill says it too). A file holds at most file_max bytes (0: DEFAULT_SPILL_FILE_MAX),
         the session's files together total_max (0: DEFAULT_SPILL_TOTAL_MAX;
         the oldest are removed to make room). The files are removed when the
         session is closed, or the spill turned off (dir None), unless

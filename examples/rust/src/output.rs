@@ -99,7 +99,9 @@ pub struct Output {
     pub state: State,
     /// The shell's exit status (0-255) when `state` is `Exited`.
     pub exit_code: Option<i32>,
-    /// The signal that ended the shell (15 after a timeout).
+    /// The signal that ended the shell: after a timeout 15 (SIGTERM) when it
+    /// died of it, 9 when it outlived the grace, `None` when it handled
+    /// SIGTERM and exited by itself (`state` says `TimedOut` all the same).
     pub signal: Option<i32>,
     /// A SIGINT reached the command ([`Signal::Int`](crate::Signal::Int)
     /// sent, or a ^C typed), however it then ended: `state`, `exit_code`
