@@ -2700,12 +2700,8 @@ static int configure_output(shexec_session *s, const output_flags *o)
      * bounds what it reads gets a budget the notice fits in */
     uint32_t budget = 0;
     if (o->output_budget &&
-        (parse_whole("--output-budget", o->output_budget, 1u << 30, "characters", &budget) != 0 ||
-         !budget)) {
-        if (!budget)
-            log_msg("--output-budget must be at least 1 character");
+        parse_whole("--output-budget", o->output_budget, 1, 1u << 30, "characters", &budget) != 0)
         return -1;
-    }
     int keep = (o->keep_tail ? SHEXEC_KEEP_HEAD_TAIL : SHEXEC_KEEP_HEAD) |
                (budget ? SHEXEC_KEEP_WITHIN_LIMIT : 0);
     if ((o->keep_tail || budget) &&
@@ -2990,7 +2986,7 @@ static int serve_main(int argc, char **argv, output_flags out)
             if (parse_whole("--input-look-ms", v, 0, 3600000, "milliseconds", &input_look_ms) != 0)
                 return 2;
         } else if ((v = flag_value(argc, argv, &i, "--leftovers-drain-ms"))) {
-            if (parse_whole("--leftovers-drain-ms", v, SHEXEC_MAX_LEFTOVERS_DRAIN_MS, "milliseconds",
+            if (parse_whole("--leftovers-drain-ms", v, 0, SHEXEC_MAX_LEFTOVERS_DRAIN_MS, "milliseconds",
                             &drain_ms) != 0)
                 return 2;
         } else if ((v = flag_value(argc, argv, &i, "--containment"))) {
