@@ -15,7 +15,7 @@
 # machine, in other runs too (other variants, other trees): a suite holds
 # a lock on SHEXEC_CHECK_LOCK (default /tmp/shexec-check.lock; empty: none)
 # while it runs, shared, or exclusive for those after --alone. With
-# SHEXEC_CHECK_SLOTS=M (CI, running several variants at once), at most M
+# SHEXEC_CHECK_SLOTS=M (several runs sharing the machine), at most M
 # suites of all the runs that share the lock run at once. Each suite
 # writes its own log, and starts with stdin on /dev/null and the signal
 # dispositions the runner had (bash, not sh: a non-interactive sh starts

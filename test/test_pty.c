@@ -274,8 +274,11 @@ static void test_missed_hangup_is_sent_again(void **state)
     shexec_run *r = run_mode(s, cmd, 1, 0);
     int child = atoi(out_of(r));
     assert_true(child > 0);
-    /* it outlived the hangup (its handler took it): the group is adopted */
-    assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
+    /* it outlived the hangup (its handler took it): the hangup sent again
+     * ends it while the run drains its output, or later in the task that
+     * adopted the group */
+    int left = shexec_run_leftovers(r, NULL);
+    assert_true(left == SHEXEC_LEFTOVERS_NONE || left == SHEXEC_LEFTOVERS_ADOPTED);
     shexec_run_free(r);
     int gone = drive_until_gone(s, child, 10000);
     if (!gone)

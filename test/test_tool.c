@@ -1724,7 +1724,8 @@ static void test_result_elapsed_and_lines(void **state)
     const shx_json *r = call(s, "bash", "{\"command\":\"sleep 0.3; echo done\"}", SHEXEC_OK);
     assert_int_equal(num(r, "exit_code"), 0);
     int64_t ms = num(r, "elapsed_ms");
-    assert_true(ms >= 300 && ms < 10000);
+    if (ms < 290 || ms > 60000)
+        fail_msg("elapsed_ms %lld for a command that slept 300 ms", (long long)ms);
     assert_null(shx_json_get(r, "lines")); /* nothing cut: nothing to say */
     r = call(s, "bash", "{\"command\":\"seq 1 20000; seq 1 5 >&2; printf 'a\\\\nb' >&2\"}",
              SHEXEC_OK);
