@@ -131,6 +131,9 @@ int shx_run_begin(shexec_run *r)
                          .echo = r->pty == SHEXEC_PTY_ECHO,
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
                          .rows = r->rows ? r->rows : SHX_PTY_DEFAULT_ROWS};
+    /* the command's time counts from its spawn: the child runs while the
+     * rest is set up, and its duration must cover all of it */
+    int64_t spawned_ns = shx_now_ns();
     rc = shx_spawn(&req, &child, &err);
     if (rc != SHEXEC_OK)
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
@@ -211,7 +214,7 @@ int shx_run_begin(shexec_run *r)
     r->job.stdin_fd = child.in_fd;
     r->effective_timeout_ms = l.timeout_ms;
     r->job.proc.no_timeout = l.timeout_ms == 0;
-    r->start_ns = shx_now_ns();
+    r->start_ns = spawned_ns;
     r->job.proc.deadline_ns = r->start_ns + (int64_t)l.timeout_ms * 1000000;
     r->job.proc.check_backoff_ns = 1000000;
     r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
