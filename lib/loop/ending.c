@@ -14,7 +14,6 @@
 #include "proc/group.h"
 #include "loop/job.h"
 #include "proc/proc.h"
-#include "shx/base.h"
 #include "stream/stream.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */
@@ -86,19 +85,7 @@ int shx_job_drain_over(shx_job *j, int64_t now)
 {
     if (j->out.fd < 0 && j->err.fd < 0 && j->proc.phase == SHX_PROC_PINNED)
         return 1;
-    if (now < shx_job_drain_due(j))
-        return 0;
-    shx_stream *st[2] = {&j->out, &j->err};
-    int came = 0;
-    for (int i = 0; i < 2; i++)
-        if (st[i]->fd >= 0 && shx_stream_read(st[i]) == SHX_STREAM_DATA) {
-            j->last_stream = st[i]->id;
-            came = 1;
-        }
-    if (!came)
-        return 1;
-    shx_quiet_output(j, shx_now_ns());
-    return 0;
+    return now >= shx_job_drain_due(j) && !shx_quiet_read_held(j);
 }
 
 int shx_job_drain_end(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born)

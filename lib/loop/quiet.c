@@ -154,19 +154,27 @@ static void look_for_input(shx_job *j, int64_t now)
  * one that printed its answer and waits again is reported with the output
  * before the wait.
  */
+int shx_quiet_read_held(shx_job *j)
+{
+    shx_stream *st[2] = {&j->out, &j->err};
+    int came = 0;
+    for (int i = 0; i < 2; i++) {
+        if (st[i]->fd >= 0 && shx_stream_read(st[i]) == SHX_STREAM_DATA) {
+            j->last_stream = st[i]->id;
+            shx_quiet_output(j, shx_now_ns());
+            came = 1;
+        }
+    }
+    return came;
+}
+
 static void take_pending(shx_job *j, int64_t now)
 {
     int64_t next = -1;
     shx_quiet_next(j, &next);
     if (next < 0 || next > now)
         return;
-    shx_stream *st[2] = {&j->out, &j->err};
-    for (int i = 0; i < 2; i++) {
-        if (st[i]->fd >= 0 && shx_stream_read(st[i]) == SHX_STREAM_DATA) {
-            j->last_stream = st[i]->id;
-            shx_quiet_output(j, shx_now_ns());
-        }
-    }
+    (void)shx_quiet_read_held(j);
 }
 
 int shx_quiet_enforce(shx_job *j, int64_t now)

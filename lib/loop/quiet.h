@@ -60,6 +60,11 @@ void shx_quiet_activity(struct shx_job *j, int64_t now);
 /* Output came: activity, and the end of a quiet spell (a watch's). */
 void shx_quiet_output(struct shx_job *j, int64_t now);
 
+/* Read what the job's pipes hold now, as output (its quiet ends): 1 when
+ * some came. A silence judged at a deadline is judged on this, not on
+ * the loop's last poll. */
+int shx_quiet_read_held(struct shx_job *j);
+
 /* The earliest of the job's quiet deadlines into *next (min, -1: none). */
 void shx_quiet_next(const struct shx_job *j, int64_t *next);
 /* What is due at now: a timeout that yields, the idle timeout (a yield
