@@ -17,6 +17,7 @@
 #include "stream/capture.h"
 #include "stream/notice.h"
 #include "shexec.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1386,25 +1387,13 @@ static void check_counts_big(int unit, int keep, uint64_t limit, uint64_t mib)
     free(rep);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 /* The big stream's MiB: 200, or 16 where every byte costs many times more
  * (a sanitizer, valgrind: ThreadSanitizer took 7 minutes over 800 MiB).
  * 16 MiB is still thousands of times the limits, every sequence cut at
  * every offset many times over. */
 static uint64_t big_mib(void)
 {
-    const char *v = getenv("VALGRIND");
-    return SANITIZED || (v && strcmp(v, "1") == 0) ? 16 : 200;
+    return TU_SANITIZED || tu_under_valgrind() ? 16 : 200;
 }
 
 static void test_counts_exact_big_stream(void **state)

@@ -41,16 +41,7 @@ typedef struct env_case {
 /* Bounds that tell linear from quadratic (minutes at 100k), far above the
  * linear time: under valgrind everything runs 20-50 times slower, under
  * the sanitizers a few times, on a loaded machine more, so they scale. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_SLOWDOWN 6
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_SLOWDOWN 6
-#endif
-#endif
-#ifndef SANITIZER_SLOWDOWN
-#define SANITIZER_SLOWDOWN 1
-#endif
+#define SANITIZER_SLOWDOWN (TU_SANITIZED ? 6 : 1)
 static double time_bound(double seconds)
 {
     return (tu_under_valgrind() ? seconds * 20 : seconds) * SANITIZER_SLOWDOWN;

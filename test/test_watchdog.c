@@ -34,11 +34,7 @@ extern char **environ;
 #define GOAL_MS 1000
 #define POLL_MS 10000
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
+#define SANITIZED TU_SANITIZED
 
 static int slow_build(void)
 {

@@ -11,6 +11,19 @@
 
 #include "shx/platform.h"
 
+/* 1 in a build under AddressSanitizer or ThreadSanitizer (gcc's and
+ * clang's ways of saying so), where everything runs several times slower. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#ifndef TU_SANITIZED
+#define TU_SANITIZED 0
+#endif
+
 /* Number of open descriptors of this process. */
 int tu_count_fds(void);
 /* Descriptors of record files (a session keeps its runs' for the next ones). */
