@@ -425,9 +425,58 @@ static void to_sink(void *user, int stream, const char *data, size_t len)
  * the SIGTERM would make it last until the SIGKILL. */
 #define ENDED_WITHIN_MS 10000
 
+/* Now in clock ticks since boot, the clock of a process's start time in
+ * /proc/PID/stat. */
+static unsigned long long ticks_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    long hz = sysconf(_SC_CLK_TCK);
+    return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+           (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)hz);
+}
+
+/* 1 when a living process of group pgid was born more than a tick after
+ * `tick`. */
+static int group_has_late_born(pid_t pgid, unsigned long long tick)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int late = 0;
+    struct dirent *e;
+    while (!late && (e = readdir(d))) {
+        char path[300], buf[1024];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *rest = strrchr(buf, ')');
+        char st;
+        int ppid, pgrp;
+        unsigned long long start;
+        /* state ppid pgrp, then 18 fields to starttime (field 22) */
+        late = rest && sscanf(rest + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                              "%*d %*d %*d %*d %*d %llu", &st, &ppid, &pgrp, &start) == 4 &&
+               pgrp == pgid && st != 'Z' && start > tick + 1;
+    }
+    closedir(d);
+    return late;
+}
+
 /* Run cmd in s (its kill grace 30 s), cancel it once "ready" is out (or
  * after delay_us of pumping from the start when delay_us >= 0), and pump
- * until it ends, failing the test past ENDED_WITHIN_MS. */
+ * until it ends, failing the test past ENDED_WITHIN_MS. Returns NULL (the
+ * run ended, freed, the grace as it was) where a process that runs on past
+ * that was born more than a tick after the SIGTERM: the library
+ * looks for children forked as it came (proc.h), and a loaded machine can
+ * hold a forking shell that long; such a try is the machine's, not the
+ * library's, and is made again. */
 static shexec_run *cancelled(shexec_session *s, const char *cmd, sink *k, long delay_us)
 {
     shexec_run *r = NULL;
@@ -451,13 +500,41 @@ static shexec_run *cancelled(shexec_session *s, const char *cmd, sink *k, long d
             fail_msg("%s: not ready (output \"%s\")", cmd, k->buf);
     }
     assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+    unsigned long long term_tick = ticks_now();
     int64_t t1 = tu_now_ms();
     while (shexec_run_state(r) == SHEXEC_STATE_RUNNING && tu_now_ms() - t1 < ENDED_WITHIN_MS)
         shexec_session_wait(s, 100);
+    if (shexec_run_state(r) == SHEXEC_STATE_RUNNING &&
+        group_has_late_born((pid_t)shexec_run_pid(r), term_tick)) {
+        printf("[ NOTE     ] %s: a child born over a tick after the SIGTERM (a loaded "
+               "machine): tried again\n", cmd);
+        uint32_t grace = shexec_session_kill_grace_ms(s);
+        assert_int_equal(shexec_session_set_kill_grace_ms(s, 0), SHEXEC_OK);
+        assert_int_equal(shexec_run_cancel(r), SHEXEC_OK);
+        while (shexec_run_state(r) == SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, 100);
+        shexec_run_free(r);
+        assert_int_equal(shexec_session_set_kill_grace_ms(s, grace), SHEXEC_OK);
+        return NULL;
+    }
     if (shexec_run_state(r) == SHEXEC_STATE_RUNNING)
         fail_msg("%s: still running %d ms after the cancel (output \"%s\"): a process missed "
                  "the SIGTERM and waits for the SIGKILL", cmd, ENDED_WITHIN_MS, k->buf);
     return r;
+}
+
+/* cancelled(), tried up to three times while a loaded machine's late fork
+ * makes it return NULL. */
+static shexec_run *cancelled_once(shexec_session *s, const char *cmd, sink *k, long delay_us)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        memset(k, 0, sizeof *k);
+        shexec_run *r = cancelled(s, cmd, k, delay_us);
+        if (r)
+            return r;
+    }
+    fail_msg("%s: a child born over a tick after the SIGTERM three times", cmd);
+    return NULL;
 }
 
 /* Item: a child forked as the SIGTERM comes gets it too. bash with the
@@ -480,7 +557,7 @@ static void test_child_forked_as_term_comes_gets_it(void **state)
             char cmd[PATH_MAX + 64];
             snprintf(cmd, sizeof cmd, "exec %s %s sleep 30", tu_helper("term_fork"), mode[m]);
             sink k = {{0}, 0};
-            shexec_run *r = cancelled(f->s, cmd, &k, -1);
+            shexec_run *r = cancelled_once(f->s, cmd, &k, -1);
             assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
             const char *at = strstr(k.buf, "child ");
             if (!at)
@@ -507,7 +584,7 @@ static void test_cancel_as_bash_forks(void **state)
     int tries = tu_under_valgrind() ? 10 : 100;
     for (int i = 0; i < tries; i++) {
         sink k = {{0}, 0};
-        shexec_run *r = cancelled(f->s, "sleep 30", &k, (long)(i % 25) * 100);
+        shexec_run *r = cancelled_once(f->s, "sleep 30", &k, (long)(i % 25) * 100);
         assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         shexec_run_free(r);
     }
@@ -573,7 +650,7 @@ static void test_programs_that_handle_term(void **state)
                 assert_true(tu_now_ms() - t0 < ENDED_WITHIN_MS);
                 assert_string_equal(out_of(r), cases[c].out);
             } else {
-                r = cancelled(f->s, cases[c].cmd, &k, -1); /* within ENDED_WITHIN_MS */
+                r = cancelled_once(f->s, cases[c].cmd, &k, -1); /* within ENDED_WITHIN_MS */
                 assert_string_equal(k.buf, cases[c].out);
             }
             assert_int_equal(shexec_run_state(r), cases[c].end_state);
