@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #include "contain/contain_hook.h"
 #include "spawn/forkexec.h"
 #include "run/launch.h"
@@ -73,18 +71,11 @@ int shx_run_begin(shexec_run *r)
     if (!r->probe && !s->wrapper_known && s->shell_bash && s->wrapper_kind == SHEXEC_WRAPPER_LOCAL &&
         s->shell_argv && s->shell_argv[1])
         probe_wrapper(s);
-    /* what its output hides is known before anything runs */
-    shx_redact_set *redact;
-    if (shx_redact_set_for_run(&s->redact, s->env_inherit ? (const char *const *)environ : NULL,
-                               &s->env, &r->env, r->redact_own_env, &r->redact_values,
-                               &redact) != 0)
-        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* everything it is set to, each attachment's part with it, in one step */
     shx_launch l;
     int rc = shx_launch_resolve(&l, r);
-    if (rc != SHEXEC_OK) {
-        shx_redact_set_release(redact);
+    if (rc != SHEXEC_OK)
         return rc;
-    }
     int remote = l.mode == SHX_LAUNCH_REMOTE;
     /* the descriptors the shell gets at fixed numbers: the report channel,
      * the prelude, a long command's file */
@@ -140,7 +131,6 @@ int shx_run_begin(shexec_run *r)
     shx_buf_free(&err);
     if (rc != SHEXEC_OK) {
         shx_launch_free(&l);
-        shx_redact_set_release(redact);
         return rc;
     }
     /* the shell has its ends: the host keeps only its own end of the
@@ -194,8 +184,7 @@ int shx_run_begin(shexec_run *r)
     shx_stream_init(&r->job.err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
                     r->user);
     r->notice_first = s->notice_first;
-    shx_streams_attach(&r->job.out, &r->job.err, s->spill, redact);
-    shx_redact_set_release(redact);
+    shx_streams_attach(&r->job.out, &r->job.err, s->spill, l.redact);
     if (r->ansi == SHEXEC_ANSI_STRIP) {
         shx_stream_enable_strip(&r->job.out);
         shx_stream_enable_strip(&r->job.err);

@@ -2,7 +2,7 @@
  * launch.c - what a run's shell is given, resolved once when the run
  * starts (launch.h): where it starts, its environment, the program and its
  * argv, its report channel and prelude, how the prelude reaches the shell
- * (script.h), output limits and timeout.
+ * (script.h), what its output hides, output limits and timeout.
  */
 #include "run/launch.h"
 
@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include "session/agentenv.h"
 #include "shell/channels.h"
@@ -67,17 +69,6 @@ static char **with_added(shx_launch *l, char **env)
     }
     v[n] = NULL;
     return v;
-}
-
-/* The one rule for a run's timeout: a task has its own or none, a
- * foreground run its own or the session's, clamped to the maximum. */
-uint32_t shx_run_effective_timeout(const shexec_run *r)
-{
-    if (r->task)
-        return r->timeout_ms;
-    const shexec_session *s = r->s;
-    uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
-    return t > s->max_timeout_ms ? s->max_timeout_ms : t;
 }
 
 /*
@@ -297,6 +288,8 @@ void shx_launch_free(shx_launch *l)
     free(l->envp);
     shx_env_free(l->env);
     free(l->dir);
+    shx_redact_set_release(l->redact);
+    l->redact = NULL;
     for (int k = -1; k < SHX_CTRLS; k++) {
         char *dir = k < 0 ? l->cgroup : l->cgroup_v1[k];
         if (dir) {
@@ -361,6 +354,11 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     if (r->command_len > SHEXEC_MAX_COMMAND_BYTES)
         return shx_fail(s, SHEXEC_E2BIG, "the command is %zu bytes: above the %u-byte bound "
                         "(SHEXEC_MAX_COMMAND_BYTES)", r->command_len, SHEXEC_MAX_COMMAND_BYTES);
+    /* what its output hides is known before anything runs */
+    if (shx_redact_set_for_run(&s->redact, s->env_inherit ? (const char *const *)environ : NULL,
+                               &s->env, &r->env, r->redact_own_env, &r->redact_values,
+                               &l->redact) != 0)
+        return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     int rc = start_dir(l, r, remote);
     if (rc != SHEXEC_OK)
         goto fail;

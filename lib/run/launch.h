@@ -11,6 +11,7 @@
 #include "shx/buf.h"
 #include "shell/channels.h"
 #include "contain/contain_hook.h"
+#include "output/output_hook.h"
 #include "shexec.h"
 
 typedef struct shx_launch {
@@ -39,18 +40,18 @@ typedef struct shx_launch {
     char *cgroup;             /* the command's cgroup (contain_hook.h), NULL: none */
     char *cgroup_v1[SHX_CTRLS]; /* its cgroups in v1 hierarchies, for limits; NULL: none */
     uint64_t limits[SHEXEC_LIMITS]; /* its limits, by SHEXEC_LIMIT_* (0: none) */
+    shx_redact_set *redact;   /* what its output hides (output_hook.h), NULL: nothing */
 } shx_launch;
 
 /* Every setting the run starts with, the run's own over the session's,
- * into l. SHEXEC_OK, or an error with the session's message set and
- * nothing left to free. */
+ * into l: the one step that prepares a run, where each attachment adds
+ * its part through its hook (the redaction set, the agent preset, the kept
+ * state, the cgroup). SHEXEC_OK, or an error with the session's message
+ * set and nothing left to free. */
 int shx_launch_resolve(shx_launch *l, shexec_run *r);
 /* Close and free what l holds (its channel too, unless taken: -1; its
- * cgroups, unless taken: NULL, are removed). */
+ * cgroups, unless taken: NULL, are removed; its reference to the
+ * redaction set). */
 void shx_launch_free(shx_launch *l);
-
-/* The one rule for a run's timeout (launch.c): a task has its own or none,
- * a foreground run its own or the session's, clamped to the maximum. */
-uint32_t shx_run_effective_timeout(const shexec_run *r);
 
 #endif

@@ -5,7 +5,6 @@
  * leftovers, and what the library declined for it.
  */
 #include "run/result.h"
-#include "run/launch.h"
 #include "run/run.h"
 #include "stream/stream.h"
 #include "stream/capture.h"

@@ -61,6 +61,17 @@ static void report_readable(void *ctx)
     }
 }
 
+/* The one rule for a run's timeout: a task has its own or none, a
+ * foreground run its own or the session's, clamped to the maximum. */
+uint32_t shx_run_effective_timeout(const shexec_run *r)
+{
+    if (r->task)
+        return r->timeout_ms;
+    const shexec_session *s = r->s;
+    uint32_t t = r->timeout_ms ? r->timeout_ms : s->default_timeout_ms;
+    return t > s->max_timeout_ms ? s->max_timeout_ms : t;
+}
+
 /* The run's job ended (its processes done, its output read): what is left
  * of its report, and the run made final. */
 static void job_ended(void *ctx, int64_t now)

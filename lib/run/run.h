@@ -85,6 +85,9 @@ struct shexec_run {
 };
 
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
+/* The one rule for a run's timeout: a task has its own or none, a
+ * foreground run its own or the session's, clamped to the maximum. */
+uint32_t shx_run_effective_timeout(const shexec_run *r);
 /* SHEXEC_OK while r may still be set (not started), else the error (the
  * session's message set). */
 int shx_run_configurable(shexec_run *r);
