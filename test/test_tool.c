@@ -1235,7 +1235,7 @@ static const shx_json *until_completed(shexec_session *s, const char *id, const 
         assert_string_equal(str(r, "status"), "running");
         if (tu_now_ms() >= end)
             fail_msg("task %s still running after 60 s; its output: [%s]", id, out);
-        if (resend_tool && tu_now_ms() >= start + 10000 && !strstr(out, "nterrupt")) {
+        if (resend_tool && tu_now_ms() >= start + 10000 && !strstr(out, "Keyboard interrupt")) {
             printf("[ NOTE     ] %s: no sign of the signal in 10 s, sent again\n", resend_tool);
             r = call(s, resend_tool, resend_args, SHEXEC_OK);
             resend_tool = NULL;

@@ -446,24 +446,12 @@ static int group_has_late_born(pid_t pgid, unsigned long long tick)
     int late = 0;
     struct dirent *e;
     while (!late && (e = readdir(d))) {
-        char path[300], buf[1024];
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        const char *rest = strrchr(buf, ')');
-        char st;
-        int ppid, pgrp;
+        char state;
+        pid_t pgrp;
         unsigned long long start;
-        /* state ppid pgrp, then 18 fields to starttime (field 22) */
-        late = rest && sscanf(rest + 2, "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                              "%*d %*d %*d %*d %*d %llu", &st, &ppid, &pgrp, &start) == 4 &&
-               pgrp == pgid && st != 'Z' && start > tick + 1;
+        late = e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+               tu_proc_stat((pid_t)atoi(e->d_name), &state, &pgrp, &start) == 0 &&
+               pgrp == pgid && state != 'Z' && start > tick + 1;
     }
     closedir(d);
     return late;
@@ -523,9 +511,9 @@ static shexec_run *cancelled(shexec_session *s, const char *cmd, sink *k, long d
     return r;
 }
 
-/* cancelled(), tried up to three times while a loaded machine's late fork
- * makes it return NULL. */
-static shexec_run *cancelled_once(shexec_session *s, const char *cmd, sink *k, long delay_us)
+/* cancelled(), tried again (three tries in all) while a loaded machine's
+ * late fork makes it return NULL. */
+static shexec_run *cancelled_retrying(shexec_session *s, const char *cmd, sink *k, long delay_us)
 {
     for (int tries = 0; tries < 3; tries++) {
         memset(k, 0, sizeof *k);
@@ -557,7 +545,7 @@ static void test_child_forked_as_term_comes_gets_it(void **state)
             char cmd[PATH_MAX + 64];
             snprintf(cmd, sizeof cmd, "exec %s %s sleep 30", tu_helper("term_fork"), mode[m]);
             sink k = {{0}, 0};
-            shexec_run *r = cancelled_once(f->s, cmd, &k, -1);
+            shexec_run *r = cancelled_retrying(f->s, cmd, &k, -1);
             assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
             const char *at = strstr(k.buf, "child ");
             if (!at)
@@ -584,7 +572,7 @@ static void test_cancel_as_bash_forks(void **state)
     int tries = tu_under_valgrind() ? 10 : 100;
     for (int i = 0; i < tries; i++) {
         sink k = {{0}, 0};
-        shexec_run *r = cancelled_once(f->s, "sleep 30", &k, (long)(i % 25) * 100);
+        shexec_run *r = cancelled_retrying(f->s, "sleep 30", &k, (long)(i % 25) * 100);
         assert_int_equal(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
         shexec_run_free(r);
     }
@@ -650,7 +638,7 @@ static void test_programs_that_handle_term(void **state)
                 assert_true(tu_now_ms() - t0 < ENDED_WITHIN_MS);
                 assert_string_equal(out_of(r), cases[c].out);
             } else {
-                r = cancelled_once(f->s, cases[c].cmd, &k, -1); /* within ENDED_WITHIN_MS */
+                r = cancelled_retrying(f->s, cases[c].cmd, &k, -1); /* within ENDED_WITHIN_MS */
                 assert_string_equal(k.buf, cases[c].out);
             }
             assert_int_equal(shexec_run_state(r), cases[c].end_state);

@@ -83,20 +83,32 @@ int tu_under_valgrind(void)
     return v && strcmp(v, "1") == 0;
 }
 
-int tu_pid_alive(pid_t pid)
+int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
 {
-    char path[64], buf[512];
+    char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
     if (!f)
-        return 0;
+        return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
+    /* after the name: state, ppid, pgrp, then 18 fields to starttime (22) */
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return 0;
-    return p[2] != 'Z' && p[2] != 'X';
+    int group;
+    if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                     "%*d %*d %*d %llu", state, &group, start) != 3)
+        return -1;
+    *pgrp = (pid_t)group;
+    return 0;
+}
+
+int tu_pid_alive(pid_t pid)
+{
+    char state;
+    pid_t pgrp;
+    unsigned long long start;
+    return tu_proc_stat(pid, &state, &pgrp, &start) == 0 && state != 'Z' && state != 'X';
 }
 
 int64_t tu_now_ms(void)

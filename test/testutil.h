@@ -32,6 +32,9 @@ int tu_count_record_files(void);
 int tu_count_children(void);
 /* 1 when pid exists and is not a zombie. */
 int tu_pid_alive(pid_t pid);
+/* From /proc/PID/stat: the state letter, the process group and the start
+ * time (clock ticks since boot). 0, or -1 where pid has no such file. */
+int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start);
 /* Wait up to ms for pid to be gone (dead or zombie); 1 when gone. */
 int tu_wait_pid_gone(pid_t pid, int ms);
 /* Monotonic clock in ms. */
