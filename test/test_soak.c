@@ -21,24 +21,16 @@
 #include "testhook.h"
 #include "testutil.h"
 
-#define SANITIZED TU_SANITIZED
-
-static int under_valgrind(void)
-{
-    const char *v = getenv("VALGRIND");
-    return v && strcmp(v, "1") == 0;
-}
-
 /* Full counts only where they are affordable and memory can be measured. */
 static int full(void)
 {
-    return !SANITIZED && !under_valgrind();
+    return !TU_SANITIZED && !tu_under_valgrind();
 }
 
 /* Counts: full, under a sanitizer (a few times slower), under valgrind. */
 static int scaled(int n, int sanitized, int valgrind)
 {
-    return under_valgrind() ? valgrind : SANITIZED ? sanitized : n;
+    return tu_under_valgrind() ? valgrind : TU_SANITIZED ? sanitized : n;
 }
 
 /* RSS may grow this much over the soak (malloc's arenas settle in steps). */

@@ -34,12 +34,9 @@ extern char **environ;
 #define GOAL_MS 1000
 #define POLL_MS 10000
 
-#define SANITIZED TU_SANITIZED
-
 static int slow_build(void)
 {
-    const char *v = getenv("VALGRIND");
-    return (v && strcmp(v, "1") == 0) || SANITIZED;
+    return tu_under_valgrind() || TU_SANITIZED;
 }
 
 static long long read_num(const char *dir, const char *name)
@@ -182,7 +179,7 @@ static pid_t host_dies(const char *mode, int self, int expect_signal, int expect
     if (expect_signal) {
         /* a sanitizer reports the crash and exits instead */
         assert_true((WIFSIGNALED(st) && WTERMSIG(st) == expect_signal) ||
-                    (SANITIZED && WIFEXITED(st) && WEXITSTATUS(st) != 0));
+                    (TU_SANITIZED && WIFEXITED(st) && WEXITSTATUS(st) != 0));
     } else {
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), expect_exit);
