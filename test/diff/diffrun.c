@@ -16,7 +16,8 @@
  *     %% setup: SHELL TEXT           optional, may repeat (joined by newlines);
  *                                    run by /bin/sh -c in the case's fresh
  *                                    directory before each of the two runs
- *     %% normalize: digits           optional; every run of digits -> <N>
+ *     %% normalize: digits           optional; every run of digits -> <N>, the
+ *                                    spaces that pad one to a width -> one
  *     %% timeout: SECONDS            optional; default 10
  *     %% newline: keep               optional; keep the final newline
  *     COMMAND TEXT...
@@ -59,7 +60,8 @@
  * have one: not after a timeout). Normalised: when the outputs differ as
  * they are, each side's own shell pid (as a decimal number) becomes <PID>
  * before they are compared again; `normalize: digits` turns every run of
- * digits into <N>. Nothing else is normalised.
+ * digits into <N>, and the spaces that pad one to a width (bash's job
+ * reports print a pid as "%5d") into one. Nothing else is normalised.
  *
  * MODES. By default the library runs S directly. --wrapper-local PROG
  * ARG... -- runs it through a wrapper that passes descriptors
@@ -1224,6 +1226,14 @@ static void normalize(buf_t *dst, const buf_t *src, long pid, int digits)
                 buf_puts(dst, "<PID>");
             else
                 buf_add(dst, p + i, j - i);
+            i = j;
+        } else if (digits && p[i] == ' ' && i + 1 < n && p[i + 1] == ' ') {
+            /* spaces that pad a number to a width (bash's "%5d" of a
+             * job's pid) follow from its value: one space, as for any */
+            size_t j = i;
+            while (j < n && p[j] == ' ')
+                j++;
+            buf_add(dst, p + i, j < n && is_digit(p[j]) ? 1 : j - i);
             i = j;
         } else {
             buf_add(dst, p + i, 1);
