@@ -114,7 +114,7 @@ static int expect_bash(const shx_json *args, const char *session_cwd)
         size_t klen;
         const char *k = shx_json_key(env, i, &klen);
         if (!nul_free_string(shx_json_item(env, i)) || memchr(k, '\0', klen) ||
-            !shx_env_name_valid(k))
+            !shx_env_name_is_identifier(k, klen))
             return SHEXEC_EINVAL;
     }
     /* valid: the run is set up, then the start fails */
