@@ -24,8 +24,10 @@ if [ ! -d node_modules/@modelcontextprotocol/sdk ] ||
 fi
 
 log=$(mktemp)
+# two files at a time: the tests spend their time waiting on commands and
+# servers, and each file starts servers of its own
 trap 'rm -f "$log"' EXIT
-node --test --test-concurrency=1 --test-reporter=tap ./*.test.mjs >"$log" 2>&1
+node --test --test-concurrency=2 --test-reporter=tap ./*.test.mjs >"$log" 2>&1
 rc=$?
 cat "$log"
 tap_finish "$log" "$rc"
