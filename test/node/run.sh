@@ -58,7 +58,7 @@ export SHEXEC_SOURCE_DIR SHEXEC_NODE_PROJECT SHEXEC_NODE_TARBALL
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-(cd "$project" && node --test --test-concurrency=1 --test-reporter=tap test/*.test.js) >"$out" 2>&1
+(cd "$project" && node --test --test-concurrency=2 --test-reporter=tap test/*.test.js) >"$out" 2>&1
 rc=$?
 cat "$out"
 tap_finish "$out" "$rc"

@@ -143,23 +143,83 @@ rm -f "$log"
 
 cd "$rundir" || exit 1
 exec "$testpy" - "$root/test/python" <<'EOF'
+# The tests run in two processes at once (forked after discovery, dealt
+# out one by one in their order, so a class's slow tests are shared): most
+# tests wait on the commands they run, and no test shares state with
+# another (each makes its sessions in setUp). Each worker's verbose log is
+# printed whole, one after the other, then the totals.
+import os
 import sys
+import tempfile
 import unittest
 
+WORKERS = 2
 tests = sys.argv[1]
 suite = unittest.defaultTestLoader.discover(tests, top_level_dir=tests)
-result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
+
+
+def cases(s):
+    for t in s:
+        if isinstance(t, unittest.TestSuite):
+            yield from cases(t)
+        else:
+            yield t
+
+
+groups = [[] for _ in range(WORKERS)]
+for i, t in enumerate(cases(suite)):
+    groups[i % WORKERS].append(t)
+
+sys.stdout.flush()
+workers = []
+for g in groups:
+    log = tempfile.TemporaryFile(mode="w+")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1)
+            part = unittest.TestSuite(g)
+            r = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(part)
+            bad = [t.id() for t, _ in r.failures + r.errors]
+            bad += [t.id() for t in r.unexpectedSuccesses]
+            print("#counts %d %d %d" % (r.testsRun, len(r.skipped), len(r.expectedFailures)))
+            for b in bad:
+                print("#bad " + b)
+            sys.stdout.flush()
+        finally:
+            os._exit(0)
+    workers.append((pid, log))
+
+run = skipped = expected = 0
+bad = []
+for pid, log in workers:
+    _, status = os.waitpid(pid, 0)
+    log.seek(0)
+    counted = False
+    for line in log:
+        if line.startswith("#counts "):
+            n = line.split()
+            run += int(n[1])
+            skipped += int(n[2])
+            expected += int(n[3])
+            counted = True
+        elif line.startswith("#bad "):
+            bad.append(line[5:].strip())
+        else:
+            sys.stdout.write(line)
+    if not counted:
+        bad.append("a worker ended without its counts (status %d)" % status)
 sys.stdout.flush()
 
-bad = [t for t, _ in result.failures + result.errors] + list(result.unexpectedSuccesses)
-skipped = len(result.skipped)
-passed = result.testsRun - len(bad) - skipped - len(result.expectedFailures)
+passed = run - len(bad) - skipped - expected
 print("[  PASSED  ] %d test(s)." % passed)
 if skipped:
     print("[  SKIPPED ] %d test(s)." % skipped)
 if bad:
     print("[  FAILED  ] %d test(s), listed below:" % len(bad))
-    for t in bad:
-        print("[  FAILED  ] %s" % t.id())
-sys.exit(0 if not bad and result.wasSuccessful() else 1)
+    for b in bad:
+        print("[  FAILED  ] %s" % b)
+sys.exit(1 if bad else 0)
 EOF
