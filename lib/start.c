@@ -205,8 +205,7 @@ int shx_run_begin(shexec_run *r)
     r->job.proc.no_timeout = l.timeout_ms == 0;
     r->start_ns = spawned_ns;
     r->job.proc.deadline_ns = r->start_ns + (int64_t)l.timeout_ms * 1000000;
-    r->job.proc.check_backoff_ns = 1000000;
-    r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
+    shx_proc_looks_from(&r->job.proc, r->start_ns);
     r->state = SHEXEC_STATE_RUNNING;
     shx_longrun_start(r);
     shx_loop_add(&s->loop, &r->job);

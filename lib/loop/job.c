@@ -1,6 +1,7 @@
 /*
- * job.c - a job's own state: made empty, and its stdin queue (what is
- * left, dropping what was written, closing it).
+ * job.c - a job's own state: made empty, its stdin queue (what is
+ * left, dropping what was written, closing it), and when a drain of
+ * leftovers' output is due to end.
  */
 #include <string.h>
 #include <unistd.h>
@@ -55,4 +56,11 @@ void shx_job_input_close(shx_job *j)
     }
     shx_buf_free(&j->stdin_buf);
     j->stdin_off = 0;
+}
+
+int64_t shx_job_drain_due(const shx_job *j)
+{
+    int64_t from = j->quiet.output_ns > j->drain_from_ns ? j->quiet.output_ns : j->drain_from_ns;
+    int64_t due = from + j->drain_quiet_ns;
+    return due < j->drain_end_ns ? due : j->drain_end_ns;
 }

@@ -80,12 +80,7 @@ typedef struct shx_job_policy {
 #define SHX_HANGUP_FIRST_NS ((int64_t)5000000)
 
 /* While it drains leftovers' output: when the drain is over if nothing more comes. */
-static inline int64_t shx_job_drain_due(const shx_job *j)
-{
-    int64_t from = j->quiet.output_ns > j->drain_from_ns ? j->quiet.output_ns : j->drain_from_ns;
-    int64_t due = from + j->drain_quiet_ns;
-    return due < j->drain_end_ns ? due : j->drain_end_ns;
-}
+int64_t shx_job_drain_due(const shx_job *j);
 
 /* No process, no streams, no input yet; events to observer. */
 void shx_job_init(shx_job *j, const shx_proc_observer *observer);

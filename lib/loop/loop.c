@@ -35,7 +35,6 @@
 #include "spawn/spawn.h"
 #include "stream/stream.h"
 
-#define FALLBACK_MAX_NS 50000000LL
 /* At most this much queued input is written to one command per round, so
  * that a reader as fast as the writer cannot keep the loop from its
  * deadlines and from the other commands. */
@@ -49,9 +48,10 @@ void shx_loop_add(shx_loop *l, shx_job *j)
     l->active = j;
 }
 
+/* t, when it is earlier than *next (-1 stands for none in both) */
 static void min_deadline(int64_t *next, int64_t t)
 {
-    if (*next < 0 || t < *next)
+    if (t >= 0 && (*next < 0 || t < *next))
         *next = t;
 }
 
@@ -83,26 +83,12 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
     int64_t next = -1;
     size_t n = 0;
     for (shx_job *j = l->active; j; j = j->next_active) {
-        int live = !shx_proc_exited(&j->proc) || shx_proc_following(&j->proc);
-        if (live) {
+        if (shx_proc_live(&j->proc)) {
             /* a deadline already passed wakes the host at once: the
              * enforcing is shx_loop_enforce()'s, never a listing's */
             shx_quiet_next(j, &next);
-            if (j->proc.sent == SHX_SENT_NONE && !j->proc.no_timeout)
-                min_deadline(&next, j->proc.deadline_ns);
-            else if (j->proc.sent == SHX_SENT_TERM)
-                min_deadline(&next, j->proc.term_looks > 0 && j->proc.term_look_ns < j->proc.kill_at_ns
-                                        ? j->proc.term_look_ns
-                                        : j->proc.kill_at_ns);
-            if ((!shx_proc_exited(&j->proc) && j->proc.pidfd < 0) || shx_proc_unwatched(&j->proc))
-                min_deadline(&next, j->proc.next_check_ns);
-            /* signalling may have found every anchor gone: with no pidfd
-             * or deadline left to wake the loop, settle must run now to
-             * look for other members or finish the run */
-            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->proc.group.n == 0 &&
-                !j->proc.cgroup)
-                min_deadline(&next, now);
-            if (shx_proc_following(&j->proc) && j->proc.phase != SHX_PROC_PINNED && j->hangup_checks > 0)
+            min_deadline(&next, shx_proc_next_due(&j->proc, now));
+            if (j->proc.phase == SHX_PROC_ANCHORED && j->hangup_checks > 0)
                 min_deadline(&next, j->hangup_check_ns);
             if (j->draining)
                 min_deadline(&next, shx_job_drain_due(j));
@@ -111,8 +97,10 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
             add_fd(fds, own, cap, &n, j->out.fd, POLLIN, j, FD_OUT, 0);
         if (j->err.fd >= 0)
             add_fd(fds, own, cap, &n, j->err.fd, POLLIN, j, FD_ERR, 0);
-        if (j->proc.pidfd >= 0 && !shx_proc_exited(&j->proc))
-            add_fd(fds, own, cap, &n, j->proc.pidfd, POLLIN, j, FD_PID, 0);
+        int pfd[SHX_PROC_POLLFDS], anchor[SHX_PROC_POLLFDS];
+        for (int i = 0, k = shx_proc_pollfds(&j->proc, pfd, anchor); i < k; i++)
+            add_fd(fds, own, cap, &n, pfd[i], POLLIN, j, anchor[i] < 0 ? FD_PID : FD_ANCHOR,
+                   anchor[i] < 0 ? 0 : anchor[i]);
         /* the owner's side channel, while the shell runs (once it is gone,
          * what is left there is taken when the job ends) */
         if (j->side_fd >= 0 && !shx_proc_exited(&j->proc))
@@ -123,10 +111,6 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
          * the next round hands it over, without waiting for more */
         if (shx_stream_has_queued(&j->out) || shx_stream_has_queued(&j->err))
             min_deadline(&next, now);
-        if (shx_proc_following(&j->proc))
-            for (int i = 0; i < j->proc.group.n; i++)
-                if (j->proc.group.pidfd[i] >= 0)
-                    add_fd(fds, own, cap, &n, j->proc.group.pidfd[i], POLLIN, j, FD_ANCHOR, i);
     }
     *next_ns = next;
     return n;
@@ -243,13 +227,7 @@ int shx_loop_settle(shx_loop *l, int look_now)
     shx_job *done = NULL, *born = NULL;
     for (shx_job **pp = &l->active; *pp;) {
         shx_job *j = *pp;
-        int due = now >= j->proc.next_check_ns;
-        if (due) {
-            j->proc.check_backoff_ns = j->proc.check_backoff_ns * 2 > FALLBACK_MAX_NS
-                                      ? FALLBACK_MAX_NS
-                                      : j->proc.check_backoff_ns * 2;
-            j->proc.next_check_ns = now + j->proc.check_backoff_ns;
-        }
+        int due = shx_proc_look_due(&j->proc, now);
         if (!shx_proc_exited(&j->proc) && j->proc.pidfd < 0 &&
             (due || look_now || (j->out.fd < 0 && j->err.fd < 0)))
             shx_proc_check(&j->proc);

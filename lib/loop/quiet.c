@@ -29,7 +29,7 @@
  * silence of it counts (no idle timeout, yield or look for input). */
 static int live(const shx_job *j)
 {
-    return (!shx_proc_exited(&j->proc) || shx_proc_following(&j->proc)) && !j->draining;
+    return shx_proc_live(&j->proc) && !j->draining;
 }
 
 void shx_quiet_start(shx_job *j, int64_t now)

@@ -119,6 +119,95 @@ static inline int shx_proc_unwatched(const shx_proc *p)
     return shx_proc_following(p) && (p->cgroup || shx_group_unwatched(&p->group));
 }
 
+/* The shell runs, or members it left are followed: the command's
+ * processes may still change, and the loop watches them. */
+static inline int shx_proc_live(const shx_proc *p)
+{
+    return !shx_proc_exited(p) || shx_proc_following(p);
+}
+
+/* The earlier of two times, -1 standing for none. */
+static inline int64_t shx_proc_earlier(int64_t a, int64_t b)
+{
+    return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
+/*
+ * When p next needs shx_proc_enforce() or a look (-1: nothing of its own
+ * but the descriptors of shx_proc_pollfds): its timeout, the SIGKILL at
+ * the grace's end or the next look for children that missed the SIGTERM
+ * before it; a waitid look while the shell runs without a pidfd, or one
+ * at members followed with nothing to wake the loop; and `now` when
+ * signalling found every anchor gone, so that the loop settles at once to
+ * look for other members or finish. A time already passed is returned as
+ * it is: the caller wakes at once.
+ */
+static inline int64_t shx_proc_next_due(const shx_proc *p, int64_t now)
+{
+    if (!shx_proc_live(p))
+        return -1;
+    int64_t due = -1;
+    if (p->sent == SHX_SENT_NONE && !p->no_timeout)
+        due = p->deadline_ns;
+    else if (p->sent == SHX_SENT_TERM)
+        due = shx_proc_earlier(p->kill_at_ns, p->term_looks > 0 ? p->term_look_ns : -1);
+    if ((!shx_proc_exited(p) && p->pidfd < 0) || shx_proc_unwatched(p))
+        due = shx_proc_earlier(due, p->next_check_ns);
+    if (p->phase == SHX_PROC_ANCHORED && p->group.n == 0 && !p->cgroup)
+        due = shx_proc_earlier(due, now);
+    return due;
+}
+
+/* The timed looks at a shell without a pidfd, or at members followed with
+ * nothing to wake the loop: the first SHX_PROC_LOOK_FIRST_NS after the
+ * start, each wait after that twice the last, at most SHX_PROC_LOOK_MAX_NS. */
+#define SHX_PROC_LOOK_FIRST_NS ((int64_t)1000000)
+#define SHX_PROC_LOOK_MAX_NS ((int64_t)50000000)
+
+/* The timed looks start: the first SHX_PROC_LOOK_FIRST_NS after `from`. */
+static inline void shx_proc_looks_from(shx_proc *p, int64_t from)
+{
+    p->check_backoff_ns = SHX_PROC_LOOK_FIRST_NS;
+    p->next_check_ns = from + p->check_backoff_ns;
+}
+
+/* 1 when a timed look is due at `now`; the next one is then set. */
+static inline int shx_proc_look_due(shx_proc *p, int64_t now)
+{
+    if (now < p->next_check_ns)
+        return 0;
+    p->check_backoff_ns = p->check_backoff_ns * 2 > SHX_PROC_LOOK_MAX_NS ? SHX_PROC_LOOK_MAX_NS
+                                                                         : p->check_backoff_ns * 2;
+    p->next_check_ns = now + p->check_backoff_ns;
+    return 1;
+}
+
+/* At most this many descriptors wake the loop for one process object. */
+#define SHX_PROC_POLLFDS (1 + SHX_GROUP_ANCHORS)
+
+/*
+ * The descriptors whose readiness says p changed, into fd, each with its
+ * anchor's index in anchor (-1: the shell's pidfd, while it runs): the
+ * shell's pidfd until its exit is known, then the anchors' pidfds while
+ * members are followed. Returns how many (at most SHX_PROC_POLLFDS).
+ */
+static inline int shx_proc_pollfds(const shx_proc *p, int fd[SHX_PROC_POLLFDS],
+                                   int anchor[SHX_PROC_POLLFDS])
+{
+    int n = 0;
+    if (p->pidfd >= 0 && !shx_proc_exited(p)) {
+        fd[n] = p->pidfd;
+        anchor[n++] = -1;
+    }
+    if (shx_proc_following(p))
+        for (int i = 0; i < p->group.n && n < SHX_PROC_POLLFDS; i++)
+            if (p->group.pidfd[i] >= 0) {
+                fd[n] = p->group.pidfd[i];
+                anchor[n++] = i;
+            }
+    return n;
+}
+
 /* No process yet: every descriptor -1, exit code -1; events to observer. */
 void shx_proc_init(shx_proc *p, const shx_proc_observer *observer);
 /* Tell the observer again what it would have been told of p so far (a

@@ -207,8 +207,7 @@ int shx_task_adopt(shexec_session *s, shexec_run *from, shexec_task **out)
     r->job.hangup_check_ns = from->job.hangup_check_ns;
     r->start_ns = shx_now_ns();
     shx_quiet_start(&r->job, r->start_ns); /* its quiet counts from here (no looks) */
-    r->job.proc.check_backoff_ns = 1000000;
-    r->job.proc.next_check_ns = r->start_ns + r->job.proc.check_backoff_ns;
+    shx_proc_looks_from(&r->job.proc, r->start_ns);
     /* the pipes move to the task: later output is the leftovers' */
     shx_stream_init(&r->job.out, SHEXEC_STDOUT, from->job.out.fd, NULL, from->job.out.capture.limit,
                     from->job.out.capture.unit, from->job.out.capture.keep_arg, NULL, NULL);
