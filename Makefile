@@ -12,7 +12,7 @@
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
 #                        one line per suite as it ends, VERBOSE=1: every suite's whole log;
 #                        the suites run several at a time: CHECK_JOBS, by default make's -j N,
-#                        else twice the processors; make check-build builds without running)
+#                        else three times the processors; make check-build builds without running)
 #   make check-musl      the cmocka suite against musl (builds cmocka for musl from Debian's source)
 #   make demo            build and run examples/demo
 #   make check-conformance  the MCP conformance suite against examples/shexec-mcp
@@ -250,7 +250,7 @@ SCRIPT_TESTS := test/test_abi.sh test/test_layering.sh test/test_portability.sh 
 check-build: all $(TEST_BINS) $(HELPER_BINS) $(if $(filter default,$(VARIANT)),$(POLL_HOST) $(MCP_SERVER) $(B)/test/diffrun)
 
 # The suites run CHECK_JOBS at a time (test/run-tests.sh): by default make's
-# -j N, else twice the processors (most suites spend their time waiting on
+# -j N, else three times the processors (most suites spend their time waiting on
 # the commands they run). The longest start first, so none is left running
 # by itself at the end; CHECK_ALONE runs after them, one at a time, with
 # nothing else running (on the machine: test/run-tests.sh's lock). make
@@ -268,11 +268,16 @@ else
     test_differential.sh test_longrun test_wrappers test_run test_trust test_task test_tool
 endif
 CHECK_ALONE := test_contain test_watchdog
+# suites that mostly wait (on timeouts, graces and sleeping commands, or a
+# soak's thousands of short commands) run as two shards at once, each half
+# of the tests (test/run-tests.sh: PATH@K/N)
+CHECK_SHARDED := test_soak test_hostile test_longrun
+check_shards = $(foreach t,$(1),$(if $(filter $(addprefix %/,$(CHECK_SHARDED)),$(t)),$(t)@1/2 $(t)@2/2,$(t)))
 # CHECK_SCRIPTS=0: the cmocka suites only, the script suites left out (CI's
 # valgrind check: they run nothing under valgrind, and the plain check runs them)
 CHECK_SUITES := $(TEST_BINS) $(if $(filter 0,$(CHECK_SCRIPTS)),,$(if $(filter default,$(VARIANT)),$(SCRIPT_TESTS)))
-CHECK_ORDER := $(foreach n,$(CHECK_FIRST),$(filter %/$(n),$(CHECK_SUITES))) \
-  $(filter-out $(foreach n,$(CHECK_FIRST) $(CHECK_ALONE),%/$(n)),$(CHECK_SUITES)) \
+CHECK_ORDER := $(call check_shards,$(foreach n,$(CHECK_FIRST),$(filter %/$(n),$(CHECK_SUITES))) \
+  $(filter-out $(foreach n,$(CHECK_FIRST) $(CHECK_ALONE),%/$(n)),$(CHECK_SUITES))) \
   --alone $(foreach n,$(CHECK_ALONE),$(filter %/$(n),$(CHECK_SUITES)))
 
 # (make's -j N is seen in a recipe's MAKEFLAGS only)
@@ -280,11 +285,11 @@ check:
 	+@jobs='$(CHECK_JOBS)'; j=; \
 	  case " $$MAKEFLAGS" in *" -j"*) ;; *) j=-j$(NPROC) ;; esac; \
 	  [ -n "$$jobs" ] || jobs=$$(printf '%s\n' " $$MAKEFLAGS" | sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
-	  $(MAKE) --no-print-directory $$j check-run CHECK_JOBS=$${jobs:-$$(($(NPROC) * 2))}
+	  $(MAKE) --no-print-directory $$j check-run CHECK_JOBS=$${jobs:-$$(($(NPROC) * 3))}
 
 check-run: check-build
 	@SHEXEC_TEST_HELPERS=$(CURDIR)/$(B)/test/helpers VALGRIND=$(VALGRIND) VERBOSE=$(VERBOSE) \
-	  bash test/run-tests.sh -j $(or $(CHECK_JOBS),$(shell echo $$(($(NPROC) * 2)))) $(CHECK_ORDER)
+	  bash test/run-tests.sh -j $(or $(CHECK_JOBS),$(shell echo $$(($(NPROC) * 3)))) $(CHECK_ORDER)
 
 # --- examples ----------------------------------------------------------------
 
@@ -318,13 +323,15 @@ check-conformance: $(MCP_SERVER)
 # --- benchmarks --------------------------------------------------------------
 
 # one driver (bench/*.c) against the static library, plus the helper programs
-# it runs (bench/helpers/*.c); BENCH_QUICK=1 in the environment: smoke run
+# it runs (bench/helpers/*.c); BENCH_QUICK=1 in the environment: smoke run.
+# The linker wraps poll and ppoll (bench/waiting.c counts the library's calls)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_HELPERS := $(patsubst bench/helpers/%.c,build/bench/%,$(sort $(wildcard bench/helpers/*.c)))
 
 build/bench/shexec_bench: $(BENCH_SRCS) bench/bench.h include/shexec.h build/libshexec.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) build/libshexec.a -lm
+	$(CC) $(BASE_CFLAGS) -O2 -Iinclude -o $@ $(BENCH_SRCS) build/libshexec.a -lm \
+	  -Wl,--wrap=poll -Wl,--wrap=ppoll
 
 build/bench/%: bench/helpers/%.c
 	@mkdir -p $(@D)

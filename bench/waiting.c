@@ -5,7 +5,7 @@
  *   4. idle cost: voluntary context switches of the calling thread
  *      (getrusage RUSAGE_THREAD ru_nvcsw) across one `sleep 2`, i.e. how
  *      often the host woke up; cross-checked by counting the library's
- *      poll() and ppoll() calls (this file defines both, see below).
+ *      poll() and ppoll() calls (wrapped at link time, see below).
  *   5. timeouts: `sleep 100` with a 500 ms timeout (ends on SIGTERM);
  *      a TERM-ignoring command with a 200 ms kill grace (ends on SIGKILL at
  *      about 700 ms); a tree of 500 sleeping processes timed out, every one
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,38 +70,28 @@ static long raw_idle(const char *cmd)
 
 /*
  * The library's poll() and ppoll() calls (its loop waits in ppoll where
- * there is one) are counted by defining both in this program: the static
- * library's references bind to these definitions at link time, and they
- * make the same system calls glibc's make, so the library itself is
- * untouched. (strace -c would count too, but it slows the host so much that
- * the command's exit events pile up into fewer polls.)
+ * there is one) are counted by the linker's wrapping (the Makefile links
+ * this program with --wrap=poll and --wrap=ppoll): every reference to them
+ * in the program and the static library binds to these, which count and
+ * call the C library's own, so the library itself is untouched. (strace -c
+ * would count too, but it slows the host so much that the command's exit
+ * events pile up into fewer polls.)
  */
-int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+int __real_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+int __real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask);
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask);
+
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
     poll_calls++;
-#ifdef SYS_poll
-    return (int)syscall(SYS_poll, fds, n, timeout_ms);
-#else
-    struct timespec ts, *tp = NULL;
-    if (timeout_ms >= 0) {
-        ts.tv_sec = timeout_ms / 1000;
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-        tp = &ts;
-    }
-    return (int)syscall(SYS_ppoll, fds, n, tp, NULL, (size_t)(_NSIG / 8));
-#endif
+    return __real_poll(fds, n, timeout_ms);
 }
 
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
 {
     poll_calls++;
-    /* the kernel writes the time left back: a copy, as glibc makes */
-    struct timespec left, *tp = NULL;
-    if (timeout) {
-        left = *timeout;
-        tp = &left;
-    }
-    return (int)syscall(SYS_ppoll, fds, n, tp, mask, (size_t)(_NSIG / 8));
+    return __real_ppoll(fds, n, timeout, mask);
 }
 
 /*

@@ -8,6 +8,11 @@
 #
 #   bash test/run-tests.sh [-j N] SUITE... [--alone SUITE...]
 #
+# A cmocka suite written PATH@K/N is its shard K of N: the binary runs with
+# SHEXEC_TEST_SHARD=K/N and so only its tests K, K+N, ... (testutil.h); the
+# Makefile gives a suite that mostly waits several shards, which then run
+# at once like any other suites.
+#
 # The suites before --alone start in the order given, N at a time (1 without
 # -j): the longest first, so none is left to run by itself at the end. Those
 # after --alone run afterwards, one at a time with nothing else running:
@@ -89,15 +94,21 @@ run_suite() {
             sleep 0.2
         done
     fi
+    # PATH@K/N: shard K of N (exported to the suite alone)
+    local path=$2 shard=""
+    if [[ $path =~ @([0-9]+/[0-9]+)$ ]]; then
+        shard=${BASH_REMATCH[1]}
+        path=${path%@*}
+    fi
     start=$(date +%s%N)
-    case "$2" in
-    *.sh) sh "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&- ;;
+    case "$path" in
+    *.sh) sh "$path" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&- ;;
     *)
         if [ "$VALGRIND" = 1 ]; then
-            valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-                --track-fds=no "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
+            SHEXEC_TEST_SHARD=$shard valgrind -q --error-exitcode=99 --leak-check=full \
+                --errors-for-leak-kinds=definite --track-fds=no "$path" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
         else
-            "$2" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
+            SHEXEC_TEST_SHARD=$shard "$path" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&-
         fi ;;
     esac
     rc=$?
@@ -111,10 +122,15 @@ start_suite() {
 
 # report N PATH: its line, its log if it failed, and the totals
 report() {
-    local name log=$tmp/$1.log rc ms p f k status extra
-    name=$(basename "$2")
+    local name log=$tmp/$1.log rc ms p f k status extra path=$2 shard=""
+    if [[ $path =~ @([0-9]+/[0-9]+)$ ]]; then
+        shard=" [${BASH_REMATCH[1]}]"
+        path=${path%@*}
+    fi
+    name=$(basename "$path")
     # test/python/run.sh, test/node/run.sh, test/mcp/run.sh: named by their directory
-    [ "$name" = run.sh ] && name=$(basename "$(dirname "$2")")/run.sh
+    [ "$name" = run.sh ] && name=$(basename "$(dirname "$path")")/run.sh
+    name=$name$shard
     read -r rc ms <"$tmp/$1.rc" 2>/dev/null || { rc=126; ms=0; echo "could not start $2" >>"$log"; }
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)

@@ -129,7 +129,7 @@ static void test_no_drain(void **state)
     if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to adopt leftovers"))
         skip();
     assert_int_equal(shexec_session_set_leftovers_drain_ms(s, 0), SHEXEC_OK);
-    shexec_run *r = exec_cmd(s, "{ sleep 0.3; echo late; } & echo now");
+    shexec_run *r = exec_cmd(s, "{ sleep 1; echo late; } & echo now");
     assert_string_equal(out_of(r), "now\n");
     assert_int_equal(shexec_run_leftovers(r, NULL), SHEXEC_LEFTOVERS_ADOPTED);
     shexec_task *t = take_leftovers(s, r);

@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+/* again, now that cmocka.h declares what the sharding takes */
+#include "testutil.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -261,4 +263,25 @@ int tu_http_get(const char *text, int ms)
     }
     close(fd);
     return n == 0 && strncmp(reply, "HTTP/1.0 200", 12) == 0;
+}
+
+int tu_run_group_tests(const char *group, const struct CMUnitTest *tests, size_t n,
+                       CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+    const char *spec = getenv("SHEXEC_TEST_SHARD");
+    unsigned k = 0, shards = 0;
+    char end;
+    if (!spec || sscanf(spec, "%u/%u%c", &k, &shards, &end) != 2 || shards < 2 || k < 1 || k > shards)
+        return _cmocka_run_group_tests(group, tests, n, setup, teardown);
+    struct CMUnitTest *part = calloc(n ? n : 1, sizeof *part);
+    if (!part) {
+        fprintf(stderr, "testutil: out of memory for shard %s\n", spec);
+        return 1;
+    }
+    size_t m = 0;
+    for (size_t i = k - 1; i < n; i += shards)
+        part[m++] = tests[i];
+    int rc = _cmocka_run_group_tests(group, part, m, setup, teardown);
+    free(part);
+    return rc;
 }

@@ -81,3 +81,22 @@ struct shexec_run;
 const char *tu_leftover_id(const struct shexec_run *run);
 
 #endif
+
+/*
+ * Sharding, for a suite that spends its time waiting: with
+ * SHEXEC_TEST_SHARD=K/N in the environment (test/run-tests.sh runs such a
+ * suite as N processes at once), a group runs only its tests K, K+N,
+ * K+2N, ... (counted from 1); without it, all of them. Declared where
+ * cmocka.h came first (this block is outside the guard above, so a file
+ * may include this header again after cmocka.h): every suite's
+ * cmocka_run_group_tests() goes through it.
+ */
+#if defined(cmocka_run_group_tests) && !defined(TU_SHARDS_DECLARED)
+#define TU_SHARDS_DECLARED 1
+int tu_run_group_tests(const char *group, const struct CMUnitTest *tests, size_t n,
+                       CMFixtureFunction setup, CMFixtureFunction teardown);
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(group_tests, group_setup, group_teardown)                            \
+    tu_run_group_tests(#group_tests, group_tests, sizeof(group_tests) / sizeof((group_tests)[0]), \
+                       group_setup, group_teardown)
+#endif

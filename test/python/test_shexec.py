@@ -469,7 +469,7 @@ class TestRuns(Base):
         self.assertEqual(s.leftovers_drain_ms, 1000)
         # without a drain it is the adopted task's
         s.set_leftovers_drain_ms(0)
-        r = s.run("{ sleep 0.3; echo late; } &")
+        r = s.run("{ sleep 2; echo late; } &")   # long after the run returns, however loaded
         self.assertEqual(r.stdout, b"")
         self.assertEqual(r.leftovers, "adopted")
 
@@ -649,7 +649,7 @@ class TestTasks(Base):
 
     def test_leftovers_adopted(self):
         s = self.session()
-        r = s.run("(sleep 0.3; echo later) & echo started")
+        r = s.run("(sleep 1; echo later) & echo started")   # after the drain, however loaded
         self.assertEqual(r.stdout, b"started\n")
         self.assertEqual(r.leftovers, "adopted")
         self.assertRegex(r.leftover_task, r"^t[0-9a-f]{12}$")
@@ -814,7 +814,7 @@ class TestTasks(Base):
     def test_leftover_task_run(self):
         s = self.session()
         s.set_leftovers_drain_ms(0)   # adopted at the shell's exit: "later" is the task's
-        r = s.run("(sleep 0.2; echo later) & echo started")
+        r = s.run("(sleep 1; echo later) & echo started")
         t = s.take_task(r.leftover_task)
         self.assertEqual(t.id, r.leftover_task)
         self.assertEqual(t.run.task_id, t.id)
