@@ -7,8 +7,9 @@
 #                        and its lock, /tmp/shexec-check.lock)
 #   make check           the cmocka suite (SANITIZE=1: under ASan+UBSan; VALGRIND=1: under valgrind;
 #                        PORTABLE=1: the library with every Linux-specific path compiled out;
-#                        WATCHDOG=0, TOOLS=0, PERSIST=0: the library without the watchdog, the
-#                        tool layer, persisted shell state; CONTAIN=0: one that makes no cgroups;
+#                        WATCHDOG=0, TOOLS=0, PERSIST=0, OUTPUT=0: the library without the watchdog,
+#                        the tool layer, persisted shell state, the output filters (redaction,
+#                        spill); CONTAIN=0: one that makes no cgroups;
 #                        CC=clang, CC=musl-gcc: another compiler or libc, in its own build dir;
 #                        one line per suite as it ends, VERBOSE=1: every suite's whole log;
 #                        the suites run several at a time: CHECK_JOBS, by default make's -j N,
@@ -90,6 +91,14 @@ ifeq ($(CONTAIN),0)
   VARIANT  := $(if $(filter default,$(VARIANT)),nocontain,$(VARIANT)-nocontain)
   LIB_FEATURES += -DSHX_WITH_CONTAIN=0
 endif
+# OUTPUT=0: the library without the output filters (lib/output/): no
+# redaction and no spill; the setters that ask for them then fail with
+# SHEXEC_ESYS, their tests skip, and test_redact, which calls the filters,
+# is left out
+ifeq ($(OUTPUT),0)
+  VARIANT  := $(if $(filter default,$(VARIANT)),nooutput,$(VARIANT)-nooutput)
+  LIB_FEATURES += -DSHX_WITH_OUTPUT=0
+endif
 # TOOLS=0: the library without the tool layer (lib/tool/ but none.c, in
 # which shexec_tool.h's calls fail with SHEXEC_ESYS); the tool layer's
 # tests are left out
@@ -109,8 +118,9 @@ B          := build/$(VARIANT)
 # folders, always; the attachments, less what a switch leaves out (the
 # core reaches each through its hook header, whose stubs stand in).
 # contain/: CONTAIN=0 leaves out the cgroups (cgtree.c stays while the
-# watchdog does), WATCHDOG=0 the watchdog. tool/: TOOLS=0 builds none.c
-# alone (shexec_tool.h's calls, each failing), which no other build has.
+# watchdog does), WATCHDOG=0 the watchdog. persist/: PERSIST=0. output/:
+# OUTPUT=0. tool/: TOOLS=0 builds none.c alone (shexec_tool.h's calls,
+# each failing), which no other build has.
 CORE_DIRS  := session run loop proc spawn stream shell shx
 CONTAIN_OFF := $(if $(filter 0,$(CONTAIN)),lib/contain/contain.c lib/contain/cgroup%.c \
                  $(if $(filter 0,$(WATCHDOG)),lib/contain/cgtree.c)) \
@@ -119,7 +129,7 @@ TOOL_SRCS  := $(if $(filter 0,$(TOOLS)),lib/tool/none.c,$(filter-out lib/tool/no
 LIB_SRCS   := $(sort $(wildcard lib/*.c) $(foreach d,$(CORE_DIRS),$(wildcard lib/$(d)/*.c)) \
                 $(filter-out $(CONTAIN_OFF),$(wildcard lib/contain/*.c)) \
                 $(if $(filter 0,$(PERSIST)),,$(wildcard lib/persist/*.c)) \
-                $(wildcard lib/output/*.c) $(TOOL_SRCS))
+                $(if $(filter 0,$(OUTPUT)),,$(wildcard lib/output/*.c)) $(TOOL_SRCS))
 LIB_OBJS   := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 # what lib/shx/probe.sh found for this compiler and variant (shx/platform.h includes it)
 CONFIG_H   := $(B)/shx_config.h
@@ -142,7 +152,8 @@ POLL_HOST  := build/examples/poll_host
 MCP_SERVER := build/examples/shexec-mcp
 
 TEST_SRCS  := $(sort $(filter-out $(if $(filter 0,$(TOOLS)),test/test_tool.c) \
-                $(if $(filter 0,$(CONTAIN)),test/test_cgroup.c),$(wildcard test/test_*.c)))
+                $(if $(filter 0,$(CONTAIN)),test/test_cgroup.c) \
+                $(if $(filter 0,$(OUTPUT)),test/test_redact.c),$(wildcard test/test_*.c)))
 TEST_BINS  := $(patsubst test/%.c,$(B)/test/%,$(TEST_SRCS))
 HELPER_SRCS := $(sort $(wildcard test/helpers/*.c))
 HELPER_BINS := $(patsubst test/helpers/%.c,$(B)/test/helpers/%,$(HELPER_SRCS))

@@ -511,7 +511,9 @@ enum {
  * off or replaced makes no file from then on (one it is writing stops:
  * removed, or kept as it is with SHEXEC_SPILL_KEEP_FILES). Errors:
  * SHEXEC_EINVAL (s NULL, dir not absolute or not a directory, unknown
- * flags, file_max above total_max; nothing changes), SHEXEC_ENOMEM.
+ * flags, file_max above total_max; nothing changes), SHEXEC_ENOMEM,
+ * SHEXEC_ESYS (a dir, in a library built without the output filters,
+ * OUTPUT=0: turning the spill off succeeds).
  */
 SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir,
                                             uint64_t file_max, uint64_t total_max,
@@ -554,7 +556,10 @@ SHEXEC_API int shexec_run_spill(const shexec_run *run, int stream, const char **
  * lets it go, unless leftovers adopted as a task read on from the same
  * pipe: then what was held back goes on to the task, so a secret the
  * command began and its leftovers end is hidden there. Errors: SHEXEC_EINVAL (s NULL, bad name, value NULL or its
- * length out of bounds), SHEXEC_ELIMIT (100000 values), SHEXEC_ENOMEM.
+ * length out of bounds), SHEXEC_ELIMIT (100000 values), SHEXEC_ENOMEM,
+ * SHEXEC_ESYS (a library built without the output filters, OUTPUT=0:
+ * every call that asks for redaction or a spill fails so, saying why, and
+ * every call that turns one off succeeds).
  */
 SHEXEC_API int shexec_session_redact_value(shexec_session *s, const char *name,
                                            const void *value, size_t len);
@@ -567,7 +572,8 @@ SHEXEC_API int shexec_session_redact_value(shexec_session *s, const char *name,
  * keeps from commands is hidden too: a command may read it elsewhere).
  * `globs` NULL: the defaults, *KEY* *SECRET* *TOKEN* *PASSWORD*
  * *CREDENTIAL*; n 0 with globs non-NULL: off (the default). Errors:
- * SHEXEC_EINVAL (s NULL, an empty or NULL glob), SHEXEC_ENOMEM.
+ * SHEXEC_EINVAL (s NULL, an empty or NULL glob), SHEXEC_ENOMEM, SHEXEC_ESYS
+ * (globs to take, OUTPUT=0).
  */
 SHEXEC_API int shexec_session_redact_env(shexec_session *s, const char *const *globs, size_t n);
 
@@ -593,7 +599,8 @@ enum {
 };
 
 /* Hide these shapes (SHEXEC_REDACT_* or'ed; 0: none, the default) from runs
- * started from now on. Errors: SHEXEC_EINVAL (s NULL, unknown bits). */
+ * started from now on. Errors: SHEXEC_EINVAL (s NULL, unknown bits),
+ * SHEXEC_ESYS (a shape, OUTPUT=0). */
 SHEXEC_API int shexec_session_redact_shapes(shexec_session *s, unsigned which);
 
 /* Forget every redaction the session was given (values, globs, shapes).
@@ -608,7 +615,8 @@ SHEXEC_API int shexec_run_redact_value(shexec_run *run, const char *name, const 
 /* With `on`, the run's own variables (shexec_run_setenv()) are looked at
  * as the session's are: the values of those matching the session's globs,
  * or the default globs when the session has none, are hidden from this
- * run's output. Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (started). */
+ * run's output. Errors: SHEXEC_EINVAL (run NULL), SHEXEC_ESTATE (started),
+ * SHEXEC_ESYS (on, OUTPUT=0). */
 SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on);
 
 /* How many occurrences were hidden in a stream so far (0 for run NULL or an

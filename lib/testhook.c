@@ -91,7 +91,7 @@ size_t shx_test_active(const shexec_session *s)
 unsigned shx_test_platform(void)
 {
     return shx_platform_features() | (SHX_WITH_WATCHDOG ? SHX_PLATFORM_WATCHDOG : 0) |
-           (SHX_WITH_PERSIST ? SHX_PLATFORM_PERSIST : 0);
+           (SHX_WITH_PERSIST ? SHX_PLATFORM_PERSIST : 0) | (SHX_WITH_OUTPUT ? SHX_PLATFORM_OUTPUT : 0);
 }
 
 int64_t shx_test_watchdog_pid(const shexec_session *s)

@@ -222,7 +222,14 @@ def stubs(header):
 def declared_functions(header):
     src = strip(open(header).read())
     src = re.sub(r'#\s*define[^\n]*(?:\\\n[^\n]*)*', ' ', src)
-    return [m.group(1) for m in re.finditer(r'\b(s(?:hx|hexec)_\w+)\s*\([^;{]*\)\s*(?:__attribute__\s*\(\(.*?\)\))?\s*;', src, re.S)]
+    found = []
+    for m in re.finditer(r'\b(s(?:hx|hexec)_\w+)\s*\([^;{]*\)\s*(?:__attribute__\s*\(\(.*?\)\))?\s*;', src, re.S):
+        before = src[:m.start()].rstrip()
+        # a call in a stub's body (x = f(...); return f(...);) declares nothing
+        if before.endswith('=') or re.search(r'\breturn$', before):
+            continue
+        found.append(m.group(1))
+    return found
 
 
 def provided_names(header):

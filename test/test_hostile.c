@@ -804,6 +804,8 @@ static void case_file_size_limit(void)
 static void test_file_size_limit(void **state)
 {
     (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (the spill)"))
+        skip();
     run_forked(case_file_size_limit, 0, 60);
 }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 static shexec_session *new_session(void)
@@ -112,6 +113,8 @@ static size_t write_mixed(const char *path, size_t want)
 
 static void test_spill_holds_everything_and_the_notice_counts(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     const char *dir = tu_mkdtemp();
@@ -228,6 +231,8 @@ static void test_spill_holds_everything_and_the_notice_counts(void **state)
 
 static void test_spill_only_when_truncated_and_kept_on_request(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     char *dir = strdup(tu_mkdtemp());
@@ -263,6 +268,8 @@ static void test_spill_only_when_truncated_and_kept_on_request(void **state)
  * the run and its notice name the file made. */
 static void test_spill_name_taken_gets_a_suffix(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     char *dir = strdup(tu_mkdtemp());
     shexec_session *s = new_session();
@@ -291,6 +298,8 @@ static void test_spill_name_taken_gets_a_suffix(void **state)
 
 static void test_spill_caps_and_budget(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     char *dir = strdup(tu_mkdtemp());
@@ -374,6 +383,8 @@ static void move_spill(void *user, int stream, const char *data, size_t len)
  * new directory. */
 static void test_spill_dir_changed_while_running(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     char *dir = strdup(tu_mkdtemp());
@@ -427,6 +438,8 @@ static void test_spill_dir_changed_while_running(void **state)
  * have been, and the notice says the spill failed. */
 static void test_spill_into_a_full_disk(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     char *dir = strdup(tu_mkdtemp());
     if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0) {
@@ -467,6 +480,8 @@ static void test_spill_into_a_full_disk(void **state)
 
 static void test_spill_dir_errors(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     /* each refusal says why */
@@ -519,6 +534,8 @@ static void on_output(void *user, int stream, const char *data, size_t len)
 
 static void test_redact_everywhere(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     char *dir = strdup(tu_mkdtemp());
@@ -566,6 +583,8 @@ static void test_redact_everywhere(void **state)
 /* A secret across the 64 KiB read boundary, wherever it falls in it. */
 static void test_redact_across_the_read_boundary(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
@@ -589,6 +608,8 @@ static void test_redact_across_the_read_boundary(void **state)
 
 static void test_redact_in_a_terminal(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_redact_value(s, "K", SECRET, strlen(SECRET)), SHEXEC_OK);
@@ -615,6 +636,8 @@ static void test_redact_in_a_terminal(void **state)
 
 static void test_redact_env_and_shapes(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_setenv(s, "MY_SERVICE_TOKEN", "tok-abcdefgh-12345"), SHEXEC_OK);
@@ -662,6 +685,8 @@ static void test_redact_env_and_shapes(void **state)
  * string with its breaks written out, a token grep prints in colour. */
 static void test_redact_keys_where_commands_print_them(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES |
@@ -689,6 +714,8 @@ static void test_redact_keys_where_commands_print_them(void **state)
 
 static void test_redact_in_a_task(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     shexec_session *s = new_session();
@@ -713,6 +740,8 @@ static void test_redact_in_a_task(void **state)
  * of it, and each counts its own occurrences. */
 static void test_redact_across_leftover_adoption(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     shexec_session *s = new_session();
@@ -737,6 +766,8 @@ static void test_redact_across_leftover_adoption(void **state)
 
 static void test_redact_errors(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (redaction, spill)"))
+        skip();
     (void)state;
     shexec_session *s = new_session();
     assert_int_equal(shexec_session_redact_value(s, "OK", "abc", 3), SHEXEC_EINVAL);
@@ -831,6 +862,8 @@ static void check_within_600(shexec_run *r, int stream, const char *want, size_t
  * a task; and off by default. */
 static void test_output_limit_holds_the_notice(void **state)
 {
+    if (!tu_platform_has(SHX_PLATFORM_OUTPUT, "the output filters (the spill)"))
+        skip();
     (void)state;
     tu_leak_begin();
     const char *dir = tu_mkdtemp();
@@ -927,6 +960,51 @@ static void test_output_limit_holds_the_notice(void **state)
     tu_leak_end();
 }
 
+/* What the build says of the filters: with them a registered value is
+ * hidden; OUTPUT=0 refuses every request for a filter with SHEXEC_ESYS,
+ * saying why, takes every turning off, and passes output as it is. */
+static void test_filters_by_build(void **state)
+{
+    (void)state;
+    shexec_session *s = new_session();
+    shexec_run *r = NULL;
+    if (shx_test_platform() & SHX_PLATFORM_OUTPUT) {
+        assert_int_equal(shexec_session_redact_value(s, "TOKEN", "hidden-value", 12), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 0, 0, 0), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_spill_dir(s, NULL, 0, 0, 0), SHEXEC_OK);
+        r = exec_cmd(s, "echo hidden-value");
+        assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "[REDACTED:TOKEN]\n");
+        assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 1);
+        shexec_run_free(r);
+        shexec_session_free(s);
+        return;
+    }
+    assert_int_equal(shexec_session_redact_value(s, "TOKEN", "hidden-value", 12), SHEXEC_ESYS);
+    assert_non_null(strstr(shexec_session_errmsg(s), "OUTPUT=0"));
+    const char *glob = "*_TOKEN";
+    assert_int_equal(shexec_session_redact_env(s, &glob, 1), SHEXEC_ESYS);
+    assert_int_equal(shexec_session_redact_env(s, NULL, 0), SHEXEC_ESYS);
+    assert_int_equal(shexec_session_redact_env(s, &glob, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_redact_shapes(s, SHEXEC_REDACT_KEY_SHAPES), SHEXEC_ESYS);
+    assert_int_equal(shexec_session_redact_shapes(s, 0), SHEXEC_OK);
+    assert_int_equal(shexec_session_redact_clear(s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_spill_dir(s, "/tmp", 0, 0, 0), SHEXEC_ESYS);
+    assert_int_equal(shexec_session_set_spill_dir(s, NULL, 0, 0, 0), SHEXEC_OK);
+    assert_null(shexec_session_spill_dir(s));
+    assert_int_equal(shexec_run_new(&r, s, "echo hidden-value sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"),
+                     SHEXEC_OK);
+    assert_int_equal(shexec_run_redact_value(r, "TOKEN", "hidden-value", 12), SHEXEC_ESYS);
+    assert_int_equal(shexec_run_redact_own_env(r, 1), SHEXEC_ESYS);
+    assert_int_equal(shexec_run_redact_own_env(r, 0), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL),
+                        "hidden-value sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123\n");
+    assert_int_equal(shexec_run_redactions(r, SHEXEC_STDOUT), 0);
+    assert_int_equal(shexec_run_spill(r, SHEXEC_STDOUT, NULL, NULL, NULL), SHEXEC_SPILL_NONE);
+    shexec_run_free(r);
+    shexec_session_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -946,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_redact_across_leftover_adoption),
         cmocka_unit_test(test_redact_errors),
         cmocka_unit_test(test_output_limit_holds_the_notice),
+        cmocka_unit_test(test_filters_by_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

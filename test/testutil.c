@@ -226,7 +226,8 @@ int tu_platform_has(unsigned feature, const char *what)
 {
     if (shx_test_platform() & feature)
         return 1;
-    printf("[ SKIPPED  ] needs %s: compiled out of this build (PORTABLE=1, WATCHDOG=0, PERSIST=0)\n",
+    printf("[ SKIPPED  ] needs %s: compiled out of this build (PORTABLE=1, WATCHDOG=0, PERSIST=0, "
+           "OUTPUT=0)\n",
            what);
     return 0;
 }

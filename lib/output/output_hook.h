@@ -1,10 +1,14 @@
 /*
  * output_hook.h - the core's one door into output/: the filters a
  * command's output passes through on its way to the host, as the core
- * holds and calls them. Every build has them: each stream holds its stages
- * by value, so no switch leaves the folder out. What they are made of (the
- * replacement of many literals at once, acreplace.h; the shapes of keys,
- * keyscan.h and pemscan.h) and how a set is built (redact.h) are the
+ * holds and calls them. The types are here whatever the build (each stream
+ * holds its stages by value); the calls are declared while the folder is
+ * built (SHX_WITH_OUTPUT) and are static inline stubs when OUTPUT=0 leaves
+ * it out, so that no call site of the core needs an #if: no set is ever
+ * built and no spill directory made, and the public setters of redaction
+ * and spill fail with SHEXEC_ESYS (outputcfg.c). What the filters are made
+ * of (the replacement of many literals at once, acreplace.h; the shapes of
+ * keys, keyscan.h and pemscan.h) and how a set is built (redact.h) are the
  * folder's own.
  *
  * Redaction (redact.c): what is hidden from a command's output, and the
@@ -36,13 +40,21 @@
 #ifndef SHX_OUTPUT_HOOK_H
 #define SHX_OUTPUT_HOOK_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "output/acreplace.h"
 #include "output/keyscan.h"
 #include "shx/buf.h"
 #include "shx/env.h"
+
+/* OUTPUT=0 builds the library without the output filters (the .c files of
+ * lib/output/ left out). The Makefile sets this. */
+#ifndef SHX_WITH_OUTPUT
+#define SHX_WITH_OUTPUT 1
+#endif
 
 /* Values shorter than this are not taken from the environment (too common
  * to hide without hiding ordinary text), and the host may not register
@@ -65,11 +77,13 @@ typedef struct shx_secrets {
     size_t n, cap;
 } shx_secrets;
 
+#if SHX_WITH_OUTPUT
 /* A name fit for a marker: [A-Za-z0-9_], 1 to SHX_REDACT_NAME_MAX bytes. */
 int shx_redact_name_valid(const char *name);
 /* Add a copy. 0, -1 on ENOMEM or a full list (SHX_REDACT_MAX_VALUES). */
 int shx_secrets_add(shx_secrets *l, const char *name, const void *value, size_t len);
 void shx_secrets_free(shx_secrets *l);
+#endif
 
 /* An immutable set, built for runs. */
 typedef struct shx_redact_set {
@@ -89,6 +103,7 @@ typedef struct shx_redact_cfg {
     shx_redact_set *last; /* the set last built, reused while nothing changed */
 } shx_redact_cfg;
 
+#if SHX_WITH_OUTPUT
 /* Take the env globs (copied; NULL: the defaults; n 0: env values off).
  * 0 or -1 (ENOMEM: the previous globs stay). */
 int shx_redact_cfg_set_globs(shx_redact_cfg *c, const char *const *globs, size_t n);
@@ -104,6 +119,7 @@ void shx_redact_set_release(shx_redact_set *set);
 int shx_redact_set_for_run(shx_redact_cfg *c, const char *const *base,
                            const shx_envlist *session_env, const shx_envlist *run_env,
                            int own_env, const shx_secrets *run_values, shx_redact_set **out);
+#endif
 
 /* One stream's stage. */
 typedef struct shx_redactor {
@@ -113,6 +129,7 @@ typedef struct shx_redactor {
     shx_buf mid;          /* between literals and shapes */
 } shx_redactor;
 
+#if SHX_WITH_OUTPUT
 /* Start a stream's stage with a reference of its own to set. */
 void shx_redactor_init(shx_redactor *r, shx_redact_set *set);
 /* Hide what is in data; the settled bytes are appended to out. 0 or -1
@@ -123,6 +140,7 @@ int shx_redactor_finish(shx_redactor *r, shx_buf *out);
 /* Occurrences hidden so far. */
 uint64_t shx_redactor_count(const shx_redactor *r);
 void shx_redactor_free(shx_redactor *r);
+#endif
 
 typedef struct shx_spill shx_spill;
 typedef struct shx_spill_file shx_spill_file;
@@ -154,6 +172,7 @@ struct shx_spill {
     char label[48];        /* "<pid>-<run>-stdout": which run and stream */
 };
 
+#if SHX_WITH_OUTPUT
 /* A spill directory (path copied), held once, by the caller (the
  * session). NULL on ENOMEM. */
 shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max, uint64_t total_max,
@@ -185,5 +204,116 @@ void shx_spill_describe(const shx_spill *sp, shx_buf *out);
 /* Stop writing and let go of the directory (the file stays there; the
  * directory goes if the session let go of it and no other stream holds it). */
 void shx_spill_free(shx_spill *sp);
+#endif
+
+#if !SHX_WITH_OUTPUT
+/* OUTPUT=0: no secret is ever registered (the setters refuse first), no
+ * set is built, and no spill directory is made; a stream's stages stay off. */
+static inline int shx_redact_name_valid(const char *name)
+{
+    (void)name;
+    return 0;
+}
+static inline int shx_secrets_add(shx_secrets *l, const char *name, const void *value, size_t len)
+{
+    (void)l, (void)name, (void)value, (void)len;
+    errno = ENOSYS;
+    return -1;
+}
+static inline void shx_secrets_free(shx_secrets *l)
+{
+    (void)l;
+}
+static inline int shx_redact_cfg_set_globs(shx_redact_cfg *c, const char *const *globs, size_t n)
+{
+    (void)c, (void)globs, (void)n;
+    errno = ENOSYS;
+    return -1;
+}
+static inline void shx_redact_cfg_free(shx_redact_cfg *c)
+{
+    (void)c;
+}
+static inline void shx_redact_set_release(shx_redact_set *set)
+{
+    (void)set;
+}
+static inline int shx_redact_set_for_run(shx_redact_cfg *c, const char *const *base,
+                                         const shx_envlist *session_env, const shx_envlist *run_env,
+                                         int own_env, const shx_secrets *run_values,
+                                         shx_redact_set **out)
+{
+    (void)c, (void)base, (void)session_env, (void)run_env, (void)own_env, (void)run_values;
+    *out = NULL;
+    return 0;
+}
+static inline void shx_redactor_init(shx_redactor *r, shx_redact_set *set)
+{
+    memset(r, 0, sizeof *r);
+    r->set = set;
+}
+static inline int shx_redactor_feed(shx_redactor *r, const char *data, size_t len, shx_buf *out)
+{
+    (void)r; /* never called (no set is built): passes what it is given */
+    return shx_buf_append(out, data, len);
+}
+static inline int shx_redactor_finish(shx_redactor *r, shx_buf *out)
+{
+    (void)r, (void)out;
+    return 0;
+}
+static inline uint64_t shx_redactor_count(const shx_redactor *r)
+{
+    (void)r;
+    return 0;
+}
+static inline void shx_redactor_free(shx_redactor *r)
+{
+    (void)r;
+}
+static inline shx_spill_dir *shx_spill_dir_new(const char *path, uint64_t file_max,
+                                               uint64_t total_max, int keep)
+{
+    (void)path, (void)file_max, (void)total_max, (void)keep;
+    errno = ENOSYS;
+    return NULL;
+}
+static inline void shx_spill_dir_release(shx_spill_dir *d)
+{
+    (void)d;
+}
+static inline void shx_spill_init(shx_spill *sp, shx_spill_dir *d, uint64_t run_seq,
+                                  const char *stream)
+{
+    (void)d, (void)run_seq, (void)stream;
+    memset(sp, 0, sizeof *sp);
+    sp->fd = -1;
+}
+static inline void shx_spill_open(shx_spill *sp)
+{
+    (void)sp;
+}
+static inline int shx_spill_started(const shx_spill *sp)
+{
+    (void)sp;
+    return 0;
+}
+static inline void shx_spill_write(shx_spill *sp, const char *data, size_t len)
+{
+    (void)sp, (void)data, (void)len;
+}
+static inline void shx_spill_finish(shx_spill *sp, int needed)
+{
+    (void)sp, (void)needed;
+}
+static inline void shx_spill_describe(const shx_spill *sp, shx_buf *out)
+{
+    (void)sp, (void)out;
+}
+static inline void shx_spill_free(shx_spill *sp)
+{
+    (void)sp;
+}
+#endif
 
 #endif

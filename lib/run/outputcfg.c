@@ -32,6 +32,13 @@ SHEXEC_API int shexec_session_notice_position(const shexec_session *s)
 
 /* The session lets go of its directory: runs still going hold it until
  * they end, and make no file there (output_hook.h). */
+/* OUTPUT=0: asking for a filter fails; turning one off is done already. */
+static int no_filters(shexec_session *s)
+{
+    return shx_fail(s, SHEXEC_ESYS, "this build has no output filters (OUTPUT=0): "
+                    "no redaction and no spill");
+}
+
 static void spill_off(shexec_session *s)
 {
     if (s->spill) {
@@ -52,6 +59,8 @@ SHEXEC_API int shexec_session_set_spill_dir(shexec_session *s, const char *dir, 
         spill_off(s);
         return SHEXEC_OK;
     }
+    if (!SHX_WITH_OUTPUT)
+        return no_filters(s);
     if (dir[0] != '/')
         return shx_fail(s, SHEXEC_EINVAL, "the spill directory must be an absolute path");
     if (!file_max)
@@ -110,7 +119,9 @@ static int add_value(shexec_session *s, shx_secrets *l, const char *name, const 
 SHEXEC_API int shexec_session_redact_value(shexec_session *s, const char *name, const void *value,
                                            size_t len)
 {
-    return s ? add_value(s, &s->redact.values, name, value, len) : SHEXEC_EINVAL;
+    if (!s)
+        return SHEXEC_EINVAL;
+    return SHX_WITH_OUTPUT ? add_value(s, &s->redact.values, name, value, len) : no_filters(s);
 }
 
 SHEXEC_API int shexec_session_redact_env(shexec_session *s, const char *const *globs, size_t n)
@@ -120,7 +131,9 @@ SHEXEC_API int shexec_session_redact_env(shexec_session *s, const char *const *g
     for (size_t i = 0; globs && i < n; i++)
         if (!globs[i] || !globs[i][0])
             return shx_fail(s, SHEXEC_EINVAL, "an empty glob");
-    if (shx_redact_cfg_set_globs(&s->redact, globs, globs ? n : 0) != 0)
+    if (!SHX_WITH_OUTPUT && !(globs && n == 0))
+        return no_filters(s);
+    if (SHX_WITH_OUTPUT && shx_redact_cfg_set_globs(&s->redact, globs, globs ? n : 0) != 0)
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     shx_ok(s);
     return SHEXEC_OK;
@@ -132,6 +145,8 @@ SHEXEC_API int shexec_session_redact_shapes(shexec_session *s, unsigned which)
         return SHEXEC_EINVAL;
     if (which & ~(unsigned)(SHEXEC_REDACT_KEY_SHAPES | SHEXEC_REDACT_PRIVATE_KEYS))
         return shx_fail(s, SHEXEC_EINVAL, "unknown redaction shapes 0x%x", which);
+    if (!SHX_WITH_OUTPUT && which)
+        return no_filters(s);
     shx_ok(s);
     s->redact.shapes = ((which & SHEXEC_REDACT_KEY_SHAPES) ? SHX_KEYSCAN_TOKENS : 0) |
                        ((which & SHEXEC_REDACT_PRIVATE_KEYS) ? SHX_KEYSCAN_PEM : 0);
@@ -151,7 +166,10 @@ SHEXEC_API int shexec_run_redact_value(shexec_run *run, const char *name, const 
                                        size_t len)
 {
     int rc = shx_run_configurable(run);
-    return rc != SHEXEC_OK ? rc : add_value(run->s, &run->redact_values, name, value, len);
+    if (rc != SHEXEC_OK)
+        return rc;
+    return SHX_WITH_OUTPUT ? add_value(run->s, &run->redact_values, name, value, len)
+                           : no_filters(run->s);
 }
 
 SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on)
@@ -159,6 +177,8 @@ SHEXEC_API int shexec_run_redact_own_env(shexec_run *run, int on)
     int rc = shx_run_configurable(run);
     if (rc != SHEXEC_OK)
         return rc;
+    if (!SHX_WITH_OUTPUT && on)
+        return no_filters(run->s);
     run->redact_own_env = on != 0;
     return SHEXEC_OK;
 }

@@ -124,6 +124,7 @@ enum {
     SHX_PLATFORM_PERSIST = 1 << 8,   /* persisted shell state (PERSIST=0 leaves it out) */
     SHX_PLATFORM_OWN_SPAWN = 1 << 9, /* the library's own spawn (forkexec.c), which resets every
                                         signal, a libc's internal ones too; else posix_spawn */
+    SHX_PLATFORM_OUTPUT = 1 << 10,   /* the output filters: redaction, spill (OUTPUT=0 leaves them out) */
 };
 /* The SHX_PLATFORM_* this build has and (for the *_np ones) the running
  * libc provides. */
