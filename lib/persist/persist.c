@@ -23,6 +23,7 @@
 #include "persist/replay.h"
 #include "persist/shfuncs.h"
 #include "shell/shstate.h"
+#include "shx/env.h"
 
 _Static_assert(SHX_STATE_MAX + 0u == SHEXEC_MAX_PERSIST_BYTES,
                "the record's bound on the shell state is the documented one");
@@ -203,7 +204,7 @@ static int carry_over(adopt_ctx *c)
         const char *have;
         if (shx_envlist_find(&c->env, *e, n, &have) || is_pwd(*e, n))
             continue;
-        if ((!shx_shell_name(*e, n) || keeps_prior(*e, n)) && set_n(c, &c->env, *e, n, eq + 1))
+        if ((!shx_env_name_is_identifier(*e, n) || keeps_prior(*e, n)) && set_n(c, &c->env, *e, n, eq + 1))
             return -1;
     }
     return 0;

@@ -4,6 +4,7 @@
  */
 #include "persist/replay.h"
 #include "persist/shfuncs.h"
+#include "shx/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,7 @@ int shx_replay_var(shx_buf *out, const shx_decl *d, const char **why)
         *why = "readonly";
         return SHX_REPLAY_SKIP;
     }
-    if (d->nameref && (d->array || (d->value && !shx_shell_name(d->value, d->value_len)))) {
+    if (d->nameref && (d->array || (d->value && !shx_env_name_is_identifier(d->value, d->value_len)))) {
         *why = "a reference to something other than a variable's name";
         return SHX_REPLAY_SKIP;
     }

@@ -24,6 +24,7 @@ extern char **environ;
 #include "shell/script.h"
 #include "session/session.h"
 #include "shell/shstate.h"
+#include "shx/env.h"
 #include "spawn/spawn.h"
 #include "session/settings.h"
 #include "run/run.h"
@@ -101,7 +102,7 @@ static int wrapper_vars(shexec_session *s, const shx_envlist *vars, int mode, sh
         }
         if (drops)
             continue;
-        if (!shx_shell_name(name, len)) {
+        if (!shx_env_name_is_identifier(name, len)) {
             rc = shx_fail(s, SHEXEC_EINVAL,
                           "variable \"%s\" cannot be passed through the wrapper program: a shell "
                           "inside it can only export names of letters, digits and '_'",

@@ -6,19 +6,7 @@
 
 #include <string.h>
 
-int shx_shell_name(const char *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (i > 0 && c >= '0' && c <= '9');
-        if (!ok)
-            return 0;
-    }
-    return 1;
-}
+#include "shx/env.h"
 
 static int hexval(char c)
 {
@@ -283,7 +271,7 @@ static int one_decl(const char *t, size_t end, size_t *p, shx_buf *scratch, shx_
     size_t n = i;
     while (n < end && t[n] != '=' && t[n] != '\n')
         n++;
-    if (!shx_shell_name(t + i, n - i))
+    if (!shx_env_name_is_identifier(t + i, n - i))
         return SHX_DECL_MALFORMED;
     d->name = t + i;
     d->name_len = n - i;

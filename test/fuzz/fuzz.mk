@@ -39,8 +39,8 @@ FUZZ_LIB_sentinel := lib/stream/sentinel.c lib/shx/buf.c
 FUZZ_LIB_capture  := lib/stream/capture.c lib/stream/notice.c lib/shx/buf.c
 FUZZ_LIB_ansi     := lib/stream/ansi.c lib/shx/buf.c
 FUZZ_LIB_env      := lib/shx/env.c lib/shx/glob.c
-FUZZ_LIB_shstate  := lib/shell/shstate.c lib/shx/buf.c
-FUZZ_LIB_replay   := lib/persist/replay.c lib/shell/shstate.c lib/persist/shfuncs.c lib/shx/buf.c
+FUZZ_LIB_shstate  := lib/shell/shstate.c lib/shx/env.c lib/shx/glob.c lib/shx/buf.c
+FUZZ_LIB_replay   := lib/persist/replay.c lib/shell/shstate.c lib/persist/shfuncs.c lib/shx/env.c lib/shx/glob.c lib/shx/buf.c
 FUZZ_LIB_cgroupfs := lib/contain/cgroupfs.c
 FUZZ_LIB_redact   := lib/output/acreplace.c lib/output/keyscan.c lib/output/pemscan.c lib/shx/buf.c
 

@@ -12,6 +12,7 @@
 
 #include "fuzzutil.h"
 #include "shell/shstate.h"
+#include "shx/env.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,7 +36,7 @@ static int check(void *user, const shx_decl *d)
         __builtin_trap();
     if (d->name < d->text || d->name + d->name_len > d->text + d->text_len)
         __builtin_trap();
-    if (!shx_shell_name(d->name, d->name_len))
+    if (!shx_env_name_is_identifier(d->name, d->name_len))
         __builtin_trap();
     if (!d->value)
         return 0;
