@@ -71,6 +71,17 @@ failed=0
 skipped=0
 broken=""
 
+# split_shard SUITE: sets path (SUITE without a trailing @K/N) and shard
+# (K/N, or empty)
+split_shard() {
+    path=$1
+    shard=""
+    if [[ $path =~ @([0-9]+/[0-9]+)$ ]]; then
+        shard=${BASH_REMATCH[1]}
+        path=${path%@*}
+    fi
+}
+
 # run_suite N PATH [-x]: run one suite (holding the lock, exclusive with
 # -x), its output to $tmp/N.log, its exit status and milliseconds to $tmp/N.rc
 run_suite() {
@@ -95,11 +106,8 @@ run_suite() {
         done
     fi
     # PATH@K/N: shard K of N (exported to the suite alone)
-    local path=$2 shard=""
-    if [[ $path =~ @([0-9]+/[0-9]+)$ ]]; then
-        shard=${BASH_REMATCH[1]}
-        path=${path%@*}
-    fi
+    local path shard
+    split_shard "$2"
     start=$(date +%s%N)
     case "$path" in
     *.sh) sh "$path" >"$log" 2>&1 </dev/null 3>&- 4>&- 5>&- ;;
@@ -122,15 +130,12 @@ start_suite() {
 
 # report N PATH: its line, its log if it failed, and the totals
 report() {
-    local name log=$tmp/$1.log rc ms p f k status extra path=$2 shard=""
-    if [[ $path =~ @([0-9]+/[0-9]+)$ ]]; then
-        shard=" [${BASH_REMATCH[1]}]"
-        path=${path%@*}
-    fi
+    local name log=$tmp/$1.log rc ms p f k status extra path shard
+    split_shard "$2"
     name=$(basename "$path")
     # test/python/run.sh, test/node/run.sh, test/mcp/run.sh: named by their directory
     [ "$name" = run.sh ] && name=$(basename "$(dirname "$path")")/run.sh
-    name=$name$shard
+    [ -n "$shard" ] && name="$name [$shard]"
     read -r rc ms <"$tmp/$1.rc" 2>/dev/null || { rc=126; ms=0; echo "could not start $2" >>"$log"; }
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)

@@ -51,8 +51,7 @@ void shx_loop_add(shx_loop *l, shx_job *j)
 /* t, when it is earlier than *next (-1 stands for none in both) */
 static void min_deadline(int64_t *next, int64_t t)
 {
-    if (t >= 0 && (*next < 0 || t < *next))
-        *next = t;
+    *next = shx_proc_earlier(*next, t);
 }
 
 static void add_fd(struct pollfd *fds, shx_fd_owner *own, size_t cap, size_t *n, int fd,

@@ -126,7 +126,8 @@ static inline int shx_proc_live(const shx_proc *p)
     return !shx_proc_exited(p) || shx_proc_following(p);
 }
 
-/* The earlier of two times, -1 standing for none. */
+/* The earlier of two times, -1 standing for none (the loop's deadlines
+ * are taken the same way). */
 static inline int64_t shx_proc_earlier(int64_t a, int64_t b)
 {
     return a < 0 || (b >= 0 && b < a) ? b : a;

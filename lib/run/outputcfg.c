@@ -30,8 +30,6 @@ SHEXEC_API int shexec_session_notice_position(const shexec_session *s)
     return s && s->notice_first ? SHEXEC_NOTICE_FIRST : SHEXEC_NOTICE_LAST;
 }
 
-/* The session lets go of its directory: runs still going hold it until
- * they end, and make no file there (output_hook.h). */
 /* OUTPUT=0: asking for a filter fails; turning one off is done already. */
 static int no_filters(shexec_session *s)
 {
@@ -39,6 +37,8 @@ static int no_filters(shexec_session *s)
                     "no redaction and no spill");
 }
 
+/* The session lets go of its directory: runs still going hold it until
+ * they end, and make no file there (output_hook.h). */
 static void spill_off(shexec_session *s)
 {
     if (s->spill) {

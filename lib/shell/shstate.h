@@ -73,7 +73,6 @@ typedef int (*shx_elem_fn)(void *user, const char *key, size_t key_len, const ch
 int shx_array_each(const char *text, size_t len, shx_buf *key, shx_buf *val, shx_elem_fn fn,
                    void *user);
 
-
 /* Append s (n bytes, no NUL) as a bash $'...' word that spans no line:
  * backslash, quote and newline escaped, other bytes as they are. 0 or -1. */
 int shx_ansi_c_quote(shx_buf *out, const char *s, size_t n);
