@@ -137,7 +137,7 @@ int shx_run_begin(shexec_run *r)
      * report channel (a socket cannot be reopened through /proc) */
     if (l.channel >= 0)
         close(l.channel);
-    if (l.prelude_fd >= 0)
+    if (l.prelude_fd >= 0 && !l.prelude_kept)
         close(l.prelude_fd);
     if (l.script_fd >= 0)
         close(l.script_fd);

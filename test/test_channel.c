@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,6 +394,92 @@ static void test_channel_per_run(void **state)
     }
 }
 
+/* The descriptor of the prelude a session keeps, its inode in *ino: -1
+ * when there is none, -2 when there are several. */
+static int kept_prelude_fd(ino_t *ino)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int found = -1, n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[300], target[256];
+        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (strncmp(target, "/memfd:shexec-kept", 18) == 0 ||
+            strncmp(target, "/tmp/shexec-kept", 16) == 0) {
+            found = atoi(e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    struct stat st;
+    if (n == 1 && fstat(found, &st) == 0)
+        *ino = st.st_ino;
+    return n > 1 ? -2 : found;
+}
+
+/* The prelude bash reads by path is made once per session and given to
+ * every run while its bytes stay the same: one file, the same run after
+ * run, replaced when the kept state changes it, gone with the session. A
+ * host that closed it (closefrom) and opened another file at its number
+ * gets a new one, and its own file is left open, untouched. */
+static void test_prelude_kept(void **state)
+{
+    fixture *f = *state;
+    if (access("/proc/self/fd", F_OK) != 0)
+        skip();
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+    const char *const dirs[] = {"/usr", "/tmp", "/"};
+    ino_t first = 0, ino = 0;
+    int fd = -1;
+    for (int i = 0; i < 3; i++) {
+        char cmd[64];
+        (void)snprintf(cmd, sizeof cmd, "cd %s", dirs[i]);
+        shexec_run_free(run(f->s, cmd));
+        assert_string_equal(shexec_session_cwd(f->s), dirs[i]);
+        int now = kept_prelude_fd(&ino);
+        assert_true(now >= 0);
+        if (i == 0) {
+            fd = now;
+            first = ino;
+        }
+        assert_int_equal(now, fd);
+        assert_true(ino == first);
+    }
+    /* the host closes it, and another file takes its number */
+    assert_int_equal(close(fd), 0);
+    int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(other >= 0);
+    if (other != fd) {
+        assert_int_equal(dup2(other, fd), fd);
+        close(other);
+    }
+    struct stat host_file, still;
+    assert_int_equal(fstat(fd, &host_file), 0);
+    shexec_run_free(run(f->s, "cd /usr"));
+    assert_string_equal(shexec_session_cwd(f->s), "/usr");
+    int fresh = kept_prelude_fd(&ino);
+    assert_true(fresh >= 0 && fresh != fd);
+    assert_int_equal(fstat(fd, &still), 0);
+    assert_true(still.st_ino == host_file.st_ino && still.st_dev == host_file.st_dev);
+    close(fd);
+    /* kept state changes the prelude: the kept file is replaced, not added to */
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    shexec_run_free(run(f->s, "export KEPT_ONE=1"));
+    shexec_run *r = run(f->s, "echo \"$KEPT_ONE\"");
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "1\n");
+    shexec_run_free(r);
+    assert_true(kept_prelude_fd(&ino) >= 0);
+    shexec_session_free(f->s);
+    f->s = NULL;
+    assert_int_equal(kept_prelude_fd(&ino), -1);
+}
+
 /* A command that writes into its own channel (it can: it runs in the shell
  * that holds it) forges nothing the shell's report does not cover: the
  * report comes last, and its fields are the ones taken. */
@@ -426,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_channel_per_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_written_by_the_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prelude_kept, setup, teardown),
     };
     return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
 }

@@ -26,8 +26,10 @@
 
 #include "testhook.h"
 
-/* The open descriptors, opendir's own included; with records_only, only
- * those of record files (a memfd named "shexec", or the /tmp fallback). */
+/* The open descriptors, opendir's own included, but the prelude a session
+ * keeps for all its runs ("shexec-kept": one per session, checked by
+ * test_channel's test_prelude_kept); with records_only, only those of a
+ * run's files (a memfd named "shexec", or the /tmp fallback). */
 static int count_fds(int records_only)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -38,16 +40,16 @@ static int count_fds(int records_only)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (records_only) {
-            char path[300], target[256];
-            (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-            ssize_t len = readlink(path, target, sizeof target - 1);
-            if (len <= 0)
-                continue;
-            target[len] = '\0';
-            if (strncmp(target, "/memfd:shexec", 13) != 0 && strncmp(target, "/tmp/shexec-", 12) != 0)
-                continue;
-        }
+        char path[300], target[256];
+        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        target[len > 0 ? len : 0] = '\0';
+        if (strncmp(target, "/memfd:shexec-kept", 18) == 0 ||
+            strncmp(target, "/tmp/shexec-kept", 16) == 0)
+            continue;
+        if (records_only && strncmp(target, "/memfd:shexec", 13) != 0 &&
+            strncmp(target, "/tmp/shexec-", 12) != 0)
+            continue;
         n++;
     }
     closedir(d);

@@ -71,7 +71,10 @@ static int read_text(const char *path, char **text, size_t *len)
             close(fd);
             return fail(err, NULL, NULL);
         }
-        if (r == 0) {
+        /* a cgroup file is made whole at its first read (seq_file), which
+         * fills what it is given: a shorter read is its end */
+        if (r == 0 || (size_t)r < cap - n - 1) {
+            n += (size_t)r;
             close(fd);
             buf[n] = '\0';
             *text = buf;

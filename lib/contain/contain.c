@@ -364,11 +364,17 @@ static int counted(const char *dir, const char *file, const char *key)
     return dir && shx_cgroup_read_key(dir, file, key, &v) == 0 && v > 0;
 }
 
-int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS])
+int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS],
+                         const uint64_t limits[SHEXEC_LIMITS])
 {
     int hits = 0;
+    /* the counter of a limit not set is not read: no limit stopped the command there */
     const char *mem = c && (c->v2 & SHX_CGROUP_MEMORY) ? dir : v1[SHX_CTRL_MEMORY];
     const char *pids = c && (c->v2 & SHX_CGROUP_PIDS) ? dir : v1[SHX_CTRL_PIDS];
+    if (!limits[SHEXEC_LIMIT_MEMORY] && !limits[SHEXEC_LIMIT_SWAP])
+        mem = NULL;
+    if (!limits[SHEXEC_LIMIT_PIDS])
+        pids = NULL;
     if (counted(mem, v1[SHX_CTRL_MEMORY] == mem && mem ? "memory.oom_control" : "memory.events",
                 "oom_kill"))
         hits |= 1 << SHEXEC_LIMIT_MEMORY;

@@ -140,11 +140,13 @@ int shx_contain_run_make(shx_contain *c, const uint64_t limits[SHEXEC_LIMITS], c
 
 /*
  * After a command: the limits it ran into (bits 1 << SHEXEC_LIMIT_*: an
- * out-of-memory kill, a fork refused at the process limit), read from its
+ * out-of-memory kill, a fork refused at the process limit), among those in
+ * force (limits[], 0: none; a limit not set is never read for), from its
  * cgroup dir (NULL: handed on) or its v1 cgroups, which are then disposed
  * of as by shx_contain_run_done (v1[] emptied). c NULL: nothing is read.
  */
-int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS]);
+int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS],
+                         const uint64_t limits[SHEXEC_LIMITS]);
 
 /* The limits hit (shx_contain_run_hits) in words, appended to notice
  * after "; " where it has text: "killed: out of memory (limit 64 MiB)". */
@@ -249,9 +251,10 @@ static inline int shx_contain_run_make(shx_contain *c, const uint64_t limits[SHE
     errno = ENOTSUP;
     return -1;
 }
-static inline int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS])
+static inline int shx_contain_run_hits(shx_contain *c, const char *dir, char *v1[SHX_CTRLS],
+                                       const uint64_t limits[SHEXEC_LIMITS])
 {
-    (void)c, (void)dir;
+    (void)c, (void)dir, (void)limits;
     for (int k = 0; k < SHX_CTRLS; k++) {
         free(v1[k]);
         v1[k] = NULL;

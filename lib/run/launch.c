@@ -206,7 +206,9 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     if (rc == SHEXEC_OK && shx_script_prelude(&prelude, &o) != 0)
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     if (rc == SHEXEC_OK && !remote && prelude.len) {
-        rc = shx_prelude_open(s, &prelude, &l->prelude_fd);
+        l->prelude_kept = mode == SHX_LAUNCH_POSIX || (mode == SHX_LAUNCH_BASH_ENV && !o.guard);
+        rc = shx_prelude_kept_open(s, l->prelude_kept ? &s->prelude_kept : NULL, &prelude,
+                                   &l->prelude_fd);
         l->prelude_at = o.prelude_fd;
     }
     if (rc == SHEXEC_OK) {
@@ -283,7 +285,7 @@ void shx_launch_free(shx_launch *l)
         close(l->script_fd);
     if (l->channel >= 0)
         close(l->channel);
-    if (l->prelude_fd >= 0)
+    if (l->prelude_fd >= 0 && !l->prelude_kept)
         close(l->prelude_fd);
     shx_report_close(&l->report);
     free(l->envp);

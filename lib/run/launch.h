@@ -30,6 +30,8 @@ typedef struct shx_launch {
     shx_report report;        /* its host end, and whom it hears */
     int prelude_fd;           /* the sealed prelude (local modes that have one), -1: none */
     int prelude_at;
+    int prelude_kept;         /* prelude_fd is the session's (passed, never closed here): the
+                                 modes whose shell opens it by path, not a loader's */
     int script_fd;            /* a command too long for an argument, -1: none */
     int script_at;
     int guard;                /* a wrapped bash's first run: BASH_ENV, and the loader

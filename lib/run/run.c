@@ -83,7 +83,7 @@ static void job_ended(void *ctx, int64_t now)
     /* the limits it ran into; then the command's cgroups, its processes
      * over, go (now, or once the killed have left them) */
     r->limit_hits = shx_contain_run_hits(r->s ? r->s->contain : NULL, r->job.proc.cgroup,
-                                         r->cgroup_v1);
+                                         r->cgroup_v1, r->limits_in_force);
     shx_contain_hits_notice(r->limit_hits, r->limits_in_force, &r->notice);
     if (r->job.proc.cgroup) {
         shx_contain_run_done(r->s ? r->s->contain : NULL, r->job.proc.cgroup);

@@ -17,6 +17,7 @@
 
 #include "shx/platform.h"
 #include "session/settings.h"
+#include "shell/channels.h"
 #include "run/run.h"
 #include "session/task.h"
 #include "loop/loop.h"
@@ -137,6 +138,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     }
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
+    shx_prelude_kept_free(s->prelude_kept);
     if (s->spill) /* the spill files go, unless kept (output_hook.h) */
         shx_spill_dir_release(s->spill);
     shx_redact_cfg_free(&s->redact);

@@ -48,6 +48,7 @@ struct shexec_session {
     int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
     int wrapper_drops_bash_env;   /* the wrapper program clears BASH_ENV (launch.c) */
     int wrapper_known;            /* whether it does is known (its first run tells) */
+    struct shx_prelude_kept *prelude_kept; /* the last prelude opened by path (channels.h) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];

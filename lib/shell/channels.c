@@ -77,12 +77,12 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* An anonymous file holding data that no one can change any more, its
- * offset at 0; -1 with errno. */
-static int sealed_file(const char *data, size_t len)
+/* An anonymous file named `name` holding data that no one can change any
+ * more, its offset at 0; -1 with errno. */
+static int sealed_file(const char *name, const char *data, size_t len)
 {
 #if defined(MFD_ALLOW_SEALING) && defined(F_ADD_SEALS)
-    int fd = memfd_create("shexec-prelude", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd >= 0) {
         int e = write_all(fd, data, len);
         if (e == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
@@ -101,7 +101,8 @@ static int sealed_file(const char *data, size_t len)
 #endif
     /* no sealing here: a file only its owner may read, and nobody write
      * (a process of the same user reopening it is refused write access) */
-    char path[] = "/tmp/shexec-XXXXXX";
+    char path[64];
+    (void)snprintf(path, sizeof path, "/tmp/%s-XXXXXX", name);
     int tmp = mkstemp(path); /* mkostemp is POSIX.1-2024 */
     if (tmp < 0)
         return -1;
@@ -120,7 +121,8 @@ static int sealed_file(const char *data, size_t len)
     return -1;
 }
 
-int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out)
+/* shx_prelude_open's file, named `name`. */
+static int open_named(shexec_session *s, const shx_buf *prelude, const char *name, int *out)
 {
     *out = -1;
     size_t len = prelude->len;
@@ -132,12 +134,89 @@ int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out)
         return shx_fail(s, SHEXEC_E2BIG, "the shell's prelude (%zu bytes, the kept shell state "
                         "with it) is larger than the process's file-size limit (%llu bytes)",
                         len, (unsigned long long)rl.rlim_cur);
-    int fd = sealed_file(prelude->data ? prelude->data : "", len);
+    int fd = sealed_file(name, prelude->data ? prelude->data : "", len);
     if (fd < 0)
         return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot make the shell's prelude: %s", strerror(errno));
     /* passed from 10 up, like every descriptor the child gets at a fixed number */
     return move_high(s, fd, out);
+}
+
+int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out)
+{
+    return open_named(s, prelude, "shexec-prelude", out);
+}
+
+struct shx_prelude_kept {
+    int fd;
+    unsigned long long id[2]; /* the file made, known by its identity (shx_fd_identity) */
+    char *text;  /* what it holds */
+    size_t len;
+};
+
+/* Whether fd is still the file that was made. */
+static int still_kept(const struct shx_prelude_kept *k)
+{
+    unsigned long long id[2];
+    return k->fd >= 0 && shx_fd_identity(k->fd, id) == 0 && id[0] == k->id[0] && id[1] == k->id[1];
+}
+
+int shx_prelude_kept_open(shexec_session *s, struct shx_prelude_kept **kept,
+                          const shx_buf *prelude, int *out)
+{
+    if (!kept)
+        return shx_prelude_open(s, prelude, out);
+    struct shx_prelude_kept *k = *kept;
+    const char *text = prelude->data ? prelude->data : "";
+    if (k && k->len == prelude->len && memcmp(k->text, text, k->len) == 0 && still_kept(k)) {
+        *out = k->fd;
+        return SHEXEC_OK;
+    }
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        if (!k)
+            return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+        k->fd = -1;
+        *kept = k;
+    }
+    /* a descriptor that is no longer the kept file is not the library's to close */
+    if (k->fd >= 0 && still_kept(k))
+        close(k->fd);
+    k->fd = -1;
+    free(k->text);
+    k->text = NULL;
+    k->len = 0;
+    int fd;
+    int rc = open_named(s, prelude, "shexec-kept-prelude", &fd);
+    unsigned long long id[2];
+    if (rc != SHEXEC_OK)
+        return rc;
+    char *copy = malloc(prelude->len + 1);
+    if (!copy || shx_fd_identity(fd, id) != 0) {
+        int e = copy ? errno : ENOMEM;
+        free(copy);
+        close(fd);
+        return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
+                        "cannot keep the shell's prelude: %s", strerror(e));
+    }
+    memcpy(copy, text, prelude->len);
+    k->fd = fd;
+    k->id[0] = id[0];
+    k->id[1] = id[1];
+    k->text = copy;
+    k->len = prelude->len;
+    *out = fd;
+    return SHEXEC_OK;
+}
+
+void shx_prelude_kept_free(struct shx_prelude_kept *k)
+{
+    if (!k)
+        return;
+    if (still_kept(k))
+        close(k->fd);
+    free(k->text);
+    free(k);
 }
 
 int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock)
@@ -179,7 +258,7 @@ int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock
     int on = 1;
     rep->checked = setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
 #endif
-    (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    /* left blocking: every read of it passes MSG_DONTWAIT (read_one) */
     rep->fd = sv[0];
     int rc = move_high(s, sv[1], shell_end);
     if (rc != SHEXEC_OK)

@@ -26,9 +26,27 @@
  */
 int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out);
 
+/*
+ * The same as shx_prelude_open, for a prelude the shell opens by path
+ * (/dev/fd/N: a new open file each time, its offset its own), made once and
+ * kept by the session while its bytes stay the same: `*kept` is the
+ * session's (NULL at first; shx_prelude_kept_free ends it), and *out is
+ * the kept descriptor, the session's still (the caller passes it, never
+ * closes it). Before it is given again it is checked to be the file that
+ * was made (a host that closes every descriptor may have put another at its
+ * number), else a new one is made. kept NULL: shx_prelude_open itself (a
+ * shell that reads the descriptor moves its offset: each gets its own).
+ * Errors as shx_prelude_open's.
+ */
+struct shx_prelude_kept;
+int shx_prelude_kept_open(shexec_session *s, struct shx_prelude_kept **kept,
+                          const shx_buf *prelude, int *out);
+void shx_prelude_kept_free(struct shx_prelude_kept *kept);
+
 /* The report socket's host end and what it has heard (shx_report_*). */
 typedef struct shx_report {
-    int fd;          /* the host's end: non-blocking, close-on-exec; -1: none */
+    int fd;          /* the host's end, close-on-exec, never waited on (a pipe is
+                        non-blocking, a socket read with MSG_DONTWAIT); -1: none */
     pid_t shell;     /* the sender heard; 0: the first that speaks (a wrapped shell) */
     int sock;        /* a socket (else a pipe) */
     int checked;     /* senders are known (SO_PASSCRED): others are refused */

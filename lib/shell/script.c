@@ -13,8 +13,10 @@
  * one group with stderr closed, so `set -x` traces none of it, and builtins
  * are called as builtins. In bash the trap first removes a DEBUG trap (which
  * so runs once more, for that first command, where a plain shell would not
- * run it at exit) and reads the status from a here-string expanded before
- * the group runs, since any command would change $?.
+ * run it at exit) and takes the status in the arithmetic expansion that
+ * gives the channel's number, expanded with the group's redirections
+ * before any command of the group runs (any command would change $?; a
+ * here-string would cost bash a pipe and a read).
  *
  * A command that replaces the EXIT trap, or that ends in `exec`, reports
  * nothing: the session's directory then stays where it was (the library
@@ -36,12 +38,12 @@
 
 /* bash: the report's body, between its head and tail */
 #define BASH_REPORT_HEAD                                                                          \
-    "{ builtin trap - DEBUG; builtin set +e +u; IFS= builtin read -r __shexec_s <&3; "           \
+    "{ builtin trap - DEBUG; builtin set +e +u; "                                                \
     "builtin printf \"\\0status=%s\\0cwd=\" \"$__shexec_s\"; builtin pwd; "
 #define BASH_REPORT_STATE                                                                         \
     "builtin unset BASH_EXECUTION_STRING; builtin printf \"\\0decl=\"; builtin declare -p; "      \
     "builtin printf \"\\0funcs=\"; builtin declare -f; "
-#define BASH_REPORT_TAIL "builtin printf \"\\0\"; } 2>&- >&%d 3<<<\"$?\""
+#define BASH_REPORT_TAIL "builtin printf \"\\0\"; } 2>&- >&$((__shexec_s=$?,%d))"
 
 /* bash: $_ as the shell started, kept before anything ran (a loader keeps it
  * before the prelude: then the prelude's own line keeps that one) */
@@ -61,9 +63,8 @@
 #define RESTORE_LAST_WORD                                                                         \
     "{ if [[ $__shexec_u == [A-Za-z_]* ]] && builtin declare -p -- \"${__shexec_u/[[]*}\" "     \
     ">/dev/null; then __shexec_r() { builtin unset -v __shexec_u; builtin unset -f "              \
-    "__shexec_r; }; __shexec_r \"$__shexec_u\"; else PIPESTATUS= builtin unset -v PIPESTATUS; "   \
-    "PIPESTATUS= builtin unset -v __shexec_u \"$__shexec_u\" || PIPESTATUS= builtin : \"$_\"; "   \
-    "fi; } 2>&-"
+    "__shexec_r; }; __shexec_r \"$__shexec_u\"; else PIPESTATUS= builtin unset -v PIPESTATUS "    \
+    "__shexec_u \"$__shexec_u\" || PIPESTATUS= builtin : \"$_\"; fi; } 2>&-"
 
 
 #define POSIX_REPORT_HEAD                                                                         \
