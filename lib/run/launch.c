@@ -154,14 +154,17 @@ static void put_arg(shx_buf *tail, const char *arg, int quote)
  * -c string with the command, or a file holding it), the library's
  * environment entries (BASH_ENV, kept functions). The mode follows from the
  * shell, a wrapper, and whether /dev/fd works (learnt on a first run). */
-static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const char *name,
+static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const char *shell,
                         int wrapped)
 {
+    const char *name = shx_base_name(shell);
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int bash = !remote && s->shell_bash;
     int mode = remote ? SHX_LAUNCH_REMOTE : bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX;
     int k = shx_channel_number();
-    shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1, .marker = bash && wrapped};
+    shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1,
+                         .marker = bash && wrapped,
+                         .start_word = wrapped ? NULL : shx_script_start_word(l->env, shell)};
     if (!remote && k < 0)
         return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                         "for the run's channel");
@@ -366,8 +369,7 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     if (rc != SHEXEC_OK)
         goto fail;
 
-    /* a wrapper program (more than the shell alone) gets the session's
-     * environment; the run's variables go inside it, through the prelude */
+    /* a wrapper program gets the session's environment; the run's variables go in by the prelude */
     int wrapped = s->shell_argv && s->shell_argv[1];
     shx_envlist scratch;
     const shx_envlist *over = wrapped ? NULL : &r->env;
@@ -391,8 +393,6 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     size_t np = 0;
     while (prefix[np])
         np++;
-    /* Cannot happen (set_shell refuses an empty argv, default_shell is
-     * never NULL), but prefix[np - 1] below needs it. */
     if (np == 0) {
         rc = shx_fail(s, SHEXEC_ESPAWN, "no shell program is set");
         goto fail;
@@ -415,7 +415,7 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
     if (rc != SHEXEC_OK)
         goto fail;
     memcpy(l->limits, limits, sizeof limits);
-    rc = build_launch(l, s, r, shx_base_name(prefix[np - 1]), wrapped);
+    rc = build_launch(l, s, r, prefix[np - 1], wrapped);
     if (rc != SHEXEC_OK)
         goto fail;
     if (!(l->envp = with_added(l, l->env))) {

@@ -191,7 +191,7 @@ int shx_prelude_kept_open(shexec_session *s, struct shx_prelude_kept **kept,
     unsigned long long id[2];
     if (rc != SHEXEC_OK)
         return rc;
-    char *copy = malloc(prelude->len + 1);
+    char *copy = malloc(prelude->len ? prelude->len : 1);
     if (!copy || shx_fd_identity(fd, id) != 0) {
         int e = copy ? errno : ENOMEM;
         free(copy);

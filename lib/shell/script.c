@@ -27,14 +27,17 @@
  * sets no variable the command can see (the loader's one is unset before
  * the command starts). Nor does it leave $_ changed: bash sets it to the
  * last word of each command, so the value bash started with (the
- * environment's _, else its argv[0]) is kept first and given back as the
- * last word of the last command the shell runs before the command's own,
- * and PIPESTATUS, which every command sets, is left unset as bash starts
- * (RESTORE_LAST_WORD).
+ * environment's _, else its argv[0]) is given back as the last word of the
+ * last command the shell runs before the command's own (written there when
+ * the library knows it, shx_script_start_word; else kept first and tested
+ * at the end), and PIPESTATUS, which every command sets, is left unset as
+ * bash starts (RESTORE_LAST_WORD).
  */
 #include "shell/script.h"
 
 #include <string.h>
+
+#include "shx/env.h"
 
 /* bash: the report's body, between its head and tail */
 #define BASH_REPORT_HEAD                                                                          \
@@ -103,7 +106,10 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     }
     if (o->mode != SHX_LAUNCH_BASH_ENV && o->mode != SHX_LAUNCH_BASH_LOAD)
         return 0;
-    shx_buf_puts(out, KEEP_LAST_WORD "\n");
+    /* $_ known (no loader, no wrapper): given back at the end as a word */
+    const char *known = o->mode == SHX_LAUNCH_BASH_ENV && !o->guard ? o->start_word : NULL;
+    if (!known)
+        shx_buf_puts(out, KEEP_LAST_WORD "\n");
     /* BASH_ENV must not reach the command's own bash scripts; the trap
      * comes first, so that the report works whatever follows */
     if (o->mode == SHX_LAUNCH_BASH_ENV)
@@ -138,11 +144,24 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
      * the redirection of a `builtin exec` would last for that command
      * alone, and no kept function may be named command or exec (replay.h) */
     shx_buf_printf(out, "command exec %d<&-\n", o->prelude_fd);
-    if (o->guard)
+    if (o->guard) {
         shx_buf_puts(out, "__shexec_in=1\n");
-    else if (o->mode == SHX_LAUNCH_BASH_ENV) /* a loader's line gives it back after itself */
+    } else if (known) {
+        /* PIPESTATUS unset as in RESTORE_LAST_WORD, the word given back as
+         * the last word of the last command: nothing to test at run time */
+        shx_buf_puts(out, "{ PIPESTATUS= builtin unset -v PIPESTATUS; PIPESTATUS= builtin : ");
+        shx_script_quote(out, known);
+        shx_buf_puts(out, "; } 2>&-\n");
+    } else if (o->mode == SHX_LAUNCH_BASH_ENV) { /* a loader's line gives it back after itself */
         shx_buf_puts(out, RESTORE_LAST_WORD "\n");
+    }
     return out->failed ? -1 : 0;
+}
+
+const char *shx_script_start_word(char *const *env, const char *argv0)
+{
+    const char *word = env ? shx_env_get(env, "_") : NULL;
+    return word ? word : argv0;
 }
 
 /* remote: $1 the directory, then the run's variables; the directory (or,

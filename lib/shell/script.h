@@ -70,6 +70,10 @@ typedef struct shx_script_opts {
      * exports (bash or POSIX syntax, as the mode), built by the caller */
     const char *extra;
     size_t extra_len;
+    /* BASH_ENV: what $_ is as bash starts, when the caller knows it (bash
+     * started directly: shx_script_start_word); NULL: the prelude keeps it
+     * at run time */
+    const char *start_word;
 } shx_script_opts;
 
 /* Append the prelude file's text (BASH_ENV, BASH_LOAD; POSIX when extra is
@@ -91,5 +95,13 @@ void shx_script_startup_vars(char *const *env, shx_buf *out);
 
 /* Append s as one single-quoted word for a POSIX shell. 0 or -1. */
 int shx_script_quote(shx_buf *out, const char *s);
+
+/*
+ * What $_ is as bash starts, given the environment (built, so each name is
+ * in it once: shx_env_build) and argv[0] it is executed with: the
+ * environment's _, else argv[0]. The prelude gives it back as a word of
+ * its own, with no run-time test and no variable of its own.
+ */
+const char *shx_script_start_word(char *const *env, const char *argv0);
 
 #endif
