@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -395,34 +394,6 @@ static void test_channel_per_run(void **state)
     }
 }
 
-/* The descriptor of the prelude a session keeps, its inode in *ino: -1
- * when there is none, -2 when there are several. */
-static int kept_prelude_fd(ino_t *ino)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    int found = -1, n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char path[300], target[256];
-        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, target, sizeof target - 1);
-        if (len <= 0)
-            continue;
-        target[len] = '\0';
-        if (strncmp(target, "/memfd:shexec-kept", 18) == 0 ||
-            strncmp(target, "/tmp/shexec-kept", 16) == 0) {
-            found = atoi(e->d_name);
-            n++;
-        }
-    }
-    closedir(d);
-    struct stat st;
-    if (n == 1 && fstat(found, &st) == 0)
-        *ino = st.st_ino;
-    return n > 1 ? -2 : found;
-}
-
 /* The prelude bash reads by path is made once per session and given to
  * every run while its bytes stay the same: one file, the same run after
  * run, replaced when the kept state changes it, gone with the session. A
@@ -443,7 +414,7 @@ static void test_prelude_kept(void **state)
         (void)snprintf(cmd, sizeof cmd, "cd %s", dirs[i]);
         shexec_run_free(run(f->s, cmd));
         assert_string_equal(shexec_session_cwd(f->s), dirs[i]);
-        int now = kept_prelude_fd(&ino);
+        int now = tu_kept_prelude_fd(&ino);
         assert_true(now >= 0);
         if (i == 0) {
             fd = now;
@@ -464,7 +435,7 @@ static void test_prelude_kept(void **state)
     assert_int_equal(fstat(fd, &host_file), 0);
     shexec_run_free(run(f->s, "cd /usr"));
     assert_string_equal(shexec_session_cwd(f->s), "/usr");
-    int fresh = kept_prelude_fd(&ino);
+    int fresh = tu_kept_prelude_fd(&ino);
     assert_true(fresh >= 0 && fresh != fd);
     assert_int_equal(fstat(fd, &still), 0);
     assert_true(still.st_ino == host_file.st_ino && still.st_dev == host_file.st_dev);
@@ -476,11 +447,11 @@ static void test_prelude_kept(void **state)
         shexec_run *r = run(f->s, "echo \"$KEPT_ONE\"");
         assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "1\n");
         shexec_run_free(r);
-        assert_true(kept_prelude_fd(&ino) >= 0);
+        assert_true(tu_kept_prelude_fd(&ino) >= 0);
     }
     shexec_session_free(f->s);
     f->s = NULL;
-    assert_int_equal(kept_prelude_fd(&ino), -1);
+    assert_int_equal(tu_kept_prelude_fd(&ino), -1);
 }
 
 /* What $_ is as bash starts: the environment's _, else argv[0]. */

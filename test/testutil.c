@@ -20,16 +20,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "testhook.h"
 
+/* What descriptor `name` of /proc/self/fd is open on, in target ("" when
+ * unknown). */
+static void fd_target(const char *name, char target[256])
+{
+    char path[300];
+    (void)snprintf(path, sizeof path, "/proc/self/fd/%s", name);
+    ssize_t len = readlink(path, target, 255);
+    target[len > 0 ? len : 0] = '\0';
+}
+
+/* The prelude a session keeps for all its runs (channels.h). */
+static int is_kept_prelude(const char *target)
+{
+    return strncmp(target, "/memfd:shexec-kept", 18) == 0 ||
+           strncmp(target, "/tmp/shexec-kept", 16) == 0;
+}
+
 /* The open descriptors, opendir's own included, but the prelude a session
- * keeps for all its runs ("shexec-kept": one per session, checked by
- * test_channel's test_prelude_kept); with records_only, only those of a
- * run's files (a memfd named "shexec", or the /tmp fallback). */
+ * keeps for all its runs (one per session: tu_kept_prelude_fd); with
+ * records_only, only those of a run's files (a memfd named "shexec", or
+ * the /tmp fallback). */
 static int count_fds(int records_only)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -40,12 +58,9 @@ static int count_fds(int records_only)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char path[300], target[256];
-        (void)snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, target, sizeof target - 1);
-        target[len > 0 ? len : 0] = '\0';
-        if (strncmp(target, "/memfd:shexec-kept", 18) == 0 ||
-            strncmp(target, "/tmp/shexec-kept", 16) == 0)
+        char target[256];
+        fd_target(e->d_name, target);
+        if (is_kept_prelude(target))
             continue;
         if (records_only && strncmp(target, "/memfd:shexec", 13) != 0 &&
             strncmp(target, "/tmp/shexec-", 12) != 0)
@@ -54,6 +69,28 @@ static int count_fds(int records_only)
     }
     closedir(d);
     return n;
+}
+
+int tu_kept_prelude_fd(ino_t *ino)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int found = -1, n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char target[256];
+        fd_target(e->d_name, target);
+        if (is_kept_prelude(target)) {
+            found = atoi(e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    struct stat st;
+    if (n == 1 && fstat(found, &st) == 0)
+        *ino = st.st_ino;
+    return n > 1 ? -2 : found;
 }
 
 int tu_count_fds(void)

@@ -28,6 +28,9 @@
 int tu_count_fds(void);
 /* Descriptors of record files (a session keeps its runs' for the next ones). */
 int tu_count_record_files(void);
+/* The descriptor of the prelude a session keeps for its runs, its inode in
+ * *ino: -1 when there is none, -2 when there are several. */
+int tu_kept_prelude_fd(ino_t *ino);
 /* Number of live (unreaped) children of this process's main thread. */
 int tu_count_children(void);
 /* 1 when pid exists and is not a zombie. */

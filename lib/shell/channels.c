@@ -150,8 +150,7 @@ int shx_prelude_open(shexec_session *s, const shx_buf *prelude, int *out)
 struct shx_prelude_kept {
     int fd;
     unsigned long long id[2]; /* the file made, known by its identity (shx_fd_identity) */
-    char *text;  /* what it holds */
-    size_t len;
+    shx_buf text;             /* what it holds */
 };
 
 /* Whether fd is still the file that was made. */
@@ -167,8 +166,10 @@ int shx_prelude_kept_open(shexec_session *s, struct shx_prelude_kept **kept,
     if (!kept)
         return shx_prelude_open(s, prelude, out);
     struct shx_prelude_kept *k = *kept;
-    const char *text = prelude->data ? prelude->data : "";
-    if (k && k->len == prelude->len && memcmp(k->text, text, k->len) == 0 && still_kept(k)) {
+    /* a descriptor that is no longer the kept file is not the library's to close */
+    int held = k && still_kept(k);
+    if (held && k->text.len == prelude->len && prelude->len &&
+        memcmp(k->text.data, prelude->data, prelude->len) == 0) {
         *out = k->fd;
         return SHEXEC_OK;
     }
@@ -176,35 +177,28 @@ int shx_prelude_kept_open(shexec_session *s, struct shx_prelude_kept **kept,
         k = calloc(1, sizeof *k);
         if (!k)
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-        k->fd = -1;
         *kept = k;
     }
-    /* a descriptor that is no longer the kept file is not the library's to close */
-    if (k->fd >= 0 && still_kept(k))
+    if (held)
         close(k->fd);
     k->fd = -1;
-    free(k->text);
-    k->text = NULL;
-    k->len = 0;
+    shx_buf_clear(&k->text);
     int fd;
     int rc = open_named(s, prelude, "shexec-kept-prelude", &fd);
-    unsigned long long id[2];
     if (rc != SHEXEC_OK)
         return rc;
-    char *copy = malloc(prelude->len ? prelude->len : 1);
-    if (!copy || shx_fd_identity(fd, id) != 0) {
-        int e = copy ? errno : ENOMEM;
-        free(copy);
+    int e = 0;
+    if (shx_fd_identity(fd, k->id) != 0)
+        e = errno;
+    else if (shx_buf_append(&k->text, prelude->data, prelude->len) != 0)
+        e = ENOMEM;
+    if (e) {
         close(fd);
+        shx_buf_clear(&k->text);
         return shx_fail(s, e == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                         "cannot keep the shell's prelude: %s", strerror(e));
     }
-    memcpy(copy, text, prelude->len);
     k->fd = fd;
-    k->id[0] = id[0];
-    k->id[1] = id[1];
-    k->text = copy;
-    k->len = prelude->len;
     *out = fd;
     return SHEXEC_OK;
 }
@@ -215,7 +209,7 @@ void shx_prelude_kept_free(struct shx_prelude_kept *k)
         return;
     if (still_kept(k))
         close(k->fd);
-    free(k->text);
+    shx_buf_free(&k->text);
     free(k);
 }
 
