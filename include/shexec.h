@@ -241,7 +241,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * glibc leaves its 32 and 33 ignored, musl its 32 to 34; see
  * docs/platforms.md), an empty signal mask, and no descriptor but
  * 0, 1, 2 and its report channel (descriptor 173: a socket for bash, on
- * which only the shell's own messages are heard; a pipe for a POSIX shell).
+ * which only the shell's own messages are heard and, unless the session
+ * keeps shell state, no write waits: a command that fills it makes its own
+ * report fail; a pipe for a POSIX shell).
  * Its stdout and stderr carry exactly what the command wrote. With
  * containment by cgroup the shell is in its cgroup before it runs any code:
  * the child joins it between fork and exec. The library's own work
@@ -1591,7 +1593,8 @@ SHEXEC_API void shexec_task_free(shexec_task *t);
  *     (shexec_session_set_input_look_ms(), 2 s by default) the library
  *     looks, once a second while it stays silent, whether one of its
  *     processes is blocked reading its terminal (a pty run) or the stdin
- *     pipe (shexec_run_set_stdin()). Found, the run's input callback is
+ *     pipe (shexec_run_set_stdin()); a pipe run without stdin reads
+ *     /dev/null and is never looked at. Found, the run's input callback is
  *     called and shexec_run_input_wait() says so, with the prompt (the
  *     last line of output, unfinished) and whether the terminal echoes
  *     (a password prompt does not). Output or input since then clears it.

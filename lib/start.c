@@ -26,6 +26,9 @@
 #include "loop/loop.h"
 #include "session/task.h"
 
+/* How long a small report on a pipe waits unread while its shell runs. */
+#define SIDE_DEFER_NS ((int64_t)50000000)
+
 /* How long the probe of a wrapper program may take. */
 #define PROBE_TIMEOUT_MS 10000
 
@@ -147,6 +150,13 @@ int shx_run_begin(shexec_run *r)
     /* the shell is the child, or (through a wrapper) the first to speak */
     r->report.shell = l.marker ? 0 : child.pid;
     r->job.side_fd = r->report.fd;
+    /* a report the shell can wait on is read while it runs: a large one
+     * from the start; a pipe's small one only past SIDE_DEFER_NS (then
+     * only a command that fills the pipe waits, and not for long), so a
+     * short command's report comes with its exit, in one wake-up */
+    r->job.side_from_ns = r->report.never_waits ? SHX_SIDE_AT_END
+                          : l.capture           ? spawned_ns
+                                                : spawned_ns + SIDE_DEFER_NS;
     r->prelude_marked = l.marker;
     r->wrapper_guard = l.guard;
     if (s->persist && !r->task && !r->probe && !remote) {

@@ -31,6 +31,8 @@ int shx_test_run_pidfd(const shexec_run *r)
 
 int shx_test_run_fd(const shexec_run *r, int stream)
 {
+    if (stream == 0)
+        return r->report.fd;
     return stream == SHEXEC_STDOUT ? r->job.out.fd : r->job.err.fd;
 }
 

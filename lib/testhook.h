@@ -19,7 +19,8 @@ void shx_test_use_pidfd(shexec_session *s, int on);
 int shx_test_uses_pidfd(const shexec_session *s);
 /* The run's pidfd, -1 when it has none. */
 int shx_test_run_pidfd(const shexec_run *r);
-/* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1. */
+/* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1;
+ * stream 0: the host's end of its report channel. */
 int shx_test_run_fd(const shexec_run *r, int stream);
 /* Whether the run's shell listed its state after the command (a session
  * that keeps it), or was not asked to (a task, persist_env off). */

@@ -16,6 +16,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -510,6 +511,110 @@ static void test_record_written_by_the_command(void **state)
     }
 }
 
+/* A command that fills its channel before its shell reports: bash's end of
+ * the socket does not wait (its report is read once the shell is gone), so
+ * the write fails and the report with it, and the session stays where it
+ * was, said in the notice; a POSIX shell's pipe is read from shortly after
+ * the start, so the writer goes on and the report comes after it. Neither
+ * waits for the run's timeout. */
+static void test_filled_channel_holds_no_shell(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, f->s,
+                                        sh == 0 ? "head -c 4000000 /dev/zero 2>/dev/null >&173; "
+                                                  "echo \"w=$?\"; cd /tmp"
+                                                : "head -c 4000000 /dev/zero >>/dev/fd/173; "
+                                                  "echo \"w=$?\"; cd /tmp"),
+                         SHEXEC_OK);
+        assert_int_equal(shexec_run_set_timeout_ms(r, 30000), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_int_equal(shexec_run_state(r), SHEXEC_STATE_EXITED);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        if (sh == 0) {
+            assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "w=1\n");
+            assert_string_equal(shexec_session_cwd(f->s), f->dir);
+            assert_non_null(strstr(shexec_run_notice(r), "reported no working directory"));
+        } else {
+            assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "w=0\n");
+        }
+        shexec_run_free(r);
+        /* the next run has a channel of its own */
+        r = run(f->s, "cd /usr");
+        assert_string_equal(shexec_session_cwd(f->s), "/usr");
+        shexec_run_free(r);
+    }
+}
+
+/* Whether the loop watches a running run's report channel (the host's own
+ * loop sees the same set through shexec_session_pollfds). */
+static int report_watched(shexec_session *s, const shexec_run *r, int32_t *timeout_ms)
+{
+    struct pollfd fds[16];
+    int n = shexec_session_pollfds(fds, 16, timeout_ms, s);
+    assert_true(n > 0 && n <= 16);
+    int rep = shx_test_run_fd(r, 0);
+    assert_true(rep >= 0);
+    int watched = 0;
+    for (int i = 0; i < n; i++)
+        watched |= fds[i].fd == rep;
+    /* the round handed back, with nothing seen */
+    assert_true(shexec_session_process(s, fds, 0) >= 0);
+    return watched;
+}
+
+static void finish(shexec_session *s, shexec_run *r)
+{
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, -1) >= 0);
+}
+
+/* A report that cannot make its shell wait costs the host no wake-up of
+ * its own: bash's small report (its end of the socket does not wait) is
+ * not watched while the shell runs, only taken when it is gone; a POSIX
+ * shell's pipe is watched from 50 ms on (the poll's timeout says when);
+ * a report of the shell's state, which can be larger than the channel
+ * holds, is watched from the start. Each still arrives whole. */
+static void test_report_watched_only_when_it_can_wait(void **state)
+{
+    fixture *f = *state;
+    for (int sh = 0; sh < 2; sh++) {
+        use_shell(f->s, g_shells[sh]);
+        assert_int_equal(shexec_session_set_cwd(f->s, f->dir), SHEXEC_OK);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, f->s, "sleep 0.3; cd /usr"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        int32_t timeout = -1;
+        assert_int_equal(report_watched(f->s, r, &timeout), 0);
+        if (sh == 1) {
+            assert_true(timeout >= 0 && timeout <= 50);
+            usleep(80 * 1000);
+            assert_int_equal(report_watched(f->s, r, &timeout), 1);
+        }
+        finish(f->s, r);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        assert_string_equal(shexec_session_cwd(f->s), "/usr");
+        shexec_run_free(r);
+    }
+    if (!tu_platform_has(SHX_PLATFORM_PERSIST, "persisted shell state"))
+        return;
+    use_shell(f->s, g_shells[0]);
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "export KEPT=1; cd /"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int32_t timeout = -1;
+    assert_int_equal(report_watched(f->s, r, &timeout), 1);
+    finish(f->s, r);
+    assert_string_equal(shexec_session_cwd(f->s), "/");
+    assert_string_equal(shexec_session_getenv(f->s, "KEPT"), "1");
+    shexec_run_free(r);
+    assert_int_equal(shexec_session_set_persist_env(f->s, 0), SHEXEC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +627,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_channel_per_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_written_by_the_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_filled_channel_holds_no_shell, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_watched_only_when_it_can_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prelude_kept, setup, teardown),
         cmocka_unit_test(test_start_word),
         cmocka_unit_test_setup_teardown(test_first_line_as_bash_starts, setup, teardown),

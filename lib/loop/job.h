@@ -28,6 +28,9 @@ struct shx_job {
     int stdin_fd;                 /* write end, non-blocking; -1 when closed */
     int side_fd;                  /* what its owner reads while the shell runs (a run's
                                      report channel), through on_side; -1: none */
+    int64_t side_from_ns;         /* side_fd is watched from then on while the shell
+                                     runs (SHX_SIDE_AT_END: never; what is there is
+                                     taken when the job ends) */
     shx_buf stdin_buf;            /* queued input: bytes from stdin_off on are not written */
     size_t stdin_off;
     int stdin_close;              /* close once stdin_buf is written */
@@ -72,6 +75,8 @@ typedef struct shx_job_policy {
     shx_job *(*adopt_leftovers)(void *ctx, shx_job *from);
     void *ctx;
 } shx_job_policy;
+
+#define SHX_SIDE_AT_END INT64_MAX
 
 /* After a terminal's hangup, members that missed it are looked for this
  * many times, the first SHX_HANGUP_FIRST_NS after it, each wait four times

@@ -100,10 +100,15 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
         for (int i = 0, k = shx_proc_pollfds(&j->proc, pfd, anchor); i < k; i++)
             add_fd(fds, own, cap, &n, pfd[i], POLLIN, j, anchor[i] < 0 ? FD_PID : FD_ANCHOR,
                    anchor[i] < 0 ? 0 : anchor[i]);
-        /* the owner's side channel, while the shell runs (once it is gone,
-         * what is left there is taken when the job ends) */
-        if (j->side_fd >= 0 && !shx_proc_exited(&j->proc))
-            add_fd(fds, own, cap, &n, j->side_fd, POLLIN, j, FD_SIDE, 0);
+        /* the owner's side channel, while the shell runs and from the time
+         * its owner asked (once the shell is gone, what is left there is
+         * taken when the job ends) */
+        if (j->side_fd >= 0 && !shx_proc_exited(&j->proc)) {
+            if (now >= j->side_from_ns)
+                add_fd(fds, own, cap, &n, j->side_fd, POLLIN, j, FD_SIDE, 0);
+            else if (j->side_from_ns != SHX_SIDE_AT_END)
+                min_deadline(&next, j->side_from_ns);
+        }
         if (j->stdin_fd >= 0 && (shx_job_input_left(j) > 0 || j->stdin_close))
             add_fd(fds, own, cap, &n, j->stdin_fd, POLLOUT, j, FD_IN, 0);
         /* output a read pushed out (ANSI stripping) waits for the callback:
@@ -199,26 +204,6 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
     return output;
 }
 
-/*
- * The shell's pipes hang up as it closes its descriptors on its way out, a
- * few microseconds before it is a zombie and its pidfd turns readable, so a
- * loop that went back to poll() would sleep and be woken again for the
- * exit. Yielding the processor for that while is cheaper, once per run and
- * bounded: a shell that closed its output and runs on is left to poll().
- * Only for a run alone in the loop: with others, their events come first.
- */
-#define EXIT_AWAIT_NS 50000
-
-static void await_exit_briefly(shx_proc *p)
-{
-    p->exit_awaited = 1;
-    int64_t until = shx_now_ns() + EXIT_AWAIT_NS;
-    do {
-        sched_yield();
-        shx_proc_check(p);
-    } while (!shx_proc_exited(p) && shx_now_ns() < until);
-}
-
 int shx_loop_settle(shx_loop *l, int look_now)
 {
     int64_t now = shx_now_ns();
@@ -230,9 +215,6 @@ int shx_loop_settle(shx_loop *l, int look_now)
         if (!shx_proc_exited(&j->proc) && j->proc.pidfd < 0 &&
             (due || look_now || (j->out.fd < 0 && j->err.fd < 0)))
             shx_proc_check(&j->proc);
-        else if (!shx_proc_exited(&j->proc) && !j->proc.exit_awaited && j->out.fd < 0 && j->err.fd < 0 &&
-                 l->active == j && !j->next_active)
-            await_exit_briefly(&j->proc);
         int end = 0;
         if (j->draining && j->proc.sent == SHX_SENT_NONE && shx_job_drain_over(j, now)) {
             end = shx_job_drain_end(j, &l->jobs, now, &born);

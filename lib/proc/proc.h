@@ -75,7 +75,6 @@ typedef struct shx_proc {
     int pidfd;                /* -1 without pidfds */
     shx_proc_phase phase;     /* written only in proc.c */
     shx_proc_sent sent;       /* written only in proc.c */
-    int exit_awaited;         /* the loop yielded once for its exit (loop.c) */
     int status_lost;          /* the host reaped it (SIGCHLD ignored) */
     int exit_code;            /* -1 unless the shell exited normally */
     int term_signal;          /* 0 unless a signal ended the shell */

@@ -181,7 +181,7 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
     if (rc == SHEXEC_OK && !remote) {
         /* the report channel: first, so that /dev/fd is learnt on it */
-        rc = shx_report_open(s, &l->report, &l->channel, bash);
+        rc = shx_report_open(s, &l->report, &l->channel, bash, l->capture);
         if (rc == SHEXEC_OK && !s->devfd)
             s->devfd = shx_devfd_works() ? 1 : -1;
     }

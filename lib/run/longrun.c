@@ -128,7 +128,9 @@ void shx_longrun_start(shexec_run *r)
     q->yield_on_input = r->yield_ms > 0;
     q->can_yield = !r->task; /* a task is in the background already */
     q->yield_at_ns = r->yield_ms ? r->start_ns + (int64_t)r->yield_ms * MS : 0;
-    q->look_after_ns = s->input_look_ms * MS;
+    /* a pipe run without stdin reads /dev/null: nothing of it can wait for
+     * the host, and no look is due (nor the wake-up one would cost) */
+    q->look_after_ns = r->job.pty || r->job.stdin_fd >= 0 ? s->input_look_ms * MS : 0;
     q->on_input = input_found;
     shx_quiet_start(&r->job, r->start_ns);
 }

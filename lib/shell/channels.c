@@ -16,8 +16,11 @@
  *     from what the shell writes, and dropped;
  *   - writing a socket is not writing a file: a command's `ulimit -f 0`
  *     raises no SIGXFSZ in its shell's report.
- * The host reads the socket while the shell runs (the loop polls it), so a
- * report of any size never waits for the host for long.
+ * A report that lists the shell's state can be larger than the socket
+ * holds: the host reads it while the shell runs (the loop polls it). Any
+ * other report is status and directory, a few hundred bytes: the shell's
+ * end is non-blocking and the host takes it once the shell is gone, so the
+ * report costs the host no wake-up of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,13 +216,14 @@ void shx_prelude_kept_free(struct shx_prelude_kept *k)
     free(k);
 }
 
-int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock)
+int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock, int big)
 {
     rep->fd = -1;
     rep->shell = 0;
     rep->sock = sock;
     rep->checked = 0;
     rep->refused = 0;
+    rep->never_waits = 0;
     *shell_end = -1;
     int sv[2];
     if (!sock) {
@@ -233,13 +237,17 @@ int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock
             shx_report_close(rep);
         return rc;
     }
-#ifdef SOCK_CLOEXEC
-    int made = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+    /* a small report's pair is non-blocking at both ends (the host's end
+     * is read without waiting either way) */
+#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
+    int made = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (big ? 0 : SOCK_NONBLOCK), 0, sv);
 #else
     int made = socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     if (made == 0) {
         (void)fcntl(sv[0], F_SETFD, FD_CLOEXEC);
         (void)fcntl(sv[1], F_SETFD, FD_CLOEXEC);
+        if (!big)
+            (void)fcntl(sv[1], F_SETFL, O_NONBLOCK);
     }
 #endif
     if (made != 0)
@@ -252,7 +260,8 @@ int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock
     int on = 1;
     rep->checked = setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0;
 #endif
-    /* left blocking: every read of it passes MSG_DONTWAIT (read_one) */
+    /* every read of the host's end passes MSG_DONTWAIT (read_one) */
+    rep->never_waits = !big;
     rep->fd = sv[0];
     int rc = move_high(s, sv[1], shell_end);
     if (rc != SHEXEC_OK)

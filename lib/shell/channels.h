@@ -51,6 +51,8 @@ typedef struct shx_report {
     int sock;        /* a socket (else a pipe) */
     int checked;     /* senders are known (SO_PASSCRED): others are refused */
     size_t refused;  /* bytes from other senders, dropped */
+    int never_waits; /* the shell's writes never wait for the host (a socket whose
+                        shell end is non-blocking): it is read once the shell is gone */
 } shx_report;
 
 /*
@@ -59,10 +61,14 @@ typedef struct shx_report {
  * message names its sender's pid); else a pipe (for a POSIX shell, which
  * can reach a descriptor above 9 only by opening /dev/fd/N, and a socket
  * cannot be opened so: no sender is checked). *shell_end is the end the
- * shell gets (close-on-exec, at 10 or above). SHEXEC_OK, or SHEXEC_ENOMEM /
+ * shell gets (close-on-exec, at 10 or above). big: the report may hold
+ * the shell's state, more than a socket holds; else a socket's shell end
+ * is non-blocking (rep->never_waits): a report of status and directory
+ * always fits, and a command that fills the socket first makes its own
+ * report fail, never its shell wait. SHEXEC_OK, or SHEXEC_ENOMEM /
  * SHEXEC_ESYS with the message set (nothing left open).
  */
-int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock);
+int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock, int big);
 
 /*
  * Take what has come on the socket, without waiting: the bytes whose sender
