@@ -121,6 +121,7 @@ int shx_run_begin(shexec_run *r)
                          .use_pidfd = s->loop.jobs.use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
+                         .hold_write_ends = 1,
                          .pty = r->pty != SHEXEC_PTY_OFF,
                          .echo = r->pty == SHEXEC_PTY_ECHO,
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,
@@ -193,6 +194,8 @@ int shx_run_begin(shexec_run *r)
                     r->user);
     shx_stream_init(&r->job.err, SHEXEC_STDERR, child.err_fd, NULL, l.limit, l.unit, l.keep, r->fn,
                     r->user);
+    r->job.out.held = child.out_held;
+    r->job.err.held = child.err_held;
     r->notice_first = s->notice_first;
     shx_streams_attach(&r->job.out, &r->job.err, s->spill, l.redact);
     if (r->ansi == SHEXEC_ANSI_STRIP) {

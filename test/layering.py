@@ -153,7 +153,7 @@ for f in sorted(rel(p) for p in glob.glob('lib/tool/*.c')):
 allowed_in_tests = {'testhook.h', 'testutil.h', 'shx/buf.h', 'shx/json.h', 'shx/env.h', 'shx/glob.h',
                     'stream/ansi.h', 'stream/capture.h', 'stream/notice.h', 'stream/sentinel.h',
                     'shx/utf8.h', 'shx/strindex.h', 'spawn/pty.h',
-                    'spawn/spawn.h',  # spawn.h: the pure shx_pick_shell
+                    'spawn/program.h',  # program.h: the pure shx_pick_shell
                     'shell/record.h', 'shell/shstate.h',  # the pure parsers of what the shell reports
                     'shell/script.h',  # the prelude's text: pure (shx_script_start_word)
                     # the cgroup v2 parsers; the modules, tested live

@@ -23,7 +23,7 @@
 
 #include "shx/buf.h"
 #include "shexec.h"
-#include "spawn/spawn.h"
+#include "spawn/program.h"
 #include "testhook.h"
 #include "testutil.h"
 

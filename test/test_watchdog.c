@@ -227,7 +227,9 @@ static void test_turned_on_late_ends_everything(void **state)
     tu_rmtree(dir);
 }
 
-/* Off (the default): today's behaviour, everything outlives the host. */
+/* Off (the default): today's behaviour, everything outlives the host (a
+ * host on process groups: a dead host's cgroups are ended by the next
+ * session made beside them, which a suite running alongside may make). */
 static void test_off_everything_survives(void **state)
 {
     (void)state;

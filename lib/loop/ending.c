@@ -187,6 +187,9 @@ static int shell_exited_in_grace(shx_job *j, shx_job_policy *policy, int64_t now
  */
 int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_job **born)
 {
+    /* the pipes may hang up now: once what the shell left has closed them */
+    shx_stream_let_go(&j->out);
+    shx_stream_let_go(&j->err);
     int reaped_by_us = shx_proc_reaped(&j->proc) && !j->proc.status_lost;
     if (j->proc.end_reason != SHX_END_NONE && j->proc.sent != SHX_SENT_KILL &&
         !reaped_by_us) {

@@ -12,6 +12,7 @@ void shx_job_init(shx_job *j, const shx_proc_observer *observer)
 {
     shx_proc_init(&j->proc, observer);
     j->out.fd = j->err.fd = -1;
+    j->out.held = j->err.held = -1;
     j->stdin_fd = -1;
     j->side_fd = -1;
 }

@@ -25,7 +25,7 @@ extern char **environ;
 #include "session/session.h"
 #include "shell/shstate.h"
 #include "shx/env.h"
-#include "spawn/spawn.h"
+#include "spawn/program.h"
 #include "session/settings.h"
 #include "run/run.h"
 

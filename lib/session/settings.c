@@ -20,7 +20,7 @@ extern char **environ;
 #include "session/agentenv.h"
 #include "persist/persist_hook.h"
 #include "shx/platform.h"
-#include "spawn/spawn.h"
+#include "spawn/program.h"
 #include "contain/contain_hook.h"
 #include "session/settings.h"
 

@@ -8,9 +8,6 @@
  * platform's choices each in one function (spawnfa.c: the working
  * directory, the hygiene; here: detach_flags, open_pidfd).
  */
-#if !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE)
-#define _XOPEN_SOURCE 700 /* realpath: the XSI part of POSIX */
-#endif
 #include "spawn/spawn.h"
 
 #include <errno.h>
@@ -53,78 +50,6 @@ ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len)
     shx_thread_sigmask(SIG_SETMASK, &old, NULL);
     errno = e;
     return w;
-}
-
-/* A regular file this process may execute. */
-static int is_executable(const char *path)
-{
-    mode_t mode;
-    return shx_path_mode(path, &mode) == 0 && S_ISREG(mode) && access(path, X_OK) == 0;
-}
-
-const char *shx_pick_shell(const char *const *candidates)
-{
-    for (; *candidates; candidates++) {
-        if (is_executable(*candidates))
-            return *candidates;
-    }
-    return NULL;
-}
-
-const char *shx_base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash && slash[1] ? slash + 1 : path;
-}
-
-int shx_shell_is_bash(const char *name, const char *path)
-{
-    char *real = path ? realpath(path, NULL) : NULL;
-    const char *base = shx_base_name(real ? real : name);
-    /* bash run as "sh" is bash in POSIX mode: no BASH_ENV, POSIX listings */
-    int bash = strncmp(base, "bash", 4) == 0 && strcmp(shx_base_name(name), "sh") != 0;
-    free(real);
-    return bash;
-}
-
-int shx_is_script(const char *path)
-{
-    char head[2];
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd < 0)
-        return 0;
-    ssize_t n;
-    while ((n = read(fd, head, sizeof head)) < 0 && errno == EINTR)
-        ;
-    close(fd);
-    return n == 2 && head[0] == '#' && head[1] == '!';
-}
-
-int shx_find_program(const char *name, const char *path_var, shx_buf *out)
-{
-    shx_buf_clear(out);
-    if (strchr(name, '/'))
-        return shx_buf_puts(out, name);
-    const char *p = path_var ? path_var : "/usr/bin:/bin";
-    for (;;) {
-        const char *end = strchr(p, ':');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        shx_buf_clear(out);
-        if (n == 0)
-            shx_buf_puts(out, "."); /* an empty PATH element is the cwd */
-        else
-            shx_buf_append(out, p, n);
-        shx_buf_putc(out, '/');
-        if (shx_buf_puts(out, name) != 0)
-            return -1;
-        if (is_executable(out->data))
-            return 0;
-        if (!end)
-            break;
-        p = end + 1;
-    }
-    shx_buf_clear(out);
-    return -1;
 }
 
 /* Make a pipe whose ends are >= 3, so dup2 onto 0-2 never clobbers one of ours
@@ -298,7 +223,8 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
     int master = -1, master_in = -1;
     char slave[128];
-    *out = (shx_child){.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1, .in_fd = -1};
+    *out = (shx_child){.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1, .in_fd = -1,
+                       .out_held = -1, .err_held = -1};
 
     if (req->pty) {
         master = shx_pty_open(req->cols, req->rows, req->echo, slave, sizeof slave,
@@ -417,14 +343,19 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0)
         rc = spawn_error(req, rc, err);
 started:
-    /* the child's ends are the child's now */
-    if (outp[1] >= 0)
-        close(outp[1]);
-    if (errp[1] >= 0)
-        close(errp[1]);
+    /* the child's ends are the child's now (the output's held where asked,
+     * and where a pidfd will show the exit) */
     if (inp[0] >= 0)
         close(inp[0]);
-    outp[1] = errp[1] = inp[0] = -1;
+    inp[0] = -1;
+    int hold = rc == SHEXEC_OK && req->hold_write_ends && req->use_pidfd && !req->pty;
+    if (!hold) {
+        if (outp[1] >= 0)
+            close(outp[1]);
+        if (errp[1] >= 0)
+            close(errp[1]);
+        outp[1] = errp[1] = -1;
+    }
     if (rc != SHEXEC_OK) {
         close_ends(outp, errp, inp, master, master_in);
         return rc;
@@ -445,5 +376,12 @@ started:
         }
     }
     out->pidfd = open_pidfd(req, pid);
+    if (hold && out->pidfd >= 0) {
+        out->out_held = outp[1];
+        out->err_held = errp[1];
+    } else if (hold) {
+        close(outp[1]);
+        close(errp[1]);
+    }
     return SHEXEC_OK;
 }

@@ -27,6 +27,8 @@ typedef struct shx_spawn_req {
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
+    int hold_write_ends;     /* 1: the host keeps the output pipes' write ends where it
+                                has a pidfd and no pty (shx_child: out_held, err_held) */
     int pty;                 /* 1: a pseudo-terminal is stdin, stdout and stderr */
     int echo;                /* with pty: echo input */
     uint16_t cols, rows;     /* its window size */
@@ -39,6 +41,11 @@ typedef struct shx_child {
                                 out_fd is its master and err_fd is -1 */
     int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe;
                                 with a pty, a second handle on the master */
+    int out_held, err_held;  /* with hold_write_ends: the output pipes' write ends,
+                                close-on-exec, kept so that the pipes hang up only
+                                once the host lets go of them (at the shell's exit,
+                                which its pidfd shows), not a wake-up before the exit
+                                as the shell's descriptors close; else -1 */
     unsigned long pty_lflag; /* with a pty, the local flags it started with: set before
                                 the child existed, so no change of the command's is in it */
 } shx_child;
@@ -56,29 +63,5 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err);
  * mask is restored. Returns as write(2) (EPIPE when the reader is gone).
  */
 ssize_t shx_write_nosigpipe(int fd, const void *data, size_t len);
-
-/* The first of the NULL-terminated candidate paths that is an executable file, or NULL. */
-const char *shx_pick_shell(const char *const *candidates);
-
-/*
- * Whether shell `name` (the word a program's argv runs it by; path: its
- * file, resolved through symlinks, when known here, else NULL) is bash not
- * in POSIX mode (not run as "sh"), which reads a prelude from BASH_ENV: 1
- * or 0.
- */
-int shx_shell_is_bash(const char *name, const char *path);
-
-/* The last component of path (path itself when it ends in '/'). */
-const char *shx_base_name(const char *path);
-
-/* 1 when the file at path starts with "#!" (an interpreter runs it). */
-int shx_is_script(const char *path);
-
-/*
- * Resolve a program name the way execvp would, using `path_var` (the PATH of
- * the child's environment; NULL means "/usr/bin:/bin"). A name containing a
- * slash is returned as is. Result in out; 0, or -1 when not found.
- */
-int shx_find_program(const char *name, const char *path_var, shx_buf *out);
 
 #endif

@@ -16,6 +16,7 @@ void shx_stream_init(shx_stream *st, int id, int fd, const char *tag, uint64_t l
                      int keep, shexec_output_fn fn, void *user)
 {
     st->fd = fd;
+    st->held = -1;
     st->id = id;
     st->filter = tag != NULL;
     if (tag)
@@ -296,8 +297,17 @@ static void push(shx_stream *st, const char *data, size_t len)
         strip_stage(st, data, len);
 }
 
+void shx_stream_let_go(shx_stream *st)
+{
+    if (st->held >= 0) {
+        close(st->held);
+        st->held = -1;
+    }
+}
+
 static void close_fd(shx_stream *st)
 {
+    shx_stream_let_go(st);
     if (st->fd >= 0) {
         close(st->fd);
         st->fd = -1;

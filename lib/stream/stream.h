@@ -33,6 +33,8 @@
 
 typedef struct shx_stream {
     int fd;        /* read end, non-blocking; -1 once closed */
+    int held;      /* the pipe's write end, held by the host until the shell's exit
+                      (shx_stream_let_go); -1: none */
     int id;        /* SHEXEC_STDOUT / SHEXEC_STDERR */
     int filter;    /* run the sentinel filter */
     shx_sentinel sentinel;
@@ -108,6 +110,9 @@ void shx_stream_hand_redaction(shx_stream *from, shx_stream *to);
 /* No more input: close the descriptor, flush the filter, finish the capture,
  * hand the callback what is left. */
 void shx_stream_finish(shx_stream *st);
+/* Let go of the pipe's write end the host held (held): the pipe hangs up
+ * once every process that inherited it has closed it too. */
+void shx_stream_let_go(shx_stream *st);
 void shx_stream_free(shx_stream *st);
 
 #endif

@@ -151,8 +151,12 @@ int main(int argc, char **argv)
         die("grace", s);
     int late_setsid = strcmp(mode, "late-setsid") == 0;
     int term_ignored = strcmp(mode, "term-ignored") == 0;
-    /* a claimed group is the process-group path's proof: cgroups need none */
-    if (strncmp(mode, "claim-", 6) == 0 && shexec_session_set_containment(s, "off") != SHEXEC_OK)
+    /* a claimed group is the process-group path's proof: cgroups need none.
+     * Off: what the host leaves outlives it, but any session started later
+     * beside it (another suite running at the same time) ends a dead host's
+     * cgroups (contain.c): on process groups, nothing can */
+    if ((strncmp(mode, "claim-", 6) == 0 || !strcmp(mode, "off")) &&
+        shexec_session_set_containment(s, "off") != SHEXEC_OK)
         die("shexec_session_set_containment", s);
     if (late_setsid)
         shx_test_watchdog_pause(2000);
