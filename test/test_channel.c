@@ -618,33 +618,32 @@ static void test_report_watched_only_when_it_can_wait(void **state)
 /* A short command that prints nothing wakes its host once: its report is
  * taken with its exit, and its pipes do not hang up before it (the host
  * holds their write ends until the pidfd says the shell exited), so one
- * poll round sees it all. */
+ * poll round sees it all. bash: a POSIX shell's report pipe is watched
+ * from 50 ms on, which a slow machine (valgrind) reaches. */
 static void test_short_command_one_round(void **state)
 {
     fixture *f = *state;
     if (!shx_test_uses_pidfd(f->s))
         skip();
-    for (int sh = 0; sh < 2; sh++) {
-        use_shell(f->s, g_shells[sh]);
-        shexec_run *r = NULL;
-        assert_int_equal(shexec_run_new(&r, f->s, "cd /usr; exit 3"), SHEXEC_OK);
-        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-        int rounds = 0;
-        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
-            struct pollfd fds[16];
-            int32_t timeout = -1;
-            int n = shexec_session_pollfds(fds, 16, &timeout, f->s);
-            assert_true(n > 0 && n <= 16);
-            int got = poll(fds, (nfds_t)n, timeout);
-            assert_true(got >= 0);
-            assert_true(shexec_session_process(f->s, fds, (uint32_t)n) >= 0);
-            rounds++;
-        }
-        assert_int_equal(rounds, 1);
-        assert_int_equal(shexec_run_exit_code(r), 3);
-        assert_string_equal(shexec_session_cwd(f->s), "/usr");
-        shexec_run_free(r);
+    use_shell(f->s, g_shells[0]);
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, f->s, "cd /usr; exit 3"), SHEXEC_OK);
+    assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    int rounds = 0;
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING) {
+        struct pollfd fds[16];
+        int32_t timeout = -1;
+        int n = shexec_session_pollfds(fds, 16, &timeout, f->s);
+        assert_true(n > 0 && n <= 16);
+        int got = poll(fds, (nfds_t)n, timeout);
+        assert_true(got >= 0);
+        assert_true(shexec_session_process(f->s, fds, (uint32_t)n) >= 0);
+        rounds++;
     }
+    assert_int_equal(rounds, 1);
+    assert_int_equal(shexec_run_exit_code(r), 3);
+    assert_string_equal(shexec_session_cwd(f->s), "/usr");
+    shexec_run_free(r);
 }
 
 int main(void)
