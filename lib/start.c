@@ -26,7 +26,7 @@
 #include "loop/loop.h"
 #include "session/task.h"
 
-/* How long a small report on a pipe waits unread while its shell runs. */
+/* How long a report the shell can wait on stays unread while it runs. */
 #define SIDE_DEFER_NS ((int64_t)50000000)
 
 /* How long the probe of a wrapper program may take. */
@@ -151,13 +151,12 @@ int shx_run_begin(shexec_run *r)
     /* the shell is the child, or (through a wrapper) the first to speak */
     r->report.shell = l.marker ? 0 : child.pid;
     r->job.side_fd = r->report.fd;
-    /* a report the shell can wait on is read while it runs: a large one
-     * from the start; a pipe's small one only past SIDE_DEFER_NS (then
-     * only a command that fills the pipe waits, and not for long), so a
-     * short command's report comes with its exit, in one wake-up */
-    r->job.side_from_ns = r->report.never_waits ? SHX_SIDE_AT_END
-                          : l.capture           ? spawned_ns
-                                                : spawned_ns + SIDE_DEFER_NS;
+    /* a report the shell can wait on (a pipe, or one that lists the
+     * shell's state) is read while it runs, from SIDE_DEFER_NS on: only a
+     * shell whose report outgrows the channel waits, and not for long,
+     * and a short command's report, listing included, comes with its
+     * exit in one wake-up instead of one for each of the shell's writes */
+    r->job.side_from_ns = r->report.never_waits ? SHX_SIDE_AT_END : spawned_ns + SIDE_DEFER_NS;
     r->prelude_marked = l.marker;
     r->wrapper_guard = l.guard;
     if (s->persist && !r->task && !r->probe && !remote) {

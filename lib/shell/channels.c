@@ -17,10 +17,11 @@
  *   - writing a socket is not writing a file: a command's `ulimit -f 0`
  *     raises no SIGXFSZ in its shell's report.
  * A report that lists the shell's state can be larger than the socket
- * holds: the host reads it while the shell runs (the loop polls it). Any
- * other report is status and directory, a few hundred bytes: the shell's
- * end is non-blocking and the host takes it once the shell is gone, so the
- * report costs the host no wake-up of its own.
+ * holds: the shell's end blocks, and the host reads it while the shell
+ * runs (the loop watches it from 50 ms into the run, start.c). Any other
+ * report is status and directory, a few hundred bytes: the shell's end is
+ * non-blocking and the host takes it once the shell is gone, so the report
+ * costs the host no wake-up of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,10 @@
 #else
 #define HAVE_PASSCRED 0
 #endif
+
+/* A pipe for a report that lists the shell's state: room for most listings
+ * before the host reads it (start.c reads it from 50 ms on). */
+#define BIG_REPORT_PIPE (1 << 20)
 
 /* fd, moved to 10 or above when it is lower (it is closed either way), in
  * *out. A limit on open descriptors of 10 or less leaves no such number. */
@@ -231,6 +236,8 @@ int shx_report_open(shexec_session *s, shx_report *rep, int *shell_end, int sock
             return shx_fail(s, errno == ENOMEM ? SHEXEC_ENOMEM : SHEXEC_ESYS,
                             "cannot make the run's report channel: %s", strerror(errno));
         (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+        if (big)
+            shx_pipe_grow(sv[0], BIG_REPORT_PIPE); /* best effort: the listing rarely waits */
         rep->fd = sv[0];
         int rc = move_high(s, sv[1], shell_end);
         if (rc != SHEXEC_OK)
