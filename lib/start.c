@@ -121,7 +121,6 @@ int shx_run_begin(shexec_run *r)
                          .use_pidfd = s->loop.jobs.use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,
-                         .hold_write_ends = 1,
                          .pty = r->pty != SHEXEC_PTY_OFF,
                          .echo = r->pty == SHEXEC_PTY_ECHO,
                          .cols = r->cols ? r->cols : SHX_PTY_DEFAULT_COLS,

@@ -343,19 +343,22 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0)
         rc = spawn_error(req, rc, err);
 started:
-    /* the child's ends are the child's now (the output's held where asked,
-     * and where a pidfd will show the exit) */
-    if (inp[0] >= 0)
-        close(inp[0]);
-    inp[0] = -1;
-    int hold = rc == SHEXEC_OK && req->hold_write_ends && req->use_pidfd && !req->pty;
-    if (!hold) {
-        if (outp[1] >= 0)
-            close(outp[1]);
-        if (errp[1] >= 0)
-            close(errp[1]);
+    if (rc == SHEXEC_OK)
+        out->pidfd = open_pidfd(req, pid);
+    /* the child's ends are the child's now, but the output's where a pidfd
+     * will show the exit: the caller holds those (shx_child) */
+    if (out->pidfd >= 0 && !req->pty) {
+        out->out_held = outp[1];
+        out->err_held = errp[1];
         outp[1] = errp[1] = -1;
     }
+    if (outp[1] >= 0)
+        close(outp[1]);
+    if (errp[1] >= 0)
+        close(errp[1]);
+    if (inp[0] >= 0)
+        close(inp[0]);
+    outp[1] = errp[1] = inp[0] = -1;
     if (rc != SHEXEC_OK) {
         close_ends(outp, errp, inp, master, master_in);
         return rc;
@@ -374,14 +377,6 @@ started:
             fcntl(inp[1], F_SETFL, O_NONBLOCK);
             out->in_fd = inp[1];
         }
-    }
-    out->pidfd = open_pidfd(req, pid);
-    if (hold && out->pidfd >= 0) {
-        out->out_held = outp[1];
-        out->err_held = errp[1];
-    } else if (hold) {
-        close(outp[1]);
-        close(errp[1]);
     }
     return SHEXEC_OK;
 }

@@ -27,8 +27,6 @@ typedef struct shx_spawn_req {
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
-    int hold_write_ends;     /* 1: the host keeps the output pipes' write ends where it
-                                has a pidfd and no pty (shx_child: out_held, err_held) */
     int pty;                 /* 1: a pseudo-terminal is stdin, stdout and stderr */
     int echo;                /* with pty: echo input */
     uint16_t cols, rows;     /* its window size */
@@ -41,7 +39,7 @@ typedef struct shx_child {
                                 out_fd is its master and err_fd is -1 */
     int in_fd;               /* write end of stdin, non-blocking; -1 without stdin_pipe;
                                 with a pty, a second handle on the master */
-    int out_held, err_held;  /* with hold_write_ends: the output pipes' write ends,
+    int out_held, err_held;  /* with a pidfd and no pty: the output pipes' write ends,
                                 close-on-exec, kept so that the pipes hang up only
                                 once the host lets go of them (at the shell's exit,
                                 which its pidfd shows), not a wake-up before the exit
