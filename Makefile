@@ -121,7 +121,7 @@ B          := build/$(VARIANT)
 # watchdog does), WATCHDOG=0 the watchdog. persist/: PERSIST=0. output/:
 # OUTPUT=0. tool/: TOOLS=0 builds none.c alone (shexec_tool.h's calls,
 # each failing), which no other build has.
-CORE_DIRS  := session run loop proc spawn stream shell shx
+CORE_DIRS  := session run loop spawn stream shell shx
 CONTAIN_OFF := $(if $(filter 0,$(CONTAIN)),lib/contain/contain.c lib/contain/cgroup%.c \
                  $(if $(filter 0,$(WATCHDOG)),lib/contain/cgtree.c)) \
                $(if $(filter 0,$(WATCHDOG)),lib/contain/watchdog%.c)

@@ -12,7 +12,7 @@
 #include "run/run.h"
 #include "session/task.h"
 #include "shx/procfs.h"
-#include "proc/walk.h"
+#include "loop/walk.h"
 
 void shx_test_use_pidfd(shexec_session *s, int on)
 {

@@ -196,7 +196,7 @@ if len(back_up) > MAX_BACK_UP:
                     (len(back_up), MAX_BACK_UP, ', '.join('%s -> %s' % d for d in back_up)))
 # Between rooms: session/ and run/ call each other (a session frees its
 # runs; a run resolves its settings over the session's), and the watchdog
-# (contain/) observes the process objects (proc/) that signal through the
+# (contain/) observes the process objects (loop/proc.h) that signal through the
 # cgroups.
 MAX_ROOM_BACK_UP = 3
 back_up = shape.room_back_up_dependencies()

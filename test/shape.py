@@ -32,7 +32,7 @@ HELPERS = 'shx'
 # The core's headers an attachment may include, beside its own folder's and
 # the helpers': the process object and its group (the watchdog observes
 # them), writes that raise no SIGPIPE (spawn.h), what the shell reports.
-ATTACH_API = {'proc/proc.h', 'proc/group.h', 'spawn/spawn.h', 'shell/record.h', 'shell/shstate.h'}
+ATTACH_API = {'loop/proc.h', 'loop/group.h', 'spawn/spawn.h', 'shell/record.h', 'shell/shstate.h'}
 # The tool layer's one door into the core, which sees the handles' layouts.
 TOOL_DOOR = 'tool/toolhook.c'
 # The files built instead of a folder its switch leaves out (tool/none.c:

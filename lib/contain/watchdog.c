@@ -42,7 +42,7 @@
 #include "spawn/spawn.h"
 #include "contain/watchdog_fork.h"
 #include "contain/watchdog_proc.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 
 #define FORGET_BATCH 8
 

@@ -40,7 +40,7 @@
 #include "shx/platform.h"
 #include "contain/watchdog_proc.h"
 #include "contain/watchdog_cgroup.h"
-#include "proc/group.h"
+#include "loop/group.h"
 
 /* ---- reading /proc without allocating ------------------------------------ */
 

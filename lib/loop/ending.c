@@ -11,9 +11,9 @@
 #include <signal.h>
 
 #include "loop/ending.h"
-#include "proc/group.h"
+#include "loop/group.h"
 #include "loop/job.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 #include "stream/stream.h"
 
 /* After the shell exits, what its pipes still hold is read up to this much. */

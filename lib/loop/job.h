@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "shx/buf.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 #include "loop/quiet.h"
 #include "stream/stream.h"
 

@@ -27,11 +27,11 @@
 
 #include "shx/base.h"
 #include "loop/ending.h"
-#include "proc/group.h"
+#include "loop/group.h"
 #include "loop/job.h"
 #include "loop/loop.h"
 #include "shx/platform.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 #include "spawn/spawn.h"
 #include "stream/stream.h"
 

@@ -21,11 +21,11 @@
 #include "run/cwd.h"
 #include "loop/ending.h"
 #include "run/run.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 #include "shell/record.h"
 #include "stream/stream.h"
 #include "loop/loop.h"
-#include "proc/group.h"
+#include "loop/group.h"
 
 void shx_run_link(shexec_session *s, shexec_run *r)
 {

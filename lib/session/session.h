@@ -20,7 +20,7 @@
 #include "shx/buf.h"
 #include "shx/env.h"
 #include "loop/loop.h"
-#include "proc/proc.h"
+#include "loop/proc.h"
 #include "output/output_hook.h"
 #include "stream/sentinel.h"
 #include "shexec.h"

@@ -15,7 +15,7 @@
  * group's pin instead; without pidfds an anchor's end is looked for and an
  * escapee is told apart from a process reusing its pid by its start time.
  */
-#include "proc/group.h"
+#include "loop/group.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -25,7 +25,7 @@
 
 #include "shx/platform.h"
 #include "shx/procfs.h"
-#include "proc/walk.h"
+#include "loop/walk.h"
 
 void shx_group_drop(shx_group *g, int i)
 {

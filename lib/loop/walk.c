@@ -3,7 +3,7 @@
  * kernel keeps (/proc/PID/task/TID/children) rather than by reading every
  * process on the machine (see walk.h): from roots down, each process once.
  */
-#include "proc/walk.h"
+#include "loop/walk.h"
 
 
 #include <errno.h>

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proc/group.h"
+#include "loop/group.h"
 
 /* Why the library ended a command. */
 enum { SHX_END_NONE = 0, SHX_END_TIMEOUT = 1, SHX_END_CANCEL = 2, SHX_END_KILL = 3, SHX_END_IDLE = 4 };

@@ -10,7 +10,7 @@
  * (setsid, `set -m`) are found through their parents, which must still be
  * in the group: so they are looked for before the group is signalled.
  */
-#include "proc/proc.h"
+#include "loop/proc.h"
 
 #include "shx_config.h"
 
