@@ -175,6 +175,7 @@ int shx_run_begin(shexec_run *r)
          * processes cannot be held there: it runs with its group alone. */
         if (n_join > 0 || shx_cgroup_move(l.cgroup, child.pid) == 0 || errno == ESRCH) {
             r->job.proc.cgroup = l.cgroup;
+            r->job.proc.cgroup_peak = shx_contain_has_peak(s->contain);
             l.cgroup = NULL;
         }
         for (int k = 0; k < SHX_CTRLS; k++) {

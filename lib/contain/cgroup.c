@@ -337,29 +337,17 @@ int shx_cgroup_read_cpu(const char *dir, shx_cgroup_cpu *out)
     return ok ? 0 : fail(EINVAL, NULL, NULL);
 }
 
-int shx_cgroup_read_memory(const char *dir, shx_cgroup_memory *out)
+int shx_cgroup_read_peak(const char *dir, unsigned long long *peak)
 {
     if (!SHX_HAVE_PROCFS)
         return fail(ENOSYS, NULL, NULL);
-    memset(out, 0, sizeof *out);
     char *text;
     size_t len;
-    if (read_file(dir, "memory.events", &text, &len) != 0)
+    if (read_file(dir, "memory.peak", &text, &len) != 0)
         return -1;
-    /* oom_kill is younger than the others (Linux 4.13): absent, it is 0 */
-    int ok = shx_cgroupfs_key(text, len, "max", &out->max) == 1 &&
-             shx_cgroupfs_key(text, len, "oom", &out->oom) == 1 &&
-             shx_cgroupfs_key(text, len, "oom_kill", &out->oom_kill) >= 0;
+    int ok = shx_cgroupfs_number(text, len, peak) == 0;
     free(text);
-    if (!ok)
-        return fail(EINVAL, NULL, NULL);
-    if (read_file(dir, "memory.peak", &text, &len) == 0) {
-        ok = shx_cgroupfs_number(text, len, &out->peak) == 0;
-        free(text);
-        if (!ok)
-            return fail(EINVAL, NULL, NULL);
-    }
-    return 0;
+    return ok ? 0 : fail(EINVAL, NULL, NULL);
 }
 
 int shx_cgroup_read_pids_max(const char *dir, unsigned long long *max)

@@ -208,6 +208,11 @@ const char *shx_contain_dir(const shx_contain *c)
     return c->dir;
 }
 
+int shx_contain_has_peak(const shx_contain *c)
+{
+    return c && (c->v2 & SHX_CGROUP_MEMORY);
+}
+
 /* Remove the dying cgroups that are empty by now (with what their commands
  * made below them); keep the rest in order. */
 static void remove_emptied(shx_contain *c)

@@ -75,14 +75,6 @@ typedef struct shx_cgroup_cpu {
     unsigned long long usage_usec, user_usec, system_usec;
 } shx_cgroup_cpu;
 
-/* Memory accounting (the memory controller enabled for the cgroup). */
-typedef struct shx_cgroup_memory {
-    unsigned long long peak;     /* memory.peak in bytes; 0 where absent (Linux < 5.19) */
-    unsigned long long max;      /* times memory.max was hit */
-    unsigned long long oom;      /* times the cgroup ran out of memory */
-    unsigned long long oom_kill; /* processes the OOM killer killed in it */
-} shx_cgroup_memory;
-
 typedef struct shx_watchdog shx_watchdog;
 
 /* Tells a watchdog the processes running as it starts (a restarted one
@@ -105,6 +97,11 @@ int shx_contain_new(shx_contain **out, const char *parent, const char **reason);
 
 /* The session's cgroup directory. */
 const char *shx_contain_dir(const shx_contain *c);
+
+/* 1 when the commands' cgroups have cgroup v2's memory controller, so that
+ * their peak memory can be read (shx_cgroup_read_peak); else 0, and no
+ * command's cost looks for a file that cannot be there. */
+int shx_contain_has_peak(const shx_contain *c);
 
 /*
  * A command's cgroup is no longer used (its processes were killed or
@@ -212,9 +209,10 @@ int shx_cgroup_kill(const char *dir, int wait_ms);
  * ENOSYS. */
 int shx_cgroup_read_cpu(const char *dir, shx_cgroup_cpu *out);
 
-/* dir's memory accounting. 0, or -1 with errno: ENOENT (not available: the
- * memory controller is not enabled for it), EINVAL, ENOSYS. */
-int shx_cgroup_read_memory(const char *dir, shx_cgroup_memory *out);
+/* dir's peak memory (memory.peak, bytes). 0, or -1 with errno: ENOENT (not
+ * available: the memory controller is not enabled for it, or Linux < 5.19),
+ * EINVAL, ENOSYS. */
+int shx_cgroup_read_peak(const char *dir, unsigned long long *peak);
 #else /* CONTAIN=0: no cgroup is ever made, so no command has one */
 static inline int shx_contain_new(shx_contain **out, const char *parent, const char **reason)
 {
@@ -228,6 +226,11 @@ static inline const char *shx_contain_dir(const shx_contain *c)
 {
     (void)c;
     return "";
+}
+static inline int shx_contain_has_peak(const shx_contain *c)
+{
+    (void)c;
+    return 0;
 }
 static inline void shx_contain_run_done(shx_contain *c, char *dir)
 {
@@ -312,9 +315,9 @@ static inline int shx_cgroup_read_cpu(const char *dir, shx_cgroup_cpu *out)
     errno = ENOSYS;
     return -1;
 }
-static inline int shx_cgroup_read_memory(const char *dir, shx_cgroup_memory *out)
+static inline int shx_cgroup_read_peak(const char *dir, unsigned long long *peak)
 {
-    (void)dir, (void)out;
+    (void)dir, (void)peak;
     errno = ENOSYS;
     return -1;
 }

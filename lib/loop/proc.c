@@ -67,10 +67,9 @@ static void read_cgroup_cost(shx_proc *p)
     p->cost.source = SHX_COST_CGROUP;
     p->cost.user_usec = cpu.user_usec;
     p->cost.system_usec = cpu.system_usec;
-    /* without the memory controller the wait's peak (one process's) stays */
-    shx_cgroup_memory mem;
-    if (shx_cgroup_read_memory(p->cgroup, &mem) == 0 && mem.peak)
-        p->cost.peak_bytes = mem.peak;
+    unsigned long long peak; /* no memory controller: the wait's peak stays */
+    if (p->cgroup_peak && shx_cgroup_read_peak(p->cgroup, &peak) == 0 && peak)
+        p->cost.peak_bytes = peak;
 }
 
 void shx_proc_init(shx_proc *p, const shx_proc_observer *observer)
@@ -116,6 +115,7 @@ void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd)
     /* the cgroup goes with them; what it counted so far was the command's */
     read_cgroup_cost(from);
     p->cgroup = from->cgroup;
+    p->cgroup_peak = from->cgroup_peak;
     from->cgroup = NULL;
     if (!p->cgroup)
         shx_group_anchor(&p->group, p->pid, use_pidfd);
@@ -149,6 +149,7 @@ void shx_proc_hand_over(shx_proc *from, shx_proc *to)
     from->handed_on = 1;
     read_cgroup_cost(from);
     to->cgroup = from->cgroup;
+    to->cgroup_peak = from->cgroup_peak;
     from->cgroup = NULL;
 }
 

@@ -69,6 +69,7 @@ typedef struct shx_proc {
      * command's processes are not over. */
     char *cgroup;
     int cgroup_emptied;       /* the shell reaped, the cgroup was seen empty */
+    int cgroup_peak;          /* the cgroup counts its peak memory (memory.peak) */
     shx_proc_cost cost;       /* read by shx_proc_finish */
     const shx_proc_observer *observer; /* NULL: nobody (the owner's, shared) */
     int handed_on;            /* its group goes on in another process object */
