@@ -1186,15 +1186,7 @@ static void test_capture_limits(void **state)
 
 static long rss_peak_kb(void)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
+    return (long)tu_proc_status(0, "VmHWM");
 }
 
 static void count_bytes(void *user, int stream, const char *data, size_t len)

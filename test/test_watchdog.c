@@ -427,6 +427,45 @@ static void test_watchdog_killed_from_outside(void **state)
     tu_leak_end();
 }
 
+/* Commands on process groups each tell the watchdog of their group; it
+ * drains those messages every few milliseconds instead of waking for each,
+ * and learns every one (the group of the last is ended when the session
+ * ends its command: nothing is lost or left behind). */
+static void test_drained_in_periods(void **state)
+{
+    (void)state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc, to count the watchdog's wake-ups"))
+        return;
+    shexec_session *s = NULL;
+    assert_int_equal(shexec_session_new(&s), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_containment(s, "off"), SHEXEC_OK);
+    assert_int_equal(shexec_session_set_watchdog(s, 1), SHEXEC_OK);
+    int64_t wd = shx_test_watchdog_pid(s);
+    long long before = tu_proc_status((pid_t)wd, "voluntary_ctxt_switches");
+    assert_true(before >= 0);
+    enum { RUNS = 100 };
+    int64_t t0 = tu_now_ms();
+    for (int i = 0; i < RUNS; i++) {
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "true"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        shexec_run_free(r);
+    }
+    int64_t took = tu_now_ms() - t0;
+    long long woke = tu_proc_status((pid_t)wd, "voluntary_ctxt_switches") - before;
+    print_message("watchdog: woke %lld times for %d commands in %lld ms\n", woke, RUNS,
+                  (long long)took);
+    /* a wake-up at most each period, two where a period brought one
+     * message; a build slow enough to run one command a period is not
+     * measured (its commands each arrive to an idle watchdog) */
+    if (took < RUNS * 20 / 2)
+        assert_true(woke < RUNS / 2);
+    assert_int_equal(shx_test_watchdog_pid(s), wd); /* the same one all along */
+    shexec_session_free(s);
+    assert_true(tu_wait_pid_gone((pid_t)wd, 5000)); /* told to go, it went */
+}
+
 /* WATCHDOG=0: turning it on fails, clearly, and changes nothing. */
 static void test_compiled_out(void **state)
 {
@@ -456,6 +495,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_setting_errors_and_life),
         cmocka_unit_test(test_watchdog_killed_from_outside),
+        cmocka_unit_test(test_drained_in_periods),
         cmocka_unit_test(test_start_times_only_with_proc),
         cmocka_unit_test(test_sigkill_ends_everything),
         cmocka_unit_test(test_member_leaving_late_is_signalled),

@@ -144,6 +144,25 @@ int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
     return 0;
 }
 
+long long tu_proc_status(pid_t pid, const char *key)
+{
+    char path[64], line[256];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/status");
+    FILE *f = fopen(path, "r");
+    size_t klen = strlen(key);
+    long long n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, klen) && line[klen] == ':' &&
+            sscanf(line + klen + 1, "%lld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 int tu_pid_alive(pid_t pid)
 {
     char state;

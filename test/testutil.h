@@ -38,6 +38,9 @@ int tu_pid_alive(pid_t pid);
 /* From /proc/PID/stat: the state letter, the process group and the start
  * time (clock ticks since boot). 0, or -1 where pid has no such file. */
 int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start);
+/* The number after "key:" in /proc/PID/status (pid 0: this process), such
+ * as VmHWM (kB) or voluntary_ctxt_switches; -1 where there is none. */
+long long tu_proc_status(pid_t pid, const char *key);
 /* Wait up to ms for pid to be gone (dead or zombie); 1 when gone. */
 int tu_wait_pid_gone(pid_t pid, int ms);
 /* Monotonic clock in ms. */

@@ -11,13 +11,16 @@
  * only 0-2 open, so neither the commands nor programs the host runs hold
  * it: the host's death (or its exit) is its last close.
  *
- * The channel is a packet socket pair where send() takes MSG_NOSIGNAL (one
- * system call a message, no SIGPIPE to block around it), else a pipe;
- * either takes a small write whole or not at all. Messages are written
- * non-blocking; a watchdog slow enough to fill the channel (thousands of
- * messages behind) gets up to a second before a message is dropped. A
- * command's end (FORGET) waits to go with the next message, in one write:
- * one wake-up of the watchdog per command, not two. A group it has not yet
+ * The channel is a stream socket pair where send() takes MSG_NOSIGNAL (one
+ * system call a message, no SIGPIPE to block around it, and no way in
+ * through /proc/HOSTPID/fd), else a pipe. A packet socket would hold only
+ * net.unix.max_dgram_qlen (10) messages unread, and the watchdog reads the
+ * channel only every few milliseconds (watchdog_proc.c): a stream holds
+ * hundreds of batches, and takes a batch this small whole or not at all
+ * (one buffer; a pipe: below PIPE_BUF). Messages are written non-blocking;
+ * a watchdog slow enough to fill the channel gets up to a second before a
+ * batch is dropped. A command's end (FORGET) waits to go with the next
+ * message, in one write. A group it has not yet
  * been told is over can no longer be proven (its leader and anchors are
  * reaped: a pid used again has another start time), so it is never
  * signalled.
@@ -42,6 +45,7 @@
 #include "spawn/spawn.h"
 #include "contain/watchdog_fork.h"
 #include "contain/watchdog_proc.h"
+#include "contain/watchdog_wait.h"
 #include "loop/proc.h"
 
 #define FORGET_BATCH 8
@@ -80,14 +84,14 @@ static void reap(shx_watchdog *w, int patient)
 }
 
 /* packets: a write is whole or not at all, as a pipe's small writes are */
-#if defined(MSG_NOSIGNAL) && defined(SOCK_CLOEXEC) && defined(SOCK_SEQPACKET)
+#if defined(MSG_NOSIGNAL) && defined(SOCK_CLOEXEC)
 #define CHANNEL_SOCKET 1
 #endif
 
 static int channel(int fds[2])
 {
 #ifdef CHANNEL_SOCKET
-    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds);
 #else
     return shx_pipe_cloexec(fds);
 #endif
@@ -126,11 +130,10 @@ static int channel_intact(shx_watchdog *w)
     return 0;
 }
 
-/* m, after the ends the watchdog has not been told of yet, in one write. */
-static void send_msg(shx_watchdog *w, const shx_wd_msg *m)
+/* m, after the ends the watchdog has not been told of yet, in one write,
+ * on a channel known intact. */
+static void send_batch(shx_watchdog *w, const shx_wd_msg *m)
 {
-    if (!channel_intact(w))
-        return;
     shx_wd_msg batch[FORGET_BATCH + 1];
     size_t n = 0;
     for (; n < w->nforget; n++)
@@ -138,28 +141,38 @@ static void send_msg(shx_watchdog *w, const shx_wd_msg *m)
     w->nforget = 0;
     if (m)
         batch[n++] = *m;
-    size_t len = n * sizeof *batch;
-    for (int tries = 0; tries < 2 && n; tries++) {
-        ssize_t n_written = channel_write(w->fd, batch, len);
-        if (n_written == (ssize_t)len)
-            return;
-        if (n_written < 0 && errno == EINTR) {
-            tries--;
+    size_t len = n * sizeof *batch, off = 0;
+    int err = 0;
+    for (int waited = 0; off < len;) {
+        ssize_t k = channel_write(w->fd, (const char *)batch + off, len - off);
+        if (k > 0) {
+            off += (size_t)k;
             continue;
         }
-        if (n_written < 0 && errno == EAGAIN) {
-            struct pollfd p = {.fd = w->fd, .events = POLLOUT};
-            poll(&p, 1, 1000);
+        err = k < 0 ? errno : EIO;
+        if (err == EINTR)
             continue;
-        }
-        break;
+        if (err != EAGAIN || waited++)
+            break;
+        struct pollfd p = {.fd = w->fd, .events = POLLOUT};
+        poll(&p, 1, 1000);
     }
-    if (errno == EAGAIN)
-        return; /* dropped: the watchdog is stuck, not gone */
-    /* the watchdog is gone (killed from outside): nothing to tell any more */
+    if (off == len || (off == 0 && err == EAGAIN))
+        return; /* sent, or dropped whole: the watchdog is stuck, not gone */
+    /* the watchdog is gone (killed from outside): nothing to tell any more;
+     * or stuck with a batch cut short, after which it would read the stream
+     * out of step: it is ended, and the next command starts another */
     close(w->fd);
     w->fd = -1;
+    if (off && w->pid > 0)
+        kill(w->pid, SIGKILL);
     reap(w, 1);
+}
+
+static void send_msg(shx_watchdog *w, const shx_wd_msg *m)
+{
+    if (channel_intact(w))
+        send_batch(w, m);
 }
 
 /* A command started: its group, led by pgid (our unreaped child, whose
@@ -173,7 +186,7 @@ static void tell_group(shx_watchdog *w, pid_t pgid)
         return;
     /* read while the leader is our unreaped child, whose pid is its own */
     shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid, .start = shx_wd_start_time(pgid)};
-    send_msg(w, &m);
+    send_batch(w, &m);
 }
 
 /* The group's leader is gone: the members g anchors hold its id. */

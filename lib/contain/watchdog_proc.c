@@ -6,17 +6,18 @@
  * reads /proc with its own few lines here rather than group.c's, which
  * allocate, sort and format.
  *
- * It learns the session's groups from the host and waits. At EOF (the
- * host is gone: every copy of the write end is closed) it terminates them:
- * SIGTERM and SIGCONT, the grace, SIGKILL, each step after a fresh look at
- * /proc. A group is signalled only while it is proven the command's: its
- * leader (alive or a zombie) has the start time the host read while the
- * leader was its unreaped child, or a member the host or an earlier look
- * anchored (pid and start time) is still alive in it; a pid whose start
- * time differs is someone else's and is never signalled. Descendants of a
- * proven group's members that left the group (setsid, `set -m`) are
- * signalled one by one, each after checking its start time again, and
- * remembered: a SIGTERM that ends its parent unlinks it from the command.
+ * It learns the session's groups from the host and waits (watchdog_wait.c).
+ * At EOF (the host is gone: every copy of the write end is closed) it
+ * terminates them: SIGTERM and SIGCONT, the grace, SIGKILL, each step after
+ * a fresh look at /proc. A group is signalled only while it is proven the
+ * command's: its leader (alive or a zombie) has the start time the host read
+ * while the leader was its unreaped child, or a member the host or an
+ * earlier look anchored (pid and start time) is still alive in it; a pid
+ * whose start time differs is someone else's and is never signalled.
+ * Descendants of a proven group's members that left the group (setsid,
+ * `set -m`) are signalled one by one, each after checking its start time
+ * again, and remembered: a SIGTERM that ends its parent unlinks it from the
+ * command.
  *
  * Without /proc (or off Linux) nothing can be proven after the host is
  * gone, only until then: while the host lives, the library keeps every
@@ -37,7 +38,6 @@
 #include <unistd.h>
 
 #include "shx/base.h" /* shx_now_ns: clock_gettime alone, async-signal-safe */
-#include "shx/platform.h"
 #include "contain/watchdog_proc.h"
 #include "contain/watchdog_cgroup.h"
 #include "loop/group.h"
@@ -307,7 +307,7 @@ static void signal_marked(shx_wd_arena *a, int sig)
 }
 
 /* The host is gone: end every command of the session, then exit. */
-static void __attribute__((noreturn)) terminate_all(shx_wd_arena *a)
+void shx_wd_terminate_all(shx_wd_arena *a)
 {
     if (a->cgroup[0]) /* the members, whatever their group */
         shx_wd_cgroup_terminate(a->cgroup, a->grace_ms, a->test_pause_ms, a->dents, sizeof a->dents);
@@ -336,111 +336,4 @@ static void __attribute__((noreturn)) terminate_all(shx_wd_arena *a)
     if (scan(a) == 0 && look(a) > 0)
         signal_marked(a, SIGKILL);
     _exit(0);
-}
-
-/* ---- the table of groups --------------------------------------------------- */
-
-static shx_wd_group *find_group(shx_wd_arena *a, pid_t pgid, int create)
-{
-    shx_wd_group *free_slot = NULL;
-    for (int g = 0; g < a->ngroups; g++) {
-        if (a->groups[g].pgid == pgid)
-            return &a->groups[g];
-        if (!a->groups[g].pgid && !free_slot)
-            free_slot = &a->groups[g];
-    }
-    if (!create)
-        return NULL;
-    if (!free_slot && a->ngroups < SHX_WD_GROUPS)
-        free_slot = &a->groups[a->ngroups++];
-    if (free_slot) {
-        memset(free_slot, 0, sizeof *free_slot);
-        free_slot->pgid = pgid;
-    }
-    return free_slot;
-}
-
-static void handle(shx_wd_arena *a, const shx_wd_msg *m)
-{
-    shx_wd_group *g;
-    switch (m->type) {
-    case SHX_WD_GROUP:
-        if (m->pgid > 0 && (g = find_group(a, m->pgid, 1))) {
-            memset(g, 0, sizeof *g); /* a new command: the id was freed since */
-            g->pgid = m->pgid;
-            g->start = m->start;
-        }
-        break;
-    case SHX_WD_ANCHOR:
-        if (m->pgid > 0 && m->start && (g = find_group(a, m->pgid, 1))) {
-            for (int i = 0; i < g->n; i++)
-                if (g->a[i].pid == m->pid && g->a[i].start == m->start)
-                    return;
-            if (g->n == SHX_WD_ANCHORS) /* the oldest goes */
-                memmove(g->a, g->a + 1, (SHX_WD_ANCHORS - 1) * sizeof g->a[0]);
-            else
-                g->n++;
-            g->a[g->n - 1] = (shx_wd_anchor){m->pid, m->start};
-        }
-        break;
-    case SHX_WD_FORGET:
-        if ((g = find_group(a, m->pgid, 0)))
-            g->pgid = 0;
-        while (a->ngroups > 0 && !a->groups[a->ngroups - 1].pgid)
-            a->ngroups--;
-        break;
-    case SHX_WD_GRACE:
-        a->grace_ms = m->grace_ms;
-        break;
-    case SHX_WD_QUIT:
-        _exit(0);
-    default:
-        break;
-    }
-}
-
-/*
- * The channel ended but the host is still our parent: it is dying (the
- * kernel closes its descriptors before it hands its children to init) or
- * it closed the descriptor itself (closefrom) and lives on. A dying host is
- * gone within milliseconds: looked for every 2 ms for 100 ms, so the groups
- * are still signalled at once. One still there closed the channel: its end
- * is what ends the commands (a pidfd of our parent is its own; without
- * pidfds, a look every 100 ms, only in this case).
- */
-static void await_host(shx_wd_arena *a)
-{
-    for (int i = 0; i < 50 && getppid() == a->host; i++)
-        poll(NULL, 0, 2);
-    int fd = getppid() == a->host ? shx_pidfd_open(a->host) : -1;
-    if (fd >= 0 && getppid() == a->host) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        while (poll(&p, 1, -1) < 0 && errno == EINTR)
-            ;
-        return;
-    }
-    while (getppid() == a->host)
-        poll(NULL, 0, 100);
-}
-
-void shx_wd_main(shx_wd_arena *a)
-{
-    for (;;) {
-        ssize_t n = read(a->fd, a->inbuf + a->inlen, sizeof a->inbuf - a->inlen);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            await_host(a);
-            terminate_all(a);
-        }
-        a->inlen += (size_t)n;
-        size_t off = 0;
-        for (; a->inlen - off >= sizeof(shx_wd_msg); off += sizeof(shx_wd_msg)) {
-            shx_wd_msg m;
-            memcpy(&m, a->inbuf + off, sizeof m);
-            handle(a, &m);
-        }
-        memmove(a->inbuf, a->inbuf + off, a->inlen - off);
-        a->inlen -= off;
-    }
 }

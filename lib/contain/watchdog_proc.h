@@ -1,10 +1,10 @@
 /*
  * watchdog_proc.h - the watchdog process (watchdog_proc.c): the messages the
  * host sends it, the arena it lives in (allocated by the host before the
- * fork), and its main loop: on the host's death it proves each group still
+ * fork), and its end: on the host's death it proves each group still
  * the command's, finds the processes that left the groups through their
  * live parents, and terminates them all as a timeout would (TERM, the
- * grace, KILL); on a normal free it exits without signalling.
+ * grace, KILL). Its main loop is watchdog_wait.h's.
  */
 #ifndef SHX_WATCHDOG_PROC_H
 #define SHX_WATCHDOG_PROC_H
@@ -91,8 +91,10 @@ typedef struct shx_wd_arena {
     char cgroup[SHX_CGROUP_PATH_MAX]; /* the session's cgroup (contain_hook.h), "": none */
 } shx_wd_arena;
 
-/* The watchdog process: never returns. */
-void shx_wd_main(shx_wd_arena *a) __attribute__((noreturn));
+/* The host is gone: every command of the session ended (SIGTERM and
+ * SIGCONT, the grace, SIGKILL, each step after a fresh look), then the
+ * process exits. */
+void shx_wd_terminate_all(shx_wd_arena *a) __attribute__((noreturn));
 
 /* The start time of pid from /proc (clock ticks after boot), zombies
  * included; 0 when it cannot be read or this build has no /proc.
