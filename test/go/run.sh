@@ -7,8 +7,9 @@
 #   [  PASSED  ] N test(s).      (each --- PASS: line, +1 vet, +1 race, +1 peer)
 #   [  FAILED  ] N test(s), listed below:
 #   [  FAILED  ] go: NAME
-# No arguments; works from any directory. Go's module and build caches go
-# to build/go of the repository: nothing is written to $HOME or the sources.
+# No arguments; works from any directory. Go's module cache goes to build/go
+# of the repository, and its build cache too unless the user has one (below):
+# nothing is created in $HOME or written to the sources.
 SUITE=go
 . "$(dirname "$0")/../suite-lib.sh"
 
@@ -31,7 +32,13 @@ command -v "${CC:-gcc}" >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 ||
     fail "no C compiler: cgo needs gcc (apt-get install -y gcc)"
 
 GOPATH="$repo/build/go/path"
-GOCACHE="$repo/build/go/cache"
+# Go's build cache is keyed by content and shared by design: the user's own
+# (go env GOCACHE, the one a plain `go test` uses), where it exists already,
+# keeps the race-instrumented standard library built once per machine, not
+# once per clone; else build/go/cache
+GOCACHE=$("$GO" env GOCACHE 2>/dev/null)
+case "$GOCACHE" in /*) [ -d "$GOCACHE" ] || GOCACHE= ;; *) GOCACHE= ;; esac
+[ -n "$GOCACHE" ] || GOCACHE="$repo/build/go/cache"
 GOTOOLCHAIN=local        # never download another toolchain (go 1.21+)
 GOFLAGS=-buildvcs=false  # no VCS stamping: the tree may be mid-change
 CGO_ENABLED=1
