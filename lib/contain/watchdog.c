@@ -15,15 +15,14 @@
  * system call a message, no SIGPIPE to block around it, and no way in
  * through /proc/HOSTPID/fd), else a pipe. A packet socket would hold only
  * net.unix.max_dgram_qlen (10) messages unread, and the watchdog reads the
- * channel only every few milliseconds (watchdog_proc.c): a stream holds
- * hundreds of batches, and takes a batch this small whole or not at all
- * (one buffer; a pipe: below PIPE_BUF). Messages are written non-blocking;
- * a watchdog slow enough to fill the channel gets up to a second before a
+ * channel only every few milliseconds (watchdog_wait.c): a stream holds
+ * hundreds of batches, and takes a batch this small whole or not at all (one
+ * buffer; a pipe: below PIPE_BUF). Messages are written non-blocking; a
+ * watchdog slow enough to fill the channel gets up to a second before a
  * batch is dropped. A command's end (FORGET) waits to go with the next
- * message, in one write. A group it has not yet
- * been told is over can no longer be proven (its leader and anchors are
- * reaped: a pid used again has another start time), so it is never
- * signalled.
+ * message, in one write. A group it has not yet been told is over can no
+ * longer be proven (its leader and anchors are reaped: a pid used again has
+ * another start time), so it is never signalled.
  */
 #include "contain/contain_hook.h"
 
@@ -83,7 +82,7 @@ static void reap(shx_watchdog *w, int patient)
     w->pid = -1;
 }
 
-/* packets: a write is whole or not at all, as a pipe's small writes are */
+/* a socket where the system has one: no SIGPIPE to block around a write */
 #if defined(MSG_NOSIGNAL) && defined(SOCK_CLOEXEC)
 #define CHANNEL_SOCKET 1
 #endif
