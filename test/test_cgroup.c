@@ -488,12 +488,11 @@ static long member_count(live *t)
     return shx_cgroup_pids(t->dir, pids, 64);
 }
 
-/* The member count once every member runs sleep (the trees have settled:
- * no shell nor subshell between fork and exec left), else -1. */
-static long settled_count(live *t)
+/* The member count of dir once every member runs sleep (the trees have
+ * settled: no shell nor subshell between fork and exec left), else -1. */
+static long settled_in(const char *dir, pid_t *pids, long cap)
 {
-    pid_t pids[64];
-    long n = shx_cgroup_pids(t->dir, pids, 64);
+    long n = shx_cgroup_pids(dir, pids, (size_t)cap);
     for (long i = 0; i < n; i++) {
         char path[64], comm[32] = "";
         (void)snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
@@ -507,6 +506,22 @@ static long settled_count(live *t)
             return -1;
     }
     return n;
+}
+
+static long settled_count(live *t)
+{
+    pid_t pids[64];
+    return settled_in(t->dir, pids, 64);
+}
+
+/* Wait for the tree spawned in dir (below the test's cgroup) to settle
+ * with its three members, listed into below[3]. */
+static void wait_settled_below(const char *dir, pid_t below[8])
+{
+    long n = -1;
+    for (int tries = 0; tries < 1000 && (n = settled_in(dir, below, 8)) != 3; tries++)
+        usleep(10000);
+    assert_int_equal(n, 3);
 }
 
 static long populated(live *t)
@@ -525,12 +540,9 @@ static int live_teardown(void **state)
     for (int i = 0; i < t->nkids; i++)
         (void)kill(t->kids[i], SIGKILL);
     reap(t, 1);
-    if (t->dir[0]) { /* the child cgroup a failed test may have left */
-        char inner[SHX_CGROUP_PATH_MAX + 8];
-        (void)snprintf(inner, sizeof inner, "%s/inner", t->dir);
-        (void)shx_cgroup_remove(inner);
-    }
-    if (t->dir[0] && shx_cgroup_remove(t->dir) != 0) {
+    /* with the cgroups below it a failed test may have left */
+    char *buf = t->dir[0] ? malloc(SHX_CGTREE_BUF) : NULL;
+    if (t->dir[0] && (!buf || shx_cgtree_end(t->dir, 1000, buf, SHX_CGTREE_BUF) != 0)) {
         print_error("cgroup %s left: %s\n", t->dir, strerror(errno));
         ok = 0;
     }
@@ -542,6 +554,7 @@ static int live_teardown(void **state)
         print_error("child process(es) left behind\n");
         ok = 0;
     }
+    free(buf);
     free(t);
     return ok ? 0 : -1;
 }
@@ -666,10 +679,8 @@ static void test_live_freeze_fallback(void **state)
     assert_int_equal(shx_cgroup_create(t->dir, "inner", inner), 0);
     spawn_tree_at(t, inner, tree, 1);
     pid_t below[8];
-    long nbelow = 0;
-    for (int tries = 0; tries < 1000 && (nbelow = shx_cgroup_pids(inner, below, 8)) < 3; tries++)
-        usleep(10000);
-    assert_int_equal(nbelow, 3);
+    const long nbelow = 3;
+    wait_settled_below(inner, below);
     spawn_tree(t, tree, 1);
     spawn_tree(t, "trap '' TERM; while :; do (sleep 300 &); sleep 1; done", 1);
     assert_true(wait_count(t, member_count, 5, 1));
@@ -820,10 +831,8 @@ static void test_live_tree(void **state)
     spawn_tree_at(t, b, tree, 1);
     assert_true(wait_until(t, settled_count, 3));
     pid_t below[8];
-    long n = 0;
-    for (int tries = 0; tries < 1000 && (n = shx_cgroup_pids(b, below, 8)) < 3; tries++)
-        usleep(10000);
-    assert_int_equal(n, 3);
+    const long n = 3;
+    wait_settled_below(b, below);
     /* SIGTERM to every member of the tree: those two below too */
     assert_int_equal(shx_cgroup_signal(t->dir, SIGTERM, 0), 6);
     assert_true(wait_until(t, member_count, 0));
