@@ -938,8 +938,12 @@ static void test_watchdog_ends_nested_and_moved(void **state)
     f->dir[0] = '\0';
     const char *tmp = tu_mkdtemp();
     assert_non_null(tmp);
-    char termed[300];
+    char termed[300], fifo[300];
     snprintf(termed, sizeof termed, "%s/termed", tmp);
+    /* the marked bash waits on a FIFO no one writes, in a builtin: a
+     * `sleep` it forked would be a fourth marked process until its exec */
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmp);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t host = fork();
@@ -958,11 +962,11 @@ static void test_watchdog_ends_nested_and_moved(void **state)
         snprintf(cmd, sizeof cmd,
                  OWN_CGROUP "mkdir -p \"$cg/inner/deeper\" || exit; "
                  "(echo 0 > \"$cg/inner/deeper/cgroup.procs\" && exec -a " MARK " bash -c "
-                 "'trap \"echo term > %s; exit\" TERM; while :; do sleep 0.05; done' "
+                 "'trap \"echo term > %s; exit\" TERM; while :; do read -t 1 <> %s; done' "
                  ">/dev/null 2>&1) & " /* the dead host's pipes would end it by SIGPIPE */
                  "exec -a " MARK " sleep 1000 & echo $! > '%s/cgroup.procs'; "
                  "exec -a " MARK " sleep 1000",
-                 dir, termed, dir);
+                 dir, termed, fifo, dir);
         if (shexec_run_new(&r, s, cmd) != SHEXEC_OK || shexec_run_start(r) != SHEXEC_OK)
             _exit(2);
         int64_t end = tu_now_ms() + 20000;
@@ -988,6 +992,7 @@ static void test_watchdog_ends_nested_and_moved(void **state)
         usleep(10000);
     int dir_left = stat(dir, &st) == 0, was_termed = stat(termed, &st) == 0;
     unlink(termed);
+    unlink(fifo);
     rmdir(tmp);
     assert_int_equal(left, 0);
     assert_true(was_termed); /* SIGTERM reached the cgroup two below the run's */
