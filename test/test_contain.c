@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,6 +98,7 @@ static void kill_marked(void)
 typedef struct fixture {
     shexec_session *s;
     char dir[4096]; /* the session's cgroup */
+    pid_t host;     /* a forked host not yet killed and reaped (a failed test's) */
 } fixture;
 
 /* A session with containment "auto": 1, or 0 after skip() says why not. */
@@ -130,6 +132,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    if (f->host > 0) {
+        kill(f->host, SIGKILL);
+        (void)waitpid(f->host, NULL, 0);
+    }
     shexec_session_free(f->s);
     int left = count_marked();
     kill_marked();
@@ -865,6 +871,18 @@ static void test_missed_hangup_sent_to_members(void **state)
     assert_true(gone);
 }
 
+/* A forked host's last act: its session kept (the watchdog must see it
+ * die, not end), its run pumped while it lasts, until the test kills it. */
+static void host_waits_to_be_killed(shexec_session *s, shexec_run *r)
+{
+    for (;;) {
+        if (shexec_run_state(r) > SHEXEC_STATE_RUNNING)
+            pause();
+        else
+            (void)shexec_session_wait(s, 1000);
+    }
+}
+
 /* A host killed with SIGKILL: its watchdog ends what detached, through
  * the cgroups (the process groups would not find them). */
 static void test_watchdog_ends_detached(void **state)
@@ -878,9 +896,13 @@ static void test_watchdog_ends_detached(void **state)
     f->dir[0] = '\0';
     int ready[2];
     assert_int_equal(pipe(ready), 0);
+    pid_t parent = getpid();
     pid_t host = fork();
     assert_true(host >= 0);
     if (host == 0) {
+        /* never outlives the test, whatever fails */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(4);
         close(ready[0]);
         shexec_session *s = NULL;
         shexec_run *r = NULL;
@@ -903,9 +925,9 @@ static void test_watchdog_ends_detached(void **state)
         const char *dir = NULL;
         shexec_session_containment(s, &dir);
         (void)!write(ready[1], dir, strlen(dir) + 1);
-        for (;;)
-            shexec_session_wait(s, 1000);
+        host_waits_to_be_killed(s, r);
     }
+    f->host = host;
     close(ready[1]);
     char dir[4096] = "";
     ssize_t got = read(ready[0], dir, sizeof dir - 1);
@@ -915,6 +937,7 @@ static void test_watchdog_ends_detached(void **state)
     kill(host, SIGKILL);
     int status;
     assert_int_equal(waitpid(host, &status, 0), host);
+    f->host = 0;
     assert_int_equal(marked_after(3000), 0);
     /* and its cgroups are removed, which the dead host could not do */
     struct stat st;
@@ -946,9 +969,13 @@ static void test_watchdog_ends_nested_and_moved(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
+    pid_t parent = getpid();
     pid_t host = fork();
     assert_true(host >= 0);
     if (host == 0) {
+        /* never outlives the test, whatever fails */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(4);
         close(ready[0]);
         shexec_session *s = NULL;
         shexec_run *r = NULL;
@@ -974,9 +1001,9 @@ static void test_watchdog_ends_nested_and_moved(void **state)
             if (shexec_session_wait(s, 20) < 0 || tu_now_ms() > end)
                 _exit(3);
         (void)!write(ready[1], dir, strlen(dir) + 1);
-        for (;;)
-            shexec_session_wait(s, 1000);
+        host_waits_to_be_killed(s, r);
     }
+    f->host = host;
     close(ready[1]);
     char dir[4096] = "";
     ssize_t got = read(ready[0], dir, sizeof dir - 1);
@@ -985,6 +1012,7 @@ static void test_watchdog_ends_nested_and_moved(void **state)
     assert_int_equal(count_marked(), 3);
     kill(host, SIGKILL);
     assert_int_equal(waitpid(host, NULL, 0), host);
+    f->host = 0;
     int left = marked_after(5000);
     struct stat st;
     int64_t end = tu_now_ms() + 3000;
