@@ -515,7 +515,7 @@ static long settled_count(live *t)
 }
 
 /* Wait for the tree spawned in dir (below the test's cgroup) to settle
- * with its three members, listed into below[3]. */
+ * with its three members, which are listed into below. */
 static void wait_settled_below(const char *dir, pid_t below[8])
 {
     long n = -1;
