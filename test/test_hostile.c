@@ -1180,6 +1180,21 @@ static void wait_output(shexec_session *s, shexec_run *r, const char *text)
     }
 }
 
+/* cmd started, cancelled once it printed "escaped" (its escapee runs
+ * outside the group by then, its pid written), and waited for. */
+static shexec_run *cancel_once_escaped(shexec_session *s, const char *cmd)
+{
+    shexec_run *r = NULL;
+    CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    CHECK_INT(shexec_run_start(r), SHEXEC_OK);
+    wait_output(s, r, "escaped");
+    CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
+    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+        CHECK(shexec_session_wait(s, -1) >= 0);
+    CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    return r;
+}
+
 static void case_escapees(void)
 {
     /* variant 1: the way without children lists, every /proc entry read */
@@ -1228,14 +1243,7 @@ static void case_escapees(void)
 
         /* cancel, and a session freed while its command runs */
         escape_cmd(cmd, sizeof cmd, file, timed_out[0]);
-        shexec_run *r = NULL;
-        CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
-        CHECK_INT(shexec_run_start(r), SHEXEC_OK);
-        wait_output(s, r, "escaped");
-        CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
-            CHECK(shexec_session_wait(s, -1) >= 0);
-        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+        shexec_run *r = cancel_once_escaped(s, cmd);
         CHECK(tu_wait_pid_gone(read_pid(file), 3000));
         shexec_run_free(r);
 
@@ -1294,14 +1302,7 @@ static void case_escapees(void)
         escape_cmd(cmd, sizeof cmd, file,
                    "setsid -f sh -c 'echo $$ > \"$0\"; exec sleep 100' \"$F\"; " AWAIT_ESCAPE
                    "echo escaped; sleep 100");
-        r = NULL;
-        CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
-        CHECK_INT(shexec_run_start(r), SHEXEC_OK);
-        wait_output(s, r, "escaped");
-        CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
-            CHECK(shexec_session_wait(s, -1) >= 0);
-        CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+        r = cancel_once_escaped(s, cmd);
         int forked = read_pid(file);
         shexec_run_free(r);
         shexec_session_free(s);
@@ -1512,14 +1513,7 @@ static void case_escapee_past_first_page(void)
                "i=0; while [ $i -lt 700 ]; do sleep 100 & i=$((i+1)); done; "
                "setsid sleep 100 & echo $! > \"$F\"; " AWAIT_ESCAPE "echo escaped; wait");
     shexec_session *s = new_session(heavy_ok());
-    shexec_run *r = NULL;
-    CHECK_INT(shexec_run_new(&r, s, cmd), SHEXEC_OK);
-    CHECK_INT(shexec_run_start(r), SHEXEC_OK);
-    wait_output(s, r, "escaped");
-    CHECK_INT(shexec_run_cancel(r), SHEXEC_OK);
-    while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
-        CHECK(shexec_session_wait(s, -1) >= 0);
-    CHECK_INT(shexec_run_state(r), SHEXEC_STATE_CANCELLED);
+    shexec_run *r = cancel_once_escaped(s, cmd);
     int pid = read_pid(file);
     /* a bound for "ended", not a speed: 700 processes end on a loaded machine too */
     if (!tu_wait_pid_gone(pid, 10000)) {
