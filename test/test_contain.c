@@ -871,6 +871,23 @@ static void test_missed_hangup_sent_to_members(void **state)
     assert_true(gone);
 }
 
+/* fork() for a host the test kills: 0 in the child, which never outlives
+ * the test whatever fails; in the test, its pid, kept in f until reaped
+ * (a failed test's teardown kills it). */
+static pid_t fork_host(fixture *f)
+{
+    pid_t parent = getpid();
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(4);
+        return 0;
+    }
+    f->host = host;
+    return host;
+}
+
 /* A forked host's last act: its session kept (the watchdog must see it
  * die, not end), its run pumped while it lasts, until the test kills it. */
 static void host_waits_to_be_killed(shexec_session *s, shexec_run *r)
@@ -896,13 +913,8 @@ static void test_watchdog_ends_detached(void **state)
     f->dir[0] = '\0';
     int ready[2];
     assert_int_equal(pipe(ready), 0);
-    pid_t parent = getpid();
-    pid_t host = fork();
-    assert_true(host >= 0);
+    pid_t host = fork_host(f);
     if (host == 0) {
-        /* never outlives the test, whatever fails */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(4);
         close(ready[0]);
         shexec_session *s = NULL;
         shexec_run *r = NULL;
@@ -927,7 +939,6 @@ static void test_watchdog_ends_detached(void **state)
         (void)!write(ready[1], dir, strlen(dir) + 1);
         host_waits_to_be_killed(s, r);
     }
-    f->host = host;
     close(ready[1]);
     char dir[4096] = "";
     ssize_t got = read(ready[0], dir, sizeof dir - 1);
@@ -969,13 +980,8 @@ static void test_watchdog_ends_nested_and_moved(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
-    pid_t parent = getpid();
-    pid_t host = fork();
-    assert_true(host >= 0);
+    pid_t host = fork_host(f);
     if (host == 0) {
-        /* never outlives the test, whatever fails */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(4);
         close(ready[0]);
         shexec_session *s = NULL;
         shexec_run *r = NULL;
@@ -1003,7 +1009,6 @@ static void test_watchdog_ends_nested_and_moved(void **state)
         (void)!write(ready[1], dir, strlen(dir) + 1);
         host_waits_to_be_killed(s, r);
     }
-    f->host = host;
     close(ready[1]);
     char dir[4096] = "";
     ssize_t got = read(ready[0], dir, sizeof dir - 1);
