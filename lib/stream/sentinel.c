@@ -40,6 +40,13 @@ static size_t tag_prefix_at_end(const shx_sentinel *f, const char *p, size_t n)
 
 static int scan(shx_sentinel *f, const char *p, size_t n, shx_emit_fn emit, void *ctx);
 
+/* A whole TAG was seen: the bytes up to the next NUL are a directory. */
+static void start_record(shx_sentinel *f)
+{
+    f->in_record = 1;
+    shx_buf_clear(&f->record);
+}
+
 /* Collect directory bytes until NUL; returns bytes consumed or -1. */
 static long collect_record(shx_sentinel *f, const char *p, size_t n, shx_emit_fn emit, void *ctx)
 {
@@ -106,8 +113,7 @@ static int scan(shx_sentinel *f, const char *p, size_t n, shx_emit_fn emit, void
                 f->heldlen = tl - start;
                 return 0;
             }
-            f->in_record = 1;
-            shx_buf_clear(&f->record);
+            start_record(f);
             i += start + f->taglen - from_held;
             continue;
         }
@@ -115,8 +121,7 @@ static int scan(shx_sentinel *f, const char *p, size_t n, shx_emit_fn emit, void
         if (hit) {
             if (emit_some(emit, ctx, p + i, (size_t)(hit - (p + i))) != 0)
                 return -1;
-            f->in_record = 1;
-            shx_buf_clear(&f->record);
+            start_record(f);
             i = (size_t)(hit - p) + f->taglen;
             continue;
         }

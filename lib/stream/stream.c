@@ -176,31 +176,40 @@ static int deliver(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-/* Before the capture: the optional redaction. */
-static int redact_stage(shx_stream *st, const char *data, size_t len)
+/* Before the capture: the optional redaction. `last` (data NULL) settles
+ * what the redactor still holds back, at the stream's end. */
+static int redact_stage(shx_stream *st, const char *data, size_t len, int last)
 {
     if (!st->redact_on)
-        return deliver(st, data, len);
+        return last ? 0 : deliver(st, data, len);
     shx_buf_clear(&st->redacted);
-    if (shx_redactor_feed(&st->redact, data, len, &st->redacted) != 0)
+    if ((last ? shx_redactor_finish(&st->redact, &st->redacted)
+              : shx_redactor_feed(&st->redact, data, len, &st->redacted)) != 0)
         st->failed = 1;
     if (st->redacted.len)
         deliver(st, st->redacted.data, st->redacted.len);
     return 0;
 }
 
-/* Between the sentinel filter and the redaction: the optional ANSI stripper. */
-static int strip_stage(void *ctx, const char *data, size_t len)
+/* Between the sentinel filter and the redaction: the optional ANSI
+ * stripper; `last` as above, its rest then fed on to the redaction. */
+static int strip_stage(shx_stream *st, const char *data, size_t len, int last)
 {
-    shx_stream *st = ctx;
     if (!st->strip)
-        return redact_stage(st, data, len);
+        return last ? 0 : redact_stage(st, data, len, 0);
     shx_buf_clear(&st->stripped);
-    if (shx_ansi_feed(&st->ansi, data, len, &st->stripped) != 0)
+    if ((last ? shx_ansi_finish(&st->ansi, &st->stripped)
+              : shx_ansi_feed(&st->ansi, data, len, &st->stripped)) != 0)
         st->failed = 1;
     if (st->stripped.len)
-        redact_stage(st, st->stripped.data, st->stripped.len);
+        redact_stage(st, st->stripped.data, st->stripped.len, 0);
     return 0;
+}
+
+/* What the sentinel filter lets through (shx_emit_fn) enters the stages. */
+static int after_sentinel(void *ctx, const char *data, size_t len)
+{
+    return strip_stage(ctx, data, len, 0);
 }
 
 static void enable_redact(shx_stream *st, shx_redact_set *set)
@@ -292,9 +301,9 @@ void shx_stream_flush_strip(shx_stream *st)
 static void push(shx_stream *st, const char *data, size_t len)
 {
     if (st->filter)
-        shx_sentinel_feed(&st->sentinel, data, len, strip_stage, st);
+        shx_sentinel_feed(&st->sentinel, data, len, after_sentinel, st);
     else
-        strip_stage(st, data, len);
+        strip_stage(st, data, len, 0);
 }
 
 void shx_stream_let_go(shx_stream *st)
@@ -395,23 +404,12 @@ void shx_stream_finish(shx_stream *st)
 {
     close_fd(st);
     if (st->filter)
-        shx_sentinel_finish(&st->sentinel, strip_stage, st);
-    if (st->strip) {
-        shx_buf_clear(&st->stripped);
-        if (shx_ansi_finish(&st->ansi, &st->stripped) != 0)
-            st->failed = 1;
-        if (st->stripped.len)
-            redact_stage(st, st->stripped.data, st->stripped.len);
-    }
-    if (st->redact_on && st->redact_to) {
+        shx_sentinel_finish(&st->sentinel, after_sentinel, st);
+    strip_stage(st, NULL, 0, 1);
+    if (st->redact_on && st->redact_to)
         pass_redaction_on(st);
-    } else if (st->redact_on) {
-        shx_buf_clear(&st->redacted);
-        if (shx_redactor_finish(&st->redact, &st->redacted) != 0)
-            st->failed = 1;
-        if (st->redacted.len)
-            deliver(st, st->redacted.data, st->redacted.len);
-    }
+    else
+        redact_stage(st, NULL, 0, 1);
     shx_capture_finish(&st->capture);
     shx_spill_finish(&st->spill, shx_capture_truncated(&st->capture));
     shx_stream_give_queued(st);
