@@ -550,6 +550,41 @@ static void test_build_copies_inputs(void **state)
     shx_env_free(env);
 }
 
+static void test_memo_matches_by_content(void **state)
+{
+    (void)state;
+    char a[] = "A=1", b[] = "B=2";
+    const char *base[] = {a, b, NULL};
+    shx_env_memo m = SHX_ENV_MEMO_INIT;
+    assert_null(shx_env_memo_find(&m, base, 0));
+    char **env = NULL;
+    assert_int_equal(shx_env_build(&env, base, NULL, NULL, NULL, NULL), SHEXEC_OK);
+    assert_int_equal(shx_env_memo_keep(&m, env, base, 6), SHEXEC_OK);
+    assert_ptr_equal(shx_env_memo_find(&m, base, 6), env);
+    assert_null(shx_env_memo_find(&m, base, 7));
+    assert_null(shx_env_memo_find(&m, NULL, 6));
+    /* the same strings changed in place, one fewer, one more */
+    b[2] = '3';
+    assert_null(shx_env_memo_find(&m, base, 6));
+    b[2] = '2';
+    const char *fewer[] = {a, NULL};
+    assert_null(shx_env_memo_find(&m, fewer, 6));
+    const char *more[] = {a, b, "C=3", NULL};
+    assert_null(shx_env_memo_find(&m, more, 6));
+    const char *copy[] = {"A=1", "B=2", NULL};
+    assert_ptr_equal(shx_env_memo_find(&m, copy, 6), env);
+
+    /* without a base; a new one replaces the old (freed: the leak checks) */
+    char **bare = NULL;
+    assert_int_equal(shx_env_build(&bare, NULL, NULL, NULL, NULL, NULL), SHEXEC_OK);
+    assert_int_equal(shx_env_memo_keep(&m, bare, NULL, 6), SHEXEC_OK);
+    assert_ptr_equal(shx_env_memo_find(&m, NULL, 6), bare);
+    assert_null(shx_env_memo_find(&m, copy, 6));
+    shx_env_memo_free(&m);
+    assert_null(shx_env_memo_find(&m, NULL, 6));
+    shx_env_memo_free(&m);
+}
+
 static void test_build_bad_args(void **state)
 {
     (void)state;
@@ -935,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_env_get),
         cmocka_unit_test(test_build_copies_inputs),
         cmocka_unit_test(test_build_bad_args),
+        cmocka_unit_test(test_memo_matches_by_content),
         cmocka_unit_test(test_long_names_with_fnmatch),
         cmocka_unit_test(test_build_at_scale),
         cmocka_unit_test(test_envlist_bounded),

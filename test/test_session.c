@@ -537,6 +537,84 @@ static void test_host_environ_untouched(void **state)
     unsetenv("SHEXEC_SNAPSHOT");
 }
 
+/* One command after another is given an environment the session keeps
+ * between them: each change of what it is built from reaches the next
+ * command, the host's own setenv and putenv (also of a string changed in
+ * place) as much as the session's setters. */
+static void run_pty_expect(shexec_session *s, const char *cmd, const char *out)
+{
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_set_pty(r, SHEXEC_PTY_ON), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), out);
+    shexec_run_free(r);
+}
+
+static void test_environment_follows_each_change(void **state)
+{
+    shexec_session *s = *state;
+    static char entry[] = "SHEXEC_FOLLOW=put";
+    const char *cmd = "printf '%s' \"${SHEXEC_FOLLOW-unset}\"";
+    unsetenv("SHEXEC_FOLLOW");
+    unsetenv("NO_COLOR");
+    expect(s, cmd, "unset", 0, NULL);
+    expect(s, cmd, "unset", 0, NULL);
+    setenv("SHEXEC_FOLLOW", "host", 1);
+    expect(s, cmd, "host", 0, NULL);
+    setenv("SHEXEC_FOLLOW", "hosu", 1);
+    expect(s, cmd, "hosu", 0, NULL);
+    assert_int_equal(putenv(entry), 0);
+    expect(s, cmd, "put", 0, NULL);
+    entry[sizeof entry - 4] = 'P';
+    expect(s, cmd, "Put", 0, NULL);
+
+    /* a run's own variable is its alone */
+    shexec_run *r = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    assert_int_equal(shexec_run_setenv(r, "SHEXEC_FOLLOW", "run"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), "run");
+    shexec_run_free(r);
+    expect(s, cmd, "Put", 0, NULL);
+
+    assert_int_equal(shexec_session_setenv(s, "SHEXEC_FOLLOW", "session"), SHEXEC_OK);
+    expect(s, cmd, "session", 0, NULL);
+    assert_int_equal(shexec_session_setenv(s, "SHEXEC_FOLLOW", NULL), SHEXEC_OK);
+    expect(s, cmd, "unset", 0, NULL);
+    assert_int_equal(shexec_session_setenv(s, "SHEXEC_FOLLOW", "session"), SHEXEC_OK);
+    assert_int_equal(shexec_session_env_deny(s, "SHEXEC_FOL*"), SHEXEC_OK);
+    expect(s, cmd, "unset", 0, NULL);
+    assert_int_equal(shexec_session_env_allow(s, "SHEXEC_FOLLOW"), SHEXEC_OK);
+    expect(s, cmd, "session", 0, NULL);
+
+    /* the host's variables, inherited or not */
+    const char *host = "printf '%s' \"${SHEXEC_HOST_ONLY-unset}\"";
+    setenv("SHEXEC_HOST_ONLY", "h", 1);
+    expect(s, host, "h", 0, NULL);
+    assert_int_equal(shexec_session_set_env_inherit(s, 0), SHEXEC_OK);
+    expect(s, host, "unset", 0, NULL);
+    assert_int_equal(shexec_session_set_env_inherit(s, 1), SHEXEC_OK);
+    expect(s, host, "h", 0, NULL);
+
+    /* a session that keeps the shell's state, and after it */
+    assert_int_equal(shexec_session_set_persist_env(s, 1), SHEXEC_OK);
+    expect(s, cmd, "session", 0, NULL);
+    assert_int_equal(shexec_session_set_persist_env(s, 0), SHEXEC_OK);
+    expect(s, cmd, "session", 0, NULL);
+
+    /* the agent preset: its pipe-only variables on a pipe, not on a terminal */
+    const char *color = "printf '%s' \"${NO_COLOR-unset}\"";
+    expect(s, color, "unset", 0, NULL);
+    assert_int_equal(shexec_session_apply_agent_env(s), SHEXEC_OK);
+    expect(s, color, "1", 0, NULL);
+    run_pty_expect(s, color, "unset");
+    expect(s, color, "1", 0, NULL);
+
+    unsetenv("SHEXEC_FOLLOW");
+    unsetenv("SHEXEC_HOST_ONLY");
+}
+
 /* ---- shell argv and wrappers ------------------------------------------- */
 
 static void test_shell_wrapper_prefix(void **state)
@@ -968,6 +1046,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dangerous_variables_filtered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overrides_and_replace_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_environ_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_environment_follows_each_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shell_wrapper_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_program_chosen_by_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapper_run_vars_denied_unless_allowed, setup,

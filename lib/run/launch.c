@@ -16,7 +16,7 @@
 
 extern char **environ;
 
-#include "session/agentenv.h"
+#include "session/environment.h"
 #include "shell/channels.h"
 #include "contain/contain_hook.h"
 #include "persist/persist_hook.h"
@@ -292,7 +292,8 @@ void shx_launch_free(shx_launch *l)
         close(l->prelude_fd);
     shx_report_close(&l->report);
     free(l->envp);
-    shx_env_free(l->env);
+    if (!l->env_shared)
+        shx_env_free(l->env);
     free(l->dir);
     shx_redact_set_release(l->redact);
     l->redact = NULL;
@@ -371,12 +372,7 @@ int shx_launch_resolve(shx_launch *l, shexec_run *r)
 
     /* a wrapper program gets the session's environment; the run's variables go in by the prelude */
     int wrapped = s->shell_argv && s->shell_argv[1];
-    shx_envlist scratch;
-    const shx_envlist *over = wrapped ? NULL : &r->env;
-    rc = shx_agent_env_overlay(s->agent_env, &s->env, over, r->pty, &scratch, &over);
-    if (rc == SHEXEC_OK)
-        rc = shx_session_env_build(s, &l->env, over);
-    shx_agent_env_done(&scratch, over);
+    rc = shx_session_env_for_run(s, wrapped ? NULL : &r->env, r->pty, &l->env, &l->env_shared);
     /* what a run that reports its state is compared with when it ends */
     if (rc == SHEXEC_OK && s->persist && !r->task && !wrapped && r->env.n) {
         shx_env_free(r->persist.prior_env);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "session/session.h"
-#include "session/settings.h"
+#include "session/environment.h"
 #include "contain/contain_hook.h"
 
 SHEXEC_API int shexec_session_timeouts_ms(const shexec_session *s, uint32_t *default_ms,

@@ -2,9 +2,9 @@
  * settings.c - what a session is set to: the tracked working directory, the
  * shell or wrapper program (resolved once, on the host's terms) and the
  * wrapper scripts, timeouts and kill grace, output limits, the environment
- * policy (and the environment a command starts with), whether the shell's
- * state is kept (persist_hook.h), task limits and the leftovers policy. Runs read these when they
- * start; nothing here starts or waits for anything.
+ * policy (environment.c builds from it), whether the shell's state is kept
+ * (persist_hook.h), task limits and the leftovers policy. Runs read these
+ * when they start; nothing here starts or waits for anything.
  */
 #include "session/session.h"
 
@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #include "session/agentenv.h"
 #include "persist/persist_hook.h"
@@ -94,6 +92,7 @@ void shx_settings_free(shexec_session *s)
     s->persist = NULL;
     shx_env_free(s->env_view);
     s->env_view = NULL;
+    shx_env_memo_free(&s->env_memo);
     shx_globlist_free(&s->deny);
     shx_globlist_free(&s->allow);
 }
@@ -312,6 +311,7 @@ SHEXEC_API int shexec_session_apply_agent_env(shexec_session *s)
         if ((fix >> i & 1) && shexec_session_setenv(s, name, SHX_AGENT_UTF8_LOCALE) != SHEXEC_OK)
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     s->agent_env = shx_agent_env_pipe_bits();
+    s->env_gen++;
     return SHEXEC_OK;
 }
 
@@ -347,6 +347,7 @@ SHEXEC_API int shexec_session_set_env_inherit(shexec_session *s, int inherit)
         return SHEXEC_EINVAL;
     shx_ok(s);
     s->env_inherit = inherit ? 1 : 0;
+    s->env_gen++;
     return SHEXEC_OK;
 }
 
@@ -368,6 +369,7 @@ SHEXEC_API int shexec_session_setenv(shexec_session *s, const char *name, const 
         return SHEXEC_EINVAL;
     shx_ok(s);
     int rc = shx_env_error(s, shx_envlist_set(&s->env, name, value), name);
+    s->env_gen++;
     if (rc == SHEXEC_OK && shx_persist_setenv(s->persist, name, value) != SHEXEC_OK)
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     return rc;
@@ -380,6 +382,7 @@ static int add_glob(shexec_session *s, shx_globlist *g, const char *glob)
     shx_ok(s);
     int rc = shx_globlist_add(g, glob);
     shx_persist_rules_changed(s->persist);
+    s->env_gen++;
     if (rc == SHEXEC_EINVAL)
         return shx_fail(s, rc, "empty environment glob");
     if (rc == SHEXEC_ENOMEM)
@@ -404,15 +407,6 @@ SHEXEC_API int shexec_session_set_max_tasks(shexec_session *s, uint32_t max)
     shx_ok(s);
     s->max_tasks = max;
     return SHEXEC_OK;
-}
-
-int shx_session_env_build(const shexec_session *s, char ***out, const shx_envlist *run_ov)
-{
-    const shx_envlist *kept = shx_persist_env(s->persist);
-    if (kept)
-        return shx_env_build(out, NULL, kept, run_ov, &s->deny, &s->allow);
-    return shx_env_build(out, s->env_inherit ? (const char *const *)environ : NULL, &s->env, run_ov,
-                         &s->deny, &s->allow);
 }
 
 SHEXEC_API int shexec_session_set_persist_env(shexec_session *s, int on)

@@ -7,7 +7,6 @@
 
 #include <stdint.h>
 
-#include "shx/env.h"
 #include "shexec.h"
 
 int shx_settings_init(shexec_session *s);
@@ -21,12 +20,5 @@ int shx_env_error(shexec_session *s, int rc, const char *name);
 int shx_session_resolve_dir(shexec_session *s, const char *dir, char **out);
 
 int shx_session_check_dir(shexec_session *s, const char *dir);
-
-/* The environment a command of the session starts with, built in *out:
- * the one the last run left when the session keeps the shell's state and
- * has taken one, else the base (the host's environ, or none) with the
- * session's overrides; then run_ov (NULL: none), the deny and allow
- * lists. SHEXEC_OK or SHEXEC_ENOMEM. */
-int shx_session_env_build(const shexec_session *s, char ***out, const shx_envlist *run_ov);
 
 #endif

@@ -333,6 +333,64 @@ void shx_env_free(char **env)
     free(env);
 }
 
+char *const *shx_env_memo_find(const shx_env_memo *m, const char *const *base, uint64_t key)
+{
+    if (!m->env || m->key != key || !base != !m->base)
+        return NULL;
+    size_t i = 0;
+    for (; base && base[i] && m->base[i]; i++)
+        if (strcmp(base[i], m->base[i]) != 0)
+            return NULL;
+    return !base || (!base[i] && !m->base[i]) ? m->env : NULL;
+}
+
+/* The strings of a NULL-terminated array copied, with their pointers, into
+ * one block (freed by free()). NULL on ENOMEM. */
+static char **copy_strings(const char *const *v)
+{
+    size_t n = 0, bytes = 0;
+    for (; v[n]; n++) {
+        size_t len = strlen(v[n]) + 1;
+        if (bytes > SIZE_MAX - len)
+            return NULL;
+        bytes += len;
+    }
+    if (n >= (SIZE_MAX - bytes) / sizeof(char *))
+        return NULL;
+    char **copy = malloc((n + 1) * sizeof(char *) + bytes);
+    if (!copy)
+        return NULL;
+    char *p = (char *)(copy + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(v[i]) + 1;
+        copy[i] = memcpy(p, v[i], len);
+        p += len;
+    }
+    copy[n] = NULL;
+    return copy;
+}
+
+int shx_env_memo_keep(shx_env_memo *m, char **env, const char *const *base, uint64_t key)
+{
+    shx_env_memo_free(m);
+    char **copy = base ? copy_strings(base) : NULL;
+    if (base && !copy) {
+        shx_env_free(env);
+        return SHEXEC_ENOMEM;
+    }
+    m->env = env;
+    m->base = copy;
+    m->key = key;
+    return SHEXEC_OK;
+}
+
+void shx_env_memo_free(shx_env_memo *m)
+{
+    shx_env_free(m->env);
+    free(m->base);
+    *m = (shx_env_memo)SHX_ENV_MEMO_INIT;
+}
+
 const char *shx_env_get(char *const *env, const char *name)
 {
     if (!env || !shx_env_name_valid(name))

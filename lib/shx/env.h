@@ -88,6 +88,34 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
 /* Free an array made by shx_env_build. NULL ok. */
 void shx_env_free(char **env);
 
+/*
+ * A built environment kept for the next command while what it was built
+ * from stays the same, so that commands in a row do not each pay for the
+ * build. The base (the host's environ, which setenv and putenv change
+ * under the library, also in place) is compared by content; the rest of
+ * the inputs by a key that the owner changes whenever one of them does.
+ */
+typedef struct shx_env_memo {
+    char **env;  /* the kept array (shx_env_build's), NULL when none */
+    char **base; /* a copy of the base it was built from, NULL for none */
+    uint64_t key;
+} shx_env_memo;
+
+#define SHX_ENV_MEMO_INIT {NULL, NULL, 0}
+
+/* The kept array when it was built from this base (NULL: none) under this
+ * key, else NULL. The memo keeps owning it. Costs one comparison of the
+ * base's bytes. */
+char *const *shx_env_memo_find(const shx_env_memo *m, const char *const *base, uint64_t key);
+
+/* Keep env, built from base under key, in place of what m kept (freed).
+ * m owns env afterwards, also on failure, when it is freed: SHEXEC_OK or
+ * SHEXEC_ENOMEM (m then keeps nothing). */
+int shx_env_memo_keep(shx_env_memo *m, char **env, const char *const *base, uint64_t key);
+
+/* Forget what m keeps; it is SHX_ENV_MEMO_INIT afterwards. */
+void shx_env_memo_free(shx_env_memo *m);
+
 /* The value of name in a built array (NULL-terminated "NAME=VALUE"
  * strings), or NULL when absent, env is NULL, or name is not valid. */
 const char *shx_env_get(char *const *env, const char *name);
