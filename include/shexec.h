@@ -639,6 +639,10 @@ SHEXEC_API uint64_t shexec_run_redactions(const shexec_run *run, int stream);
  * host's environ is never modified; it is read as each command starts.
  * Building an environment is linear in its size for literal (NAME) and
  * prefix (NAME_*) globs; other globs are tried one by one per variable.
+ * A command whose run sets no variable is given the environment the
+ * session kept from the last such command while nothing it is built from
+ * changed: the session's settings, and the host's environ, compared by
+ * content with a copy (so the host's setenv and putenv are seen).
  */
 
 /*
