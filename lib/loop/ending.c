@@ -29,6 +29,13 @@ static uint32_t grace_ms(const shx_job_policy *policy)
     return policy ? policy->kill_grace_ms : 0;
 }
 
+/* What both pipes still hold, read up to FINAL_DRAIN_MAX each. */
+static void drain_output(shx_job *j)
+{
+    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
+    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+}
+
 void shx_job_terminate(shx_job *j, const shx_job_policy *policy, int reason, int64_t now)
 {
     shx_proc_terminate(&j->proc, reason, now, grace_ms(policy), use_pidfd(policy));
@@ -40,8 +47,7 @@ void shx_job_terminate(shx_job *j, const shx_job_policy *policy, int reason, int
 void shx_job_finish(shx_job *j, const shx_job_policy *policy, int64_t now)
 {
     shx_proc_finish(&j->proc, use_pidfd(policy));
-    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
-    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    drain_output(j);
     shx_stream_finish(&j->out);
     shx_stream_finish(&j->err);
     shx_job_input_close(j);
@@ -162,8 +168,7 @@ static int shell_exited_unlisted(shx_job *j, shx_job_policy *policy, int64_t now
  */
 static int shell_exited_in_grace(shx_job *j, shx_job_policy *policy, int64_t now)
 {
-    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
-    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    drain_output(j);
     if (!shx_proc_reaped(&j->proc) && !policy->procfs_seen &&
         !(policy->procfs_seen = shx_group_can_list())) {
         /* without /proc the shell's zombie holds the group id, and the
@@ -205,8 +210,7 @@ int shx_job_shell_exited(shx_job *j, shx_job_policy *policy, int64_t now, shx_jo
         return 1;
     }
     /* what the shell wrote is all in the pipes by now */
-    shx_stream_drain(&j->out, FINAL_DRAIN_MAX);
-    shx_stream_drain(&j->err, FINAL_DRAIN_MAX);
+    drain_output(j);
     /* A terminal's hangup. The kernel sends SIGHUP to the terminal's group
      * as its session leader exits, but a shell with an EXIT trap (the
      * wrapper's) handles SIGHUP itself, and a child it has just forked can

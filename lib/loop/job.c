@@ -1,12 +1,14 @@
 /*
  * job.c - a job's own state: made empty, its stdin queue (what is
- * left, dropping what was written, closing it), and when a drain of
- * leftovers' output is due to end.
+ * left, written to the command, dropping what was written, closing it),
+ * and when a drain of leftovers' output is due to end.
  */
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "loop/job.h"
+#include "spawn/spawn.h"
 
 void shx_job_init(shx_job *j, const shx_proc_observer *observer)
 {
@@ -16,6 +18,11 @@ void shx_job_init(shx_job *j, const shx_proc_observer *observer)
     j->stdin_fd = -1;
     j->side_fd = -1;
 }
+
+/* At most this much queued input is written to one command per round, so
+ * that a reader as fast as the writer cannot keep the loop from its
+ * deadlines and from the other commands. */
+#define STDIN_ROUND_MAX (1u << 20)
 
 /* A drained queue bigger than this is given back rather than kept. */
 #define STDIN_KEEP_MAX (1u << 20)
@@ -32,7 +39,7 @@ size_t shx_job_input_left(const shx_job *j)
  * exceed the bytes written, and the buffer never holds more than twice
  * what is left (plus what is appended).
  */
-void shx_job_input_written(shx_job *j)
+static void input_written(shx_job *j)
 {
     size_t left = shx_job_input_left(j);
     if (left == 0) {
@@ -47,6 +54,38 @@ void shx_job_input_written(shx_job *j)
         j->stdin_buf.data[left] = '\0';
         j->stdin_off = 0;
     }
+}
+
+/*
+ * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
+ * the reader is gone and the rest is dropped. Written bytes are only
+ * counted here (stdin_off): the queue drops them in amortized linear time
+ * (input_written), never by moving the rest after each write.
+ */
+void shx_job_input_flush(shx_job *j)
+{
+    size_t budget = STDIN_ROUND_MAX;
+    while (j->stdin_fd >= 0 && budget > 0) {
+        size_t left = shx_job_input_left(j);
+        if (left == 0)
+            break;
+        ssize_t w = shx_write_nosigpipe(j->stdin_fd, j->stdin_buf.data + j->stdin_off,
+                                        left < budget ? left : budget);
+        if (w > 0) {
+            j->stdin_off += (size_t)w;
+            budget -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        shx_job_input_close(j);
+        return;
+    }
+    input_written(j);
+    if (j->stdin_fd >= 0 && j->stdin_close && shx_job_input_left(j) == 0)
+        shx_job_input_close(j);
 }
 
 void shx_job_input_close(shx_job *j)

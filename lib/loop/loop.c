@@ -35,11 +35,6 @@
 #include "spawn/spawn.h"
 #include "stream/stream.h"
 
-/* At most this much queued input is written to one command per round, so
- * that a reader as fast as the writer cannot keep the loop from its
- * deadlines and from the other commands. */
-#define STDIN_ROUND_MAX (1u << 20)
-
 enum { FD_OUT, FD_ERR, FD_PID, FD_IN, FD_ANCHOR, FD_SIDE };
 
 void shx_loop_add(shx_loop *l, shx_job *j)
@@ -120,38 +115,6 @@ size_t shx_loop_collect(shx_loop *l, struct pollfd *fds, shx_fd_owner *own, size
     return n;
 }
 
-/*
- * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
- * the reader is gone and the rest is dropped. Written bytes are only
- * counted here (stdin_off): the queue drops them in amortized linear time
- * (shx_job_input_written), never by moving the rest after each write.
- */
-static void flush_stdin(shx_job *j)
-{
-    size_t budget = STDIN_ROUND_MAX;
-    while (j->stdin_fd >= 0 && budget > 0) {
-        size_t left = shx_job_input_left(j);
-        if (left == 0)
-            break;
-        ssize_t w = shx_write_nosigpipe(j->stdin_fd, j->stdin_buf.data + j->stdin_off,
-                                        left < budget ? left : budget);
-        if (w > 0) {
-            j->stdin_off += (size_t)w;
-            budget -= (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        shx_job_input_close(j);
-        return;
-    }
-    shx_job_input_written(j);
-    if (j->stdin_fd >= 0 && j->stdin_close && shx_job_input_left(j) == 0)
-        shx_job_input_close(j);
-}
-
 int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner *own,
                       size_t n)
 {
@@ -188,7 +151,7 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
             if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
                 shx_job_input_close(j);
             else
-                flush_stdin(j);
+                shx_job_input_flush(j);
             shx_quiet_activity(j, shx_now_ns()); /* input went: not waiting */
             break;
         case FD_ANCHOR:
