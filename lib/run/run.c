@@ -103,7 +103,6 @@ void shx_run_terminate(shexec_run *r, int reason, int64_t now)
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len)
 {
     *out = NULL;
-    shx_ok(s);
     if (!command)
         return shx_fail(s, SHEXEC_EINVAL, "command is NULL");
     if (len == 0)
@@ -140,6 +139,7 @@ SHEXEC_API int shexec_run_new_bytes(shexec_run **out, shexec_session *s, const c
         *out = NULL;
     if (!out || !s)
         return SHEXEC_EINVAL;
+    shx_ok(s);
     int rc = shx_run_alloc(out, s, command, len);
     if (*out) /* set exactly when rc is SHEXEC_OK */
         shx_run_link(s, *out);

@@ -84,6 +84,9 @@ struct shexec_run {
     int probe;                    /* the library's own run of `:` that learns the wrapper */
 };
 
+/* A new run of the command's len bytes, not yet linked to the session. A
+ * failure sets the session's message; a success leaves the message as it
+ * was (the public call that asked for the run clears it). */
 int shx_run_alloc(shexec_run **out, shexec_session *s, const char *command, size_t len);
 /* The one rule for a run's timeout: a task has its own or none, a
  * foreground run its own or the session's, clamped to the maximum. */
