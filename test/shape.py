@@ -23,7 +23,7 @@ import re
 ATTACHMENTS = {
     'contain': ('containment and the watchdog', 'CONTAIN=0, WATCHDOG=0'),
     'persist': ('persisted shell state', 'PERSIST=0'),
-    'output': ('output filters', 'no switch'),
+    'output': ('output filters: redaction and spill', 'OUTPUT=0'),
     'tool': ('the tool layer', 'TOOLS=0'),
 }
 # The helpers' folder: pure code and the platform seam, which include
