@@ -40,15 +40,6 @@ static void learn_shell(shexec_session *s)
                                              : NULL);
 }
 
-static void free_argv(char **argv)
-{
-    if (!argv)
-        return;
-    for (char **p = argv; *p; p++)
-        free(*p);
-    free(argv);
-}
-
 /* Every setting at its default, the nonce and wrapper scripts drawn, the
  * cwd taken from the host. On failure what was made is freed by
  * shx_settings_free(). */
@@ -85,7 +76,7 @@ void shx_settings_free(shexec_session *s)
         s->tools_free(s->tools);
     free(s->cwd);
     shx_buf_free(&s->test_script);
-    free_argv(s->shell_argv);
+    free(s->shell_argv);
     free(s->shell_path);
     shx_envlist_free(&s->env);
     shx_persist_free(s->persist);
@@ -194,25 +185,6 @@ static int resolve_program(shexec_session *s, const char *name, char **out)
     return *out ? SHEXEC_OK : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
 }
 
-/* A copy of a NULL-terminated argv, or NULL when out of memory. */
-static char **copy_argv(const char *const *argv)
-{
-    size_t n = 0;
-    while (argv[n])
-        n++;
-    char **copy = calloc(n + 1, sizeof *copy);
-    if (!copy)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        copy[i] = strdup(argv[i]);
-        if (!copy[i]) {
-            free_argv(copy);
-            return NULL;
-        }
-    }
-    return copy;
-}
-
 SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *argv,
                                         int wrapper_kind)
 {
@@ -234,7 +206,7 @@ SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *ar
         int rc = resolve_program(s, argv[0], &path);
         if (rc != SHEXEC_OK)
             return rc;
-        copy = copy_argv(argv);
+        copy = shx_strv_copy(argv);
         if (!copy) {
             free(path);
             return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
@@ -247,13 +219,13 @@ SHEXEC_API int shexec_session_set_shell(shexec_session *s, const char *const *ar
         cwd = wrapper_kind == SHEXEC_WRAPPER_LOCAL ? getcwd(NULL, 0) : strdup("");
         if (!cwd) {
             int nocwd = wrapper_kind == SHEXEC_WRAPPER_LOCAL && errno != ENOMEM;
-            free_argv(copy);
+            free(copy);
             free(path);
             return nocwd ? shx_fail(s, SHEXEC_ENOCWD, "the host's working directory cannot be read")
                          : shx_fail(s, SHEXEC_ENOMEM, "out of memory");
         }
     }
-    free_argv(s->shell_argv);
+    free(s->shell_argv);
     s->shell_argv = copy;
     free(s->shell_path);
     s->shell_path = path;

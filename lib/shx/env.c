@@ -337,16 +337,16 @@ char *const *shx_env_memo_find(const shx_env_memo *m, const char *const *base, u
 {
     if (!m->env || m->key != key || !base != !m->base)
         return NULL;
+    if (!base)
+        return m->env;
     size_t i = 0;
-    for (; base && base[i] && m->base[i]; i++)
+    for (; base[i] && m->base[i]; i++)
         if (strcmp(base[i], m->base[i]) != 0)
             return NULL;
-    return !base || (!base[i] && !m->base[i]) ? m->env : NULL;
+    return !base[i] && !m->base[i] ? m->env : NULL;
 }
 
-/* The strings of a NULL-terminated array copied, with their pointers, into
- * one block (freed by free()). NULL on ENOMEM. */
-static char **copy_strings(const char *const *v)
+char **shx_strv_copy(const char *const *v)
 {
     size_t n = 0, bytes = 0;
     for (; v[n]; n++) {
@@ -373,7 +373,7 @@ static char **copy_strings(const char *const *v)
 int shx_env_memo_keep(shx_env_memo *m, char **env, const char *const *base, uint64_t key)
 {
     shx_env_memo_free(m);
-    char **copy = base ? copy_strings(base) : NULL;
+    char **copy = base ? shx_strv_copy(base) : NULL;
     if (base && !copy) {
         shx_env_free(env);
         return SHEXEC_ENOMEM;

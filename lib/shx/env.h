@@ -88,6 +88,11 @@ int shx_env_build(char ***out, const char *const *base, const shx_envlist *sessi
 /* Free an array made by shx_env_build. NULL ok. */
 void shx_env_free(char **env);
 
+/* A NULL-terminated array of strings (an environment, an argv) copied,
+ * pointers and strings, into one block that free() releases. NULL on
+ * ENOMEM. */
+char **shx_strv_copy(const char *const *v);
+
 /*
  * A built environment kept for the next command while what it was built
  * from stays the same, so that commands in a row do not each pay for the
