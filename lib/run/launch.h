@@ -17,7 +17,7 @@
 typedef struct shx_launch {
     char *dir;                /* absolute working directory, checked to exist */
     char **env;               /* the built environment (shx_env_build) */
-    int env_shared;           /* it is the session's (shx_session_env_shared): not freed */
+    int env_shared;           /* it is the session's (shx_session_env_for_run): not freed */
     char **envp;              /* the same with PWD set to dir, and the library's entries */
     shx_buf added;            /* those entries, NUL-separated: PWD, BASH_ENV, functions */
     const char *path;         /* the program: the resolved shell or wrapper */

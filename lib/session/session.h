@@ -50,7 +50,7 @@ struct shexec_session {
     int wrapper_known;            /* whether it does is known (its first run tells) */
     struct shx_prelude_kept *prelude_kept; /* the last prelude opened by path (channels.h) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
-    shx_env_memo env_memo;        /* the environment the last command was given (settings.c) */
+    shx_env_memo env_memo;        /* the environment the last command was given (environment.c) */
     uint64_t env_gen;             /* changed by each setter the environment is built from */
     shx_globlist deny, allow;
     char tag[SHX_SENTINEL_TAG_MAX];
