@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "contain/contain_hook.h"
+#include "loop/walk.h"
 #include "shx/platform.h"
 #include "shx/procfs.h"
 
@@ -122,11 +123,6 @@ void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd)
     tell(p, SHX_PROC_EV_ANCHORS);
 }
 
-void shx_proc_pin(shx_proc *p)
-{
-    p->phase = SHX_PROC_PINNED;
-}
-
 int shx_proc_anchor(shx_proc *p, int use_pidfd)
 {
     if (p->cgroup ? !cgroup_populated(p) : shx_group_anchor(&p->group, p->pid, use_pidfd) == 0)
@@ -168,12 +164,16 @@ void shx_proc_hangup(shx_proc *p)
  * SIGTERM: a bound on the stack. */
 #define MEMBERS_LOOK_MAX 256
 
-/* The cgroup's members into pids (room for MEMBERS_LOOK_MAX): how many, the
- * first MEMBERS_LOOK_MAX of more, or 0 when they cannot be listed. */
-static long cgroup_members(const shx_proc *p, pid_t *pids)
+size_t shx_proc_members(const shx_proc *p, pid_t *out, size_t cap)
 {
-    long n = shx_cgroup_pids(p->cgroup, pids, MEMBERS_LOOK_MAX);
-    return n >= 0 ? n : errno == ENOBUFS ? MEMBERS_LOOK_MAX : 0;
+    if (p->cgroup) {
+        long n = shx_cgroup_pids(p->cgroup, out, cap);
+        if (n >= 0 || errno == ENOBUFS)
+            return n >= 0 ? (size_t)n : cap;
+    }
+    if (shx_proc_exited(p))
+        return 0; /* only leftovers, outside a cgroup: not listed */
+    return shx_walk_descendants(p->pid, out, cap);
 }
 
 void shx_proc_hangup_missed(shx_proc *p)
@@ -184,7 +184,7 @@ void shx_proc_hangup_missed(shx_proc *p)
     }
     /* the members still in the terminal's group, each just listed alive */
     pid_t pids[MEMBERS_LOOK_MAX];
-    for (long i = 0, n = cgroup_members(p, pids); i < n; i++)
+    for (size_t i = 0, n = shx_proc_members(p, pids, MEMBERS_LOOK_MAX); i < n; i++)
         if (shx_procfs_signal_default(pids[i], p->pid, SIGHUP))
             (void)kill(pids[i], SIGHUP);
 }
@@ -316,7 +316,7 @@ static void signal_missed_term(shx_proc *p, int use_pidfd)
         free(kids);
     } else if (p->phase == SHX_PROC_ANCHORED && p->cgroup) {
         pid_t pids[MEMBERS_LOOK_MAX];
-        for (long i = 0, n = cgroup_members(p, pids); i < n; i++)
+        for (size_t i = 0, n = shx_proc_members(p, pids, MEMBERS_LOOK_MAX); i < n; i++)
             term_if_missed(p, pids[i], use_pidfd);
     } else if (p->phase == SHX_PROC_ANCHORED) {
         for (int i = 0; i < p->group.n; i++)

@@ -222,7 +222,10 @@ void shx_proc_started(shx_proc *p, pid_t pid, int pidfd);
 void shx_proc_adopt_group(shx_proc *p, shx_proc *from, int use_pidfd);
 /* The shell exited (unreaped) and members remain: follow the group with
  * its zombie kept to pin the id (PINNED: where /proc cannot list members). */
-void shx_proc_pin(shx_proc *p);
+static inline void shx_proc_pin(shx_proc *p)
+{
+    p->phase = SHX_PROC_PINNED;
+}
 /* The shell is reaped: anchor the members /proc shows (ANCHORED, 1) or,
  * with none, stay REAPED (0). */
 int shx_proc_anchor(shx_proc *p, int use_pidfd);
@@ -232,6 +235,11 @@ void shx_proc_hand_over(shx_proc *from, shx_proc *to);
 /* 1 when kill() finds the group: a member lives, and while it does the id
  * cannot be reused. */
 int shx_proc_group_alive(shx_proc *p);
+/* The command's processes into out (room for cap): its cgroup's members
+ * (the first cap of more), else, while the shell runs, the shell and its
+ * descendants by the kernel's children lists. How many; 0 when they cannot
+ * be listed, or when only leftovers outside a cgroup are left. */
+size_t shx_proc_members(const shx_proc *p, pid_t *out, size_t cap);
 /* SIGHUP to the group again after a terminal's hangup, while the shell's
  * zombie holds the id (else nothing). */
 void shx_proc_hangup(shx_proc *p);

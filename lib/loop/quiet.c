@@ -10,13 +10,9 @@
  */
 #include "loop/quiet.h"
 
-#include <errno.h>
-#include <stdlib.h>
 
-#include "contain/contain_hook.h"
 #include "loop/inputwait.h"
 #include "loop/job.h"
-#include "shx/procfs.h"
 #include "shx/base.h"
 
 /* While a command stays silent, how often it is looked at again. */
@@ -86,30 +82,6 @@ void shx_quiet_next(const shx_job *j, int64_t *next)
             *next = due[i];
 }
 
-/* The command's processes: its cgroup's members, else the shell and its
- * descendants by the kernel's children lists. */
-static size_t members(const shx_job *j, pid_t *out, size_t cap)
-{
-    if (j->proc.cgroup) {
-        long n = shx_cgroup_pids(j->proc.cgroup, out, cap);
-        if (n >= 0 || errno == ENOBUFS)
-            return n >= 0 ? (size_t)n : cap;
-    }
-    size_t n = 0;
-    if (shx_proc_exited(&j->proc))
-        return 0; /* only leftovers, outside a cgroup: not looked at */
-    out[n++] = j->proc.pid;
-    for (size_t i = 0; i < n && n < cap; i++) {
-        pid_t *kids = NULL;
-        size_t k = 0, kcap = 0;
-        if (shx_procfs_children(out[i], 1, &kids, &k, &kcap) == 0)
-            for (size_t m = 0; m < k && n < cap; m++)
-                out[n++] = kids[m];
-        free(kids);
-    }
-    return n;
-}
-
 static void look_for_input(shx_job *j, int64_t now)
 {
     shx_quiet *q = &j->quiet;
@@ -127,7 +99,7 @@ static void look_for_input(shx_job *j, int64_t now)
     if (j->pty && target.pty_master < 0)
         return;
     pid_t pids[LOOK_PIDS];
-    size_t n = members(j, pids, LOOK_PIDS);
+    size_t n = shx_proc_members(&j->proc, pids, LOOK_PIDS);
     int echo_off;
     int found = shx_inputwait_probe(pids, n, &target, &echo_off);
     int was = q->input;

@@ -201,3 +201,19 @@ void shx_walk_free(shx_walk *q)
     free(q->pid);
     free(q->start);
 }
+
+size_t shx_walk_descendants(pid_t root, pid_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap > 0)
+        out[n++] = root;
+    for (size_t i = 0; i < n && n < cap; i++) {
+        pid_t *kids = NULL;
+        size_t k = 0, kcap = 0;
+        if (shx_procfs_children(out[i], 1, &kids, &k, &kcap) == 0)
+            for (size_t m = 0; m < k && n < cap; m++)
+                out[n++] = kids[m];
+        free(kids);
+    }
+    return n;
+}

@@ -41,6 +41,10 @@ int shx_walk_push_orphans(shx_walk *w, pid_t pgid);
  */
 int shx_walk_run(shx_walk *w, int (*visit)(void *ctx, const shx_pstat *st), void *ctx);
 void shx_walk_free(shx_walk *w);
+/* root and its descendants into out, breadth first, at most cap of them
+ * (the first thread's children lists: a process's children as the shell
+ * starts them); how many. */
+size_t shx_walk_descendants(pid_t root, pid_t *out, size_t cap);
 
 /* For the tests (testhook.c): how many times a reaper's children were listed. */
 unsigned long shx_walk_test_listings(void);
