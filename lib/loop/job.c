@@ -33,16 +33,37 @@ size_t shx_job_input_left(const shx_job *j)
 }
 
 /*
- * Written bytes stay in front of the queue until they are at least as many
- * as those left, and only then are the rest moved to the front: each move
- * is paid for by the writes since the last one, so the bytes moved never
- * exceed the bytes written, and the buffer never holds more than twice
- * what is left (plus what is appended).
+ * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
+ * the reader is gone and the rest is dropped, as on a hangup (gone).
+ *
+ * Written bytes are only counted (stdin_off) and stay in front of the
+ * queue until they are at least as many as those left; only then are the
+ * rest moved to the front. Each move is paid for by the writes since the
+ * last one, so the bytes moved never exceed the bytes written, and the
+ * buffer never holds more than twice what is left (plus what is appended).
  */
-static void input_written(shx_job *j)
+void shx_job_input_flush(shx_job *j, int gone)
 {
+    size_t budget = STDIN_ROUND_MAX;
+    while (!gone && j->stdin_fd >= 0 && budget > 0) {
+        size_t left = shx_job_input_left(j);
+        if (left == 0)
+            break;
+        ssize_t w = shx_write_nosigpipe(j->stdin_fd, j->stdin_buf.data + j->stdin_off,
+                                        left < budget ? left : budget);
+        if (w > 0) {
+            j->stdin_off += (size_t)w;
+            budget -= (size_t)w;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else if (!(w < 0 && errno == EINTR)) {
+            gone = 1;
+        }
+    }
     size_t left = shx_job_input_left(j);
-    if (left == 0) {
+    if (gone || (j->stdin_fd >= 0 && j->stdin_close && left == 0)) {
+        shx_job_input_close(j);
+    } else if (left == 0) {
         j->stdin_off = 0;
         if (j->stdin_buf.cap > STDIN_KEEP_MAX)
             shx_buf_free(&j->stdin_buf);
@@ -54,38 +75,6 @@ static void input_written(shx_job *j)
         j->stdin_buf.data[left] = '\0';
         j->stdin_off = 0;
     }
-}
-
-/*
- * Write queued input, at most STDIN_ROUND_MAX bytes this round; on EPIPE
- * the reader is gone and the rest is dropped. Written bytes are only
- * counted here (stdin_off): the queue drops them in amortized linear time
- * (input_written), never by moving the rest after each write.
- */
-void shx_job_input_flush(shx_job *j)
-{
-    size_t budget = STDIN_ROUND_MAX;
-    while (j->stdin_fd >= 0 && budget > 0) {
-        size_t left = shx_job_input_left(j);
-        if (left == 0)
-            break;
-        ssize_t w = shx_write_nosigpipe(j->stdin_fd, j->stdin_buf.data + j->stdin_off,
-                                        left < budget ? left : budget);
-        if (w > 0) {
-            j->stdin_off += (size_t)w;
-            budget -= (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        shx_job_input_close(j);
-        return;
-    }
-    input_written(j);
-    if (j->stdin_fd >= 0 && j->stdin_close && shx_job_input_left(j) == 0)
-        shx_job_input_close(j);
 }
 
 void shx_job_input_close(shx_job *j)

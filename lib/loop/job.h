@@ -94,10 +94,10 @@ void shx_job_init(shx_job *j, const shx_proc_observer *observer);
 size_t shx_job_input_left(const shx_job *j);
 
 /* Write queued input to the command's stdin, as much as it takes without
- * blocking and at most a round's share; on EPIPE (the reader is gone) the
- * rest is dropped and stdin closed, as it is once all is written and the
- * host asked for the close. */
-void shx_job_input_flush(shx_job *j);
+ * blocking and at most a round's share; when the reader is gone (gone: a
+ * hangup or error poll() saw; or EPIPE) the rest is dropped and stdin
+ * closed, as it is once all is written and the host asked for the close. */
+void shx_job_input_flush(shx_job *j, int gone);
 
 /* Close the command's stdin and drop what was queued for it. */
 void shx_job_input_close(shx_job *j);

@@ -148,10 +148,7 @@ int shx_loop_dispatch(shx_loop *l, const struct pollfd *fds, const shx_fd_owner 
                 j->on_side(j->ctx);
             break;
         case FD_IN:
-            if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
-                shx_job_input_close(j);
-            else
-                shx_job_input_flush(j);
+            shx_job_input_flush(j, (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0);
             shx_quiet_activity(j, shx_now_ns()); /* input went: not waiting */
             break;
         case FD_ANCHOR:
