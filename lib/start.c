@@ -58,7 +58,6 @@ static void probe_wrapper(shexec_session *s)
     shx_run_release(p);
     if (!s->wrapper_known)
         s->wrapper_known = s->wrapper_drops_bash_env = 1;
-    shx_ok(s);
 }
 
 int shx_run_begin(shexec_run *r)
@@ -66,7 +65,6 @@ int shx_run_begin(shexec_run *r)
     shexec_session *s = r->s;
     if (!s)
         return SHEXEC_ESTATE;
-    shx_ok(s);
     if (r->state != SHEXEC_STATE_NEW)
         return shx_fail(s, SHEXEC_ESTATE, "the run has already been started");
     if (s->loop.in_loop)
@@ -74,6 +72,7 @@ int shx_run_begin(shexec_run *r)
     if (!r->probe && !s->wrapper_known && s->shell_bash && s->wrapper_kind == SHEXEC_WRAPPER_LOCAL &&
         s->shell_argv && s->shell_argv[1])
         probe_wrapper(s);
+    shx_ok(s); /* after the probe: what it met is not the caller's */
     /* everything it is set to, each attachment's part with it, in one step */
     shx_launch l;
     int rc = shx_launch_resolve(&l, r);

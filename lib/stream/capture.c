@@ -389,13 +389,11 @@ int shx_capture_feed(shx_capture *c, const char *data, size_t len)
 
 int shx_capture_finish(shx_capture *c)
 {
-    size_t off = 0;
-    while (off < c->pend_len) {
-        size_t n = shx_utf8_char_len(c->pend + off, c->pend_len - off, 1);
-        if (take_char(c, c->pend + off, n) != 0)
+    /* what is pending is the valid start of a sequence the end cut short:
+     * each of its bytes is a character of its own (utf8.h, final) */
+    for (size_t off = 0; off < c->pend_len; off++)
+        if (take_char(c, c->pend + off, 1) != 0)
             return -1;
-        off += n;
-    }
     if (c->pend_len)
         c->ends_in_newline = 0; /* its bytes end the stream, none a newline */
     c->pend_len = 0;

@@ -34,7 +34,7 @@ typedef struct shx_capture {
      * stream is cut into feeds, and a sequence taken back is not counted */
     uint64_t newlines;
     int ends_in_newline;
-    unsigned char pend[4]; /* a sequence cut by the end of a feed */
+    unsigned char pend[4]; /* the valid start of a sequence a feed's end cut */
     size_t pend_len;
     int finished;
 } shx_capture;

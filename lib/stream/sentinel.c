@@ -147,8 +147,7 @@ int shx_sentinel_finish(shx_sentinel *f, shx_emit_fn emit, void *ctx)
         rc = emit_some(emit, ctx, f->tag, f->taglen);
         if (rc == 0)
             rc = emit_some(emit, ctx, f->record.data, f->record.len);
-        f->in_record = 0;
-        shx_buf_clear(&f->record);
+        f->in_record = 0; /* the record is emptied as the next one starts */
     }
     if (rc == 0 && f->heldlen)
         rc = emit_some(emit, ctx, f->held, f->heldlen);

@@ -182,12 +182,12 @@ static int redact_stage(shx_stream *st, const char *data, size_t len, int last)
 {
     if (!st->redact_on)
         return last ? 0 : deliver(st, data, len);
-    shx_buf_clear(&st->redacted);
     if ((last ? shx_redactor_finish(&st->redact, &st->redacted)
               : shx_redactor_feed(&st->redact, data, len, &st->redacted)) != 0)
         st->failed = 1;
     if (st->redacted.len)
         deliver(st, st->redacted.data, st->redacted.len);
+    shx_buf_clear(&st->redacted); /* handed on: the next feed starts empty */
     return 0;
 }
 
