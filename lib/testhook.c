@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shx/platform.h"
+#include "spawn/forkexec.h"
 #include "shell/script.h"
 #include "session/session.h"
 #include "contain/contain_hook.h"
@@ -27,6 +28,11 @@ int shx_test_uses_pidfd(const shexec_session *s)
 int shx_test_run_pidfd(const shexec_run *r)
 {
     return r->job.proc.pidfd;
+}
+
+void shx_test_clone_pidfd(int on)
+{
+    shx_forkexec_test_clone_pidfd(on);
 }
 
 int shx_test_run_fd(const shexec_run *r, int stream)

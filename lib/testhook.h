@@ -19,6 +19,9 @@ void shx_test_use_pidfd(shexec_session *s, int on);
 int shx_test_uses_pidfd(const shexec_session *s);
 /* The run's pidfd, -1 when it has none. */
 int shx_test_run_pidfd(const shexec_run *r);
+/* Take the shell's pidfd from the clone (1, where the kernel gives it) or
+ * open it after, as on a kernel before 5.2 (0). For the whole process. */
+void shx_test_clone_pidfd(int on);
 /* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1;
  * stream 0: the host's end of its report channel. */
 int shx_test_run_fd(const shexec_run *r, int stream);

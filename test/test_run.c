@@ -631,6 +631,47 @@ static void test_wait_with_pidfd(void **state)
     exercise_waiting(s);
 }
 
+/* The pid a pidfd stands for, from /proc/self/fdinfo; -1 when none. */
+static long pidfd_pid(int fd)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *at = strstr(text, "\nPid:");
+    return at ? strtol(at + 6, NULL, 10) : -1;
+}
+
+/* The pidfd a run waits on is its shell's, taken from the clone or, where
+ * a kernel refuses that, opened after it; neither is left open. */
+static void test_pidfd_is_the_shells(void **state)
+{
+    shexec_session *s = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PIDFD, "pidfds") || !heavy_ok())
+        skip();
+    int fds = tu_count_fds();
+    for (int from_clone = 1; from_clone >= 0; from_clone--) {
+        shx_test_clone_pidfd(from_clone);
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "sleep 0.2; exit 3"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        int fd = shx_test_run_pidfd(r);
+        assert_true(fd >= 0);
+        assert_int_equal(pidfd_pid(fd), (long)shexec_run_pid(r));
+        assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, -1);
+        assert_int_equal(shexec_run_exit_code(r), 3);
+        shexec_run_free(r);
+    }
+    shx_test_clone_pidfd(1);
+    assert_int_equal(tu_count_fds(), fds);
+}
+
 static void test_wait_fallback_without_pidfd(void **state)
 {
     shexec_session *s = *state;
@@ -1466,6 +1507,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_cwd_does_not_move_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_inherit_replace_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_with_pidfd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pidfd_is_the_shells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_fallback_without_pidfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_and_keeps_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_term_trap_cleanup_captured, setup, teardown),

@@ -85,6 +85,13 @@ typedef struct child_ctx {
  * seen not to (atomic) */
 static int clone_shares_memory;
 
+/* The clone gives the child's pidfd (Linux 5.2): one system call fewer
+ * than a pidfd_open after it. 1 once the kernel refused the flag (atomic). */
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+static int clone_pidfd_refused;
+
 /* Everything below up to shx_forkexec_compiled runs in the child. */
 
 static CHILD_SIDE void child_fail(child_ctx *c, int step, int err)
@@ -238,10 +245,17 @@ static int clear_of_targets(int fd, const shx_fx_plan *p)
     }
 }
 
-int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
+void shx_forkexec_test_clone_pidfd(int on)
+{
+    __atomic_store_n(&clone_pidfd_refused, !on, __ATOMIC_RELAXED);
+}
+
+int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_step)
 {
     *pid = -1;
     *failed_step = SHX_FX_OK;
+    if (pidfd)
+        *pidfd = -1;
     child_ctx c = {.plan = plan, .report_fd = -1};
     int rp[2] = {-1, -1};
     if (__atomic_load_n(&clone_shares_memory, __ATOMIC_RELAXED) < 0) {
@@ -259,7 +273,16 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
     sigset_t all, old;
     sigfillset(&all);
     shx_thread_sigmask(SIG_BLOCK, &all, &old);
-    pid_t child = CLONE_CALL(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+    int flags = CLONE_VM | CLONE_VFORK | SIGCHLD, fd = -1;
+    int with_fd = pidfd && !__atomic_load_n(&clone_pidfd_refused, __ATOMIC_RELAXED);
+    pid_t child = CLONE_CALL(child_main, stack + sizeof stack, flags | (with_fd ? CLONE_PIDFD : 0),
+                             &c, &fd);
+    if (child < 0 && with_fd && errno == EINVAL) {
+        /* a kernel before 5.2: no child was made; the caller opens one */
+        __atomic_store_n(&clone_pidfd_refused, 1, __ATOMIC_RELAXED);
+        fd = -1;
+        child = CLONE_CALL(child_main, stack + sizeof stack, flags, &c);
+    }
     int e = errno;
     shx_thread_sigmask(SIG_SETMASK, &old, NULL);
     if (rp[1] >= 0)
@@ -292,12 +315,16 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
     if (rp[0] >= 0)
         close(rp[0]);
     if (err) {
+        if (fd >= 0)
+            close(fd);
         while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
             ;
         *failed_step = step;
         return err;
     }
     *pid = child;
+    if (pidfd)
+        *pidfd = fd;
     return 0;
 }
 
@@ -310,10 +337,17 @@ int shx_forkexec_compiled(void)
     return 0;
 }
 
-int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step)
+void shx_forkexec_test_clone_pidfd(int on)
+{
+    (void)on;
+}
+
+int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_step)
 {
     (void)plan;
     *pid = -1;
+    if (pidfd)
+        *pidfd = -1;
     *failed_step = SHX_FX_OK;
     return ENOSYS;
 }

@@ -45,8 +45,12 @@ int shx_forkexec_compiled(void);
  * then exec. The host's signals are blocked in the calling thread while the
  * child shares its memory, and restored. Returns 0 with *pid set, or an
  * errno value with *failed_step saying where (the child, if one began, is
- * reaped: nothing is left).
+ * reaped: nothing is left). With pidfd, *pidfd is the child's pidfd
+ * (close-on-exec) where the clone can give it, else -1.
  */
-int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *failed_step);
+int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_step);
+/* For the tests (testhook.c): 0 takes the path of a kernel that refuses
+ * CLONE_PIDFD, 1 the clone's pidfd again. */
+void shx_forkexec_test_clone_pidfd(int on);
 
 #endif

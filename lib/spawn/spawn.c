@@ -198,7 +198,8 @@ static int forkexec_error(const shx_spawn_req *req, int step, int e, shx_buf *er
 
 /* The child, started by the library's own steps (forkexec.h). */
 static int start_forkexec(const shx_spawn_req *req, const char *slave, const int outp[2],
-                          const int errp[2], const int inp[2], pid_t *pid, shx_buf *err)
+                          const int errp[2], const int inp[2], pid_t *pid, int *pidfd,
+                          shx_buf *err)
 {
     shx_fx_plan plan = {.path = req->path,
                         .argv = req->argv,
@@ -214,7 +215,7 @@ static int start_forkexec(const shx_spawn_req *req, const char *slave, const int
                         .n_pass = req->n_pass,
                         .cwd = req->cwd};
     int step;
-    int e = shx_forkexec(&plan, pid, &step);
+    int e = shx_forkexec(&plan, pid, req->use_pidfd ? pidfd : NULL, &step);
     return e == 0 ? SHEXEC_OK : forkexec_error(req, step, e, err);
 }
 
@@ -260,7 +261,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     pid_t pid;
     int rc;
     if (shx_forkexec_compiled()) {
-        rc = start_forkexec(req, slave, outp, errp, inp, &pid, err);
+        rc = start_forkexec(req, slave, outp, errp, inp, &pid, &out->pidfd, err);
         goto started;
     }
     if (req->n_join > 0) {
@@ -343,7 +344,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0)
         rc = spawn_error(req, rc, err);
 started:
-    if (rc == SHEXEC_OK)
+    if (rc == SHEXEC_OK && out->pidfd < 0)
         out->pidfd = open_pidfd(req, pid);
     /* the child's ends are the child's now, but the output's where a pidfd
      * will show the exit: the caller holds those (shx_child) */
