@@ -634,16 +634,9 @@ static void test_wait_with_pidfd(void **state)
 /* The pid a pidfd stands for, from /proc/self/fdinfo; -1 when none. */
 static long pidfd_pid(int fd)
 {
-    char path[64], text[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    const char *at = strstr(text, "\nPid:");
-    return at ? strtol(at + 6, NULL, 10) : -1;
+    return (long)tu_file_field(path, "Pid");
 }
 
 /* The pidfd a run waits on is its shell's, taken from the clone or, where

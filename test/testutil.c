@@ -146,11 +146,17 @@ int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
 
 long long tu_proc_status(pid_t pid, const char *key)
 {
-    char path[64], line[256];
+    char path[64];
     if (pid)
         snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     else
         snprintf(path, sizeof path, "/proc/self/status");
+    return tu_file_field(path, key);
+}
+
+long long tu_file_field(const char *path, const char *key)
+{
+    char line[256];
     FILE *f = fopen(path, "r");
     size_t klen = strlen(key);
     long long n = -1;

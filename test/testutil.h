@@ -41,6 +41,9 @@ int tu_proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
 /* The number after "key:" in /proc/PID/status (pid 0: this process), such
  * as VmHWM (kB) or voluntary_ctxt_switches; -1 where there is none. */
 long long tu_proc_status(pid_t pid, const char *key);
+/* The number after "key:" on a line of the file at path (a /proc file's
+ * "Key:\tvalue" lines); -1 when there is none. */
+long long tu_file_field(const char *path, const char *key);
 /* Wait up to ms for pid to be gone (dead or zombie); 1 when gone. */
 int tu_wait_pid_gone(pid_t pid, int ms);
 /* Monotonic clock in ms. */
