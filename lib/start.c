@@ -75,7 +75,9 @@ int shx_run_begin(shexec_run *r)
     shx_ok(s); /* after the probe: what it met is not the caller's */
     /* everything it is set to, each attachment's part with it, in one step */
     shx_launch l;
-    int rc = shx_launch_resolve(&l, r);
+    int rc;
+again:
+    rc = shx_launch_resolve(&l, r);
     if (rc != SHEXEC_OK)
         return rc;
     int remote = l.mode == SHX_LAUNCH_REMOTE;
@@ -128,12 +130,18 @@ int shx_run_begin(shexec_run *r)
      * rest is set up, and its duration must cover all of it */
     int64_t spawned_ns = shx_now_ns();
     rc = shx_spawn(&req, &child, &err);
-    if (rc != SHEXEC_OK)
+    int cwd_gone = rc == SHEXEC_ENOCWD && !r->cwd && !remote && !r->cwd_gone;
+    if (rc != SHEXEC_OK && !cwd_gone)
         shx_fail(s, rc, "%s", err.data ? err.data : "spawn failed");
     shx_buf_free(&err);
     if (rc != SHEXEC_OK) {
         shx_launch_free(&l);
-        return rc;
+        if (!cwd_gone)
+            return rc;
+        /* the session's cwd is gone (its chdir said so): once more, from
+         * its nearest existing ancestor */
+        r->cwd_gone = 1;
+        goto again;
     }
     /* the shell has its ends: the host keeps only its own end of the
      * report channel (a socket cannot be reopened through /proc) */

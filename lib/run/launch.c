@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
 #include "session/environment.h"
 #include "shell/channels.h"
 #include "contain/contain_hook.h"
@@ -25,6 +24,7 @@ extern char **environ;
 #include "session/session.h"
 #include "shell/shstate.h"
 #include "shx/env.h"
+#include "spawn/forkexec.h"
 #include "spawn/program.h"
 #include "session/settings.h"
 #include "run/run.h"
@@ -310,7 +310,10 @@ void shx_launch_free(shx_launch *l)
  * Where a run starts: its own cwd (which must exist: SHEXEC_ENOCWD), or the
  * session's. A session cwd removed since (or a directory a forged report
  * named) does not lock the session: the run starts in the nearest existing
- * ancestor, the session moves there, and the run's notice says so.
+ * ancestor, the session moves there, and the run's notice says so. Where
+ * the child's own chdir tells (forkexec.h), it is the look: start.c starts
+ * the run again with cwd_gone set; elsewhere (a trampoline's cd) the
+ * directory is looked at first.
  */
 static int start_dir(shx_launch *l, shexec_run *r, int remote)
 {
@@ -323,7 +326,8 @@ static int start_dir(shx_launch *l, shexec_run *r, int remote)
     if (!(l->dir = strdup(s->cwd)))
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     mode_t mode;
-    if (remote || (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode)))
+    int child_tells = shx_forkexec_compiled() && !r->cwd_gone;
+    if (remote || child_tells || (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode)))
         return SHEXEC_OK;
     size_t n = strlen(l->dir);
     while (n > 1) {
