@@ -681,6 +681,34 @@ static void check_cost(shexec_run *r, int want_source)
     assert_true(peak > 1000000); /* python's resident size at least */
 }
 
+/* A contained session whose directory went away: the child's chdir tells,
+ * and the run starts again from the nearest existing ancestor. The first
+ * attempt's cgroup goes with it: the command sees only its own. */
+static void test_vanished_cwd_starts_again(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    const char *base = tu_mkdtemp();
+    char dir[PATH_MAX], cmd[2 * PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/a/b", base);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cd '%s'", dir, dir);
+    shexec_run_free(run_cmd(f->s, cmd, 0));
+    assert_string_equal(shexec_session_cwd(f->s), dir);
+    snprintf(cmd, sizeof cmd, "rmdir '%s'", dir);
+    shexec_run_free(run_cmd(f->s, cmd, 0));
+    snprintf(cmd, sizeof cmd, "pwd; ls -d '%s'/run-* | wc -l", f->dir);
+    shexec_run *r = run_cmd(f->s, cmd, 0);
+    char want[PATH_MAX + 16];
+    snprintf(want, sizeof want, "%s/a\n1\n", base);
+    assert_string_equal(shexec_run_output(r, SHEXEC_STDOUT, NULL), want);
+    assert_non_null(strstr(shexec_run_notice(r), "no longer exists"));
+    assert_int_equal(shexec_run_exit_code(r), 0);
+    shexec_run_free(r);
+    assert_int_equal(run_cgroups(f->dir), 0);
+    tu_rmtree(base);
+}
+
 static void test_cpu_accounting(void **state)
 {
     fixture *f = *state;
@@ -1099,6 +1127,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_detached_killed_at_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_detached_end_with_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_followed_to_last_member, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vanished_cwd_starts_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_bomb_under_pids_limit, setup, teardown),
