@@ -326,7 +326,7 @@ static int start_dir(shx_launch *l, shexec_run *r, int remote)
     if (!(l->dir = strdup(s->cwd)))
         return shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     mode_t mode;
-    int child_tells = shx_forkexec_compiled() && !r->cwd_gone;
+    int child_tells = shx_forkexec_reports_failure() && !r->cwd_gone;
     if (remote || child_tells || (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode)))
         return SHEXEC_OK;
     size_t n = strlen(l->dir);

@@ -225,6 +225,11 @@ int shx_forkexec_compiled(void)
     return 1;
 }
 
+int shx_forkexec_reports_failure(void)
+{
+    return __atomic_load_n(&clone_shares_memory, __ATOMIC_RELAXED) != 0;
+}
+
 /* fd moved to a number none of the plan's targets uses; -1 with errno. */
 static int clear_of_targets(int fd, const shx_fx_plan *p)
 {
@@ -333,6 +338,11 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_st
 #include <errno.h>
 
 int shx_forkexec_compiled(void)
+{
+    return 0;
+}
+
+int shx_forkexec_reports_failure(void)
 {
     return 0;
 }

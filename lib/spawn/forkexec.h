@@ -36,6 +36,11 @@ enum { SHX_FX_OK = 0, SHX_FX_JOIN, SHX_FX_SETSID, SHX_FX_STDIO, SHX_FX_FDS, SHX_
 
 /* 1 when this build starts children this way (else posix_spawn). */
 int shx_forkexec_compiled(void);
+/* 1 once a step's failure in the child is known to reach the caller: the
+ * first child tells whether the clone shares memory; where it does not, a
+ * plain fork's failure shows only as its exit status 127 (later ones have
+ * a pipe). */
+int shx_forkexec_reports_failure(void);
 
 /*
  * Start the child: a new session (it leads it, and its process group, with
