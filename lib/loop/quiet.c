@@ -10,7 +10,6 @@
  */
 #include "loop/quiet.h"
 
-
 #include "loop/inputwait.h"
 #include "loop/job.h"
 #include "shx/base.h"
