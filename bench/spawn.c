@@ -395,8 +395,9 @@ static void persist_row(const char *id, const char *shell, const double *raw, co
     on_off_cells(r, raw, off, on, rounds);
     (void)shell;
     footnote("%s: ratio = lib time per run with persist_env on / off, measured back to back "
-             "(median of per-round ratios); the shell lists its state after every command, "
-             "`true` too, and the library parses a listing only when it differs from the last",
+             "(median of per-round ratios); `true` can change no state, and runs bare (no "
+             "prelude, no report, no listing) unless bash must be given kept variables or "
+             "functions: 1bp's session keeps row 1bx's x, so its bash gets the prelude and lists",
              id);
 }
 

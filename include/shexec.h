@@ -256,6 +256,20 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * read from /dev/fd/171) is listed in docs/internals.md, "How a command is
  * run". Commands up to SHEXEC_MAX_COMMAND_BYTES run.
  *
+ * BARE RUNS. Where bash or dash runs directly (no wrapper program), the
+ * session keeps no shell state, the host does not ignore SIGCHLD and the
+ * environment gives bash no BASH_ENV or function, a run that needs no
+ * report gets none of the above: its shell is started as `SHELL -c CMD`
+ * and nothing else (no prelude, no EXIT trap, no descriptor 173), so it
+ * runs the command exactly as the plain shell does (bash then execs its
+ * last command). A run needs no report when no directory is taken from it (a
+ * task, or a run with its own cwd) or when its text cannot move the shell:
+ * no `$`, backquote, backslash, unquoted `* ? [ { } ( )`, no name such as
+ * cd, pushd, popd, source, eval, exec, command, builtin or trap anywhere in
+ * it, and no `.` that could be the dot command (docs/session-model.md,
+ * "Bare runs", has the whole rule). `ls -la`, `git status`, `make -j4 &&
+ * make check`, `grep -rn "x" .` run bare; `cd src && make` reports.
+ *
  * THE CWD. The shell reports the directory it ends in; the report is
  * untrusted input (the shell can be made to write anything by the command
  * it runs; but each run has its own channel, which cannot be reopened
@@ -268,7 +282,8 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * refused (not absolute, no such directory); after a timeout, cancel, kill
  * or signal the run's state is the reason, and the notice says nothing of
  * the cwd. A command that
- * replaces the EXIT trap, or ends in `exec`, reports nothing. A session cwd
+ * replaces the EXIT trap, or ends in `exec`, reports nothing; a bare run
+ * (above) reports nothing either, and cannot have moved. A session cwd
  * removed since does not lock the session: the command starts in its
  * nearest existing ancestor, and the session moves there.
  *
@@ -289,7 +304,9 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * as the SIGTERM came started without it (bash blocks the signal while it
  * forks, because of the wrapper's EXIT trap; plain `bash -c` has no trap
  * and dies in that fork). So, in the grace's first 1.7 s, the shell's
- * children (or, once the shell is gone, the command's processes whose
+ * children (not in a bare run, whose shell may have become the command:
+ * whatever outlives the SIGTERM there handles it, and its children are
+ * its cleanup's) (or, once the shell is gone, the command's processes whose
  * parent is no process of the command) born from 30-40 ms before the
  * SIGTERM to the clock tick after its own (/proc counts start times in
  * ticks), on which SIGTERM still takes its default action, get it from the

@@ -85,8 +85,10 @@ again:
      * the prelude, a long command's file */
     int pass[3], at[3], n_pass = 0;
     if (!remote) {
-        pass[n_pass] = l.channel;
-        at[n_pass++] = l.channel_at;
+        if (l.channel >= 0) {
+            pass[n_pass] = l.channel;
+            at[n_pass++] = l.channel_at;
+        }
         if (l.prelude_fd >= 0) {
             pass[n_pass] = l.prelude_fd;
             at[n_pass++] = l.prelude_at;
@@ -163,6 +165,7 @@ again:
      * and a short command's report, listing included, comes with its
      * exit in one wake-up instead of one for each of the shell's writes */
     r->job.side_from_ns = r->report.never_waits ? SHX_SIDE_AT_END : spawned_ns + SIDE_DEFER_NS;
+    r->job.proc.may_exec = r->bare = l.mode == SHX_LAUNCH_BARE;
     r->prelude_marked = l.marker;
     r->wrapper_guard = l.guard;
     if (s->persist && !r->task && !r->probe && !remote) {

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -662,6 +663,106 @@ static void test_pidfd_is_the_shells(void **state)
         shexec_run_free(r);
     }
     shx_test_clone_pidfd(1);
+    assert_int_equal(tu_count_fds(), fds);
+}
+
+/* The name the kernel gives pid (its program's, 15 bytes at most), in out. */
+static void comm_of(int64_t pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%lld/comm", (long long)pid);
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(out, (int)cap, f))
+            out[strcspn(out, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* Does the command's own listing of its descriptors show the channel? */
+static int sees_channel(shexec_run *r)
+{
+    return strstr(out_of(r), "\n173\n") != NULL;
+}
+
+/* A run that needs no report starts bare (lib/run/bare.h): the shell has
+ * no channel and execs the command, as `SHELL -c` does; a command that may
+ * move its shell reports, and where the host takes the status away every
+ * run reports it. */
+static void test_bare_runs(void **state)
+{
+    shexec_session *s = *state;
+    int fds = tu_count_fds();
+    const char *shells[] = {"/bin/bash", "/bin/sh"};
+    char home[PATH_MAX];
+    assert_non_null(getcwd(home, sizeof home));
+    for (int i = 0; i < 2; i++) {
+        if (!shx_shell_is_plain(shells[i]))
+            continue;
+        const char *argv[] = {shells[i], NULL};
+        assert_int_equal(shexec_session_set_shell(s, argv, SHEXEC_WRAPPER_LOCAL), SHEXEC_OK);
+        assert_int_equal(shexec_session_set_cwd(s, home), SHEXEC_OK);
+        /* inert: no channel, and bash becomes the command (Debian's dash
+         * forks even its last command, in `sh -c` too) */
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "sleep 0.3"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        assert_int_equal(shx_test_run_fd(r, 0), -1);
+        char comm[32] = "sleep";
+        int64_t t0 = tu_now_ms();
+        while (shx_shell_is_bash(shells[i], shells[i]) && tu_now_ms() - t0 < 2000) {
+            comm_of(shexec_run_pid(r), comm, sizeof comm);
+            if (strcmp(comm, "sleep") == 0 || usleep(2000) != 0)
+                break;
+        }
+        assert_string_equal(comm, "sleep");
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, -1);
+        assert_int_equal(shexec_run_exit_code(r), 0);
+        shexec_run_free(r);
+        r = run_cmd(s, "ls /proc/self/fd; exit 3");
+        assert_false(sees_channel(r));
+        assert_int_equal(shexec_run_exit_code(r), 3);
+        assert_string_equal(shexec_run_notice(r), "");
+        shexec_run_free(r);
+        /* it may move: it reports, and the session follows */
+        r = run_cmd(s, "c''d /; ls /proc/self/fd");
+        assert_true(sees_channel(r));
+        assert_string_equal(shexec_session_cwd(s), "/");
+        shexec_run_free(r);
+        /* a run with its own directory moves nothing: bare, whatever it runs */
+        assert_int_equal(shexec_run_new(&r, s, "cd /tmp; ls /proc/self/fd"), SHEXEC_OK);
+        assert_int_equal(shexec_run_set_cwd(r, home), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_false(sees_channel(r));
+        assert_string_equal(shexec_session_cwd(s), "/");
+        shexec_run_free(r);
+        /* a task too */
+        shexec_task *t = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "cd /tmp; ls /proc/self/fd"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+        while (shexec_run_state(shexec_task_run(t)) <= SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, -1);
+        assert_false(sees_channel(shexec_task_run(t)));
+        shexec_task_free(t);
+        assert_string_equal(shexec_session_cwd(s), "/");
+        /* bash's BASH_ENV (let through the deny list) would run code first: reports */
+        assert_int_equal(shexec_session_env_allow(s, "BASH_ENV"), SHEXEC_OK);
+        assert_int_equal(shexec_run_new(&r, s, "ls /proc/self/fd"), SHEXEC_OK);
+        assert_int_equal(shexec_run_setenv(r, "BASH_ENV", "/dev/null"), SHEXEC_OK);
+        assert_int_equal(shexec_run_exec(r), SHEXEC_OK);
+        assert_true(sees_channel(r));
+        shexec_run_free(r);
+        /* SIGCHLD ignored: the status comes from the report */
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+        assert_int_equal(sigaction(SIGCHLD, &ign, &old), 0);
+        r = run_cmd(s, "ls /proc/self/fd; exit 3");
+        assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
+        assert_true(sees_channel(r));
+        assert_int_equal(shexec_run_exit_code(r), 3);
+        shexec_run_free(r);
+    }
     assert_int_equal(tu_count_fds(), fds);
 }
 
@@ -1501,6 +1602,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_inherit_replace_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_with_pidfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pidfd_is_the_shells, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bare_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_fallback_without_pidfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_and_keeps_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_term_trap_cleanup_captured, setup, teardown),

@@ -160,8 +160,7 @@ void shx_proc_hangup(shx_proc *p)
         kill(-p->pid, SIGHUP);
 }
 
-/* Members listed at most, per look for those that missed a hangup or a
- * SIGTERM: a bound on the stack. */
+/* Members listed at most, per look for those that missed a signal: a bound on the stack. */
 #define MEMBERS_LOOK_MAX 256
 
 size_t shx_proc_members(const shx_proc *p, pid_t *out, size_t cap)
@@ -300,13 +299,13 @@ static void term_if_missed(shx_proc *p, pid_t pid, int use_pidfd)
 }
 
 /* One look for processes that missed the SIGTERM: the living shell's
- * children; once it is gone, the members followed (the anchors, or the
- * cgroup's members). */
+ * children (not where it may be the command, exec'd: what lives on after a
+ * SIGTERM handles it, and started them); once it is gone, the members. */
 static void signal_missed_term(shx_proc *p, int use_pidfd)
 {
     if (p->phase == SHX_PROC_RUNNING) {
         shx_pstat shell;
-        if (!shx_procfs_children_available() || shx_procfs_stat(p->pid, &shell) != 0)
+        if (p->may_exec || !shx_procfs_children_available() || shx_procfs_stat(p->pid, &shell) != 0)
             return;
         pid_t *kids = NULL;
         size_t n = 0, cap = 0;

@@ -86,6 +86,7 @@ typedef struct shx_proc {
      * shx_proc_enforce): how many are left, when the next is due, and the
      * clock tick the SIGTERM went in (as /proc counts start times) */
     int term_looks;
+    int may_exec;             /* the shell may have exec'd the command (a bare run) */
     int64_t term_look_ns;
     unsigned long long term_tick;
     int64_t next_check_ns;    /* no pidfd: when to look with waitid next */

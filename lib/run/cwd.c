@@ -1,6 +1,7 @@
 /*
  * cwd.c - the working directory a run's shell reports, taken as the
- * session's only when it can be (pure but for the look at the file system): the report comes from inside the command,
+ * session's only when it can be (pure but for the look at the file system), and the nearest
+ * existing ancestor of one that is gone: the report comes from inside the command,
  * which can write it (it runs in the same shell), so a directory is
  * checked before it is adopted, and one that is not says why in the run's
  * notice.
@@ -79,3 +80,19 @@ void shx_cwd_adopt_remote(char **cwd, shx_buf *notice, const char *dir, size_t l
         take_cwd(cwd, notice, dir, len);
 }
 
+void shx_cwd_nearest(char *dir)
+{
+    size_t n = strlen(dir);
+    mode_t mode;
+    while (n > 1) {
+        while (n > 1 && dir[n - 1] != '/')
+            n--; /* back to the last slash */
+        while (n > 1 && dir[n - 1] == '/')
+            n--;
+        dir[n] = '\0';
+        if (shx_path_mode(dir, &mode) == 0 && S_ISDIR(mode))
+            return;
+    }
+    dir[0] = '/';
+    dir[1] = '\0';
+}

@@ -1,6 +1,6 @@
 /*
  * cwd.h - cwd.c: the directory a run's shell reported, adopted as the
- * session cwd or refused with the reason.
+ * session cwd or refused with the reason; the nearest that still exists.
  */
 #ifndef SHX_CWD_H
 #define SHX_CWD_H
@@ -17,5 +17,9 @@ void shx_cwd_adopt(char **cwd, shx_buf *notice, const char *dir, size_t len);
 /* The same for a remote wrapper's report (a directory on the other side):
  * only absolute. */
 void shx_cwd_adopt_remote(char **cwd, shx_buf *notice, const char *dir, size_t len);
+
+/* Cut dir (an absolute path, in place) back to its nearest ancestor that
+ * is an existing directory, "/" at the last. */
+void shx_cwd_nearest(char *dir);
 
 #endif

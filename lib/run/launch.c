@@ -27,6 +27,8 @@ extern char **environ;
 #include "spawn/forkexec.h"
 #include "spawn/program.h"
 #include "session/settings.h"
+#include "run/bare.h"
+#include "run/cwd.h"
 #include "run/run.h"
 
 /* What one argument holds (Linux: 128 KiB with its NUL); a longer -c string is read from a file. */
@@ -160,32 +162,38 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     const char *name = shx_base_name(shell);
     int remote = s->wrapper_kind != SHEXEC_WRAPPER_LOCAL;
     int bash = !remote && s->shell_bash;
-    int mode = remote ? SHX_LAUNCH_REMOTE : bash ? SHX_LAUNCH_BASH_ENV : SHX_LAUNCH_POSIX;
-    int k = shx_channel_number();
-    shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1,
-                         .marker = bash && wrapped,
-                         .start_word = wrapped ? NULL : shx_script_start_word(l->env, shell)};
-    if (!remote && k < 0)
-        return shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
-                        "for the run's channel");
-    /* a session that keeps the shell's state: every foreground run reports
-     * it, and every command starts with what the last one left */
-    o.capture = l->capture = s->persist && !r->task && !r->probe;
     shx_buf extra = SHX_BUF_INIT, funcs = SHX_BUF_INIT, args = SHX_BUF_INIT, prelude = SHX_BUF_INIT;
-    size_t nargs = 0;
+    size_t nargs = 0, nfuncs = 0;
     int rc = SHEXEC_OK;
     if (bash && (shx_persist_replay(s->persist, &r->env, &extra) != 0 ||
-                 shx_persist_func_names(s->persist, &funcs, &o.nfuncs) != 0))
+                 shx_persist_func_names(s->persist, &funcs, &nfuncs) != 0))
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
+    /* bare (bare.h) where no kept state is to be given in a prelude */
+    int bare = r->command_len < ARGV_SCRIPT_MAX && !extra.len && !nfuncs &&
+               shx_run_is_bare(s, r, l->env);
+    bash = bash && !bare;
+    int mode = remote ? SHX_LAUNCH_REMOTE : bare ? SHX_LAUNCH_BARE : bash ? SHX_LAUNCH_BASH_ENV
+                                                                         : SHX_LAUNCH_POSIX;
+    int k = bare ? SHX_CHANNEL_FD : shx_channel_number();
+    shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1, .nfuncs = nfuncs,
+                         .marker = bash && wrapped,
+                         .start_word = wrapped ? NULL : shx_script_start_word(l->env, shell)};
+    if (rc == SHEXEC_OK && !remote && k < 0)
+        rc = shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
+                      "for the run's channel");
+    /* a session that keeps the shell's state: every foreground run reports
+     * it (but a bare one, which cannot change it), and every command starts
+     * with what the last one left */
+    o.capture = l->capture = s->persist && !r->task && !r->probe && !bare;
     if (rc == SHEXEC_OK && wrapped)
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
-    if (rc == SHEXEC_OK && !remote) {
+    if (rc == SHEXEC_OK && !remote && !bare) {
         /* the report channel: first, so that /dev/fd is learnt on it */
         rc = shx_report_open(s, &l->report, &l->channel, bash, l->capture);
         if (rc == SHEXEC_OK && !s->devfd)
             s->devfd = shx_devfd_works() ? 1 : -1;
     }
-    if (rc == SHEXEC_OK && !remote) {
+    if (rc == SHEXEC_OK && !remote && !bare) {
         /* through a wrapper BASH_ENV reaches bash unless it clears the
          * environment (env -i, sudo): a first run has both, and tells */
         if (bash && (s->devfd < 0 || (wrapped && s->wrapper_drops_bash_env)))
@@ -329,20 +337,7 @@ static int start_dir(shx_launch *l, shexec_run *r, int remote)
     int child_tells = shx_forkexec_reports_failure() && !r->cwd_gone;
     if (remote || child_tells || (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode)))
         return SHEXEC_OK;
-    size_t n = strlen(l->dir);
-    while (n > 1) {
-        while (n > 1 && l->dir[n - 1] != '/')
-            n--; /* back to the last slash */
-        while (n > 1 && l->dir[n - 1] == '/')
-            n--;
-        l->dir[n] = '\0';
-        if (shx_path_mode(l->dir, &mode) == 0 && S_ISDIR(mode))
-            break;
-    }
-    if (n <= 1) {
-        l->dir[0] = '/';
-        l->dir[1] = '\0';
-    }
+    shx_cwd_nearest(l->dir);
     shx_buf_clear(&r->notice);
     shx_buf_printf(&r->notice, "the session's working directory \"%s\" no longer exists: the "
                    "command started in \"%s\"", s->cwd, l->dir);

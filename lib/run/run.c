@@ -367,7 +367,7 @@ void shx_run_ended(shexec_run *r)
     } else if (usable && r->record.has_cwd) {
         shx_cwd_adopt(&s->cwd, &r->notice, r->record.cwd.data ? r->record.cwd.data : "",
                       r->record.cwd.len);
-    } else if (usable) {
+    } else if (usable && !r->bare) {
         if (r->notice.len)
             shx_buf_puts(&r->notice, "; ");
         shx_buf_printf(&r->notice, "the shell reported no working directory (the command "

@@ -82,6 +82,7 @@ struct shexec_run {
     int notice_first;             /* the session's, from the start */
     int interrupted;              /* a SIGINT reached it: shexec_run_interrupted() */
     int probe;                    /* the library's own run of `:` that learns the wrapper */
+    int bare;                     /* its shell was started bare (bare.h): it reports nothing */
     int cwd_gone;                 /* its shell could not enter the session's cwd: it starts
                                      again in the nearest existing ancestor (launch.c) */
 };

@@ -45,6 +45,7 @@ struct shexec_session {
     shx_envlist env;
     struct shx_persist *persist;  /* pstate.c's kept shell state; NULL: persist_env off */
     int shell_bash;               /* the shell is bash, not in POSIX mode (settings.c) */
+    int shell_plain;              /* it is bash or dash, started directly (settings.c) */
     int devfd;                    /* /dev/fd/N works here: 1, 0 unknown yet, -1 not (channels.c) */
     int wrapper_drops_bash_env;   /* the wrapper program clears BASH_ENV (launch.c) */
     int wrapper_known;            /* whether it does is known (its first run tells) */

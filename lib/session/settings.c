@@ -38,6 +38,7 @@ static void learn_shell(shexec_session *s)
     s->shell_bash = shx_shell_is_bash(n ? s->shell_argv[n - 1] : s->default_shell,
                                       n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell)
                                              : NULL);
+    s->shell_plain = n <= 1 && shx_shell_is_plain(s->shell_path ? s->shell_path : s->default_shell);
 }
 
 /* Every setting at its default, the nonce and wrapper scripts drawn, the

@@ -25,6 +25,9 @@
  *              cross): the first line takes the directory and the run's
  *              variables from its arguments, keeps a copy of stdout on
  *              descriptor 9, and its trap writes the record there, tagged.
+ *   BARE       bash or dash started directly for a run that needs no
+ *              report (bare.h): `SHELL -c CMD` and nothing else, no
+ *              prelude, trap or channel.
  * Everything is on the command's first line (or before it), so the shell
  * parses and runs the command as `SHELL -c CMD` would: line by line, with
  * its own line numbers, aliases and options in force from the line after
@@ -49,7 +52,8 @@ enum shx_launch_mode {
     SHX_LAUNCH_BASH_LOAD = 2,
     SHX_LAUNCH_POSIX = 3,
     SHX_LAUNCH_POSIX_FD9 = 4,
-    SHX_LAUNCH_REMOTE = 5
+    SHX_LAUNCH_REMOTE = 5,
+    SHX_LAUNCH_BARE = 6
 };
 
 typedef struct shx_script_opts {

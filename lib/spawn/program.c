@@ -49,6 +49,15 @@ int shx_shell_is_bash(const char *name, const char *path)
     return bash;
 }
 
+int shx_shell_is_plain(const char *path)
+{
+    char *real = path ? realpath(path, NULL) : NULL;
+    const char *base = real ? shx_base_name(real) : "";
+    int plain = strcmp(base, "bash") == 0 || strcmp(base, "dash") == 0;
+    free(real);
+    return plain;
+}
+
 int shx_is_script(const char *path)
 {
     char head[2];

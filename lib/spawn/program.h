@@ -19,6 +19,13 @@ const char *shx_pick_shell(const char *const *candidates);
  */
 int shx_shell_is_bash(const char *name, const char *path);
 
+/*
+ * Whether the program at path (resolved through symlinks) is bash or dash,
+ * which, started with -c and not interactive, run no startup file but
+ * BASH_ENV's (bare.h): 1 or 0 (path NULL, or another shell).
+ */
+int shx_shell_is_plain(const char *path);
+
 /* The last component of path (path itself when it ends in '/'). */
 const char *shx_base_name(const char *path);
 

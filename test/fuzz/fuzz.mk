@@ -18,7 +18,7 @@ FUZZ_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FUZZ_CC          ?= clang
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 10
-FUZZ_ALL         := json tool record sentinel capture ansi env shstate replay cgroupfs redact
+FUZZ_ALL         := json tool record sentinel capture ansi env shstate replay cgroupfs redact inert
 FUZZ_TARGETS     ?= $(FUZZ_ALL)
 FUZZ_OUT         := build/fuzz
 FUZZ_DIR         := test/fuzz
@@ -43,6 +43,7 @@ FUZZ_LIB_shstate  := lib/shell/shstate.c lib/shx/env.c lib/shx/glob.c lib/shx/bu
 FUZZ_LIB_replay   := lib/persist/replay.c lib/shell/shstate.c lib/persist/shfuncs.c lib/shx/env.c lib/shx/glob.c lib/shx/buf.c
 FUZZ_LIB_cgroupfs := lib/contain/cgroupfs.c
 FUZZ_LIB_redact   := lib/output/acreplace.c lib/output/keyscan.c lib/output/pemscan.c lib/shx/buf.c
+FUZZ_LIB_inert    := lib/shell/inert.c
 
 # Bounds made small enough for the fuzzer to reach them (the library's own
 # are megabytes): the record and the in-band directory at 4096 bytes.
@@ -63,6 +64,7 @@ FUZZ_MAXLEN_shstate  := 4096
 FUZZ_MAXLEN_replay   := 4096
 FUZZ_MAXLEN_cgroupfs := 4096
 FUZZ_MAXLEN_redact   := 4096
+FUZZ_MAXLEN_inert    := 4096
 
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SPECS = $(foreach t,$(FUZZ_TARGETS),$(t):$(FUZZ_MAXLEN_$(t)))

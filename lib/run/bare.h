@@ -1,0 +1,26 @@
+/*
+ * bare.h - whether a run's shell is started bare (bare.c): as `SHELL -c
+ * CMD` with nothing of the library's, no prelude, no EXIT trap, no report
+ * channel (script.h: SHX_LAUNCH_BARE).
+ */
+#ifndef SHX_BARE_H
+#define SHX_BARE_H
+
+#include "shexec.h"
+
+/* 1 when the run needs nothing the shell would report, by construction:
+ *   - the shell is bash or dash started directly (no wrapper), which runs
+ *     no startup file and no function of the environment env (no BASH_ENV,
+ *     no BASH_FUNC_ entry); the caller sees to it that no kept state is to
+ *     be given to bash in a prelude;
+ *   - the host leaves the shell's status to the library (SIGCHLD is not
+ *     ignored), so no status needs to come from the shell;
+ *   - and where the run ends, no working directory is taken from it: a
+ *     task's or a run's with its own directory never moves the session,
+ *     and a command inert.h finds inert cannot move its shell; in a
+ *     session that keeps the shell's state, a foreground run's command
+ *     must also be one that can change none of it (shx_inert_stateless).
+ * 0 otherwise: the run's shell gets its prelude and reports. */
+int shx_run_is_bare(const shexec_session *s, const shexec_run *r, char *const *env);
+
+#endif
