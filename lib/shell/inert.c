@@ -159,7 +159,9 @@ static int no_dot_command(const char *s, size_t n)
     word cur = {0}, prev = {0};
     int have_prev = 0, redirected = 0;
     for (size_t i = 0; i <= n; i++) {
-        char c = i < n ? s[i] : 0;
+        char c = '\0';
+        if (i < n)
+            c = s[i];
         if (!quote && ends_word(c)) {
             if (cur.raw) { /* a word ends here */
                 if (cur.chars == 1 && cur.first == '.' &&
@@ -183,7 +185,10 @@ static int no_dot_command(const char *s, size_t n)
         }
         cur.len = (size_t)(s + i + 1 - cur.raw);
         if (quote ? c == quote : is_quote(c)) {
-            quote = quote ? 0 : c;
+            if (quote)
+                quote = '\0';
+            else
+                quote = c;
             cur.quoted = 1;
             continue;
         }
@@ -209,8 +214,10 @@ static int no_bare_equals(const char *s, size_t n)
 {
     char quote = 0;
     for (size_t i = 0; i < n; i++) {
-        if (quote ? s[i] == quote : is_quote(s[i]))
-            quote = quote ? 0 : s[i];
+        if (quote == s[i])
+            quote = '\0';
+        else if (!quote && is_quote(s[i]))
+            quote = s[i];
         else if (!quote && s[i] == '=')
             return 0;
     }
