@@ -121,6 +121,7 @@ again:
                          .n_pass = n_pass,
                          .join = join,
                          .n_join = n_join,
+                         .into = n_join > 0 && l.cgroup ? l.cgroup : NULL,
                          .use_pidfd = s->loop.jobs.use_pidfd,
                          .stdin_pipe = r->want_stdin,
                          .big_pipes = r->task != NULL,

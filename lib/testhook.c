@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shx/platform.h"
+#include "spawn/clone3.h"
 #include "spawn/forkexec.h"
 #include "shell/script.h"
 #include "session/session.h"
@@ -33,6 +34,11 @@ int shx_test_run_pidfd(const shexec_run *r)
 void shx_test_clone_pidfd(int on)
 {
     shx_forkexec_test_clone_pidfd(on);
+}
+
+void shx_test_clone_into_cgroup(int on)
+{
+    shx_clone3_test_enable(on);
 }
 
 int shx_test_run_fd(const shexec_run *r, int stream)

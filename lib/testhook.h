@@ -22,6 +22,9 @@ int shx_test_run_pidfd(const shexec_run *r);
 /* Take the shell's pidfd from the clone (1, where the kernel gives it) or
  * open it after, as on a kernel before 5.2 (0). For the whole process. */
 void shx_test_clone_pidfd(int on);
+/* 0: a contained child joins its cgroup by writing cgroup.procs, as on a
+ * kernel without clone3's CLONE_INTO_CGROUP; 1: it is born in it again. */
+void shx_test_clone_into_cgroup(int on);
 /* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1;
  * stream 0: the host's end of its report channel. */
 int shx_test_run_fd(const shexec_run *r, int stream);

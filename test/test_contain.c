@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "shexec.h"
+#include "testhook.h"
 #include "testutil.h"
 
 /* The marker of this process's test processes (their argv[0]): its own,
@@ -710,6 +711,35 @@ static void test_vanished_cwd_starts_again(void **state)
     tu_rmtree(base);
 }
 
+/* The shell is in its own cgroup as it starts, born there (clone3's
+ * CLONE_INTO_CGROUP) or joined before exec where the kernel has no such
+ * clone, and none is left after either way. */
+static void test_born_in_its_cgroup(void **state)
+{
+    fixture *f = *state;
+    if (!contained(f))
+        return;
+    for (int born = 1; born >= 0; born--) {
+        shx_test_clone_into_cgroup(born);
+        for (int i = 0; i < 2; i++) {
+            shexec_run *r = run_cmd(f->s, i ? "sed -n 's/^0:://p' /proc/self/cgroup"
+                                            : "cat /proc/self/cgroup | sed -n 's/^0:://p'", 0);
+            const char *out = shexec_run_output(r, SHEXEC_STDOUT, NULL);
+            const char *last = strrchr(out, '/');
+            assert_non_null(last);
+            assert_int_equal(strncmp(last, "/run-", 5), 0);
+            /* the run's cgroup is the session's child */
+            char parent[PATH_MAX];
+            snprintf(parent, sizeof parent, "%.*s", (int)(last - out), out);
+            size_t d = strlen(f->dir), p = strlen(parent);
+            assert_true(p > 0 && p <= d && strcmp(f->dir + d - p, parent) == 0);
+            shexec_run_free(r);
+        }
+    }
+    shx_test_clone_into_cgroup(1);
+    assert_int_equal(run_cgroups(f->dir), 0);
+}
+
 static void test_cpu_accounting(void **state)
 {
     fixture *f = *state;
@@ -1129,6 +1159,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_adopted_detached_end_with_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_followed_to_last_member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vanished_cwd_starts_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_born_in_its_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_bomb_under_pids_limit, setup, teardown),

@@ -6,9 +6,10 @@
  * posix_spawnattr_setcgroup_np is newer than the libcs supported), and a
  * move made after it returns races the shell's first fork: whatever the
  * shell forks before the move is born outside, and a shell that skips the
- * library's prelude (POSIX mode) never moves itself. So the child joins its
- * cgroups itself, as its first act, before exec: the shell and all it ever
- * starts are in them by construction.
+ * library's prelude (POSIX mode) never moves itself. So the child is born
+ * in its cgroup v2 where the kernel can (clone3.h), and joins the rest (or
+ * that one, elsewhere) itself, as its first act, before exec: the shell and
+ * all it ever starts are in them by construction.
  *
  * The child shares the host's memory (CLONE_VM) and the host waits until it
  * has exec'd or failed (CLONE_VFORK), which keeps a spawn's cost
@@ -26,6 +27,7 @@
  *     and so costs no descriptors in the common case).
  */
 #include "spawn/forkexec.h"
+#include "spawn/clone3.h"
 
 #include "shx/platform.h"
 
@@ -75,6 +77,7 @@ extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 
 typedef struct child_ctx {
     const shx_fx_plan *plan;
+    int born_in;              /* the clone put it in plan->into: join[0] is done */
     int report_fd;            /* the error pipe's write end, or -1 */
     volatile int reached;     /* the child ran in the host's memory */
     volatile int step;        /* SHX_FX_*: where it failed */
@@ -170,7 +173,7 @@ static CHILD_SIDE int child_main(void *arg)
         if (sig != SIGKILL && sig != SIGSTOP)
             (void)syscall(SYS_rt_sigaction, sig, dfl, NULL, KSIGSET_BYTES);
     /* into the command's cgroups, before anything of the command runs */
-    for (int i = 0; i < p->n_join; i++) {
+    for (int i = c->born_in; i < p->n_join; i++) {
         long fd = syscall(SYS_openat, AT_FDCWD, p->join[i], O_WRONLY | O_CLOEXEC);
         if (fd < 0 || syscall(SYS_write, (int)fd, "0", 1) != 1)
             child_fail(c, SHX_FX_JOIN, errno);
@@ -255,6 +258,19 @@ void shx_forkexec_test_clone_pidfd(int on)
     __atomic_store_n(&clone_pidfd_refused, !on, __ATOMIC_RELAXED);
 }
 
+/* The child born in plan->into where the kernel can (clone3.h): its pid,
+ * or 0 (the caller clones as before: the child then joins by writing
+ * join[0], which says why where the cgroup is the cause). */
+static pid_t clone_into(child_ctx *c, char *stack, size_t size, int *pidfd)
+{
+    if (!c->plan->into)
+        return 0;
+    c->born_in = 1;
+    pid_t child = shx_clone3_into(c->plan->into, stack, size, pidfd, child_main, c);
+    c->born_in = child > 0;
+    return child;
+}
+
 int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_step)
 {
     *pid = -1;
@@ -280,8 +296,10 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_st
     shx_thread_sigmask(SIG_BLOCK, &all, &old);
     int flags = CLONE_VM | CLONE_VFORK | SIGCHLD, fd = -1;
     int with_fd = pidfd && !__atomic_load_n(&clone_pidfd_refused, __ATOMIC_RELAXED);
-    pid_t child = CLONE_CALL(child_main, stack + sizeof stack, flags | (with_fd ? CLONE_PIDFD : 0),
-                             &c, &fd);
+    pid_t child = clone_into(&c, stack, sizeof stack, with_fd ? &fd : NULL);
+    if (child == 0)
+        child = CLONE_CALL(child_main, stack + sizeof stack, flags | (with_fd ? CLONE_PIDFD : 0),
+                           &c, &fd);
     if (child < 0 && with_fd && errno == EINVAL) {
         /* a kernel before 5.2: no child was made; the caller opens one */
         __atomic_store_n(&clone_pidfd_refused, 1, __ATOMIC_RELAXED);
@@ -351,6 +369,7 @@ void shx_forkexec_test_clone_pidfd(int on)
 {
     (void)on;
 }
+
 
 int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_step)
 {

@@ -20,6 +20,9 @@ typedef struct shx_fx_plan {
     char *const *envp;
     const char *const *join;      /* cgroup.procs files: "0" written to each */
     int n_join;
+    const char *into;             /* the cgroup v2 directory of join[0]: the child is born
+                                     in it where the kernel can (clone3, CLONE_INTO_CGROUP),
+                                     and join[0] is then not written; NULL: none */
     const char *tty;              /* a pty's slave: opened as 0, 1, 2 (and so the controlling
                                      terminal of the new session); NULL: the three below */
     int in_fd;                    /* stdin; -1: /dev/null */
@@ -57,5 +60,6 @@ int shx_forkexec(const shx_fx_plan *plan, pid_t *pid, int *pidfd, int *failed_st
 /* For the tests (testhook.c): 0 takes the path of a kernel that refuses
  * CLONE_PIDFD, 1 the clone's pidfd again. */
 void shx_forkexec_test_clone_pidfd(int on);
+
 
 #endif

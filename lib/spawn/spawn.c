@@ -206,6 +206,7 @@ static int start_forkexec(const shx_spawn_req *req, const char *slave, const int
                         .envp = req->envp,
                         .join = req->join,
                         .n_join = req->n_join,
+                        .into = req->into,
                         .tty = req->pty ? slave : NULL,
                         .in_fd = req->stdin_pipe ? inp[0] : -1,
                         .out_fd = outp[1],

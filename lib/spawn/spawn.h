@@ -24,6 +24,7 @@ typedef struct shx_spawn_req {
     const char *const *join; /* cgroup.procs files: the child joins each before exec
                                 (only where shx_forkexec_compiled()) */
     int n_join;
+    const char *into;        /* join[0]'s cgroup v2 directory, to be born in (forkexec.h) */
     int use_pidfd;           /* 0: do not open a pidfd (the fallback path) */
     int stdin_pipe;          /* 1: stdin is a pipe (in_fd), else /dev/null */
     int big_pipes;           /* 1: raise the output pipes' capacity (tasks) */
