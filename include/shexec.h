@@ -246,7 +246,8 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * report fail; a pipe for a POSIX shell).
  * Its stdout and stderr carry exactly what the command wrote. With
  * containment by cgroup the shell is in its cgroup before it runs any code:
- * the child joins it between fork and exec. The library's own work
+ * the child is born in it (Linux 5.7 on x86-64: clone3's CLONE_INTO_CGROUP),
+ * else joins it between fork and exec. The library's own work
  * (reporting the cwd and status, giving back kept state) is a prelude the
  * shell runs before the command (bash reads it from a sealed file, whatever
  * POSIXLY_CORRECT, POSIX_PEDANTIC, SHELLOPTS or BASHOPTS say: those are set
