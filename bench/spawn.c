@@ -357,8 +357,8 @@ static void contain_row(const char *shell, const double *raw, const double *off,
     }
     on_off_cells(r, raw, off, on, rounds);
     footnote("1c: ratio = lib time per run with containment on / off, back to back (median of "
-             "per-round ratios); on = a cgroup made, joined by the child before exec, read and "
-             "removed per command");
+             "per-round ratios); on = a cgroup made, the child born in it (clone3) or joining it "
+             "before exec, read and removed per command");
 }
 
 /* Row 1cf: the contained session against the contained floor (mkdir,
