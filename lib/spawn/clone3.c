@@ -20,7 +20,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__linux__) && defined(__x86_64__) && defined(SYS_clone3)
+#include "shx/platform.h"
+
+/* where the library clones its children itself (forkexec.c), on x86-64 */
+#if SHX_HAVE_CLONE_VFORK && defined(__x86_64__) && defined(SYS_clone3) && defined(O_PATH)
 
 #ifndef CLONE_VM
 #define CLONE_VM 0x00000100
