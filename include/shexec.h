@@ -265,11 +265,13 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * runs the command exactly as the plain shell does (bash then execs its
  * last command). A run needs no report when no directory is taken from it (a
  * task, or a run with its own cwd) or when its text cannot move the shell:
- * no `$`, backquote, backslash, unquoted `* ? [ { } ( )`, no name such as
- * cd, pushd, popd, source, eval, exec, command, builtin or trap anywhere in
- * it, and no `.` that could be the dot command (docs/session-model.md,
+ * no `$`, backquote, backslash, unquoted parenthesis, no name such as cd,
+ * pushd, popd, source, eval, exec, command, builtin or trap anywhere in it,
+ * a pattern (`*`, `?`, `[`, braces) only among a plain command's
+ * arguments, and no `.` that could be the dot command (docs/session-model.md,
  * "Bare runs", has the whole rule). `ls -la`, `git status`, `make -j4 &&
- * make check`, `grep -rn "x" .` run bare; `cd src && make` reports.
+ * make check`, `grep -rn "x" .`, `ls *.c` run bare; `cd src && make`
+ * reports.
  *
  * THE CWD. The shell reports the directory it ends in; the report is
  * untrusted input (the shell can be made to write anything by the command

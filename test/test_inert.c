@@ -109,11 +109,23 @@ static void test_expansions_are_not_inert(void **state)
         "c\\d /",
         "echo 'a\\b'",
         "* /tmp",
-        "ls *.c",
-        "ls file?",
-        "ls [ab]",
+        "[c]d /tmp",
+        "c? /tmp",
         "{c,}d /",
         "{ ls; }",
+        "ls; { ls; }",
+        "ls | *",
+        "ls && [c]d /",
+        "ls\n* sub",
+        "time -p * sub",
+        "time *",
+        "! * sub",
+        "if * sub; then ls; fi",
+        "X=1 * sub",
+        "2>/dev/null * sub",
+        ">out * sub",
+        "ls>out *.c",
+        "function f { . x; }",
         "(ls)",
         "f() { ls; }",
         "ls <(true)",
@@ -121,9 +133,14 @@ static void test_expansions_are_not_inert(void **state)
         "echo \"unterminated",
         NULL};
     check_all(cmds, 0);
-    /* inside quotes the pattern characters are plain text */
+    /* inside quotes the pattern characters are plain text; outside, a
+     * pattern is harmless among a plain command word's arguments */
     assert_true(inert("grep -n '[a-z]*(x)' f"));
     assert_true(inert("echo \"{*?}\""));
+    static const char *const args[] = {"ls *.c", "wc -l lib/*/*.c | tail -1", "ls file? [ab]",
+                                       "mkdir -p a/{b,c}", "pytest tests/test_*.py -x",
+                                       "'ls' *", "ls -la *.c 2>/dev/null", "rm -rf build/*", NULL};
+    check_all(args, 1);
     static const char nul[] = "ls\0cd";
     assert_false(shx_inert_command(nul, sizeof nul - 1));
     assert_false(shx_inert_command(NULL, 0));

@@ -52,7 +52,8 @@ static int in_list(const char *const *list, const char *word, size_t n)
     return 0;
 }
 
-/* Pass 1: no expansion the check cannot follow, quotes closed. */
+/* Pass 1: no expansion the check cannot follow (patterns: pass 4), quotes
+ * closed. */
 static int plain_characters(const char *s, size_t n)
 {
     char quote = 0;
@@ -65,7 +66,7 @@ static int plain_characters(const char *s, size_t n)
                 quote = 0;
         } else if (is_quote(c)) {
             quote = c;
-        } else if (strchr("*?[{}()", c)) {
+        } else if (c == '(' || c == ')') {
             return 0;
         }
     }
@@ -203,10 +204,77 @@ static int no_dot_command(const char *s, size_t n)
     return 1;
 }
 
+static int is_pattern_char(char c)
+{
+    return c == '*' || c == '?' || c == '[' || c == '{' || c == '}';
+}
+
+/*
+ * Pass 4: a pattern (`*`, `?`, `[`, braces, outside quotes) only among the
+ * arguments of a plain command word. Pathname and brace expansion can make
+ * any word, `cd` too, from the files there: harmless as an argument, never
+ * as the command. So every simple command (between `;`, `&`, `|` and
+ * newlines) whose words hold a pattern must start with a word that holds
+ * none, is no reserved word (after which the next word is a command, as
+ * after `time -p`), no assignment, and is not led by a redirection (`2>f
+ * *` runs `*`: its `2` is no command word).
+ */
+static int no_pattern_command(const char *s, size_t n)
+{
+    char quote = 0;
+    int words = 0;         /* words of this simple command so far */
+    int plain_command = 0; /* its first word is a plain command word */
+    int in_word = 0, pattern = 0, assigns = 0, quoted = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = '\0';
+        if (i < n)
+            c = s[i];
+        if (quote || (i < n && !ends_word(c))) {
+            if (!in_word) {
+                in_word = 1;
+                start = i;
+                pattern = assigns = quoted = 0;
+            }
+            if (quote && c == quote) {
+                quote = '\0';
+            } else if (!quote && is_quote(c)) {
+                quote = c;
+                quoted = 1;
+            } else if (!quote) {
+                pattern |= is_pattern_char(c);
+                assigns |= c == '=';
+            }
+            continue;
+        }
+        if (in_word) { /* the word s[start, i) ends */
+            in_word = 0;
+            if (words == 0) {
+                if (pattern)
+                    return 0;
+                plain_command = !assigns && c != '<' && c != '>' &&
+                                (quoted || !in_list(command_before, s + start, i - start));
+            } else if (pattern && !plain_command) {
+                return 0;
+            }
+            words++;
+        }
+        if (c == '<' || c == '>') {
+            if (words == 0) { /* led by a redirection */
+                plain_command = 0;
+                words = 1;
+            }
+        } else if (is_operator(c)) {
+            words = 0;
+        }
+    }
+    return 1;
+}
+
 int shx_inert_command(const char *cmd, size_t len)
 {
     return cmd && plain_characters(cmd, len) && no_name_of(cmd, len, moving_names) &&
-           no_dot_command(cmd, len);
+           no_dot_command(cmd, len) && no_pattern_command(cmd, len);
 }
 
 /* No '=' outside quotes: no assignment, nor anything that could be one. */

@@ -13,8 +13,13 @@
  *   - any expansion that can make a word the text does not spell out:
  *     `$` and '`' (anywhere, single quotes too: a trap or eval string
  *     would expand them later), '\' (quoting, or a line's continuation),
- *     pathname and brace expansion (unquoted `*`, `?`, `[`, `{`, `}`),
  *     and `(` `)` (subshells, functions, extended patterns) outside quotes;
+ *   - a pattern (unquoted `*`, `?`, `[`, `{`, `}`: pathname and brace
+ *     expansion, which can make `cd` from the files there, and `{ }`
+ *     groups) anywhere but among the arguments of a simple command whose
+ *     first word is a plain command word: no pattern, no reserved word
+ *     (after `time -p` or `if` the next word is a command), no assignment,
+ *     not led by a redirection (in `2>f *` the `*` is the command);
  *   - a name that moves the shell or runs text as commands in it: cd,
  *     chdir, pushd, popd, source, eval, exec, command, builtin, trap,
  *     enable, alias, fc, mapfile, readarray, complete, compgen, bind,

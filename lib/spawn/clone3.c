@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shx/platform.h"
+#include "shx_config.h"
 
 /* where the library clones its children itself (forkexec.c), on x86-64 */
 #if SHX_HAVE_CLONE_VFORK && defined(__x86_64__) && defined(SYS_clone3) && defined(O_PATH)

@@ -4,12 +4,12 @@
  *
  * Input: the command's text, as is. The check must never fault, and must
  * refuse what inert.h says it refuses, checked by a model written from the
- * header: a `$`, '`', '\' or NUL anywhere; an unterminated quote; a pattern
- * or grouping character outside quotes; a moving name as a whole word with
- * every quote taken out, or with quotes as boundaries; a `.` standing alone
- * at the start of the text or right after `;`, `&`, `|` or a newline. Where
- * it says inert, the same text with any one of those added at its end is
- * refused.
+ * header: a `$`, '`', '\' or NUL anywhere; an unterminated quote; a
+ * parenthesis outside quotes; a pattern character in the text's first word
+ * (before any quote); a moving name as a whole word with every quote taken
+ * out, or with quotes as boundaries; a `.` standing alone at the start of
+ * the text or right after `;`, `&`, `|` or a newline. Where it says inert,
+ * the same text with any one of those added at its end is refused.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,12 +62,18 @@ static int must_refuse(const char *t, size_t n)
                 quote = 0;
         } else if (c == '\'' || c == '"') {
             quote = c;
-        } else if (strchr("*?[{}()", c)) {
+        } else if (c == '(' || c == ')') {
             return 1;
         }
     }
     if (quote)
         return 1;
+    /* a pattern in the text's first word, a command word */
+    for (size_t i = 0; i < n && !strchr(" \t;&|<>\n", t[i]); i++)
+        if (t[i] == '\'' || t[i] == '"')
+            break;
+        else if (strchr("*?[{}", t[i]))
+            return 1;
     if (has_moving_word(t, n))
         return 1;
     char *joined = malloc(n + 1);
@@ -101,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (inert && must_refuse(t, size))
         abort();
     if (inert) {
-        static const char *const tails[] = {"$", "`", "\\", "*", "(", ";cd", ";.", "'"};
+        static const char *const tails[] = {"$", "`", "\\", ";*", "(", ";cd", ";.", "'"};
         char *more = malloc(size + 4);
         if (!more)
             abort();
