@@ -1,5 +1,5 @@
 /*
- * inert.c - whether a command's text can move its shell (inert.h): three
+ * inert.c - whether a command's text can move its shell (inert.h): four
  * linear passes over the text, each saying "not inert" as soon as it can.
  */
 #include "shell/inert.h"
