@@ -197,7 +197,7 @@ again:
         }
     }
     memcpy(r->limits_in_force, l.limits, sizeof l.limits);
-    shx_proc_started(&r->job.proc, child.pid, child.pidfd);
+    shx_proc_started(&r->job.proc, child.pid, child.pidfd, child.start);
     /* only a remote wrapper's record comes in-band, on stdout */
     shx_stream_init(&r->job.out, SHEXEC_STDOUT, child.out_fd, remote ? s->tag : NULL, l.limit,
                     l.unit, l.keep, r->fn,

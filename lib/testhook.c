@@ -41,6 +41,11 @@ void shx_test_clone_into_cgroup(int on)
     shx_clone3_test_enable(on);
 }
 
+unsigned long long shx_test_run_start(const shexec_run *r)
+{
+    return r->job.proc.start;
+}
+
 int shx_test_run_fd(const shexec_run *r, int stream)
 {
     if (stream == 0)

@@ -25,6 +25,9 @@ void shx_test_clone_pidfd(int on);
 /* 0: a contained child joins its cgroup by writing cgroup.procs, as on a
  * kernel without clone3's CLONE_INTO_CGROUP; 1: it is born in it again. */
 void shx_test_clone_into_cgroup(int on);
+/* The start time the spawn pinned for the run's shell (/proc's clock ticks
+ * after boot), 0 where it did not. */
+unsigned long long shx_test_run_start(const shexec_run *r);
 /* The read end of a running run's stream (SHEXEC_STDOUT/STDERR), or -1;
  * stream 0: the host's end of its report channel. */
 int shx_test_run_fd(const shexec_run *r, int stream);

@@ -766,6 +766,55 @@ static void test_bare_runs(void **state)
     assert_int_equal(tu_count_fds(), fds);
 }
 
+/* Field 22 of /proc/PID/stat: the start time in clock ticks; 0 if unread. */
+static unsigned long long proc_start_time(int64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long v = 0;
+    for (int field = 2; p && *p; p++) /* field 2 ends at the last ')' */
+        if (*p == ' ' && ++field == 22) {
+            v = strtoull(p + 1, NULL, 10);
+            break;
+        }
+    return v;
+}
+
+/* The spawn pins the shell's start time from the clock read around it (for
+ * the watchdog, which otherwise reads /proc): where it does, it is the
+ * kernel's own. */
+static void test_start_time_pinned(void **state)
+{
+    shexec_session *s = *state;
+    if (!tu_platform_has(SHX_PLATFORM_PROCFS, "/proc"))
+        skip();
+    int pinned = 0;
+    for (int i = 0; i < 20; i++) {
+        shexec_run *r = NULL;
+        assert_int_equal(shexec_run_new(&r, s, "sleep 0.05"), SHEXEC_OK);
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+        unsigned long long start = shx_test_run_start(r);
+        unsigned long long real = proc_start_time(shexec_run_pid(r));
+        assert_true(real > 0);
+        if (start) {
+            pinned++;
+            assert_int_equal(start, real);
+        }
+        while (shexec_run_state(r) <= SHEXEC_STATE_RUNNING)
+            shexec_session_wait(s, -1);
+        shexec_run_free(r);
+    }
+    print_message("start time pinned by the spawn in %d of 20 runs\n", pinned);
+    assert_true(pinned > 0);
+}
+
 static void test_wait_fallback_without_pidfd(void **state)
 {
     shexec_session *s = *state;
@@ -1603,6 +1652,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wait_with_pidfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pidfd_is_the_shells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bare_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_time_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_fallback_without_pidfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_and_keeps_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_term_trap_cleanup_captured, setup, teardown),

@@ -174,17 +174,18 @@ static void send_msg(shx_watchdog *w, const shx_wd_msg *m)
         send_batch(w, m);
 }
 
-/* A command started: its group, led by pgid (our unreaped child, whose
- * start time is read now). */
-static void tell_group(shx_watchdog *w, pid_t pgid)
+/* A command started: its group, led by p's shell (our unreaped child). */
+static void tell_group(shx_watchdog *w, const shx_proc *p)
 {
     if (w->fd < 0 && w->pid <= 0)
         return;
     /* a channel the host closed: a new watchdog, told what runs now */
     if (!channel_intact(w) && shx_watchdog_start(w) != SHEXEC_OK)
         return;
-    /* read while the leader is our unreaped child, whose pid is its own */
-    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = pgid, .start = shx_wd_start_time(pgid)};
+    /* the spawn pins most start times (spawn.h); the others are read while
+     * the leader is our unreaped child, whose pid is its own */
+    shx_wd_msg m = {.type = SHX_WD_GROUP, .pgid = p->pid,
+                    .start = p->start ? p->start : shx_wd_start_time(p->pid)};
     send_batch(w, &m);
 }
 
@@ -216,7 +217,7 @@ void shx_watchdog_observe(void *ctx, int event, const shx_proc *p)
 {
     shx_watchdog *w = ctx;
     if (event == SHX_PROC_EV_GROUP)
-        tell_group(w, p->pid);
+        tell_group(w, p);
     else if (event == SHX_PROC_EV_ANCHORS)
         tell_anchors(w, &p->group);
     else if (event == SHX_PROC_EV_OVER)

@@ -98,9 +98,10 @@ void shx_proc_replay(const shx_proc *p)
         tell(p, SHX_PROC_EV_ANCHORS);
 }
 
-void shx_proc_started(shx_proc *p, pid_t pid, int pidfd)
+void shx_proc_started(shx_proc *p, pid_t pid, int pidfd, unsigned long long start)
 {
     p->pid = pid;
+    p->start = start;
     p->pidfd = pidfd;
     p->phase = SHX_PROC_RUNNING;
     tell(p, SHX_PROC_EV_GROUP);

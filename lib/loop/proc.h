@@ -62,6 +62,8 @@ typedef struct shx_proc_cost {
 
 typedef struct shx_proc {
     pid_t pid;                /* the shell's pid == the process group id */
+    unsigned long long start; /* its start time where the spawn pinned it (/proc's clock
+                                 ticks); 0: not known without /proc */
     /* the command's cgroup (contain_hook.h; malloc'd, the owner's to dispose of
      * after the finish), NULL: its process group alone. Its members are
      * the command's processes, whatever group or session they moved to:
@@ -215,8 +217,9 @@ void shx_proc_init(shx_proc *p, const shx_proc_observer *observer);
 /* Tell the observer again what it would have been told of p so far (a
  * watchdog started while p runs). */
 void shx_proc_replay(const shx_proc *p);
-/* The shell was spawned: pid leads the group (pidfd: -1 without). */
-void shx_proc_started(shx_proc *p, pid_t pid, int pidfd);
+/* The shell was spawned: pid leads the group (pidfd: -1 without; start:
+ * its start time where the spawn knows it, else 0). */
+void shx_proc_started(shx_proc *p, pid_t pid, int pidfd, unsigned long long start);
 /* Follow the group of `from`, whose shell exited (leftovers adopted from
  * another run): ANCHORED on the members /proc shows, with no status and no
  * deadline; `from` has handed it on. */

@@ -170,6 +170,15 @@ static short detach_flags(const shx_spawn_req *req)
 #endif
 }
 
+/* The clock tick (as /proc counts start times) now, where the kernel's
+ * conversion is a plain division (USER_HZ divides a second: 100 wherever
+ * Linux runs); 0 elsewhere, or without /proc's clock. */
+static unsigned long long tick_now(void)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 && 1000000000L % hz == 0 ? shx_procfs_ticks_now() : 0;
+}
+
 /* A pidfd to wait on where the kernel has them; -1 means waitid polling. */
 static int open_pidfd(const shx_spawn_req *req, pid_t pid)
 {
@@ -261,6 +270,7 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
 
     pid_t pid;
     int rc;
+    unsigned long long before = tick_now();
     if (shx_forkexec_compiled()) {
         rc = start_forkexec(req, slave, outp, errp, inp, &pid, &out->pidfd, err);
         goto started;
@@ -345,6 +355,9 @@ int shx_spawn(const shx_spawn_req *req, shx_child *out, shx_buf *err)
     if (rc != 0)
         rc = spawn_error(req, rc, err);
 started:
+    /* forked between the two readings: in their tick where they agree (a
+     * spawn that straddles a tick of 10 ms leaves it to /proc) */
+    out->start = before && before == tick_now() ? before : 0;
     if (rc == SHEXEC_OK && out->pidfd < 0)
         out->pidfd = open_pidfd(req, pid);
     /* the child's ends are the child's now, but the output's where a pidfd

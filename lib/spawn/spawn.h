@@ -35,6 +35,9 @@ typedef struct shx_spawn_req {
 
 typedef struct shx_child {
     pid_t pid;               /* also the process group id */
+    unsigned long long start; /* its start time as /proc gives it (clock ticks after boot)
+                                 where the clock read before and after the spawn agree;
+                                 0 when not known that way */
     int pidfd;               /* -1 when unavailable */
     int out_fd, err_fd;      /* read ends, non-blocking, close-on-exec; with a pty,
                                 out_fd is its master and err_fd is -1 */
