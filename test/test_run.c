@@ -812,7 +812,9 @@ static void test_start_time_pinned(void **state)
         shexec_run_free(r);
     }
     print_message("start time pinned by the spawn in %d of 20 runs\n", pinned);
-    assert_true(pinned > 0);
+    /* under valgrind a spawn takes longer than a tick: none may pin */
+    if (heavy_ok())
+        assert_true(pinned > 0);
 }
 
 static void test_wait_fallback_without_pidfd(void **state)
