@@ -766,27 +766,6 @@ static void test_bare_runs(void **state)
     assert_int_equal(tu_count_fds(), fds);
 }
 
-/* Field 22 of /proc/PID/stat: the start time in clock ticks; 0 if unread. */
-static unsigned long long proc_start_time(int64_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    unsigned long long v = 0;
-    for (int field = 2; p && *p; p++) /* field 2 ends at the last ')' */
-        if (*p == ' ' && ++field == 22) {
-            v = strtoull(p + 1, NULL, 10);
-            break;
-        }
-    return v;
-}
-
 /* The spawn pins the shell's start time from the clock read around it (for
  * the watchdog, which otherwise reads /proc): where it does, it is the
  * kernel's own. */
@@ -800,8 +779,10 @@ static void test_start_time_pinned(void **state)
         shexec_run *r = NULL;
         assert_int_equal(shexec_run_new(&r, s, "sleep 0.05"), SHEXEC_OK);
         assert_int_equal(shexec_run_start(r), SHEXEC_OK);
-        unsigned long long start = shx_test_run_start(r);
-        unsigned long long real = proc_start_time(shexec_run_pid(r));
+        unsigned long long start = shx_test_run_start(r), real = 0;
+        char letter;
+        pid_t pgrp;
+        assert_int_equal(tu_proc_stat((pid_t)shexec_run_pid(r), &letter, &pgrp, &real), 0);
         assert_true(real > 0);
         if (start) {
             pinned++;
