@@ -397,7 +397,8 @@ static void persist_row(const char *id, const char *shell, const double *raw, co
     footnote("%s: ratio = lib time per run with persist_env on / off, measured back to back "
              "(median of per-round ratios); `true` can change no state, and runs bare (no "
              "prelude, no report, no listing) unless bash must be given kept variables or "
-             "functions: 1bp's session keeps row 1bx's x, so its bash gets the prelude and lists",
+             "functions: 1bp's session keeps row 1bx's x, so its bash gets a quiet prelude (x, "
+             "no trap, no channel) and lists nothing",
              id);
 }
 

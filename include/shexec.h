@@ -258,7 +258,7 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * run". Commands up to SHEXEC_MAX_COMMAND_BYTES run.
  *
  * BARE RUNS. Where bash or dash runs directly (no wrapper program), the
- * session keeps no shell state, the host does not ignore SIGCHLD and the
+ * session keeps no bash state to give, the host does not ignore SIGCHLD and the
  * environment gives bash no BASH_ENV or function, a run that needs no
  * report gets none of the above: its shell is started as `SHELL -c CMD`
  * and nothing else (no prelude, no EXIT trap, no descriptor 173), so it
@@ -271,7 +271,11 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * arguments, and no `.` that could be the dot command (docs/session-model.md,
  * "Bare runs", has the whole rule). `ls -la`, `git status`, `make -j4 &&
  * make check`, `grep -rn "x" .`, `ls *.c` run bare; `cd src && make`
- * reports.
+ * reports. Where the session keeps bash variables or functions
+ * (shexec_session_set_persist_env()), such a run's bash still gets them
+ * in a prelude, with no trap and no descriptor 173 (a foreground run's
+ * text must then also set nothing and name no kept function; the rule is
+ * in docs/session-model.md).
  *
  * THE CWD. The shell reports the directory it ends in; the report is
  * untrusted input (the shell can be made to write anything by the command
@@ -819,7 +823,11 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * variables; so `export`, `source .venv/bin/activate` and `deactivate` work
  * across commands), and with bash also its shell variables and functions,
  * given back to later commands silently. The state is parsed, never replayed
- * as text, and nothing kept is put on a command line.
+ * as text, and nothing kept is put on a command line. The shell lists its
+ * state after a command that could change it; one whose text can set
+ * nothing and names no kept function (`ls`, `git status`: see BARE RUNS)
+ * is given the state and not listed, and after a deny or allow rule or a
+ * shexec_session_setenv() the next foreground command lists again.
  *
  * Never kept: what the deny list removes; the library's own names
  * (__shexec*); functions named like a builtin or keyword, or with unusual

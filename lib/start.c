@@ -166,7 +166,7 @@ again:
      * and a short command's report, listing included, comes with its
      * exit in one wake-up instead of one for each of the shell's writes */
     r->job.side_from_ns = r->report.never_waits ? SHX_SIDE_AT_END : spawned_ns + SIDE_DEFER_NS;
-    r->job.proc.may_exec = r->bare = l.mode == SHX_LAUNCH_BARE;
+    r->job.proc.may_exec = r->bare = l.mode == SHX_LAUNCH_BARE || l.quiet;
     r->prelude_marked = l.marker;
     r->wrapper_guard = l.guard;
     if (s->persist && !r->task && !r->probe && !remote) {

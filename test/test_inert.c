@@ -211,7 +211,10 @@ static void test_stateless(void **state)
         "x=1", "X=1 true", "F+=6", "git log --format=%H", "export A=1", "ex\"port\" C=3",
         "unset A", "readonly A", "read line < f", "getopts ab o", "set -a", "shopt -s nullglob",
         "local x", "declare -x A", "typeset A", "let x", "printf -v x y", "for x in a; do :; done",
-        "select x in a; do :; done", "shift", "cd /tmp", "$x", NULL};
+        "select x in a; do :; done", "shift", "sleep 1 & wait -p pid", "coproc cat",
+        "true {fd}>/dev/null", "exec {fd}<&-", "test -v 'a[y=1]'", "\"[\" -v 'a[y=1]' ]",
+        "test -f x && echo y", "grep '[0-9]' f",
+        "cd /tmp", "$x", NULL};
     for (const char *const *c = setting; *c; c++)
         if (shx_inert_stateless(*c, strlen(*c)))
             fail_msg("\"%s\": expected not stateless", *c);

@@ -375,7 +375,9 @@ static int listed_after(shexec_session *s, const char *cmd, char *out, size_t ou
 /* With persist_env on, the shell lists its state after every foreground
  * command that could change it, and a change persists however it is
  * spelled; one that can change nothing runs bare (lib/run/bare.h) while
- * no kept variable or function must be given to bash in its prelude */
+ * no kept variable or function must be given to bash in its prelude, and
+ * after that with a quiet prelude that gives them and lists nothing,
+ * unless its text names a kept function (which could change anything) */
 static void test_every_command_listed(void **state)
 {
     fixture *f = *state;
@@ -389,14 +391,38 @@ static void test_every_command_listed(void **state)
     assert_int_equal(listed_after(f->s, "export A=1; SV=2; g() { export B=$1; }", out,
                                   sizeof out), 1);
     assert_int_equal(listed_after(f->s, "ls -a >/dev/null && echo 'ok x=1' \"y\"", out,
-                                  sizeof out), 1);
+                                  sizeof out), 0);
     assert_string_equal(out, "ok x=1 y\n");
+    /* a quiet prelude gives the kept shell variables (TIMEFORMAT, read by
+     * `time`) and keeps the kept functions from the command's children */
+    assert_int_equal(listed_after(f->s, "TIMEFORMAT=kept-format", out, sizeof out), 1);
+    shexec_run *q = NULL;
+    assert_int_equal(shexec_run_new(&q, f->s, "time true"), SHEXEC_OK);
+    assert_int_equal(shexec_run_exec(q), SHEXEC_OK);
+    assert_int_equal(shx_test_run_listed(q), 0);
+    size_t qn;
+    const char *qe = shexec_run_output(q, SHEXEC_STDERR, &qn);
+    assert_string_equal(qe, "kept-format\n");
+    shexec_run_free(q);
+    assert_int_equal(listed_after(f->s, "env | cut -d'=' -f1 | awk '/^BASH_FUNC/'", out,
+                                  sizeof out), 0);
+    assert_string_equal(out, "");
+    /* nor does the command see the prelude's descriptor, or a channel */
+    assert_int_equal(listed_after(f->s, "ls /proc/self/fd", out, sizeof out), 0);
+    assert_null(strstr(out, "172"));
+    assert_null(strstr(out, "173"));
+    assert_non_null(strstr(out, "2\n"));
     assert_int_equal(listed_after(f->s, "echo \"$A $SV\"", out, sizeof out), 1);
     assert_string_equal(out, "1 2\n");
     if (functions_kept()) {
+        /* stateless as text, but it names a kept function */
         assert_int_equal(listed_after(f->s, "g 3", out, sizeof out), 1);
         assert_string_equal(out_of(f->s, "echo $B"), "3\n");
     }
+    /* the kept state changed by the host: the next command lists */
+    assert_int_equal(shexec_session_setenv(f->s, "HOSTSET", "1"), SHEXEC_OK);
+    assert_int_equal(listed_after(f->s, "true", out, sizeof out), 1);
+    assert_int_equal(listed_after(f->s, "true", out, sizeof out), 0);
     static const struct {
         const char *cmd, *check, *want;
     } spelled[] = {
@@ -404,6 +430,8 @@ static void test_every_command_listed(void **state)
         {"[[ x++ -eq 0 ]]", "echo $x", "1\n"},
         {"declare -a a=(1); [ -v 'a[x++]' ]", "echo $x", "2\n"},
         {"true {fd}>/dev/null", "echo ${fd:+set}", "set\n"},
+        {"test -v 'a[y=7]'", "echo $y", "7\n"},
+        {"\"[\" -v 'a[y=8]' ]", "echo $y", "8\n"},
         {"ex\"port\" C=3", "echo $C", "3\n"},
         {"e''val D=4", "echo $D", "4\n"},
         {"E\\\n=5", "echo $E", "5\n"},

@@ -74,6 +74,17 @@ int shx_persist_func_entries(const shx_persist *p, shx_buf *out);
  * its own); the environment stays. */
 void shx_persist_drop_shell(shx_persist *p);
 
+/* 1 when a run of cmd (len bytes), which can set nothing itself, may be
+ * given the kept state without listing it after: that state is what the
+ * last listing gave under the session's rules now (no rule, setenv or lost
+ * function since), and the text names none of the kept functions (looked
+ * for anywhere in it, as any part of a word: a function can do what the
+ * text cannot; bash calls none by itself, as its command_not_found_handle
+ * runs in a subshell). 0 otherwise, and where looking would cost more than
+ * a bound (many functions, a long text): the run then lists, which is
+ * always right. */
+int shx_persist_settled(const shx_persist *p, const char *cmd, size_t len);
+
 /* The rules a listing is taken by changed (the deny or allow list): the
  * next listing is taken in full even when it is the last one again. */
 void shx_persist_rules_changed(shx_persist *p);
@@ -125,6 +136,11 @@ static inline void shx_persist_drop_shell(shx_persist *p)
 static inline void shx_persist_rules_changed(shx_persist *p)
 {
     (void)p;
+}
+static inline int shx_persist_settled(const shx_persist *p, const char *cmd, size_t len)
+{
+    (void)p, (void)cmd, (void)len;
+    return 0;
 }
 static inline int shx_persist_setenv(shx_persist *p, const char *name, const char *value)
 {

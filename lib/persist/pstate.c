@@ -7,10 +7,12 @@
  */
 #include "persist/pstate.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "persist/replay.h"
+#include "shx/platform.h"
 
 shx_persist *shx_persist_new(void)
 {
@@ -75,6 +77,24 @@ void shx_persist_rules_changed(shx_persist *p)
 {
     if (p)
         p->listing_ok = 0;
+}
+
+/* The most text times kept functions shx_persist_settled() reads: a few
+ * milliseconds at worst, a model's many functions and long text included */
+#define SETTLED_SCAN_MAX ((uint64_t)1 << 22)
+
+int shx_persist_settled(const shx_persist *p, const char *cmd, size_t len)
+{
+    if (!p || !p->listing_ok || (uint64_t)p->funcs.n * len > SETTLED_SCAN_MAX)
+        return 0;
+    for (size_t i = 0; i < p->funcs.n; i++) {
+        const char *name = p->funcs.names[i];
+        if (!p->funcs.values[i])
+            continue;
+        if (shx_memmem(cmd, len, name, strlen(name)))
+            return 0;
+    }
+    return 1;
 }
 
 void shx_persist_drop_shell(shx_persist *p)

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "persist/persist_hook.h"
 #include "run/run.h"
 #include "session/session.h"
 #include "shell/inert.h"
@@ -48,4 +49,9 @@ int shx_run_is_bare(const shexec_session *s, const shexec_run *r, char *const *e
     if (s->persist && !r->task)
         return shx_inert_stateless(r->command, r->command_len);
     return r->task || r->cwd || shx_inert_command(r->command, r->command_len);
+}
+
+int shx_run_is_given(const shexec_session *s, const shexec_run *r)
+{
+    return s->devfd > 0 && (r->task || shx_persist_settled(s->persist, r->command, r->command_len));
 }

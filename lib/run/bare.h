@@ -1,7 +1,9 @@
 /*
- * bare.h - whether a run's shell is started bare (bare.c): as `SHELL -c
- * CMD` with nothing of the library's, no prelude, no EXIT trap, no report
- * channel (script.h: SHX_LAUNCH_BARE).
+ * bare.h - whether a run's shell reports (bare.c). One that needs no report
+ * is started bare: as `SHELL -c CMD` with nothing of the library's, no
+ * prelude, no EXIT trap, no report channel (script.h: SHX_LAUNCH_BARE);
+ * or, where bash must be given kept state, with a prelude that gives it
+ * and nothing else (no trap, no channel: shx_script_opts.quiet).
  */
 #ifndef SHX_BARE_H
 #define SHX_BARE_H
@@ -22,5 +24,13 @@
  *     must also be one that can change none of it (shx_inert_stateless).
  * 0 otherwise: the run's shell gets its prelude and reports. */
 int shx_run_is_bare(const shexec_session *s, const shexec_run *r, char *const *env);
+
+/* For a run shx_run_is_bare() said needs no report, in a session whose
+ * bash must be given kept state: 1 when its prelude may give that state
+ * and nothing else, so the state is not listed after it. A task never
+ * lists; a foreground run's text must be one shx_persist_settled() allows
+ * (the state is the last listing's, under the rules now, and the text
+ * names no kept function, which could do what the text cannot). */
+int shx_run_is_given(const shexec_session *s, const shexec_run *r);
 
 #endif

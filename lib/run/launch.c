@@ -168,15 +168,17 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     if (bash && (shx_persist_replay(s->persist, &r->env, &extra) != 0 ||
                  shx_persist_func_names(s->persist, &funcs, &nfuncs) != 0))
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    /* bare (bare.h) where no kept state is to be given in a prelude */
-    int bare = r->command_len < ARGV_SCRIPT_MAX && !extra.len && !nfuncs &&
-               shx_run_is_bare(s, r, l->env);
+    /* no report (bare.h): bare where no kept state is to be given, else
+     * bash's prelude gives it and nothing else (quiet) where it may */
+    int quiet = r->command_len < ARGV_SCRIPT_MAX && shx_run_is_bare(s, r, l->env);
+    int bare = quiet && !extra.len && !nfuncs;
+    quiet = quiet && !bare && bash && shx_run_is_given(s, r);
     bash = bash && !bare;
     int mode = remote ? SHX_LAUNCH_REMOTE : bare ? SHX_LAUNCH_BARE : bash ? SHX_LAUNCH_BASH_ENV
                                                                          : SHX_LAUNCH_POSIX;
     int k = bare ? SHX_CHANNEL_FD : shx_channel_number();
     shx_script_opts o = {.mode = mode, .channel_fd = k, .prelude_fd = k - 1, .nfuncs = nfuncs,
-                         .marker = bash && wrapped,
+                         .marker = bash && wrapped, .quiet = l->quiet = quiet,
                          .start_word = wrapped ? NULL : shx_script_start_word(l->env, shell)};
     if (rc == SHEXEC_OK && !remote && k < 0)
         rc = shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
@@ -184,16 +186,16 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     /* a session that keeps the shell's state: every foreground run reports
      * it (but a bare one, which cannot change it), and every command starts
      * with what the last one left */
-    o.capture = l->capture = s->persist && !r->task && !r->probe && !bare;
+    o.capture = l->capture = s->persist && !r->task && !r->probe && !bare && !quiet;
     if (rc == SHEXEC_OK && wrapped)
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
-    if (rc == SHEXEC_OK && !remote && !bare) {
+    if (rc == SHEXEC_OK && !remote && !bare && !quiet) {
         /* the report channel: first, so that /dev/fd is learnt on it */
         rc = shx_report_open(s, &l->report, &l->channel, bash, l->capture);
         if (rc == SHEXEC_OK && !s->devfd)
             s->devfd = shx_devfd_works() ? 1 : -1;
     }
-    if (rc == SHEXEC_OK && !remote && !bare) {
+    if (rc == SHEXEC_OK && !remote && !bare && !quiet) {
         /* through a wrapper BASH_ENV reaches bash unless it clears the
          * environment (env -i, sudo): a first run has both, and tells */
         if (bash && (s->devfd < 0 || (wrapped && s->wrapper_drops_bash_env)))
@@ -218,8 +220,9 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
     if (rc == SHEXEC_OK && !remote && prelude.len) {
         l->prelude_kept = mode == SHX_LAUNCH_POSIX || (mode == SHX_LAUNCH_BASH_ENV && !o.guard);
-        rc = shx_prelude_kept_open(s, l->prelude_kept ? &s->prelude_kept : NULL, &prelude,
-                                   &l->prelude_fd);
+        rc = shx_prelude_kept_open(s, !l->prelude_kept ? NULL : quiet ? &s->prelude_quiet
+                                                                       : &s->prelude_kept,
+                                   &prelude, &l->prelude_fd);
         l->prelude_at = o.prelude_fd;
     }
     if (rc == SHEXEC_OK) {

@@ -25,6 +25,7 @@ typedef struct shx_launch {
     shx_buf tail;             /* what follows the prefix, NUL-separated */
     int mode;                 /* SHX_LAUNCH_* (script.h) */
     int capture;              /* the shell lists its state in its report */
+    int quiet;                /* bash's prelude gives kept state, and no report is made */
     int marker;               /* its prelude says it ran (bash through a wrapper) */
     int channel;              /* the report channel's shell end (local modes), -1: none */
     int channel_at;           /* its number in the shell */

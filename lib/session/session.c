@@ -139,6 +139,7 @@ SHEXEC_API void shexec_session_free(shexec_session *s)
     shx_watchdog_free(s->watchdog); /* every command is over: it exits without signalling */
     shx_contain_free(s->contain, SHX_CONTAIN_FREE_WAIT_MS);
     shx_prelude_kept_free(s->prelude_kept);
+    shx_prelude_kept_free(s->prelude_quiet);
     if (s->spill) /* the spill files go, unless kept (output_hook.h) */
         shx_spill_dir_release(s->spill);
     shx_redact_cfg_free(&s->redact);

@@ -50,6 +50,7 @@ struct shexec_session {
     int wrapper_drops_bash_env;   /* the wrapper program clears BASH_ENV (launch.c) */
     int wrapper_known;            /* whether it does is known (its first run tells) */
     struct shx_prelude_kept *prelude_kept; /* the last prelude opened by path (channels.h) */
+    struct shx_prelude_kept *prelude_quiet; /* the same for quiet preludes (launch.h) */
     char **env_view;              /* what shexec_session_getenv()/_environ() read */
     shx_env_memo env_memo;        /* the environment the last command was given (environment.c) */
     uint64_t env_gen;             /* changed by each setter the environment is built from */

@@ -16,8 +16,9 @@ static const char *const moving_names[] = {
 /* Names that set the shell's variables (or, in bash, list them under
  * other names): what a session that keeps the state would have to read */
 static const char *const setting_names[] = {
-    "export", "unset",  "readonly", "read",  "getopts", "set",    "shopt", "local",
-    "declare", "typeset", "let",    "printf", "for",    "select", "shift", NULL};
+    "export", "unset",  "readonly", "read",  "getopts", "set",    "shopt", "local",  "declare",
+    "typeset", "let",   "printf",   "for",   "select",  "shift",  "wait",  "coproc", "test",
+    NULL};
 
 /* Reserved words (and `!`) after which the next word is a command */
 static const char *const command_before[] = {"if",    "then", "else", "elif", "do",
@@ -277,16 +278,21 @@ int shx_inert_command(const char *cmd, size_t len)
            no_dot_command(cmd, len) && no_pattern_command(cmd, len);
 }
 
-/* No '=' outside quotes: no assignment, nor anything that could be one. */
-static int no_bare_equals(const char *s, size_t n)
+/* No assignment, nor anything that could be one: no '=' outside quotes,
+ * no `}` outside quotes before a redirection (`{fd}>f` sets fd), and no
+ * `[` at all (a subscript is arithmetic: `test -v 'a[y=1]'` sets y). */
+static int no_bare_assignment(const char *s, size_t n)
 {
     char quote = 0;
     for (size_t i = 0; i < n; i++) {
+        if (s[i] == '[')
+            return 0;
         if (quote == s[i])
             quote = '\0';
         else if (!quote && is_quote(s[i]))
             quote = s[i];
-        else if (!quote && s[i] == '=')
+        else if (!quote && (s[i] == '=' || (s[i] == '}' && i + 1 < n &&
+                                            (s[i + 1] == '<' || s[i + 1] == '>'))))
             return 0;
     }
     return 1;
@@ -294,6 +300,6 @@ static int no_bare_equals(const char *s, size_t n)
 
 int shx_inert_stateless(const char *cmd, size_t len)
 {
-    return shx_inert_command(cmd, len) && no_bare_equals(cmd, len) &&
+    return shx_inert_command(cmd, len) && no_bare_assignment(cmd, len) &&
            no_name_of(cmd, len, setting_names);
 }

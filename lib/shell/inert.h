@@ -46,9 +46,13 @@ int shx_inert_command(const char *cmd, size_t len);
 /* 1: the command is inert, and can set none of its shell's variables or
  * functions (what a session that keeps the shell's state takes from it):
  * no '=' outside quotes (an assignment, even a prefix one, which a special
- * builtin keeps), and no name among export, unset, readonly, read, getopts,
- * set, shopt, local, declare, typeset, let, printf (bash's -v), for,
- * select and shift, found as the moving names are; 0 otherwise. */
+ * builtin keeps), no `}` outside quotes right before `<` or `>` (`{fd}>f`
+ * sets fd), no `[` anywhere (an array subscript is arithmetic, which can
+ * assign: `test -v 'a[y=1]'`, `"[" -v ...`), and no name among export,
+ * unset, readonly, read, getopts, set, shopt, local, declare, typeset,
+ * let, printf (bash's -v), for, select, shift, wait (bash's -p), coproc
+ * (COPROC) and test (its -v takes a subscript, or a nameref to one),
+ * found as the moving names are; 0 otherwise. */
 int shx_inert_stateless(const char *cmd, size_t len);
 
 #endif

@@ -116,7 +116,8 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
         shx_buf_puts(out, "builtin unset BASH_ENV\n");
     if (o->marker)
         shx_buf_printf(out, "builtin printf '\\0prelude=1\\0' >&%d\n", o->channel_fd);
-    bash_trap(out, o);
+    if (!o->quiet)
+        bash_trap(out, o);
     if (o->nfuncs || o->extra_len) {
         shx_buf_puts(out, "{\n");
         /* functions bash took from its environment: for the shell only, as
@@ -128,9 +129,12 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
             shx_script_quote(out, name);
             shx_buf_puts(out, " >/dev/null && builtin export -nf -- ");
             shx_script_quote(out, name);
-            shx_buf_puts(out, " || builtin printf '\\0lost=%s\\0' ");
-            shx_script_quote(out, name);
-            shx_buf_printf(out, " >&%d\n", o->channel_fd);
+            if (!o->quiet) { /* quiet: no channel; the next listing tells */
+                shx_buf_puts(out, " || builtin printf '\\0lost=%s\\0' ");
+                shx_script_quote(out, name);
+                shx_buf_printf(out, " >&%d", o->channel_fd);
+            }
+            shx_buf_putc(out, '\n');
             name += strlen(name) + 1;
         }
         /* the library's own lines (declare, export): no user function can

@@ -28,6 +28,9 @@
  *   BARE       bash or dash started directly for a run that needs no
  *              report (bare.h): `SHELL -c CMD` and nothing else, no
  *              prelude, trap or channel.
+ *              Where bash must be given kept state, BASH_ENV instead,
+ *              quiet: the prelude gives it and nothing else (no trap, no
+ *              channel).
  * Everything is on the command's first line (or before it), so the shell
  * parses and runs the command as `SHELL -c CMD` would: line by line, with
  * its own line numbers, aliases and options in force from the line after
@@ -60,6 +63,8 @@ typedef struct shx_script_opts {
     int mode;               /* SHX_LAUNCH_* */
     int channel_fd;         /* K: the channel's number in the shell */
     int capture;            /* the report also lists the shell's state */
+    int quiet;              /* BASH_ENV with no channel: the prelude gives the kept state
+                               and sets no trap (a run that needs no report: bare.h) */
     int marker;             /* bash: the prelude's first act says it ran ("prelude=1") */
     const char *hex;        /* REMOTE: the session's nonce (16 hex digits) */
     int prelude_fd;         /* the prelude's number in the shell (BASH_*, POSIX with extra) */
