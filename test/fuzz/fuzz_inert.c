@@ -10,6 +10,9 @@
  * out, or with quotes as boundaries; a `.` standing alone at the start of
  * the text or right after `;`, `&`, `|` or a newline. Where it says inert,
  * the same text with any one of those added at its end is refused.
+ * What the stateless check allows is inert, holds no `[` and no '=' outside
+ * quotes, and is refused once an assignment, a `[`, a `{fd}>` redirection
+ * or a setting name is added.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,10 +103,51 @@ static int must_refuse(const char *t, size_t n)
     return 0;
 }
 
+/* What the header says the stateless check refuses besides: a `[`
+ * anywhere, a '=' outside quotes. */
+static int stateless_must_refuse(const char *t, size_t n)
+{
+    char quote = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] == '[')
+            return 1;
+        if (quote) {
+            if (t[i] == quote)
+                quote = 0;
+        } else if (t[i] == '\'' || t[i] == '"') {
+            quote = t[i];
+        } else if (t[i] == '=') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_stateless(const char *t, size_t size, int inert)
+{
+    if (!shx_inert_stateless(t, size))
+        return;
+    if (!inert || stateless_must_refuse(t, size))
+        abort();
+    static const char *const tails[] = {";x=1", ";[", " {f}>g", ";test", ";wait", ";coproc"};
+    char *more = malloc(size + 8);
+    if (!more)
+        abort();
+    memcpy(more, t, size);
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        size_t len = strlen(tails[i]);
+        memcpy(more + size, tails[i], len);
+        if (shx_inert_stateless(more, size + len))
+            abort();
+    }
+    free(more);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *t = (const char *)data;
     int inert = shx_inert_command(t, size);
+    check_stateless(t, size, inert);
     if (inert && must_refuse(t, size))
         abort();
     if (inert) {
