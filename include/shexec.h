@@ -826,8 +826,9 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * as text, and nothing kept is put on a command line. The shell lists its
  * state after a command that could change it; one whose text can set
  * nothing and names no kept function (`ls`, `git status`: see BARE RUNS)
- * is given the state and not listed, and after a deny or allow rule or a
- * shexec_session_setenv() the next foreground command lists again.
+ * is given the state and not listed; after a deny or allow rule or a
+ * shexec_session_setenv(), the next foreground bash that is given kept
+ * variables or functions lists (so the rule reaches what is kept).
  *
  * Never kept: what the deny list removes; the library's own names
  * (__shexec*); functions named like a builtin or keyword, or with unusual
