@@ -184,8 +184,8 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
         rc = shx_fail(s, SHEXEC_ESYS, "the limit on open descriptors is too low (below 12) "
                       "for the run's channel");
     /* a session that keeps the shell's state: every foreground run reports
-     * it (but a bare one, which cannot change it), and every command starts
-     * with what the last one left */
+     * it (but a bare or quiet one, which cannot change it), and every
+     * command starts with what the last one left */
     o.capture = l->capture = s->persist && !r->task && !r->probe && !bare && !quiet;
     if (rc == SHEXEC_OK && wrapped)
         rc = wrapper_vars(s, &r->env, mode, &extra, &args, &nargs);
