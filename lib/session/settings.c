@@ -37,8 +37,8 @@ static void learn_shell(shexec_session *s)
     s->wrapper_known = s->wrapper_drops_bash_env = n > 1 && shx_is_script(s->shell_path);
     s->shell_bash = shx_shell_is_bash(n ? s->shell_argv[n - 1] : s->default_shell,
                                       n <= 1 ? (s->shell_path ? s->shell_path : s->default_shell)
-                                             : NULL);
-    s->shell_plain = n <= 1 && shx_shell_is_plain(s->shell_path ? s->shell_path : s->default_shell);
+                                             : NULL,
+                                      &s->shell_plain);
 }
 
 /* Every setting at its default, the nonce and wrapper scripts drawn, the

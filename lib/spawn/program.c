@@ -39,23 +39,16 @@ const char *shx_base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-int shx_shell_is_bash(const char *name, const char *path)
+int shx_shell_is_bash(const char *name, const char *path, int *plain)
 {
     char *real = path ? realpath(path, NULL) : NULL;
     const char *base = shx_base_name(real ? real : name);
     /* bash run as "sh" is bash in POSIX mode: no BASH_ENV, POSIX listings */
     int bash = strncmp(base, "bash", 4) == 0 && strcmp(shx_base_name(name), "sh") != 0;
+    if (plain)
+        *plain = real && (strcmp(base, "bash") == 0 || strcmp(base, "dash") == 0);
     free(real);
     return bash;
-}
-
-int shx_shell_is_plain(const char *path)
-{
-    char *real = path ? realpath(path, NULL) : NULL;
-    const char *base = real ? shx_base_name(real) : "";
-    int plain = strcmp(base, "bash") == 0 || strcmp(base, "dash") == 0;
-    free(real);
-    return plain;
 }
 
 int shx_is_script(const char *path)

@@ -15,16 +15,12 @@ const char *shx_pick_shell(const char *const *candidates);
  * Whether shell `name` (the word a program's argv runs it by; path: its
  * file, resolved through symlinks, when known here, else NULL) is bash not
  * in POSIX mode (not run as "sh"), which reads a prelude from BASH_ENV: 1
- * or 0.
- */
-int shx_shell_is_bash(const char *name, const char *path);
-
-/*
- * Whether the program at path (resolved through symlinks) is bash or dash,
+ * or 0. With plain, *plain says whether the file at path is bash or dash,
  * which, started with -c and not interactive, run no startup file but
- * BASH_ENV's (bare.h): 1 or 0 (path NULL, or another shell).
+ * BASH_ENV's (bare.h): 1 or 0 (path NULL or unresolved, or another shell).
+ * The path is resolved once for both.
  */
-int shx_shell_is_plain(const char *path);
+int shx_shell_is_bash(const char *name, const char *path, int *plain);
 
 /* The last component of path (path itself when it ends in '/'). */
 const char *shx_base_name(const char *path);
