@@ -21,12 +21,20 @@ static int inert(const char *cmd)
     return shx_inert_command(cmd, strlen(cmd));
 }
 
-static void check_all(const char *const *cmds, int want)
+/* Every command of the NULL-terminated list as want says: check(cmd) is
+ * 1 (what) or 0 (not what). */
+static void check_each(int (*check)(const char *, size_t), const char *what,
+                       const char *const *cmds, int want)
 {
     for (const char *const *c = cmds; *c; c++) {
-        if (inert(*c) != want)
-            fail_msg("\"%s\": expected %s", *c, want ? "inert" : "not inert");
+        if (check(*c, strlen(*c)) != want)
+            fail_msg("\"%s\": expected %s%s", *c, want ? "" : "not ", what);
     }
+}
+
+static void check_all(const char *const *cmds, int want)
+{
+    check_each(shx_inert_command, "inert", cmds, want);
 }
 
 static void test_common_commands_are_inert(void **state)
@@ -204,9 +212,7 @@ static void test_stateless(void **state)
     static const char *const still[] = {"true", "ls -la", "git status --short",
                                         "grep -n 'a=b' f", "make -j2 && make check",
                                         "echo \"x=1\"", NULL};
-    for (const char *const *c = still; *c; c++)
-        if (!shx_inert_stateless(*c, strlen(*c)))
-            fail_msg("\"%s\": expected stateless", *c);
+    check_each(shx_inert_stateless, "stateless", still, 1);
     static const char *const setting[] = {
         "x=1", "X=1 true", "F+=6", "git log --format=%H", "export A=1", "ex\"port\" C=3",
         "unset A", "readonly A", "read line < f", "getopts ab o", "set -a", "shopt -s nullglob",
@@ -215,9 +221,7 @@ static void test_stateless(void **state)
         "true {fd}>/dev/null", "exec {fd}<&-", "test -v 'a[y=1]'", "\"[\" -v 'a[y=1]' ]",
         "test -f x && echo y", "grep '[0-9]' f",
         "cd /tmp", "$x", NULL};
-    for (const char *const *c = setting; *c; c++)
-        if (shx_inert_stateless(*c, strlen(*c)))
-            fail_msg("\"%s\": expected not stateless", *c);
+    check_each(shx_inert_stateless, "stateless", setting, 0);
     assert_false(shx_inert_stateless(NULL, 0));
 }
 

@@ -123,24 +123,36 @@ static int stateless_must_refuse(const char *t, size_t n)
     return 0;
 }
 
+/* Abort unless check refuses t (size bytes) with each of the tails
+ * (NULL-terminated) added at its end. */
+static void refused_with_tails(int (*check)(const char *, size_t), const char *t, size_t size,
+                               const char *const *tails)
+{
+    size_t longest = 0;
+    for (const char *const *tail = tails; *tail; tail++)
+        if (strlen(*tail) > longest)
+            longest = strlen(*tail);
+    char *more = malloc(size + longest);
+    if (!more)
+        abort();
+    memcpy(more, t, size);
+    for (const char *const *tail = tails; *tail; tail++) {
+        size_t len = strlen(*tail);
+        memcpy(more + size, *tail, len);
+        if (check(more, size + len))
+            abort();
+    }
+    free(more);
+}
+
 static void check_stateless(const char *t, size_t size, int inert)
 {
     if (!shx_inert_stateless(t, size))
         return;
     if (!inert || stateless_must_refuse(t, size))
         abort();
-    static const char *const tails[] = {";x=1", ";[", " {f}>g", ";test", ";wait", ";coproc"};
-    char *more = malloc(size + 8);
-    if (!more)
-        abort();
-    memcpy(more, t, size);
-    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
-        size_t len = strlen(tails[i]);
-        memcpy(more + size, tails[i], len);
-        if (shx_inert_stateless(more, size + len))
-            abort();
-    }
-    free(more);
+    static const char *const tails[] = {";x=1", ";[", " {f}>g", ";test", ";wait", ";coproc", NULL};
+    refused_with_tails(shx_inert_stateless, t, size, tails);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -151,18 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (inert && must_refuse(t, size))
         abort();
     if (inert) {
-        static const char *const tails[] = {"$", "`", "\\", ";*", "(", ";cd", ";.", "'"};
-        char *more = malloc(size + 4);
-        if (!more)
-            abort();
-        memcpy(more, t, size);
-        for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
-            size_t len = strlen(tails[i]);
-            memcpy(more + size, tails[i], len);
-            if (shx_inert_command(more, size + len))
-                abort();
-        }
-        free(more);
+        static const char *const tails[] = {"$", "`", "\\", ";*", "(", ";cd", ";.", "'", NULL};
+        refused_with_tails(shx_inert_command, t, size, tails);
     }
     return 0;
 }
