@@ -397,9 +397,24 @@ static void persist_row(const char *id, const char *shell, const double *raw, co
     footnote("%s: ratio = lib time per run with persist_env on / off, measured back to back "
              "(median of per-round ratios); `true` can change no state, and runs bare (no "
              "prelude, no report, no listing) unless bash must be given kept variables or "
-             "functions: 1bp's session keeps row 1bx's x, so its bash gets a quiet prelude (x, "
-             "no trap, no channel) and lists nothing",
+             "functions it could read: 1bp's session keeps row 1bx's x, a name bash never reads "
+             "itself, which `true` cannot read either, so it runs bare (row 1bq: the quiet "
+             "prelude)",
              id);
+}
+
+/* Row 1bq: 1bp with a kept variable bash could read itself (upper case),
+ * so its bash gets the quiet prelude; against persist_env off. No target. */
+static void persist_quiet_row(const double *off, const double *on, int rounds)
+{
+    bench_row *r = row_new("1bq", "spawn `bash -c true`, persist_env on, X kept (quiet)", "runs/s");
+    footnote("1bq: ratio = lib time per run with persist_env on / off, back to back (median of "
+             "per-round ratios); the session keeps X, a name bash could read itself, so `true` "
+             "gets the quiet prelude that gives it (no trap, no channel, no listing)");
+    rate_cell(r, C_LIB, on, rounds);
+    cell(r, C_OTHER, "off %.0f", median(off, rounds));
+    cell(r, C_RATIO, "%.3f", paired_ratio(off, on, rounds));
+    cell(r, C_VERDICT, "info");
 }
 
 /* Row 1bx: 1bp with a command that changes the state (the same change
@@ -598,9 +613,13 @@ void sec_spawn(void)
     shexec_session *sp[2] = {lib_session(), lib_session()};
     if (shexec_session_set_shell(sp[1], NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
         die("shexec_session_set_shell(NULL, SHEXEC_WRAPPER_LOCAL): %s", shexec_session_errmsg(sp[1]));
-    for (int sh = 0; sh < 2; sh++)
-        if (shexec_session_set_persist_env(sp[sh], 1) != SHEXEC_OK)
-            die("shexec_session_set_persist_env: %s", shexec_session_errmsg(sp[sh]));
+    /* and sq: bash keeping a variable it could read itself (row 1bq) */
+    shexec_session *sq = lib_session();
+    if (shexec_session_set_shell(sq, NULL, SHEXEC_WRAPPER_LOCAL) != SHEXEC_OK)
+        die("shexec_session_set_shell(NULL, SHEXEC_WRAPPER_LOCAL): %s", shexec_session_errmsg(sq));
+    for (int sh = 0; sh < 3; sh++)
+        if (shexec_session_set_persist_env(sh < 2 ? sp[sh] : sq, 1) != SHEXEC_OK)
+            die("shexec_session_set_persist_env: %s", shexec_session_errmsg(sh < 2 ? sp[sh] : sq));
 
     /* warm-up: page cache, loader caches, the library's first-run paths */
     for (int sh = 0; sh < 2; sh++) {
@@ -611,10 +630,16 @@ void sec_spawn(void)
     lib_loop(sc, 10);
     lib_loop(sp[0], 10);
     lib_loop(sp[1], 10);
+    /* the kept variables, from the first round on: 1bp's x (as row 1bx
+     * keeps it), 1bq's X */
+    lib_run_ok(sp[1], "x=1");
+    lib_run_ok(sq, "X=1");
+    lib_loop(sq, 10);
 
     double v[2][NV][16];
     double use_raw[2][NU][16], use_lib[2][NU][16];
-    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vc[16], vco[16], vcf[16];
+    double vw[16], vwo[16], vp[2][16], vpo[2][16], vx[2][16], vq[16], vqo[16], vc[16], vco[16],
+        vcf[16];
     double vb[NBINS][NB][16];
     int rounds = z->spawn_rounds;
     for (int k = 0; k < rounds; k++) {
@@ -640,6 +665,7 @@ void sec_spawn(void)
         for (int sh = 0; sh < 2; sh++)
             on_off(sp[sh], s[sh], "true", z->spawn_n, k, &vp[sh][k], &vpo[sh][k]);
         on_off(sp[1], s[1], "x=1", z->spawn_n, k, &vx[1][k], &vx[0][k]);
+        on_off(sq, s[1], "true", z->spawn_n, k, &vq[k], &vqo[k]);
         for (int sh = 0; sh < 2; sh++) {
             v[sh][V_PY][k] = peer_spawn(PEER_PY, "run", shells[sh], z->spawn_n, 0, 0);
             v[sh][V_PYNT][k] = peer_spawn(PEER_PY, "run-notimeout", shells[sh], z->spawn_n, 0, 0);
@@ -658,6 +684,7 @@ void sec_spawn(void)
     shexec_session_free(sc);
     shexec_session_free(sp[0]);
     shexec_session_free(sp[1]);
+    shexec_session_free(sq);
 
     spawn_rows(shells[0], "1", SPAWN_TARGET_SH, v[0], rounds);
     spawn_rows(shells[1], "1b", SPAWN_TARGET_BASH, v[1], rounds);
@@ -670,6 +697,7 @@ void sec_spawn(void)
     persist_row("1p", shells[0], v[0][V_RAW], vpo[0], vp[0], rounds);
     persist_row("1bp", shells[1], v[1][V_RAW], vpo[1], vp[1], rounds);
     persist_listed_row(vx[0], vx[1], rounds);
+    persist_quiet_row(vqo, vq, rounds);
     footnote("1: N=%d sequential runs per sample, median of %d interleaved samples; lib ratio = "
              "lib time per run / floor's (median of per-round ratios); target also: lib runs/s "
              "above every python and node variant",

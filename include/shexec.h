@@ -275,7 +275,10 @@ SHEXEC_API void shexec_run_free(shexec_run *run);
  * (shexec_session_set_persist_env()), such a run's bash still gets them
  * in a prelude, with no trap and no descriptor 173 (a foreground run's
  * text must then also set nothing and name no kept function; the rule is
- * in docs/session-model.md).
+ * in docs/session-model.md), unless the command cannot read them: where
+ * the kept state is only variables with a lower-case letter in their
+ * names (bash reads none of those by itself) and the text can set
+ * nothing, which also means it reads no variable, the run is bare.
  *
  * THE CWD. The shell reports the directory it ends in; the report is
  * untrusted input (the shell can be made to write anything by the command
@@ -826,7 +829,8 @@ SHEXEC_API int shexec_session_wrapper_kind(const shexec_session *s);
  * as text, and nothing kept is put on a command line. The shell lists its
  * state after a command that could change it; one whose text can set
  * nothing and names no kept function (`ls`, `git status`: see BARE RUNS)
- * is given the state and not listed; after a deny or allow rule or a
+ * is given the state and not listed (nor given it, where it can read none
+ * of it); after a deny or allow rule or a
  * shexec_session_setenv(), the next foreground bash that is given kept
  * variables or functions lists (so the rule reaches what is kept).
  *

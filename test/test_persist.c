@@ -466,6 +466,95 @@ static void test_every_command_listed(void **state)
     assert_string_equal(out, "6\n");
 }
 
+/* Whether the bash of a run of cmd (a task where task is set) was started
+ * with a prelude to read: BASH_ENV in the environment it started with,
+ * read from /proc while cmd keeps it alive (a `sleep` that is not its last
+ * command, which bash would exec). Its standard output in out. */
+static int started_with_prelude(shexec_session *s, const char *cmd, int task, char *out,
+                                size_t outsz)
+{
+    shexec_run *r = NULL;
+    shexec_task *t = NULL;
+    assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
+    if (task)
+        assert_int_equal(shexec_run_start_task(&t, r), SHEXEC_OK);
+    else
+        assert_int_equal(shexec_run_start(r), SHEXEC_OK);
+    shexec_run *run = task ? shexec_task_run(t) : r;
+    char path[64], env[65536];
+    size_t n = 0;
+    /* the kernel names the process bash before it sets its environment's
+     * place (exec): read until there is one */
+    snprintf(path, sizeof path, "/proc/%lld/environ", (long long)shexec_run_pid(run));
+    for (int64_t t0 = tu_now_ms(); n == 0 && tu_now_ms() - t0 < 5000;) {
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        n = fread(env, 1, sizeof env, fp);
+        fclose(fp);
+    }
+    assert_true(n > 0 && n < sizeof env);
+    int given = 0;
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        given |= strncmp(env + i, "BASH_ENV=", 9) == 0;
+    while (shexec_run_state(run) <= SHEXEC_STATE_RUNNING)
+        assert_true(shexec_session_wait(s, 10000) >= 0);
+    const char *o = shexec_run_output(run, SHEXEC_STDOUT, &n);
+    snprintf(out, outsz, "%.*s", (int)n, o);
+    assert_int_equal(shexec_run_exit_code(run), 0);
+    if (task)
+        shexec_task_free(t);
+    else
+        shexec_run_free(r);
+    return given;
+}
+
+/* Kept state that a command cannot read is not given to it: where bash
+ * keeps only variables with a lower-case letter in their names (none of
+ * bash's own but three), a stateless command runs bare, with no prelude;
+ * a variable bash may read itself, a kept function, or a text that reads
+ * state gets the quiet prelude, foreground or task */
+static void test_unread_state_not_given(void **state)
+{
+    fixture *f = *state;
+    char out[4096];
+    use_shell(f->s, "/bin/bash");
+    assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
+    assert_int_equal(listed_after(f->s, "x=1; myVar=2; declare -a arr=(3)", out, sizeof out), 1);
+    for (int task = 0; task < 2; task++) {
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.2; echo ok", task, out, sizeof out),
+                         0);
+        assert_string_equal(out, "ok\n");
+        /* a text that reads state is given it (a task's too) */
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.2; echo $x $myVar ${arr[0]}", task,
+                                              out, sizeof out), 1);
+        assert_string_equal(out, "1 2 3\n");
+    }
+    assert_int_equal(listed_after(f->s, "true", out, sizeof out), 0);
+    assert_string_equal(out_of(f->s, "echo $x $myVar"), "1 2\n");
+    /* bash's own names, and a kept function: the quiet prelude */
+    static const char *const read[] = {"TIMEFORMAT=%R", "histchars=x", "ignoreeof=1",
+                                       "auto_resume=1", "X_Y=1"};
+    for (size_t i = 0; i < sizeof read / sizeof *read; i++) {
+        char unset[64];
+        assert_int_equal(listed_after(f->s, read[i], out, sizeof out), 1);
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 0, out, sizeof out),
+                         1);
+        assert_string_equal(out, "ok\n");
+        snprintf(unset, sizeof unset, "unset %.*s", (int)(strchr(read[i], '=') - read[i]),
+                 read[i]);
+        assert_int_equal(listed_after(f->s, unset, out, sizeof out), 1);
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 0, out, sizeof out),
+                         0);
+    }
+    if (functions_kept()) {
+        assert_int_equal(listed_after(f->s, "f() { echo \"f $x\"; }", out, sizeof out), 1);
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 1, out, sizeof out),
+                         1);
+        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; f", 0, out, sizeof out), 1);
+        assert_string_equal(out, "f 1\n");
+    }
+}
+
 /* timed out, cancelled, a task: nothing changes */
 static void test_unfinished_runs_change_nothing(void **state)
 {
@@ -684,6 +773,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_oversized_state_not_adopted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remote_wrapper_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_command_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unread_state_not_given, setup, teardown),
         cmocka_unit_test(test_parser_bash_and_dash),
         cmocka_unit_test(test_parser_quote_round_trip),
     };

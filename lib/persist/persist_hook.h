@@ -85,6 +85,16 @@ void shx_persist_drop_shell(shx_persist *p);
  * always right. */
 int shx_persist_settled(const shx_persist *p, const char *cmd, size_t len);
 
+/* bash: 1 when what the prelude would give bash is nothing a command
+ * that is stateless (inert.h) can read, so such a command runs as it would
+ * with it, and is given none of it: no kept function, and no kept
+ * variable that bash reads by itself (a name with a lower-case letter is
+ * none: bash's own are upper case, but auto_resume, histchars and
+ * ignoreeof, which are taken as read). A stateless text reads no variable:
+ * it expands nothing (`$`), evaluates no arithmetic (`(`, `[`, let, test)
+ * and lists none (set, declare, typeset, compgen, ...). 0 otherwise. */
+int shx_persist_unread(const shx_persist *p);
+
 /* The rules a listing is taken by changed (the deny or allow list): the
  * next listing is taken in full even when it is the last one again. */
 void shx_persist_rules_changed(shx_persist *p);
@@ -132,6 +142,11 @@ static inline int shx_persist_func_entries(const shx_persist *p, shx_buf *out)
 static inline void shx_persist_drop_shell(shx_persist *p)
 {
     (void)p;
+}
+static inline int shx_persist_unread(const shx_persist *p)
+{
+    (void)p;
+    return 1;
 }
 static inline void shx_persist_rules_changed(shx_persist *p)
 {

@@ -97,6 +97,35 @@ int shx_persist_settled(const shx_persist *p, const char *cmd, size_t len)
     return 1;
 }
 
+/* Does bash read a variable of this name by itself? All its own are upper
+ * case (PATH, IFS, HOME, TIMEFORMAT, LC_ALL, ...) but three that only an
+ * interactive shell reads; those are taken as read all the same. A name
+ * with a lower-case letter is none of them. */
+static int read_by_bash(const char *name)
+{
+    static const char *const lower_case_own[] = {"auto_resume", "histchars", "ignoreeof"};
+    for (size_t i = 0; i < sizeof lower_case_own / sizeof *lower_case_own; i++)
+        if (strcmp(name, lower_case_own[i]) == 0)
+            return 1;
+    for (const char *c = name; *c; c++)
+        if (*c >= 'a' && *c <= 'z')
+            return 0;
+    return 1;
+}
+
+int shx_persist_unread(const shx_persist *p)
+{
+    if (!p)
+        return 1;
+    for (size_t i = 0; i < p->funcs.n; i++)
+        if (p->funcs.values[i])
+            return 0;
+    for (size_t i = 0; i < p->vars.n; i++)
+        if (p->vars.values[i] && read_by_bash(p->vars.names[i]))
+            return 0;
+    return 1;
+}
+
 void shx_persist_drop_shell(shx_persist *p)
 {
     if (!p)

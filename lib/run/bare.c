@@ -55,3 +55,8 @@ int shx_run_is_given(const shexec_session *s, const shexec_run *r)
 {
     return s->devfd > 0 && (r->task || shx_persist_settled(s->persist, r->command, r->command_len));
 }
+
+int shx_run_reads_no_state(const shexec_session *s, const shexec_run *r)
+{
+    return shx_persist_unread(s->persist) && shx_inert_stateless(r->command, r->command_len);
+}

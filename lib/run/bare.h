@@ -33,4 +33,11 @@ int shx_run_is_bare(const shexec_session *s, const shexec_run *r, char *const *e
  * names no kept function, which could do what the text cannot). */
 int shx_run_is_given(const shexec_session *s, const shexec_run *r);
 
+/* For a run shx_run_is_bare() said needs no report, in a session whose
+ * bash would be given kept state: 1 when its command can read none of it
+ * (its text is stateless, and the state is nothing bash reads by itself:
+ * shx_persist_unread), so it runs bare, given nothing. A task's text is
+ * checked here too (shx_run_is_bare() does not look at it). */
+int shx_run_reads_no_state(const shexec_session *s, const shexec_run *r);
+
 #endif

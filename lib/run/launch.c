@@ -168,10 +168,10 @@ static int build_launch(shx_launch *l, shexec_session *s, shexec_run *r, const c
     if (bash && (shx_persist_replay(s->persist, &r->env, &extra) != 0 ||
                  shx_persist_func_names(s->persist, &funcs, &nfuncs) != 0))
         rc = shx_fail(s, SHEXEC_ENOMEM, "out of memory");
-    /* no report (bare.h): bare where no kept state is to be given, else
-     * bash's prelude gives it and nothing else (quiet) where it may */
+    /* no report (bare.h): bare where no kept state is to be given or can
+     * be read, else bash's prelude gives it and nothing else (quiet) */
     int quiet = r->command_len < ARGV_SCRIPT_MAX && shx_run_is_bare(s, r, l->env);
-    int bare = quiet && !extra.len && !nfuncs;
+    int bare = quiet && ((!extra.len && !nfuncs) || shx_run_reads_no_state(s, r));
     quiet = quiet && !bare && bash && shx_run_is_given(s, r);
     bash = bash && !bare;
     int mode = remote ? SHX_LAUNCH_REMOTE : bare ? SHX_LAUNCH_BARE : bash ? SHX_LAUNCH_BASH_ENV
