@@ -477,7 +477,8 @@ static void test_first_line_as_bash_starts(void **state)
 {
     fixture *f = *state;
     use_shell(f->s, "/bin/bash");
-    const char *const words[] = {"/opt/tool", "bash", "./rel", "x y", "it's", "", "PATH"};
+    const char *const words[] = {"/opt/tool", "bash",    "./rel", "x y", "it's", "",
+                                 "PATH",      "/a[0]",   "/x y",  "/*",  "/it's"};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
         assert_int_equal(shexec_session_setenv(f->s, "_", words[i]), SHEXEC_OK);
         shexec_run *r = run(f->s, "builtin echo \"$?[$_]\"; declare -p PIPESTATUS 2>&1 | wc -l; "
