@@ -557,8 +557,13 @@ static void spawn_tasks_row(void)
     lib_tasks(s, TASKS_LIVE * 2);
     double raw[16], lib[16];
     for (int k = 0; k < rounds; k++) {
-        raw[k] = raw_tasks(n);
-        lib[k] = lib_tasks(s, n);
+        /* in turns first, as the on/off rows: the order moves a sample */
+        for (int turn = 0; turn < 2; turn++) {
+            if ((turn ^ k) & 1)
+                lib[k] = lib_tasks(s, n);
+            else
+                raw[k] = raw_tasks(n);
+        }
     }
     shexec_session_free(s);
 
