@@ -96,6 +96,9 @@ pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd);
 pid_t raw_spawn_own_group(const char *path, char *const argv[]);
 /* In a group of its own, stdout to out_fd and stderr to err_fd. */
 pid_t raw_spawn_own_group_io(const char *path, char *const argv[], int out_fd, int err_fd);
+/* Leading a session of its own (POSIX_SPAWN_SETSID), as the library's
+ * commands do; stdout to out_fd unless -1. */
+pid_t raw_spawn_own_session(const char *path, char *const argv[], int out_fd);
 /* Reap pid (EINTR retried); its wait status. */
 int raw_reap(pid_t pid);
 /* Reap pid; die unless it exited 0. */

@@ -159,14 +159,15 @@ long thread_nvcsw(void)
  * raw spawning
  * ------------------------------------------------------------------------ */
 
-static pid_t spawn_as(const char *path, char *const argv[], int out_fd, int err_fd,
-                      int own_group)
+/* own: 0 the caller's group, 1 a process group of its own, 2 a session
+ * of its own (and so a group, and no controlling terminal) */
+static pid_t spawn_as(const char *path, char *const argv[], int out_fd, int err_fd, int own)
 {
     posix_spawn_file_actions_t fa, *fap = NULL;
     posix_spawnattr_t attr, *attrp = NULL;
-    if (own_group) {
+    if (own) {
         posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setflags(&attr, own == 2 ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP);
         posix_spawnattr_setpgroup(&attr, 0);
         attrp = &attr;
     }
@@ -197,6 +198,11 @@ pid_t raw_spawn(const char *path, char *const argv[], int out_fd, int err_fd)
 pid_t raw_spawn_own_group(const char *path, char *const argv[])
 {
     return spawn_as(path, argv, -1, -1, 1);
+}
+
+pid_t raw_spawn_own_session(const char *path, char *const argv[], int out_fd)
+{
+    return spawn_as(path, argv, out_fd, -1, 2);
 }
 
 pid_t raw_spawn_own_group_io(const char *path, char *const argv[], int out_fd, int err_fd)

@@ -438,14 +438,16 @@ static void persist_listed_row(const double *off, const double *on, int rounds)
 #define TASKS_LIVE 16
 #define TASKS_TARGET 1.15 /* lib time per run / raw, at most */
 
-/* `sh -c true` with its stdout on a close-on-exec pipe; *out_fd the read end */
-static pid_t raw_start_piped(int *out_fd)
+/* `sh -c true` with its stdout on a close-on-exec pipe; *out_fd the read
+ * end; session: the child leads a session of its own */
+static pid_t raw_start_piped(int *out_fd, int session)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         die("pipe2: %s", strerror(errno));
     char *argv[] = {(char *)"sh", (char *)"-c", (char *)"true", NULL};
-    pid_t pid = raw_spawn(BENCH_SHELL, argv, p[1], -1);
+    pid_t pid = session ? raw_spawn_own_session(BENCH_SHELL, argv, p[1])
+                        : raw_spawn(BENCH_SHELL, argv, p[1], -1);
     close(p[1]);
     *out_fd = p[0];
     return pid;
@@ -454,9 +456,10 @@ static pid_t raw_start_piped(int *out_fd)
 /*
  * The floor: n runs of `true`, TASKS_LIVE children alive at once, one poll()
  * over their stdout pipes; a child's hang-up is its end: reap it and start
- * the next in its slot. Returns runs/s.
+ * the next in its slot; session: each leads a session of its own. Returns
+ * runs/s.
  */
-static double raw_tasks(int n)
+static double raw_tasks(int n, int session)
 {
     struct pollfd fds[TASKS_LIVE];
     pid_t pid[TASKS_LIVE];
@@ -465,7 +468,7 @@ static double raw_tasks(int n)
     for (int i = 0; i < TASKS_LIVE; i++) {
         fds[i] = (struct pollfd){.fd = -1, .events = POLLIN};
         if (started < n) {
-            pid[i] = raw_start_piped(&fds[i].fd);
+            pid[i] = raw_start_piped(&fds[i].fd, session);
             started++;
             live++;
         }
@@ -489,13 +492,23 @@ static double raw_tasks(int n)
             done++;
             live--;
             if (started < n) {
-                pid[i] = raw_start_piped(&fds[i].fd);
+                pid[i] = raw_start_piped(&fds[i].fd, session);
                 started++;
                 live++;
             }
         }
     }
     return done / (now_s() - t0);
+}
+
+/* "on", "off" or "unknown": /proc/sys/kernel/sched_autogroup_enabled */
+static const char *autogroup_state(void)
+{
+    FILE *fp = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
+    int c = fp ? fgetc(fp) : EOF;
+    if (fp)
+        fclose(fp);
+    return c == '1' ? "on" : c == '0' ? "off" : "unknown";
 }
 
 static shexec_task *lib_start_task(shexec_session *s)
@@ -553,17 +566,19 @@ static void spawn_tasks_row(void)
     shexec_session *s = lib_session();
     if (shexec_session_set_max_tasks(s, TASKS_LIVE) != SHEXEC_OK)
         die("shexec_session_set_max_tasks: %s", shexec_session_errmsg(s));
-    raw_tasks(TASKS_LIVE * 2); /* warm-up */
+    raw_tasks(TASKS_LIVE * 2, 1); /* warm-up */
+    raw_tasks(TASKS_LIVE * 2, 0);
     lib_tasks(s, TASKS_LIVE * 2);
-    double raw[16], lib[16];
+    double raw[16], lib[16], plain[16];
     for (int k = 0; k < rounds; k++) {
         /* in turns first, as the on/off rows: the order moves a sample */
         for (int turn = 0; turn < 2; turn++) {
             if ((turn ^ k) & 1)
                 lib[k] = lib_tasks(s, n);
             else
-                raw[k] = raw_tasks(n);
+                raw[k] = raw_tasks(n, 1);
         }
+        plain[k] = raw_tasks(n, 0);
     }
     shexec_session_free(s);
 
@@ -583,10 +598,16 @@ static void spawn_tasks_row(void)
              n, TASKS_LIVE, rounds);
     footnote("    lib = shexec_run_start_task in one session driven by shexec_session_wait, each "
              "finished task checked (exit 0), freed and replaced;");
-    footnote("    floor = posix_spawn with stdout on a pipe, one poll() over the %d pipes, waitpid "
-             "at the hang-up; lib ratio = lib time per run / floor's (median of per-round "
-             "ratios), target <= %.2f",
+    footnote("    floor = posix_spawn with stdout on a pipe, each child leading a session of its "
+             "own (POSIX_SPAWN_SETSID, as every command of the library does), one poll() over "
+             "the %d pipes, waitpid at the hang-up; lib ratio = lib time per run / floor's "
+             "(median of per-round ratios), target <= %.2f",
              TASKS_LIVE, TASKS_TARGET);
+    footnote("    the same floor with no session of their own: %.0f runs/s (%.0f..%.0f), lib / it "
+             "%.3f; the difference is the kernel's per session (an autogroup each where "
+             "sched_autogroup is on: it is %s here)",
+             median(plain, rounds), minof(plain, rounds), maxof(plain, rounds),
+             paired_ratio(plain, lib, rounds), autogroup_state());
 }
 
 void sec_spawn(void)
