@@ -15,10 +15,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shexec.h"
@@ -468,11 +470,16 @@ static void test_every_command_listed(void **state)
 
 /* Whether the bash of a run of cmd (a task where task is set) was started
  * with a prelude to read: BASH_ENV in the environment it started with,
- * read from /proc while cmd keeps it alive (a `sleep` that is not its last
- * command, which bash would exec). Its standard output in out. */
+ * read from /proc while cmd keeps it alive: cmd begins with `cat gate`, a
+ * FIFO in the session's directory that is opened and closed here once the
+ * environment is read (a command that is not bash's last, which it would
+ * exec). Its standard output in out. */
 static int started_with_prelude(shexec_session *s, const char *cmd, int task, char *out,
                                 size_t outsz)
 {
+    char gate[PATH_MAX];
+    snprintf(gate, sizeof gate, "%s/gate", shexec_session_cwd(s));
+    assert_int_equal(mkfifo(gate, 0600), 0);
     shexec_run *r = NULL;
     shexec_task *t = NULL;
     assert_int_equal(shexec_run_new(&r, s, cmd), SHEXEC_OK);
@@ -493,6 +500,13 @@ static int started_with_prelude(shexec_session *s, const char *cmd, int task, ch
         fclose(fp);
     }
     assert_true(n > 0 && n < sizeof env);
+    /* let cat end: open the gate once it reads (ENXIO until then) */
+    int fd = -1;
+    for (int64_t t0 = tu_now_ms(); fd < 0 && tu_now_ms() - t0 < 10000; usleep(1000))
+        fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(gate);
     int given = 0;
     for (size_t i = 0; i < n; i += strlen(env + i) + 1)
         given |= strncmp(env + i, "BASH_ENV=", 9) == 0;
@@ -521,11 +535,11 @@ static void test_unread_state_not_given(void **state)
     assert_int_equal(shexec_session_set_persist_env(f->s, 1), SHEXEC_OK);
     assert_int_equal(listed_after(f->s, "x=1; myVar=2; declare -a arr=(3)", out, sizeof out), 1);
     for (int task = 0; task < 2; task++) {
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.2; echo ok", task, out, sizeof out),
+        assert_int_equal(started_with_prelude(f->s, "cat gate; echo ok", task, out, sizeof out),
                          0);
         assert_string_equal(out, "ok\n");
         /* a text that reads state is given it (a task's too) */
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.2; echo $x $myVar ${arr[0]}", task,
+        assert_int_equal(started_with_prelude(f->s, "cat gate; echo $x $myVar ${arr[0]}", task,
                                               out, sizeof out), 1);
         assert_string_equal(out, "1 2 3\n");
     }
@@ -537,20 +551,20 @@ static void test_unread_state_not_given(void **state)
     for (size_t i = 0; i < sizeof read / sizeof *read; i++) {
         char unset[64];
         assert_int_equal(listed_after(f->s, read[i], out, sizeof out), 1);
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 0, out, sizeof out),
+        assert_int_equal(started_with_prelude(f->s, "cat gate; echo ok", 0, out, sizeof out),
                          1);
         assert_string_equal(out, "ok\n");
         snprintf(unset, sizeof unset, "unset %.*s", (int)(strchr(read[i], '=') - read[i]),
                  read[i]);
         assert_int_equal(listed_after(f->s, unset, out, sizeof out), 1);
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 0, out, sizeof out),
+        assert_int_equal(started_with_prelude(f->s, "cat gate; echo ok", 0, out, sizeof out),
                          0);
     }
     if (functions_kept()) {
         assert_int_equal(listed_after(f->s, "f() { echo \"f $x\"; }", out, sizeof out), 1);
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; echo ok", 1, out, sizeof out),
+        assert_int_equal(started_with_prelude(f->s, "cat gate; echo ok", 1, out, sizeof out),
                          1);
-        assert_int_equal(started_with_prelude(f->s, "sleep 0.1; f", 0, out, sizeof out), 1);
+        assert_int_equal(started_with_prelude(f->s, "cat gate; f", 0, out, sizeof out), 1);
         assert_string_equal(out, "f 1\n");
     }
 }
