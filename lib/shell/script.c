@@ -150,20 +150,18 @@ int shx_script_prelude(shx_buf *out, const shx_script_opts *o)
     shx_buf_printf(out, "command exec %d<&-\n", o->prelude_fd);
     if (o->guard) {
         shx_buf_puts(out, "__shexec_in=1\n");
-    } else if (known && known[0] == '/') {
-        /* PIPESTATUS unset as in RESTORE_LAST_WORD, the word given back as
-         * the last word of the same command: an absolute path is never a
-         * name, so `unset -v` leaves it (and functions) alone, and fails
-         * on it, which `!` turns into the status 0 bash starts with (and
-         * no `set -e` acts on). One command with an assignment before it:
-         * bash rebuilds its exported environment after each such command
-         * (dispose_used_env_vars), a cost that grows with the environment */
-        shx_buf_puts(out, "{ ! PIPESTATUS= builtin unset -v PIPESTATUS ");
-        shx_script_quote(out, known);
-        shx_buf_puts(out, "; } 2>&-\n");
     } else if (known) {
-        /* the same, the word given by a command of its own */
-        shx_buf_puts(out, "{ PIPESTATUS= builtin unset -v PIPESTATUS; PIPESTATUS= builtin : ");
+        /* PIPESTATUS unset as in RESTORE_LAST_WORD, the word given back as
+         * the last word of the last command. An absolute path is never a
+         * name, so there it is the same command's: `unset -v` leaves it
+         * (and functions) alone and fails on it, which `!` turns into the
+         * status 0 bash starts with (and no `set -e` acts on). One command
+         * with an assignment before it, not two: bash rebuilds its
+         * exported environment after each (dispose_used_env_vars), a cost
+         * that grows with the environment. Any other word: a `:` of its own */
+        shx_buf_puts(out, known[0] == '/' ? "{ ! PIPESTATUS= builtin unset -v PIPESTATUS "
+                                          : "{ PIPESTATUS= builtin unset -v PIPESTATUS; "
+                                            "PIPESTATUS= builtin : ");
         shx_script_quote(out, known);
         shx_buf_puts(out, "; } 2>&-\n");
     } else if (o->mode == SHX_LAUNCH_BASH_ENV) { /* a loader's line gives it back after itself */
