@@ -58,5 +58,8 @@ int shx_run_is_given(const shexec_session *s, const shexec_run *r)
 
 int shx_run_reads_no_state(const shexec_session *s, const shexec_run *r)
 {
-    return shx_persist_unread(s->persist) && shx_inert_stateless(r->command, r->command_len);
+    /* a foreground run in a session that keeps state is stateless already
+     * (shx_run_is_bare): only a task's text is read here */
+    return shx_persist_unread(s->persist) &&
+           ((s->persist && !r->task) || shx_inert_stateless(r->command, r->command_len));
 }

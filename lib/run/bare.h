@@ -37,7 +37,8 @@ int shx_run_is_given(const shexec_session *s, const shexec_run *r);
  * bash would be given kept state: 1 when its command can read none of it
  * (its text is stateless, and the state is nothing bash reads by itself:
  * shx_persist_unread), so it runs bare, given nothing. A task's text is
- * checked here too (shx_run_is_bare() does not look at it). */
+ * read here (shx_run_is_bare() does not look at it); a foreground run's
+ * was found stateless there. */
 int shx_run_reads_no_state(const shexec_session *s, const shexec_run *r);
 
 #endif
